@@ -1,0 +1,69 @@
+# Argument checks used before every .Call. Each names the argument, what was expected and what
+# was given, and reports the user's call rather than the helper's.
+
+abort <- function(message, call = NULL) {
+  stop(structure(
+    class = c("sgais_error", "error", "condition"),
+    list(message = message, call = call)
+  ))
+}
+
+# A short description of a bad value for error messages.
+describe <- function(x) {
+  if (is.null(x)) return("NULL")
+  if (is.factor(x)) return("a factor")
+  if (!is.atomic(x)) return(paste("an object of class", class(x)[1]))
+  if (length(x) != 1L) return(sprintf("a %s vector of length %d", typeof(x), length(x)))
+  if (is.character(x)) return(sprintf("\"%s\"", x))
+  format(x)
+}
+
+is_number <- function(x) {
+  is.numeric(x) && length(x) == 1L && !is.na(x)
+}
+
+check_whole_number <- function(x, arg, min, call) {
+  if (!is_number(x) || !is.finite(x) || x != round(x) || x < min || x > .Machine$integer.max) {
+    abort(sprintf("`%s` must be a whole number >= %s, not %s.", arg, min, describe(x)), call)
+  }
+  as.integer(x)
+}
+
+check_positive <- function(x, arg, call) {
+  if (!is_number(x) || !is.finite(x) || x <= 0) {
+    abort(sprintf("`%s` must be a positive finite number, not %s.", arg, describe(x)), call)
+  }
+  as.double(x)
+}
+
+# x in (lower, upper], the interval every bounded tuning value here uses.
+check_half_open <- function(x, arg, lower, upper, call, upper_name = format(upper)) {
+  if (!is_number(x) || !(x > lower && x <= upper)) {
+    abort(sprintf("`%s` must be a number in (%s, %s], not %s.", arg, lower, upper_name, describe(x)), call)
+  }
+  as.double(x)
+}
+
+check_flag <- function(x, arg, call) {
+  if (!is.logical(x) || length(x) != 1L || is.na(x)) {
+    abort(sprintf("`%s` must be TRUE or FALSE, not %s.", arg, describe(x)), call)
+  }
+  x
+}
+
+check_seed <- function(seed, call) {
+  if (!is.null(seed) && (!is_number(seed) || !is.finite(seed) || seed != round(seed))) {
+    abort(sprintf("`seed` must be NULL or a whole number, not %s.", describe(seed)), call)
+  }
+  seed
+}
+
+check_model <- function(model, call) {
+  if (!inherits(model, "sgais_model")) {
+    abort(sprintf(
+      "`model` must be an sgais model (e.g. from `linear_regression()`), not %s.",
+      describe(model)
+    ), call)
+  }
+  model
+}

@@ -1,0 +1,104 @@
+# The parent class of every estimator's result (SGAIS now; AIS and nested sampling share it).
+# Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
+# initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
+
+new_evidence_fit <- function(method, log_evidence, model, settings, call, seed, initial_seed,
+                             final_seed, seconds, gradient_evaluations, likelihood_evaluations,
+                             ..., n = model$n, class = character()) {
+  stopifnot(
+    is.character(method), is.numeric(log_evidence), length(log_evidence) == 1L,
+    inherits(model, "sgais_model"), is.list(settings), is.numeric(seconds),
+    is.numeric(gradient_evaluations), is.numeric(likelihood_evaluations)
+  )
+  structure(
+    list(
+      method = method, log_evidence = log_evidence, n = as.integer(n), model = model,
+      settings = settings, call = call, seed = seed, initial_seed = initial_seed,
+      final_seed = final_seed, seconds = seconds, gradient_evaluations = gradient_evaluations,
+      likelihood_evaluations = likelihood_evaluations, ...
+    ),
+    class = c(class, "evidence_fit")
+  )
+}
+
+#' Log evidence of a fit
+#'
+#' The estimated log marginal likelihood \eqn{\log p(y)} of the data a fit has seen.
+#'
+#' @param x A fit, e.g. from [sgais()].
+#' @param ... Unused.
+#' @return A number.
+#' @export
+#' @examples
+#' model <- linear_regression(y ~ ., simulate_linear_regression(2000, seed = 1))
+#' fit <- sgais(model, seed = 1)
+#' log_evidence(fit)
+log_evidence <- function(x, ...) {
+  UseMethod("log_evidence")
+}
+
+#' @rdname log_evidence
+#' @export
+log_evidence.evidence_fit <- function(x, ...) {
+  x$log_evidence
+}
+
+#' @export
+format.evidence_fit <- function(x, ...) {
+  m <- x$model
+  c(
+    sprintf("<%s evidence estimate>", x$method),
+    sprintf("  model:     %s, %s observations, %d parameters", m$label, format_count(x$n), m$dim),
+    sprintf("  log Z:     %.4f (%.6f per observation)", x$log_evidence, x$log_evidence / x$n),
+    sprintf("  cost:      %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
+            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations))
+  )
+}
+
+#' @export
+print.evidence_fit <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+summary.evidence_fit <- function(object, ...) {
+  exact <- tryCatch(exact_log_evidence(object$model, n = object$n), sgais_error = function(e) NULL)
+  structure(
+    list(
+      method = object$method, label = object$model$label, n = object$n, dim = object$model$dim,
+      log_evidence = object$log_evidence, exact_log_evidence = exact,
+      seconds = object$seconds, gradient_evaluations = object$gradient_evaluations,
+      likelihood_evaluations = object$likelihood_evaluations, settings = object$settings,
+      call = object$call
+    ),
+    class = "summary.evidence_fit"
+  )
+}
+
+#' @export
+format.summary.evidence_fit <- function(x, ...) {
+  out <- c(
+    sprintf("%s estimate of the evidence of a %s", x$method, x$label),
+    sprintf("(%s observations, %d parameters)", format_count(x$n), x$dim),
+    "",
+    sprintf("Call: %s", paste(deparse(x$call, width.cutoff = 500L), collapse = " ")),
+    "",
+    sprintf("log Z:       %.4f (%.6f per observation)", x$log_evidence, x$log_evidence / x$n)
+  )
+  if (!is.null(x$exact_log_evidence)) {
+    err <- x$log_evidence - x$exact_log_evidence
+    out <- c(out,
+      sprintf("exact log Z: %.4f (error %+.4f, relative %+.2e)", x$exact_log_evidence, err,
+              err / abs(x$exact_log_evidence)))
+  }
+  c(out,
+    sprintf("Cost:        %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
+            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)))
+}
+
+#' @export
+print.summary.evidence_fit <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}

@@ -1,0 +1,99 @@
+# The R side of the model interface. A model object (class `sgais_model`) is a list whose fields
+# `family`, `data` and `hyper` are read by the C core (src/model.c builds its sg_model from them);
+# the other fields are for people: a label, sizes, parameter names and a description of the
+# likelihood and prior for print().
+
+new_sgais_model <- function(family, data, hyper, n, parameter_names, label, details, ...,
+                            class = character()) {
+  stopifnot(
+    is.character(family), length(family) == 1L, is.list(data), is.list(hyper),
+    !is.null(names(hyper)), is.numeric(n), is.character(parameter_names),
+    is.character(details), !is.null(names(details))
+  )
+  structure(
+    list(
+      family = family, data = data, hyper = hyper, n = as.integer(n),
+      dim = length(parameter_names), parameter_names = parameter_names,
+      label = label, details = details, ...
+    ),
+    class = c(class, "sgais_model")
+  )
+}
+
+#' @export
+format.sgais_model <- function(x, ...) {
+  names <- x$parameter_names
+  shown <- if (length(names) > 8) c(names[1:7], "...") else names
+  c(
+    sprintf("<sgais model: %s>", x$label),
+    sprintf("  observations: %s", format_count(x$n)),
+    sprintf("  parameters:   %d (%s)", x$dim, paste(shown, collapse = ", ")),
+    sprintf("  %-13s %s", paste0(names(x$details), ":"), x$details)
+  )
+}
+
+#' @export
+print.sgais_model <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+#' @importFrom stats nobs
+#' @export
+nobs.sgais_model <- function(object, ...) object$n
+
+#' Exact log evidence of a model
+#'
+#' The closed-form log marginal likelihood \eqn{\log p(y_1, \dots, y_n)}, for models that have
+#' one (Bayesian linear regression with known noise). Use it to check an estimate, or an
+#' estimate's whole trajectory.
+#'
+#' For [linear_regression()] the evidence is that of \eqn{y \sim N(0, \sigma^2 I + \tau^2 A
+#' A^\top)}{y ~ N(0, s^2 I + t^2 A A')} with design matrix \eqn{A}. It is computed through the
+#' posterior precision \eqn{P = A^\top A / \sigma^2 + I / \tau^2}{P = A'A / s^2 + I / t^2} and its
+#' Cholesky factor (no explicit inverse), accumulating \eqn{A^\top A} over the data in order, so
+#' all prefix lengths cost one pass over the data.
+#'
+#' @param model A model, e.g. from [linear_regression()].
+#' @param n Optional prefix lengths: whole numbers in `1:nobs(model)`. `NULL` (the default) means
+#'   all observations.
+#' @return A numeric vector, one log evidence for each element of `n`.
+#' @export
+#' @examples
+#' data <- simulate_linear_regression(1000, seed = 1)
+#' model <- linear_regression(y ~ ., data)
+#' exact_log_evidence(model)
+#' exact_log_evidence(model, n = c(10, 100, 1000))
+exact_log_evidence <- function(model, n = NULL) {
+  UseMethod("exact_log_evidence")
+}
+
+#' @export
+exact_log_evidence.default <- function(model, n = NULL) {
+  check_model(model, sys.call())
+  abort(sprintf(
+    "`model` (%s) has no closed-form evidence; estimate it with `sgais()`.", model$label
+  ), sys.call())
+}
+
+# Prefix lengths for exact evidence: whole numbers in 1..N.
+check_prefix_lengths <- function(n, total, call) {
+  if (is.null(n)) return(total)
+  if (!is.numeric(n) || length(n) == 0L || anyNA(n) || any(!is.finite(n)) ||
+      any(n != round(n)) || any(n < 1) || any(n > total)) {
+    abort(sprintf("`n` must hold whole numbers between 1 and %s (the number of observations).",
+                  format_count(total)), call)
+  }
+  as.integer(n)
+}
+
+# The C model functions as R sees them: log prior, log likelihood of observations
+# start + 1, ..., start + n, and their gradients at theta. Used by tests and gradient checks.
+model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {
+  .Call(C_ffi_model_evaluate, model, as.double(theta), as.integer(start), as.integer(n))
+}
+
+# n draws from the prior as a dim x n matrix.
+model_prior_draw <- function(model, n) {
+  .Call(C_ffi_model_prior_draw, model, as.integer(n))
+}

@@ -1,0 +1,17 @@
+/* Registration of the .Call entry points (exact argument counts) and nothing else. */
+#include "sgais.h"
+#include <R_ext/Rdynload.h>
+#include <R_ext/Visibility.h>
+
+static const R_CallMethodDef call_methods[] = {
+  {"ffi_model_evaluate", (DL_FUNC) &ffi_model_evaluate, 4},
+  {"ffi_model_prior_draw", (DL_FUNC) &ffi_model_prior_draw, 2},
+  {"ffi_sgais_run", (DL_FUNC) &ffi_sgais_run, 7},
+  {NULL, NULL, 0}
+};
+
+void attribute_visible R_init_sgais(DllInfo *dll) {
+  R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
+}

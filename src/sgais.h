@@ -1,0 +1,101 @@
+/* Internal header of the sgais C core.
+ *
+ * Three layers, each used by every estimator (SGAIS now, AIS and nested sampling later):
+ *   - the model interface (sg_model): everything an estimator may ask of a model;
+ *   - the SGHMC kernel (sg_sghmc_run) on any potential (sg_potential);
+ *   - log-space weight utilities (log-sum-exp, ESS, adaptive annealing step, resampling).
+ * Entry points called from R through .Call are named ffi_<topic>_<verb>; they unpack SEXPs and
+ * call core functions that take plain C types.
+ */
+#ifndef SGAIS_H
+#define SGAIS_H
+
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Random.h>
+
+/* ---------------------------------------------------------------- model interface */
+
+typedef struct sg_model sg_model;
+
+/* A model: a prior on an unconstrained parameter vector theta in R^dim and a likelihood that
+ * factorises over n_obs observations. Models that need constrained parameters (variances,
+ * mixture weights) work with a transform of them and include its log-Jacobian in log_prior,
+ * so that every estimator sees a proper density on R^dim. */
+struct sg_model {
+  const char *name;
+  int dim;
+  int n_obs;
+  const void *data; /* model-specific; memory owned by R (R_alloc or the model object) */
+
+  /* Draw theta from the prior (unconstrained space) with R's RNG. */
+  void (*prior_draw)(const sg_model *m, double *theta);
+
+  /* log p(theta) in the unconstrained space, log-Jacobian included. If grad is not NULL,
+   * add the gradient of log p(theta) to grad. */
+  double (*log_prior)(const sg_model *m, const double *theta, double *grad);
+
+  /* sum_i log p(y_i | theta) over the observations idx[0..n-1], or start..start+n-1 when idx is
+   * NULL (0-based). If grad is not NULL, add scale * (gradient of that sum) to grad. */
+  double (*log_lik)(const sg_model *m, const double *theta, const int *idx, int start, int n,
+                    double scale, double *grad);
+};
+
+/* Evaluation counts: per-observation log-likelihood evaluations without and with gradient.
+ * Every estimator counts through sg_model_log_lik, so their costs compare. */
+typedef struct {
+  double likelihood;
+  double gradient;
+} sg_counter;
+
+/* Build a model from its R object (class sgais_model); memory is R_alloc'ed. */
+void sg_model_from_r(SEXP model, sg_model *m);
+
+/* The model's log-likelihood, counted in `count` (which may be NULL). */
+double sg_model_log_lik(const sg_model *m, const double *theta, const int *idx, int start, int n,
+                        double scale, double *grad, sg_counter *count);
+
+/* Constructors of the built-in models, one per source file. They read their data from the
+ * list `data` and their hyperparameters from the named list `hyper`. */
+void sg_linear_regression_init(SEXP data, SEXP hyper, sg_model *m);
+
+/* ---------------------------------------------------------------- SGHMC kernel */
+
+/* A target density f known through the gradient of log f (possibly a stochastic, unbiased
+ * estimate). The kernel simulates the potential U = -log f. */
+typedef struct {
+  void (*grad_log_target)(void *ctx, const double *theta, double *grad); /* overwrites grad */
+  void *ctx;
+} sg_potential;
+
+/* `steps` SGHMC steps from theta (updated in place); v and grad are scratch of length dim. */
+void sg_sghmc_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
+                  int steps, double eta, double alpha);
+
+/* ---------------------------------------------------------------- log-space utilities */
+
+double sg_log_sum_exp(const double *x, int n);
+/* ESS of the weights exp(scale * logw): (sum w)^2 / sum w^2. */
+double sg_ess(const double *logw, int n, double scale, double *work);
+/* Largest step in (0, max_delta] whose incremental ESS reaches target (paper Section 3). */
+double sg_annealing_step(const double *loglik, int n, double max_delta, double target,
+                         double *ess, double *work);
+/* Systematic resampling: ancestors[i] drawn in proportion to exp(logw). */
+void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work);
+/* Wall-clock seconds from an arbitrary origin. */
+double sg_now(void);
+
+/* Argument checks for entry points; errors name the argument. */
+int sg_scalar_int(SEXP x, const char *what, int lower);
+double sg_scalar_double(SEXP x, const char *what);
+SEXP sg_list_get(SEXP list, const char *name);
+
+/* ---------------------------------------------------------------- entry points */
+
+SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
+SEXP ffi_model_prior_draw(SEXP model, SEXP n);
+SEXP ffi_sgais_run(SEXP model, SEXP theta, SEXP logw, SEXP n_done, SEXP n_end, SEXP settings,
+                   SEXP time_budget);
+
+#endif

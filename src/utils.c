@@ -1,0 +1,104 @@
+/* Log-space weight utilities shared by every estimator, a timer, and argument checks. */
+#include "sgais.h"
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+/* log(sum(exp(x))) without overflow; -Inf entries (zero weights) are allowed. */
+double sg_log_sum_exp(const double *x, int n) {
+  double mx = R_NegInf;
+  for (int i = 0; i < n; i++)
+    if (x[i] > mx) mx = x[i];
+  if (!R_FINITE(mx)) return mx; /* all -Inf (zero), +Inf or NaN propagate */
+  double s = 0.0;
+  for (int i = 0; i < n; i++) s += exp(x[i] - mx);
+  return mx + log(s);
+}
+
+/* ESS of weights w_i = exp(scale * logw_i) computed in log space:
+ * log ESS = 2 logsumexp(a) - logsumexp(2a), a = scale * logw (paper Section 3). */
+double sg_ess(const double *logw, int n, double scale, double *work) {
+  for (int i = 0; i < n; i++) work[i] = scale * logw[i];
+  double l1 = sg_log_sum_exp(work, n);
+  for (int i = 0; i < n; i++) work[i] *= 2.0;
+  double l2 = sg_log_sum_exp(work, n);
+  return exp(2.0 * l1 - l2);
+}
+
+/* The adaptive annealing step of Algorithm 1 line 6: Delta in (0, max_delta] with
+ * ESS(Delta) = target, where ESS is that of the incremental weights p(C | theta_i)^Delta.
+ * ESS(Delta) falls monotonically from n at Delta = 0, so take max_delta when it already meets the
+ * target and bisect otherwise. The result is always > 0, so annealing always progresses. */
+double sg_annealing_step(const double *loglik, int n, double max_delta, double target,
+                         double *ess, double *work) {
+  double e = sg_ess(loglik, n, max_delta, work);
+  if (e >= target) {
+    *ess = e;
+    return max_delta;
+  }
+  double lo = 0.0, hi = max_delta, hi_ess = e;
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * max_delta; it++) {
+    double mid = 0.5 * (lo + hi);
+    e = sg_ess(loglik, n, mid, work);
+    if (e >= target) {
+      lo = mid;
+      if (e - target < 1e-9 * target) break;
+    } else {
+      hi = mid;
+      hi_ess = e;
+    }
+  }
+  if (lo > 0.0) {
+    *ess = sg_ess(loglik, n, lo, work);
+    return lo;
+  }
+  /* Only when the target equals n: no Delta > 0 keeps ESS = n, take the smallest step found. */
+  *ess = hi_ess;
+  return hi;
+}
+
+/* Systematic resampling (one uniform draw): lower variance than multinomial resampling. */
+void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work) {
+  double lse = sg_log_sum_exp(logw, n);
+  double u = unif_rand() / n, cum = 0.0;
+  int j = 0;
+  for (int i = 0; i < n; i++) work[i] = exp(logw[i] - lse);
+  for (int i = 0; i < n; i++) {
+    double point = u + (double) i / n;
+    while (j < n - 1 && cum + work[j] < point) cum += work[j++];
+    ancestors[i] = j;
+  }
+}
+
+double sg_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* Cheap re-checks of arguments already validated in R; messages name the argument. */
+int sg_scalar_int(SEXP x, const char *what, int lower) {
+  if (Rf_length(x) != 1) Rf_errorcall(R_NilValue, "`%s` must be a single number.", what);
+  double v = Rf_asReal(x);
+  if (ISNAN(v) || v != floor(v) || v < lower || v > INT_MAX)
+    Rf_errorcall(R_NilValue, "`%s` must be a whole number >= %d.", what, lower);
+  return (int) v;
+}
+
+double sg_scalar_double(SEXP x, const char *what) {
+  if (Rf_length(x) != 1) Rf_errorcall(R_NilValue, "`%s` must be a single number.", what);
+  double v = Rf_asReal(x);
+  if (ISNAN(v)) Rf_errorcall(R_NilValue, "`%s` must not be NA.", what);
+  return v;
+}
+
+SEXP sg_list_get(SEXP list, const char *name) {
+  if (TYPEOF(list) != VECSXP) Rf_errorcall(R_NilValue, "internal error: expected a list holding `%s`; please report this.", name);
+  SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+  if (TYPEOF(names) != STRSXP) Rf_errorcall(R_NilValue, "internal error: unnamed list instead of one holding `%s`; please report this.", name);
+  for (R_xlen_t i = 0; i < Rf_xlength(list); i++)
+    if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
+  Rf_errorcall(R_NilValue, "internal error: element `%s` missing; please report this.", name);
+  return R_NilValue; /* not reached */
+}
