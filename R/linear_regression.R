@@ -46,9 +46,11 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
     abort("Give either `formula` and `data` or `x` and `y`.", call)
   }
   a <- design$a
+  xt <- t(a)
+  dimnames(xt) <- NULL
   new_sgais_model(
     family = "linear_regression",
-    data = list(xt = t(a), y = design$y),
+    data = list(xt = xt, y = design$y),
     hyper = list(noise_sd = noise_sd, prior_sd = prior_sd),
     n = nrow(a),
     parameter_names = colnames(a),

@@ -88,7 +88,8 @@ sgais <- function(model, particles = 10, batch_size = 500, target_ess = 5, sghmc
     initial_seed <- rng_state()
     theta <- model_prior_draw(model, particles)
     state <- list(theta = theta, logw = numeric(particles), n = 0L)
-    run <- sgais_advance(model, state, model$n, settings, progress)
+    run <- sgais_advance(model, state, model$n, settings, progress,
+                         budget = if (progress) 0.25 else Inf)
     run$initial_seed <- initial_seed
     run$final_seed <- rng_state()
     run
@@ -96,11 +97,11 @@ sgais <- function(model, particles = 10, batch_size = 500, target_ess = 5, sghmc
   new_sgais_fit(model, run, settings, call, seed)
 }
 
-# Adds observations state$n + 1, ..., n_end to a run, calling C in slices of about a quarter of
-# a second when a progress bar is shown (the RNG stream continues across slices, so the result is
-# the same either way). Returns the new state and the trace of the chunks added.
-sgais_advance <- function(model, state, n_end, settings, progress) {
-  budget <- if (progress) 0.25 else Inf
+# Adds observations state$n + 1, ..., n_end to a run, calling C in slices of whole chunks that
+# each take about `budget` seconds, so a progress bar can move between them. The particles,
+# weights and RNG stream carry over, so the result does not depend on the slicing. Returns the
+# new state and the trace of the chunks added.
+sgais_advance <- function(model, state, n_end, settings, progress, budget) {
   pieces <- list()
   if (progress) {
     bar <- cli::cli_progress_bar(

@@ -69,13 +69,18 @@ static void check_finite_particle(const double *theta, int dim, int n_obs) {
                    "try a smaller `learning_rate`.", n_obs);
 }
 
-static void check_chunk_loglik(const double *loglik, int M, int from, int to) {
+/* After SGHMC moves, zero likelihood everywhere means the particles ran off: say so. */
+static void check_chunk_loglik(const double *loglik, int M, int from, int to, int moved) {
   int all_zero = 1;
   for (int i = 0; i < M; i++) {
     if (ISNAN(loglik[i]) || loglik[i] == R_PosInf)
-      Rf_errorcall(R_NilValue, "the log-likelihood of observations %d to %d is not finite-valued for a particle (NaN or +Inf).", from, to);
+      Rf_errorcall(R_NilValue, "the log-likelihood of observations %d to %d is NaN or +Inf for a particle%s.",
+                   from, to, moved ? "; try a smaller `learning_rate`" : "");
     if (loglik[i] > R_NegInf) all_zero = 0;
   }
+  if (all_zero && moved)
+    Rf_errorcall(R_NilValue, "SGHMC diverged (every particle has zero likelihood on observations %d to %d); "
+                 "try a smaller `learning_rate`.", from, to);
   if (all_zero)
     Rf_errorcall(R_NilValue, "every particle has zero likelihood on observations %d to %d.", from, to);
 }
@@ -112,7 +117,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
 
     for (int i = 0; i < M; i++)
       loglik[i] = sg_model_log_lik(m, theta + (size_t) i * dim, NULL, n_done, cn, 1.0, NULL, &count);
-    check_chunk_loglik(loglik, M, n_done + 1, n_now);
+    check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0);
 
     double lambda = 0.0, min_ess = M;
     int steps = 0;
@@ -146,7 +151,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
         check_finite_particle(th, dim, n_now);
         if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, n_done, cn, 1.0, NULL, &count);
       }
-      if (lambda < 1.0) check_chunk_loglik(loglik, M, n_done + 1, n_now);
+      if (lambda < 1.0) check_chunk_loglik(loglik, M, n_done + 1, n_now, 1);
       R_CheckUserInterrupt();
     }
 

@@ -1,0 +1,4 @@
+library(testthat)
+library(sgais)
+
+test_check("sgais")

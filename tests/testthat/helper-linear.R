@@ -1,0 +1,15 @@
+# Shared fixtures for the linear-regression tests.
+
+# The independent dense reference: log N(y; 0, noise_sd^2 I + prior_sd^2 A A') with
+# determinant() and solve(), A the design matrix with its intercept column.
+dense_log_evidence <- function(a, y, noise_sd = 1, prior_sd = 1) {
+  s <- diag(noise_sd^2, length(y)) + prior_sd^2 * tcrossprod(a)
+  ld <- as.numeric(determinant(s, logarithm = TRUE)$modulus)
+  -0.5 * (length(y) * log(2 * pi) + ld + drop(crossprod(y, solve(s, y))))
+}
+
+small_model <- function(n = 1000, seed = 3, ...) {
+  linear_regression(y ~ ., simulate_linear_regression(n, seed = seed), ...)
+}
+
+quiet_sgais <- function(model, ...) sgais(model, progress = FALSE, ...)

@@ -1,0 +1,128 @@
+test_that("exact_log_evidence matches a dense computation", {
+  data <- simulate_linear_regression(60, dim = 3, seed = 11)
+  a <- cbind(1, as.matrix(data[, 1:3]))
+  for (sds in list(c(1, 1), c(0.5, 2), c(3, 0.1))) {
+    model <- linear_regression(y ~ ., data, noise_sd = sds[1], prior_sd = sds[2])
+    expect_equal(exact_log_evidence(model), dense_log_evidence(a, data$y, sds[1], sds[2]),
+                 tolerance = 1e-10)
+  }
+})
+
+test_that("exact_log_evidence gives every requested prefix, in the order asked", {
+  data <- simulate_linear_regression(80, dim = 2, seed = 12)
+  model <- linear_regression(y ~ ., data, noise_sd = 0.7)
+  a <- cbind(1, as.matrix(data[, 1:2]))
+  n <- c(50, 1, 80, 7, 50)
+  expected <- vapply(n, function(k) {
+    dense_log_evidence(a[seq_len(k), , drop = FALSE], data$y[seq_len(k)], 0.7)
+  }, numeric(1))
+  expect_equal(exact_log_evidence(model, n = n), expected, tolerance = 1e-10)
+  expect_error(exact_log_evidence(model, n = 81), "`n` must hold whole numbers between 1 and 80")
+  expect_error(exact_log_evidence(model, n = c(2, NA)), "`n` must hold whole numbers")
+  expect_error(exact_log_evidence(model, n = 2.5), "`n` must hold whole numbers")
+})
+
+test_that("exact_log_evidence is finite at a million observations", {
+  skip_on_cran()
+  model <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = 1))
+  z <- exact_log_evidence(model, n = c(1e3, 1e6))
+  expect_true(all(is.finite(z)))
+  expect_lt(z[2], -1e6)
+})
+
+test_that("the C log-likelihood, prior and gradients match R", {
+  data <- simulate_linear_regression(40, dim = 3, seed = 13)
+  model <- linear_regression(y ~ ., data, noise_sd = 0.8, prior_sd = 1.5)
+  a <- cbind(1, as.matrix(data[, 1:3]))
+  theta <- c(0.3, -1, 2, 0.5)
+  ev <- sgais:::model_evaluate(model, theta, start = 5, n = 20)
+  rows <- 6:25
+  r <- data$y[rows] - drop(a[rows, ] %*% theta)
+  expect_equal(ev$log_lik, sum(stats::dnorm(r, sd = 0.8, log = TRUE)))
+  expect_equal(ev$grad_log_lik, unname(drop(crossprod(a[rows, ], r))) / 0.8^2)
+  expect_equal(ev$log_prior, sum(stats::dnorm(theta, sd = 1.5, log = TRUE)))
+  expect_equal(ev$grad_log_prior, -theta / 1.5^2)
+})
+
+test_that("prior draws follow the prior", {
+  model <- small_model(10, prior_sd = 2)
+  draws <- withr::with_seed(1, sgais:::model_prior_draw(model, 4000))
+  expect_equal(dim(draws), c(6L, 4000L))
+  # sd of a sample sd of 4000 normals is about 2 / sqrt(8000) = 0.022
+  expect_equal(apply(draws, 1, sd), rep(2, 6), tolerance = 0.05)
+})
+
+test_that("formula and matrix interfaces build the same model", {
+  data <- simulate_linear_regression(30, dim = 2, seed = 14)
+  m1 <- linear_regression(y ~ x1 + x2, data)
+  m2 <- linear_regression(x = as.matrix(data[, c("x1", "x2")]), y = data$y)
+  m3 <- linear_regression(x = data[, c("x1", "x2")], y = data$y)
+  expect_identical(m1$data, m2$data)
+  expect_identical(m2$data, m3$data)
+  expect_identical(m1$parameter_names, c("(Intercept)", "x1", "x2"))
+  expect_identical(nobs(m1), 30L)
+  # without column names the covariates are called x1, x2, ...
+  m4 <- linear_regression(x = unname(as.matrix(data[, 1:2])), y = data$y)
+  expect_identical(m4$parameter_names, c("(Intercept)", "x1", "x2"))
+  # a formula without intercept has none
+  expect_identical(linear_regression(y ~ x1 - 1, data)$parameter_names, "x1")
+})
+
+test_that("the model prints what it is", {
+  model <- small_model(100, noise_sd = 0.5)
+  expect_output(print(model), "Bayesian linear regression")
+  expect_output(print(model), "observations: 100")
+  expect_output(print(model), "parameters:   6 \\(\\(Intercept\\), x1")
+  expect_output(print(model), "sd = 0.5")
+  expect_invisible(print(model))
+})
+
+test_that("simulate_linear_regression is the paper's design and prefix-consistent", {
+  big <- simulate_linear_regression(200, seed = 5)
+  small <- simulate_linear_regression(50, seed = 5)
+  expect_equal(names(big), c(paste0("x", 1:5), "y"))
+  expect_equal(small, big[1:50, ], ignore_attr = "row.names")
+  expect_equal(attr(big, "parameters"), attr(small, "parameters"))
+  expect_length(attr(big, "parameters"), 6)
+  # the caller's random stream is left alone
+  set.seed(99); u1 <- runif(1)
+  set.seed(99); simulate_linear_regression(10, seed = 1); u2 <- runif(1)
+  expect_identical(u1, u2)
+  expect_error(simulate_linear_regression(0), "`n` must be a whole number >= 1")
+  expect_error(simulate_linear_regression(10, dim = 0), "`dim` must be a whole number >= 1")
+  expect_error(simulate_linear_regression(10, seed = "a"), "`seed` must be NULL or a whole number")
+})
+
+test_that("bad data give errors that name the argument", {
+  data <- simulate_linear_regression(20, dim = 2, seed = 15)
+  x <- as.matrix(data[, 1:2])
+  bad <- data; bad$y[3] <- NA
+  expect_error(linear_regression(y ~ ., bad), "response `y` contains a non-finite value.*observation 3")
+  bad <- data; bad$x2[4] <- Inf
+  expect_error(linear_regression(y ~ ., bad), "`data` contains non-finite.*`x2` at row 4")
+  bad <- data; bad$x1[2] <- NaN
+  expect_error(linear_regression(y ~ ., bad), "`data` contains non-finite.*`x1` at row 2")
+  expect_error(linear_regression(x = x, y = c(data$y[-1], NA)), "`y` contains a non-finite")
+  x_bad <- x; x_bad[5, 1] <- NA
+  expect_error(linear_regression(x = x_bad, y = data$y), "`x` contains non-finite.*row 5")
+  expect_error(linear_regression(x = x, y = as.character(data$y)), "`y` must be numeric")
+  expect_error(linear_regression(x = x, y = factor(data$y)), "`y` must be numeric, not a factor")
+  bad <- data; bad$y <- as.character(bad$y)
+  expect_error(linear_regression(y ~ ., bad), "response `y` must be numeric")
+  expect_error(linear_regression(y ~ ., data[0, ]), "`data` must have at least one row")
+  expect_error(linear_regression(x = x[0, ], y = numeric()), "`y` must have at least one observation")
+  expect_error(linear_regression(x = x, y = data$y[-1]), "`x` has 20 rows but `y` has 19 elements")
+  expect_error(linear_regression(x = data.frame(a = letters[1:20]), y = data$y), "`x` must have numeric columns only; `a`")
+  expect_error(linear_regression(y ~ ., data, noise_sd = 0), "`noise_sd` must be a positive finite number, not 0")
+  expect_error(linear_regression(y ~ ., data, noise_sd = -1), "`noise_sd` must be a positive")
+  expect_error(linear_regression(y ~ ., data, prior_sd = NA), "`prior_sd` must be a positive")
+  expect_error(linear_regression(y ~ ., data, prior_sd = Inf), "`prior_sd` must be a positive")
+  expect_error(linear_regression(y ~ ., as.matrix(data)), "`data` must be a data frame")
+  expect_error(linear_regression("y ~ x1", data), "`formula` must be a formula")
+  expect_error(linear_regression(~ x1, data), "`formula` must have a response")
+  expect_error(linear_regression(y ~ nothere, data), "`formula` does not fit `data`")
+  expect_error(linear_regression(), "Give either `formula` and `data` or `x` and `y`")
+  expect_error(linear_regression(y ~ ., data, x = x, y = data$y), "not both")
+  expect_error(linear_regression(x = x), "`y` is missing")
+  expect_error(exact_log_evidence(list()), "`model` must be an sgais model")
+})

@@ -1,0 +1,184 @@
+test_that("SGAIS with the paper's settings is within its known error at N = 10,000", {
+  # The paper's setting (Section 6.1) underestimates log Z: about 1e-3 relative from mini-batch
+  # gradient noise that grows with n (ALGORITHM-NOTES; 1.0e-3 measured at 1e6 by
+  # inst/bench/linear-regression.R) plus 10-30 nats from annealing the first chunks with 10
+  # particles. Over 10 seeds at N = 1e4 we measured an error of mean -32 and sd 10 nats. The
+  # bound allows that bias plus 4 sd below (0.5% of |log Z|, about 71 nats) and 4 sd above.
+  model <- linear_regression(y ~ ., simulate_linear_regression(1e4, seed = 2019))
+  exact <- exact_log_evidence(model)
+  for (seed in 1:3) {
+    err <- log_evidence(quiet_sgais(model, seed = seed)) - exact
+    expect_gt(err, -0.005 * abs(exact))
+    expect_lt(err, 40)
+  }
+})
+
+test_that("SGAIS converges to the exact evidence with accurate settings", {
+  # 50 particles, target ESS 40, 50 steps at lr 0.05: over 8 seeds at N = 1000 the error had
+  # mean -1.3 and sd 0.9 nats; allow that bias plus 4 sd.
+  model <- small_model(1000)
+  fit <- quiet_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
+                     learning_rate = 0.05, seed = 4)
+  expect_lt(abs(log_evidence(fit) - exact_log_evidence(model)), 5)
+  # with resampling too (same allowance: resampling keeps the estimator unbiased)
+  fit <- quiet_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
+                     learning_rate = 0.05, resample = TRUE, seed = 4)
+  expect_lt(abs(log_evidence(fit) - exact_log_evidence(model)), 5)
+})
+
+test_that("the trajectory follows the exact evidence of every prefix", {
+  model <- small_model(3000)
+  fit <- quiet_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
+                     learning_rate = 0.05, seed = 5)
+  tr <- as.data.frame(fit)
+  expect_identical(tr$n, c(seq(500L, 3000L, by = 500L)))
+  expect_equal(tr$log_evidence_per_obs, tr$log_evidence / tr$n)
+  # the same allowance as above at every prefix, growing with n as the bias does
+  exact <- exact_log_evidence(model, n = tr$n)
+  expect_true(all(abs(tr$log_evidence - exact) < 5 * sqrt(tr$n / 1000)))
+  expect_identical(fit$log_evidence, tr$log_evidence[nrow(tr)])
+})
+
+test_that("the trajectory has the documented columns and a consistent cost", {
+  model <- small_model(1234)
+  fit <- quiet_sgais(model, seed = 1, chunk_size = 300, batch_size = 200)
+  tr <- as.data.frame(fit)
+  expect_named(tr, c("n", "log_evidence", "log_evidence_per_obs", "annealing_steps", "min_ess",
+                     "ess", "seconds", "gradient_evaluations", "likelihood_evaluations"))
+  expect_identical(tr$n, c(300L, 600L, 900L, 1200L, 1234L))
+  expect_true(all(tr$annealing_steps >= 1))
+  expect_true(all(tr$min_ess >= 5 - 1e-6 & tr$min_ess <= 10))
+  expect_true(all(diff(tr$seconds) >= 0) && all(diff(tr$gradient_evaluations) > 0))
+  expect_equal(fit$gradient_evaluations, tr$gradient_evaluations[nrow(tr)])
+  # gradients: every SGHMC step of every particle evaluates the chunk plus min(n_prev, batch)
+  # earlier observations; likelihoods: the chunk once per particle and annealing step
+  settings <- fit$settings
+  chunk <- diff(c(0L, tr$n))
+  prev <- pmin(c(0L, tr$n[-nrow(tr)]), settings$batch_size)
+  expect_equal(fit$gradient_evaluations,
+               sum(tr$annealing_steps * 10 * 20 * (chunk + prev)))
+  expect_equal(fit$likelihood_evaluations, sum(tr$annealing_steps * 10 * chunk))
+  expect_equal(dim(fit$state$particles), c(10L, 6L))
+  expect_identical(colnames(fit$state$particles), model$parameter_names)
+  expect_length(fit$state$log_weights, 10)
+  expect_identical(fit$state$n, 1234L)
+})
+
+test_that("the same seed gives the same fit, another seed another", {
+  model <- small_model(1500)
+  f1 <- quiet_sgais(model, seed = 42)
+  f2 <- quiet_sgais(model, seed = 42)
+  f3 <- quiet_sgais(model, seed = 43)
+  cols <- setdiff(names(f1$trajectory), "seconds")
+  expect_identical(f1$trajectory[cols], f2$trajectory[cols])
+  expect_identical(f1$state, f2$state)
+  expect_false(identical(f1$log_evidence, f3$log_evidence))
+  # set.seed() works too, and a seeded call leaves the caller's stream alone
+  set.seed(7); g1 <- quiet_sgais(model)
+  set.seed(7); g2 <- quiet_sgais(model)
+  expect_identical(g1$log_evidence, g2$log_evidence)
+  set.seed(8); u1 <- runif(1)
+  set.seed(8); quiet_sgais(model, seed = 1); u2 <- runif(1)
+  expect_identical(u1, u2)
+  expect_identical(f1$initial_seed, withr::with_seed(42, .Random.seed))
+})
+
+test_that("splitting the run into many C calls does not change it", {
+  model <- small_model(2000)
+  settings <- quiet_sgais(model, seed = 1)$settings
+  run <- function(budget) {
+    withr::with_seed(9, {
+      theta <- sgais:::model_prior_draw(model, settings$particles)
+      state <- list(theta = theta, logw = numeric(settings$particles), n = 0L)
+      sgais:::sgais_advance(model, state, model$n, settings, progress = FALSE, budget = budget)
+    })
+  }
+  whole <- run(Inf)
+  sliced <- run(0) # one chunk per call
+  expect_identical(whole$state, sliced$state)
+  expect_identical(whole$trace$log_evidence, sliced$trace$log_evidence)
+})
+
+test_that("a progress bar can be shown without changing the result", {
+  model <- small_model(1000)
+  withr::local_options(cli.progress_show_after = 0, cli.dynamic = FALSE)
+  expect_no_error(suppressMessages(fit <- sgais(model, seed = 3, progress = TRUE)))
+  expect_identical(fit$log_evidence, quiet_sgais(model, seed = 3)$log_evidence)
+})
+
+test_that("fits print, summarise and convert", {
+  model <- small_model(1000)
+  fit <- quiet_sgais(model, seed = 1)
+  expect_output(print(fit), "<SGAIS evidence estimate>")
+  expect_output(print(fit), "log Z: +-1[0-9]{3}\\.[0-9]{4}")
+  expect_output(print(fit), "10 particles, batch 500")
+  expect_invisible(print(fit))
+  s <- summary(fit)
+  expect_s3_class(s, "summary.sgais_fit")
+  expect_equal(s$exact_log_evidence, exact_log_evidence(model))
+  expect_output(print(s), "exact log Z: .*error")
+  expect_output(print(s), "Trajectory:")
+  expect_output(print(s), "Annealing: 2 chunks")
+  expect_identical(log_evidence(fit), fit$log_evidence)
+  expect_s3_class(as.data.frame(fit), "data.frame")
+  expect_s3_class(fit, c("sgais_fit", "evidence_fit"), exact = TRUE)
+})
+
+test_that("a single chunk and a single observation work", {
+  model <- small_model(1)
+  fit <- quiet_sgais(model, seed = 1)
+  expect_identical(fit$trajectory$n, 1L)
+  expect_true(is.finite(fit$log_evidence))
+})
+
+test_that("bad tuning values give errors that name the argument", {
+  model <- small_model(100)
+  expect_error(sgais(list()), "`model` must be an sgais model")
+  expect_error(sgais(model, particles = 1), "`particles` must be a whole number >= 2, not 1")
+  expect_error(sgais(model, particles = 2.5), "`particles` must be a whole number >= 2, not 2.5")
+  expect_error(sgais(model, particles = NA), "`particles` must be a whole number")
+  expect_error(sgais(model, particles = "10"), "`particles` must be a whole number")
+  expect_error(sgais(model, target_ess = 1), "`target_ess` must be a number in \\(1, particles\\], not 1")
+  expect_error(sgais(model, target_ess = 11), "`target_ess` must be a number in \\(1, particles\\]")
+  expect_error(sgais(model, target_ess = NaN), "`target_ess` must be a number")
+  expect_error(sgais(model, batch_size = 0), "`batch_size` must be a whole number >= 1")
+  expect_error(sgais(model, chunk_size = 0), "`chunk_size` must be a whole number >= 1")
+  expect_error(sgais(model, sghmc_steps = -1), "`sghmc_steps` must be a whole number >= 0")
+  expect_error(sgais(model, learning_rate = 0), "`learning_rate` must be a positive finite number")
+  expect_error(sgais(model, learning_rate = -0.1), "`learning_rate` must be a positive")
+  expect_error(sgais(model, learning_rate = Inf), "`learning_rate` must be a positive")
+  expect_error(sgais(model, momentum_decay = 0), "`momentum_decay` must be a number in \\(0, 1\\]")
+  expect_error(sgais(model, momentum_decay = 1.5), "`momentum_decay` must be a number in \\(0, 1\\]")
+  expect_error(sgais(model, resample = NA), "`resample` must be TRUE or FALSE")
+  expect_error(sgais(model, progress = "yes"), "`progress` must be TRUE or FALSE")
+  expect_error(sgais(model, seed = 1.5), "`seed` must be NULL or a whole number")
+  # the error reports the user's call, not an internal helper
+  err <- tryCatch(sgais(model, particles = 1), error = identity)
+  expect_s3_class(err, "sgais_error")
+  expect_identical(err$call[[1]], as.name("sgais"))
+})
+
+test_that("the C entry point re-checks its arguments", {
+  model <- small_model(100)
+  settings <- quiet_sgais(model, seed = 1)$settings
+  theta <- matrix(0, 6, 10)
+  call <- function(i, value) {
+    args <- list(model, theta, numeric(10), 0L, 100L, settings, Inf)
+    args[[i]] <- value
+    do.call(.Call, c(list(sgais:::C_ffi_sgais_run), args))
+  }
+  expect_error(call(2, matrix(0, 5, 10)), "`theta` must be a 6 x 10 numeric matrix")
+  expect_error(call(3, numeric(3)), "`logw` must be a numeric vector of length 10")
+  expect_error(call(5, 101L), "`n_end` must lie between")
+  bad <- settings; bad$particles <- 1
+  expect_error(call(6, bad), "`particles` must be a whole number >= 2")
+  bad <- settings; bad$momentum_decay <- 2
+  expect_error(call(6, bad), "`momentum_decay` must be in \\(0, 1\\]")
+  broken <- model; broken$family <- "nonsense"
+  expect_error(call(1, broken), "unknown family")
+})
+
+test_that("a diverging sampler stops with an error instead of returning NaN", {
+  model <- small_model(1000)
+  expect_error(quiet_sgais(model, learning_rate = 1e6, seed = 1), "diverged.*`learning_rate`")
+})
