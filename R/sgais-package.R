@@ -13,5 +13,6 @@
 #'   Importance Sampling for Efficient Online Marginal Likelihood Estimation. *Entropy* 21(11),
 #'   1109. \doi{10.3390/e21111109}
 #' @keywords internal
+#' @aliases sgais-package
 #' @useDynLib sgais, .registration = TRUE, .fixes = "C_"
 "_PACKAGE"

@@ -1,0 +1,45 @@
+# sgais developer and user entry points. Every target installs what it needs first.
+#   make demo   fit the paper's linear regression and compare with the exact evidence
+#   make test   run the test suite (prints "testthat: N passed, N failed, N skipped")
+#   make check  R CMD build + R CMD check --no-manual
+#   make bench  the linear-regression benchmark (N = 1e4, 1e5, 1e6)
+#   make docs   regenerate man/ and NAMESPACE with roxygen2
+R ?= R
+RSCRIPT ?= Rscript
+VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
+TARBALL := sgais_$(VERSION).tar.gz
+N ?= 100000
+
+.PHONY: deps install demo test check bench docs valgrind clean
+
+deps:
+	sh tools/install-deps.sh
+
+install: deps
+	$(R) CMD INSTALL --preclean --no-multiarch .
+
+demo: install
+	$(RSCRIPT) inst/examples/demo.R $(N)
+
+test: install
+	$(RSCRIPT) tools/run-tests.R
+
+$(TARBALL): deps
+	$(R) CMD build .
+
+check: $(TARBALL)
+	_R_CHECK_FORCE_SUGGESTS_=false $(R) CMD check --no-manual $(TARBALL)
+
+bench: install
+	$(RSCRIPT) inst/bench/linear-regression.R
+
+docs:
+	$(RSCRIPT) -e 'roxygen2::roxygenise(load_code = "source")'
+
+# The test suite under valgrind's memcheck (slow: several minutes).
+valgrind: install
+	NOT_CRAN=true $(R) -d "valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite" \
+	  --vanilla -e 'testthat::test_dir("tests/testthat", package = "sgais", load_package = "installed")'
+
+clean:
+	rm -rf sgais_*.tar.gz sgais.Rcheck src/*.o src/*.so

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Installs what sgais needs to build, test and check, skipping what is already there:
+#   R packages cli (imported), testthat, withr, knitr, rmarkdown (suggested: tests, vignette),
+#   and pandoc (to build the vignette).
+# As root on Debian/Ubuntu they come prebuilt from the distribution (r-cran-*, pandoc); anything
+# still missing is installed from CRAN (https://cloud.r-project.org).
+set -eu
+PKGS="cli testthat withr knitr rmarkdown"
+missing_r() {
+  Rscript -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' $PKGS
+}
+missing=$(missing_r)
+if { [ -n "$missing" ] || ! command -v pandoc >/dev/null 2>&1; } &&
+   command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  debs="pandoc"
+  for p in $missing; do debs="$debs r-cran-$p"; done
+  echo "install-deps: apt-get install $debs"
+  apt-get update -qq || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $debs >/dev/null ||
+    echo "install-deps: apt-get failed; falling back to CRAN"
+fi
+missing=$(missing_r)
+if [ -n "$missing" ]; then
+  echo "install-deps: installing from CRAN: $missing"
+  Rscript -e 'install.packages(commandArgs(TRUE), repos = "https://cloud.r-project.org")' $missing
+fi
+missing=$(missing_r)
+if [ -n "$missing" ]; then
+  echo "install-deps: could not install: $missing" >&2
+  exit 1
+fi
+command -v pandoc >/dev/null 2>&1 || echo "install-deps: no pandoc; the vignette cannot be built (tests still run)"
+echo "install-deps: all R dependencies present"
