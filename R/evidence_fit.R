@@ -1,4 +1,4 @@
-# The parent class of every estimator's result (SGAIS now; AIS and nested sampling share it).
+# The parent class of every estimator's result (sgais_fit, ais_fit and nested_fit).
 # Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
 # initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
 
@@ -25,7 +25,7 @@ new_evidence_fit <- function(method, log_evidence, model, settings, call, seed, 
 #'
 #' The estimated log marginal likelihood \eqn{\log p(y)} of the data a fit has seen.
 #'
-#' @param x A fit, e.g. from [sgais()].
+#' @param x A fit from [sgais()], [ais()] or [nested_sampling()].
 #' @param ... Unused.
 #' @return A number.
 #' @export

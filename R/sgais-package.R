@@ -3,8 +3,10 @@
 #' Estimates the Bayesian evidence (marginal likelihood) of models by stochastic gradient
 #' annealed importance sampling (SGAIS; Cameron, Eggers and Kroon, Entropy 2019), which processes
 #' the data chunk by chunk and so returns the log evidence of every prefix of the data in one
-#' pass. The samplers are written in C; models are built by R functions such as
-#' [linear_regression()].
+#' pass. The reference methods [ais()] (annealed importance sampling on the full data) and
+#' [nested_sampling()] run on the same models and SGHMC kernel and return the same kind of
+#' result, so their estimates and costs compare. The samplers are written in C; models are built
+#' by R functions such as [linear_regression()].
 #'
 #' @section Options:
 #' * `sgais.progress`: default of the `progress` argument (otherwise [interactive()]).

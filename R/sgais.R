@@ -88,8 +88,7 @@ sgais <- function(model, particles = 10, batch_size = 500, target_ess = 5, sghmc
     initial_seed <- rng_state()
     theta <- model_prior_draw(model, particles)
     state <- list(theta = theta, logw = numeric(particles), n = 0L)
-    run <- sgais_advance(model, state, model$n, settings, progress,
-                         budget = if (progress) 0.25 else Inf)
+    run <- sgais_advance(model, state, model$n, settings, progress)
     run$initial_seed <- initial_seed
     run$final_seed <- rng_state()
     run
@@ -97,32 +96,28 @@ sgais <- function(model, particles = 10, batch_size = 500, target_ess = 5, sghmc
   new_sgais_fit(model, run, settings, call, seed)
 }
 
-# Adds observations state$n + 1, ..., n_end to a run, calling C in slices of whole chunks that
-# each take about `budget` seconds, so a progress bar can move between them. The particles,
-# weights and RNG stream carry over, so the result does not depend on the slicing. Returns the
-# new state and the trace of the chunks added.
-sgais_advance <- function(model, state, n_end, settings, progress, budget) {
-  pieces <- list()
-  if (progress) {
-    bar <- cli::cli_progress_bar(
-      format = paste("SGAIS {cli::pb_bar} {cli::pb_current}/{cli::pb_total} observations",
-                     "| log Z {sprintf('%.6g', log_z)} | ETA {cli::pb_eta}"),
-      total = n_end, current = FALSE, .auto_close = FALSE
-    )
-    on.exit(cli::cli_progress_done(id = bar), add = TRUE)
-  }
-  log_z <- NA_real_
-  started <- proc.time()[["elapsed"]]
-  while (state$n < n_end) {
+# Adds observations state$n + 1, ..., n_end to a run, in slices of about `budget` seconds (see
+# run_in_slices()). Returns the new state and the trace of the chunks added.
+sgais_advance <- function(model, state, n_end, settings, progress,
+                          budget = if (progress) 0.25 else Inf) {
+  slice <- function(state, budget) {
     res <- .Call(C_ffi_sgais_run, model, state$theta, state$logw, state$n, n_end, settings, budget)
-    state <- list(theta = res$theta, logw = res$logw, n = res$n[length(res$n)])
+    k <- length(res$n)
+    new <- list(theta = res$theta, logw = res$logw, n = res$n[k], log_z = res$log_evidence[k])
     res$theta <- res$logw <- NULL
-    pieces[[length(pieces) + 1L]] <- res
-    log_z <- res$log_evidence[length(res$log_evidence)]
-    if (progress) cli::cli_progress_update(set = state$n, id = bar)
+    list(state = new, trace = as.data.frame(res))
   }
-  trace <- do.call(rbind, lapply(pieces, as.data.frame))
-  list(state = state, trace = trace, seconds = proc.time()[["elapsed"]] - started)
+  run_in_slices(
+    slice, state,
+    finished = function(state) state$n >= n_end,
+    progress = progress,
+    budget = budget,
+    format = paste("SGAIS {cli::pb_bar} {cli::pb_current}/{cli::pb_total} observations",
+                   "| log Z {label} | ETA {cli::pb_eta}"),
+    total = n_end,
+    position = function(state) state$n,
+    status = function(state) sprintf("%.6g", state$log_z)
+  )
 }
 
 new_sgais_fit <- function(model, run, settings, call, seed) {

@@ -34,3 +34,33 @@ format_count <- function(x) {
 format_big <- function(x) {
   ifelse(x < 1e6, format_count(round(x)), formatC(x, format = "e", digits = 2))
 }
+
+# The driver shared by every estimator: calls `slice(state, budget)` until `finished(state)`.
+# With a progress bar, each slice is given a time budget of about a quarter of a second and the
+# bar is updated between slices; without, one slice does all the work. The C samplers carry
+# their whole state (and R's RNG stream) across slices, so the result is the same either way.
+# `slice` returns list(state = , trace = <data frame of the rows it added>). The bar's `format`
+# may use `{label}`, set to `status(state)` after each slice; `position(state)` is its position
+# out of `total` (NA for a spinner).
+run_in_slices <- function(slice, state, finished, progress, format, total, position, status,
+                          budget = if (progress) 0.25 else Inf) {
+  pieces <- list()
+  label <- ""
+  if (progress) {
+    bar <- cli::cli_progress_bar(format = format, total = total, current = FALSE,
+                                 .auto_close = FALSE)
+    on.exit(cli::cli_progress_done(id = bar), add = TRUE)
+  }
+  started <- proc.time()[["elapsed"]]
+  while (!finished(state)) {
+    res <- slice(state, budget)
+    state <- res$state
+    pieces[[length(pieces) + 1L]] <- res$trace
+    if (progress) {
+      label <- status(state)
+      cli::cli_progress_update(set = position(state), id = bar)
+    }
+  }
+  list(state = state, trace = do.call(rbind, pieces),
+       seconds = proc.time()[["elapsed"]] - started)
+}

@@ -62,27 +62,24 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
 }
 
 static void check_finite_particle(const double *theta, int dim, int n_obs) {
-  for (int j = 0; j < dim; j++)
-    if (!R_FINITE(theta[j]))
-      Rf_errorcall(R_NilValue,
-                   "SGHMC diverged (non-finite parameters) while adding observations up to %d; "
-                   "try a smaller `learning_rate`.", n_obs);
+  if (!sg_all_finite(theta, dim))
+    Rf_errorcall(R_NilValue,
+                 "SGHMC diverged (non-finite parameters) while adding observations up to %d; "
+                 "try a smaller `learning_rate`.", n_obs);
 }
 
 /* After SGHMC moves, zero likelihood everywhere means the particles ran off: say so. */
 static void check_chunk_loglik(const double *loglik, int M, int from, int to, int moved) {
-  int all_zero = 1;
-  for (int i = 0; i < M; i++) {
-    if (ISNAN(loglik[i]) || loglik[i] == R_PosInf)
-      Rf_errorcall(R_NilValue, "the log-likelihood of observations %d to %d is NaN or +Inf for a particle%s.",
-                   from, to, moved ? "; try a smaller `learning_rate`" : "");
-    if (loglik[i] > R_NegInf) all_zero = 0;
-  }
-  if (all_zero && moved)
-    Rf_errorcall(R_NilValue, "SGHMC diverged (every particle has zero likelihood on observations %d to %d); "
-                 "try a smaller `learning_rate`.", from, to);
-  if (all_zero)
+  switch (sg_check_loglik(loglik, M)) {
+  case SG_LOGLIK_NOT_FINITE:
+    Rf_errorcall(R_NilValue, "the log-likelihood of observations %d to %d is NaN or +Inf for a particle%s.",
+                 from, to, moved ? "; try a smaller `learning_rate`" : "");
+  case SG_LOGLIK_ALL_ZERO:
+    if (moved)
+      Rf_errorcall(R_NilValue, "SGHMC diverged (every particle has zero likelihood on observations %d to %d); "
+                   "try a smaller `learning_rate`.", from, to);
     Rf_errorcall(R_NilValue, "every particle has zero likelihood on observations %d to %d.", from, to);
+  }
 }
 
 /* Processes chunks until n_end or until time_budget seconds have passed; returns their number.
@@ -91,11 +88,11 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
                          int n_done, int n_end, double time_budget, sgais_trace *tr) {
   const int M = s->particles, dim = m->dim;
   double *loglik = (double *) R_alloc(M, sizeof(double));
-  double *work = (double *) R_alloc(M, sizeof(double));
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
-  double *copy = s->resample ? (double *) R_alloc((size_t) M * dim, sizeof(double)) : NULL;
-  int *ancestors = (int *) R_alloc(M, sizeof(int));
+  sg_anneal_scratch scratch;
+  sg_anneal_scratch_alloc(&scratch, M, dim, s->resample);
+  double *work = scratch.work;
   int *idx = (int *) R_alloc(s->batch_size, sizeof(int));
 
   sg_counter count;
@@ -125,29 +122,20 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       if (steps == SGAIS_MAX_ANNEALING_STEPS)
         Rf_errorcall(R_NilValue, "annealing over observations %d to %d did not finish in %d steps; "
                      "try a smaller `target_ess` or `batch_size`.", n_done + 1, n_now, steps);
-      /* Algorithm 1 lines 6-8: Delta by the ESS of the incremental weights, then the weights. */
+      /* Algorithm 1 lines 6-8: Delta by the ESS of the incremental weights, then the weights,
+       * then optional resampling before the moves (paper Section 3). */
       double ess, max_delta = 1.0 - lambda;
-      double delta = sg_annealing_step(loglik, M, max_delta, s->target_ess, &ess, work);
+      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
+                                        s->resample, &ess, &scratch);
       if (ess < min_ess) min_ess = ess;
-      for (int i = 0; i < M; i++) logw[i] += delta * loglik[i];
       lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
       steps++;
-
-      /* Optional resampling before the moves (paper Section 3), weights set to their mean. */
-      if (s->resample) {
-        sg_resample_systematic(logw, M, ancestors, work);
-        memcpy(copy, theta, (size_t) M * dim * sizeof(double));
-        for (int i = 0; i < M; i++)
-          memcpy(theta + (size_t) i * dim, copy + (size_t) ancestors[i] * dim, dim * sizeof(double));
-        double mean = sg_log_sum_exp(logw, M) - log((double) M);
-        for (int i = 0; i < M; i++) logw[i] = mean;
-      }
 
       /* Line 9: SGHMC moves leaving f at the new lambda invariant. */
       target.lambda = lambda;
       for (int i = 0; i < M; i++) {
         double *th = theta + (size_t) i * dim;
-        sg_sghmc_run(&pot, dim, th, v, grad, s->sghmc_steps, eta, s->momentum_decay);
+        sg_sghmc_run(&pot, NULL, dim, th, v, grad, s->sghmc_steps, eta, s->momentum_decay);
         check_finite_particle(th, dim, n_now);
         if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, n_done, cn, 1.0, NULL, &count);
       }

@@ -69,9 +69,23 @@ typedef struct {
   void *ctx;
 } sg_potential;
 
-/* `steps` SGHMC steps from theta (updated in place); v and grad are scratch of length dim. */
-void sg_sghmc_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
-                  int steps, double eta, double alpha);
+/* An optional hard constraint log L(theta) > threshold for the kernel (nested sampling).
+ * log_lik returns log L at theta and, if grad is not NULL, overwrites grad with its gradient.
+ * The kernel keeps `value` = log L at the current position; the caller sets it to log L at the
+ * starting point. prev is scratch of length dim. */
+typedef struct {
+  double (*log_lik)(void *ctx, const double *theta, double *grad);
+  void *ctx;
+  double threshold;
+  double value;
+  double *prev;
+} sg_constraint;
+
+/* `steps` SGHMC steps from theta (updated in place); v and grad are scratch of length dim.
+ * With a constraint (NULL for none), a step that would leave the region is undone and the
+ * velocity reflected off the contour (see sghmc.c). Returns the number of such reflections. */
+int sg_sghmc_run(const sg_potential *pot, sg_constraint *con, int dim, double *theta,
+                 double *v, double *grad, int steps, double eta, double alpha);
 
 /* ---------------------------------------------------------------- log-space utilities */
 
@@ -83,6 +97,23 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
                          double *ess, double *work);
 /* Systematic resampling: ancestors[i] drawn in proportion to exp(logw). */
 void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work);
+/* Scratch for sg_anneal_reweight (R_alloc'ed). */
+typedef struct {
+  double *work, *copy;
+  int *ancestors;
+} sg_anneal_scratch;
+void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim, int resample);
+/* One adaptive annealing step shared by SGAIS and AIS: Delta in (0, max_delta] by the ESS of the
+ * incremental weights (reported in *ess), logw += Delta * loglik, then, if resample, systematic
+ * resampling of the particles theta (M rows of dim) and of loglik with the weights set to their
+ * mean. Returns Delta. */
+double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, int dim,
+                          double max_delta, double target_ess, int resample, double *ess,
+                          sg_anneal_scratch *s);
+/* Particle sanity checks shared by the annealing samplers; callers word the error. */
+enum { SG_LOGLIK_OK = 0, SG_LOGLIK_NOT_FINITE = 1, SG_LOGLIK_ALL_ZERO = 2 };
+int sg_check_loglik(const double *loglik, int M); /* NaN or +Inf; or all -Inf */
+int sg_all_finite(const double *x, int n);
 /* Wall-clock seconds from an arbitrary origin. */
 double sg_now(void);
 
@@ -97,5 +128,8 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
 SEXP ffi_sgais_run(SEXP model, SEXP theta, SEXP logw, SEXP n_done, SEXP n_end, SEXP settings,
                    SEXP time_budget);
+SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
+                 SEXP steps_done, SEXP time_budget);
+SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget);
 
 #endif

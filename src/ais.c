@@ -1,0 +1,193 @@
+/* Annealed importance sampling on the full data (thesis Alg. 6, eq. 3.40-3.43; the paper's
+ * reference method, Section 6.1).
+ *
+ * The geometric path f_lambda(theta) = p(D | theta)^lambda p(theta) runs from the prior
+ * (lambda = 0) to the posterior (lambda = 1). Each step chooses Delta by the ESS of the
+ * incremental weights p(D | theta_i)^Delta (the same adaptive rule and code as SGAIS), adds
+ * Delta log p(D | theta_i) to the log-weights, optionally resamples, and moves every particle by
+ * SGHMC on the exact full-data potential grad log f = grad log p(theta) + lambda grad log p(D |
+ * theta) with eta = learning_rate / N. log Z = logsumexp(log w) - log M.
+ *
+ * ais_process() runs annealing steps until lambda = 1 or a time budget is spent; the particles,
+ * log-weights, their log-likelihoods, lambda and R's RNG stream are the whole state, so the
+ * result does not depend on how the run is split into calls. */
+#include "sgais.h"
+#include <math.h>
+#include <string.h>
+
+/* Annealing steps allowed in all before we give up rather than appear to hang, and per call. */
+#define AIS_MAX_STEPS 100000
+#define AIS_SLICE_STEPS 10000
+
+typedef struct {
+  int particles, sghmc_steps, resample;
+  double target_ess, learning_rate, momentum_decay;
+} ais_settings;
+
+typedef struct {
+  double *lambda, *ess, *log_evidence, *seconds, *gradient_evaluations, *likelihood_evaluations;
+} ais_trace;
+
+typedef struct {
+  const sg_model *m;
+  double lambda;
+  sg_counter *count;
+} ais_target;
+
+static void ais_grad_log_target(void *ctx, const double *theta, double *grad) {
+  ais_target *t = ctx;
+  const sg_model *m = t->m;
+  memset(grad, 0, m->dim * sizeof(double));
+  m->log_prior(m, theta, grad);
+  sg_model_log_lik(m, theta, NULL, 0, m->n_obs, t->lambda, grad, t->count);
+}
+
+static void check_loglik(const double *loglik, int M, double lambda) {
+  switch (sg_check_loglik(loglik, M)) {
+  case SG_LOGLIK_NOT_FINITE:
+    Rf_errorcall(R_NilValue, "the log-likelihood is not finite-valued for a particle (NaN or +Inf) at lambda = %g.", lambda);
+  case SG_LOGLIK_ALL_ZERO:
+    Rf_errorcall(R_NilValue, "every particle has zero likelihood at lambda = %g.", lambda);
+  }
+}
+
+/* Runs annealing steps from *lambda; returns their number. theta holds the particles (M rows of
+ * dim), logw their log-weights and loglik their full-data log-likelihoods. */
+static int ais_process(const sg_model *m, const ais_settings *s, double *theta, double *logw,
+                       double *loglik, double *lambda_io, int steps_done, double time_budget,
+                       ais_trace *tr) {
+  const int M = s->particles, dim = m->dim, N = m->n_obs;
+  double *v = (double *) R_alloc(dim, sizeof(double));
+  double *grad = (double *) R_alloc(dim, sizeof(double));
+  sg_anneal_scratch scratch;
+  sg_anneal_scratch_alloc(&scratch, M, dim, s->resample);
+
+  sg_counter count;
+  ais_target target = {m, *lambda_io, &count};
+  sg_potential pot = {ais_grad_log_target, &target};
+  const double eta = s->learning_rate / N, start_time = sg_now();
+  double lambda = *lambda_io;
+  int steps = 0;
+
+  while (lambda < 1.0 && steps < AIS_SLICE_STEPS) {
+    if (steps_done + steps == AIS_MAX_STEPS)
+      Rf_errorcall(R_NilValue, "annealing did not finish in %d steps; try a smaller `target_ess`.",
+                   AIS_MAX_STEPS);
+    const double step_time = sg_now();
+    count.likelihood = count.gradient = 0.0;
+    double ess, max_delta = 1.0 - lambda;
+    double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
+                                      s->resample, &ess, &scratch);
+    lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
+
+    /* SGHMC moves leaving f at the new lambda invariant, then the new log-likelihoods. */
+    target.lambda = lambda;
+    for (int i = 0; i < M; i++) {
+      double *th = theta + (size_t) i * dim;
+      sg_sghmc_run(&pot, NULL, dim, th, v, grad, s->sghmc_steps, eta, s->momentum_decay);
+      if (!sg_all_finite(th, dim))
+        Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at lambda = %g; "
+                     "try a smaller `learning_rate`.", lambda);
+      if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, 0, N, 1.0, NULL, &count);
+    }
+    if (lambda < 1.0) check_loglik(loglik, M, lambda);
+
+    tr->lambda[steps] = lambda;
+    tr->ess[steps] = ess;
+    tr->log_evidence[steps] = sg_log_sum_exp(logw, M) - log((double) M);
+    tr->gradient_evaluations[steps] = count.gradient;
+    tr->likelihood_evaluations[steps] = count.likelihood;
+    tr->seconds[steps] = sg_now() - step_time;
+    steps++;
+    R_CheckUserInterrupt();
+    if (sg_now() - start_time > time_budget) break;
+  }
+  *lambda_io = lambda;
+  return steps;
+}
+
+static ais_settings settings_from_r(SEXP x) {
+  ais_settings s;
+  s.particles = sg_scalar_int(sg_list_get(x, "particles"), "particles", 2);
+  s.sghmc_steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
+  s.resample = sg_scalar_int(sg_list_get(x, "resample"), "resample", 0);
+  s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
+  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
+  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
+  if (!(s.target_ess > 1.0 && s.target_ess <= s.particles))
+    Rf_errorcall(R_NilValue, "`target_ess` must be in (1, particles].");
+  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
+    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
+  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
+    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
+  return s;
+}
+
+static SEXP new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, int n) {
+  SEXP col = Rf_allocVector(type, n);
+  SET_VECTOR_ELT(out, i, col);
+  SET_STRING_ELT(names, i, Rf_mkChar(name));
+  return col;
+}
+
+/* .Call entry: continue a run from particles theta (dim x M) with log-weights logw at
+ * temperature lambda. loglik holds the particles' full-data log-likelihoods, or is empty at the
+ * start (they are then computed and counted in the first step). Returns the new state and one
+ * trace entry per annealing step. */
+SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
+                 SEXP steps_done, SEXP time_budget) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  ais_settings s = settings_from_r(settings);
+  const int M = s.particles;
+  double lam = sg_scalar_double(lambda, "lambda"), budget = sg_scalar_double(time_budget, "time_budget");
+  int done = sg_scalar_int(steps_done, "steps_done", 0);
+  if (!(lam >= 0.0 && lam <= 1.0)) Rf_errorcall(R_NilValue, "`lambda` must be in [0, 1].");
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim || Rf_ncols(theta) != M)
+    Rf_errorcall(R_NilValue, "`theta` must be a %d x %d numeric matrix.", m.dim, M);
+  if (TYPEOF(logw) != REALSXP || Rf_length(logw) != M)
+    Rf_errorcall(R_NilValue, "`logw` must be a numeric vector of length %d.", M);
+  if (TYPEOF(loglik) != REALSXP || (Rf_length(loglik) != M && Rf_length(loglik) != 0))
+    Rf_errorcall(R_NilValue, "`loglik` must be a numeric vector of length 0 or %d.", M);
+
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 10)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 10)); nprot++;
+  SEXP theta_out = new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
+  SEXP logw_out = new_column(out, names, 1, "logw", REALSXP, M);
+  SEXP loglik_out = new_column(out, names, 2, "loglik", REALSXP, M);
+  SEXP lambda_out = new_column(out, names, 3, "lambda", REALSXP, AIS_SLICE_STEPS);
+  memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
+  memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
+  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
+  ais_trace tr;
+  tr.lambda = REAL(lambda_out);
+  tr.ess = REAL(new_column(out, names, 4, "ess", REALSXP, AIS_SLICE_STEPS));
+  tr.log_evidence = REAL(new_column(out, names, 5, "log_evidence", REALSXP, AIS_SLICE_STEPS));
+  tr.seconds = REAL(new_column(out, names, 6, "seconds", REALSXP, AIS_SLICE_STEPS));
+  tr.gradient_evaluations = REAL(new_column(out, names, 7, "gradient_evaluations", REALSXP, AIS_SLICE_STEPS));
+  tr.likelihood_evaluations = REAL(new_column(out, names, 8, "likelihood_evaluations", REALSXP, AIS_SLICE_STEPS));
+  SEXP lambda_end = new_column(out, names, 9, "lambda_end", REALSXP, 1);
+  Rf_setAttrib(out, R_NamesSymbol, names);
+
+  double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
+  if (Rf_length(loglik) == M) {
+    memcpy(ll, REAL(loglik), M * sizeof(double));
+  } else {
+    sg_counter count = {0.0, 0.0};
+    for (int i = 0; i < M; i++)
+      ll[i] = sg_model_log_lik(&m, th + (size_t) i * m.dim, NULL, 0, m.n_obs, 1.0, NULL, &count);
+    check_loglik(ll, M, lam);
+    initial = count.likelihood;
+  }
+
+  GetRNGstate();
+  int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, done, budget, &tr);
+  PutRNGstate();
+  if (steps > 0) tr.likelihood_evaluations[0] += initial;
+  REAL(lambda_end)[0] = lam;
+
+  for (int i = 3; i < 9; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
+  UNPROTECT(nprot);
+  return out;
+}

@@ -1,0 +1,260 @@
+/* Nested sampling (Skilling 2006; thesis Alg. 5; the paper's reference method, Section 6.1 and
+ * Appendix A.1).
+ *
+ * M live points from the prior. Iteration i removes the live point of lowest likelihood L*_i,
+ * assigns it the prior volume log X_i = -i / M (shrinkage exp(-1/M)) and the weight
+ * w_i = X_{i-1} - X_i, and accumulates log Z = log sum L*_i w_i by log-sum-exp together with the
+ * information H by Skilling's update. The removed point is replaced by a copy of a random other
+ * live point (itself when M = 1) moved by `sghmc_steps` SGHMC steps on the prior potential,
+ * eta = learning_rate, reflecting off the contour log L = log L*_i (sg_sghmc_run with a
+ * constraint; the exact full-data likelihood is evaluated after every step). The run stops when
+ * max(live log L) + log X_i < log(tolerance) + log Z; then every live point adds L_j X_i / M.
+ *
+ * nested_process() runs iterations until the stop, max_iterations or a time budget; the live
+ * points, their log-likelihoods, the iteration, log Z, H and R's RNG stream are the whole
+ * state, so the result does not depend on how the run is split into calls. */
+#include "sgais.h"
+#include <math.h>
+#include <string.h>
+
+#define NS_SLICE_ITERATIONS 10000
+
+enum { NS_RUNNING = 0, NS_CONVERGED = 1, NS_MAX_ITERATIONS = 2 };
+
+typedef struct {
+  int live_points, sghmc_steps;
+  double learning_rate, momentum_decay, tolerance, max_iterations;
+} ns_settings;
+
+typedef struct {
+  double iteration, log_z, information;
+  int status;
+} ns_state;
+
+/* Per removed point: iteration, its log-likelihood, log volume, log weight (log w_i + log L),
+ * log Z after it, cost, reflections; and its parameters (dim per point). */
+typedef struct {
+  double *iteration, *log_likelihood, *log_volume, *log_weight, *log_evidence;
+  double *gradient_evaluations, *likelihood_evaluations, *reflections, *theta;
+} ns_dead;
+
+typedef struct {
+  const sg_model *m;
+  sg_counter *count;
+} ns_ctx;
+
+static void prior_grad(void *ctx, const double *theta, double *grad) {
+  const sg_model *m = ((ns_ctx *) ctx)->m;
+  memset(grad, 0, m->dim * sizeof(double));
+  m->log_prior(m, theta, grad);
+}
+
+static double full_log_lik(void *ctx, const double *theta, double *grad) {
+  ns_ctx *c = ctx;
+  if (grad) memset(grad, 0, c->m->dim * sizeof(double));
+  return sg_model_log_lik(c->m, theta, NULL, 0, c->m->n_obs, 1.0, grad, c->count);
+}
+
+/* Adds one point of log weight lw (prior mass) and log-likelihood ll to log Z and H. */
+static void accumulate(ns_state *st, double lw, double ll) {
+  double lc = lw + ll, old = st->log_z;
+  double terms[2] = {old, lc};
+  double z = sg_log_sum_exp(terms, 2);
+  if (old == R_NegInf) st->information = exp(lc - z) * ll - z;
+  else st->information = exp(lc - z) * ll + exp(old - z) * (st->information + old) - z;
+  st->log_z = z;
+}
+
+static void record(ns_dead *d, int k, int dim, const double *theta, double iteration, double ll,
+                   double log_volume, double lw, const ns_state *st, const sg_counter *count,
+                   int reflections) {
+  d->iteration[k] = iteration;
+  d->log_likelihood[k] = ll;
+  d->log_volume[k] = log_volume;
+  d->log_weight[k] = lw + ll;
+  d->log_evidence[k] = st->log_z;
+  d->gradient_evaluations[k] = count->gradient;
+  d->likelihood_evaluations[k] = count->likelihood;
+  d->reflections[k] = reflections;
+  memcpy(d->theta + (size_t) k * dim, theta, dim * sizeof(double));
+}
+
+/* Runs iterations; returns the number of points recorded in d (removed points, then the final
+ * live points once the run stops). theta holds the live points (M rows of dim). */
+static int nested_process(const sg_model *m, const ns_settings *s, double *theta, double *loglik,
+                          ns_state *st, double time_budget, ns_dead *d) {
+  const int M = s->live_points, dim = m->dim;
+  const double log_shrink = log(-expm1(-1.0 / M)); /* log(1 - exp(-1/M)) */
+  double *v = (double *) R_alloc(dim, sizeof(double));
+  double *grad = (double *) R_alloc(dim, sizeof(double));
+  double *prev = (double *) R_alloc(dim, sizeof(double));
+  sg_counter count;
+  ns_ctx ctx = {m, &count};
+  sg_potential pot = {prior_grad, &ctx};
+  sg_constraint con = {full_log_lik, &ctx, 0.0, 0.0, prev};
+  const double start_time = sg_now();
+  int k = 0;
+
+  while (st->status == NS_RUNNING && k < NS_SLICE_ITERATIONS) {
+    if (st->iteration >= s->max_iterations) {
+      st->status = NS_MAX_ITERATIONS;
+      break;
+    }
+    count.likelihood = count.gradient = 0.0;
+    int worst = 0;
+    for (int i = 1; i < M; i++)
+      if (loglik[i] < loglik[worst]) worst = i;
+    const double i_now = st->iteration + 1.0, lstar = loglik[worst];
+    const double log_x = -i_now / M, lw = -(i_now - 1.0) / M + log_shrink;
+    accumulate(st, lw, lstar);
+    double *th = theta + (size_t) worst * dim;
+
+    /* Replace by a copy of another live point moved under the constraint log L > L*. */
+    int from = worst;
+    if (M > 1) {
+      from = (int) (unif_rand() * (M - 1));
+      if (from >= M - 1) from = M - 2;
+      if (from >= worst) from++;
+    }
+    const double *src = theta + (size_t) from * dim;
+    /* record the dead point before overwriting it */
+    record(d, k, dim, th, i_now, lstar, log_x, lw, st, &count, 0);
+    memmove(th, src, dim * sizeof(double));
+    con.threshold = lstar;
+    con.value = loglik[from];
+    int refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, s->sghmc_steps, s->learning_rate,
+                            s->momentum_decay);
+    if (!sg_all_finite(th, dim))
+      Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at nested-sampling iteration %.0f; "
+                   "try a smaller `learning_rate`.", i_now);
+    loglik[worst] = con.value;
+    d->gradient_evaluations[k] = count.gradient;
+    d->likelihood_evaluations[k] = count.likelihood;
+    d->reflections[k] = refl;
+    k++;
+    st->iteration = i_now;
+
+    double lmax = loglik[0];
+    for (int i = 1; i < M; i++)
+      if (loglik[i] > lmax) lmax = loglik[i];
+    if (lmax + log_x < log(s->tolerance) + st->log_z) st->status = NS_CONVERGED;
+    R_CheckUserInterrupt();
+    if (sg_now() - start_time > time_budget) break;
+  }
+
+  if (st->status != NS_RUNNING) {
+    /* The live points' final contribution: each holds X_final / M of the prior volume. */
+    const double log_x = -st->iteration / M, lw = log_x - log((double) M);
+    count.likelihood = count.gradient = 0.0;
+    for (int i = 0; i < M; i++) {
+      accumulate(st, lw, loglik[i]);
+      record(d, k++, dim, theta + (size_t) i * dim, NA_REAL, loglik[i], log_x, lw, st, &count, 0);
+    }
+  }
+  return k;
+}
+
+static ns_settings settings_from_r(SEXP x) {
+  ns_settings s;
+  s.live_points = sg_scalar_int(sg_list_get(x, "live_points"), "live_points", 1);
+  s.sghmc_steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
+  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
+  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
+  s.tolerance = sg_scalar_double(sg_list_get(x, "tolerance"), "tolerance");
+  s.max_iterations = sg_scalar_double(sg_list_get(x, "max_iterations"), "max_iterations");
+  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
+    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
+  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
+    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
+  if (!(s.tolerance > 0.0) || !R_FINITE(s.tolerance))
+    Rf_errorcall(R_NilValue, "`tolerance` must be positive and finite.");
+  if (!(s.max_iterations >= 1.0)) Rf_errorcall(R_NilValue, "`max_iterations` must be >= 1.");
+  return s;
+}
+
+static SEXP new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, int n) {
+  SEXP col = Rf_allocVector(type, n);
+  SET_VECTOR_ELT(out, i, col);
+  SET_STRING_ELT(names, i, Rf_mkChar(name));
+  return col;
+}
+
+/* .Call entry: continue a run from `state`, a list with theta (dim x M live points), loglik
+ * (their log-likelihoods, or empty at the start: then computed and counted), iteration, log_z,
+ * information. Returns the new state (with status 0 running, 1 converged, 2 stopped at
+ * max_iterations) and the points removed in this call (dead points, the final live points
+ * appended once the run has stopped). */
+SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  ns_settings s = settings_from_r(settings);
+  const int M = s.live_points, dim = m.dim;
+  double budget = sg_scalar_double(time_budget, "time_budget");
+  SEXP theta = sg_list_get(state, "theta"), loglik = sg_list_get(state, "loglik");
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != dim || Rf_ncols(theta) != M)
+    Rf_errorcall(R_NilValue, "`theta` must be a %d x %d numeric matrix.", dim, M);
+  if (TYPEOF(loglik) != REALSXP || (Rf_length(loglik) != M && Rf_length(loglik) != 0))
+    Rf_errorcall(R_NilValue, "`loglik` must be a numeric vector of length 0 or %d.", M);
+  ns_state st;
+  st.iteration = sg_scalar_double(sg_list_get(state, "iteration"), "iteration");
+  st.log_z = Rf_asReal(sg_list_get(state, "log_z"));
+  st.information = sg_scalar_double(sg_list_get(state, "information"), "information");
+  st.status = NS_RUNNING;
+
+  const int cap = NS_SLICE_ITERATIONS + M;
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 16)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 16)); nprot++;
+  SEXP theta_out = new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
+  SEXP loglik_out = new_column(out, names, 1, "loglik", REALSXP, M);
+  SEXP iteration_out = new_column(out, names, 2, "iteration_end", REALSXP, 1);
+  SEXP log_z_out = new_column(out, names, 3, "log_z", REALSXP, 1);
+  SEXP information_out = new_column(out, names, 4, "information", REALSXP, 1);
+  SEXP status_out = new_column(out, names, 5, "status", INTSXP, 1);
+  ns_dead d;
+  d.iteration = REAL(new_column(out, names, 6, "iteration", REALSXP, cap));
+  d.log_likelihood = REAL(new_column(out, names, 7, "log_likelihood", REALSXP, cap));
+  d.log_volume = REAL(new_column(out, names, 8, "log_volume", REALSXP, cap));
+  d.log_weight = REAL(new_column(out, names, 9, "log_weight", REALSXP, cap));
+  d.log_evidence = REAL(new_column(out, names, 10, "log_evidence", REALSXP, cap));
+  d.gradient_evaluations = REAL(new_column(out, names, 11, "gradient_evaluations", REALSXP, cap));
+  d.likelihood_evaluations = REAL(new_column(out, names, 12, "likelihood_evaluations", REALSXP, cap));
+  d.reflections = REAL(new_column(out, names, 13, "reflections", REALSXP, cap));
+  SEXP dead_theta = new_column(out, names, 14, "dead_theta", REALSXP, 0);
+  SEXP seconds_out = new_column(out, names, 15, "seconds", REALSXP, 1);
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  d.theta = (double *) R_alloc((size_t) cap * dim, sizeof(double));
+  memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
+  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
+
+  const double start = sg_now();
+  double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
+  if (Rf_length(loglik) == M) {
+    memcpy(ll, REAL(loglik), M * sizeof(double));
+  } else {
+    sg_counter count = {0.0, 0.0};
+    for (int i = 0; i < M; i++) {
+      ll[i] = sg_model_log_lik(&m, th + (size_t) i * dim, NULL, 0, m.n_obs, 1.0, NULL, &count);
+      if (ISNAN(ll[i]) || ll[i] == R_PosInf)
+        Rf_errorcall(R_NilValue, "the log-likelihood of a live point is not finite-valued (NaN or +Inf).");
+    }
+    initial = count.likelihood;
+  }
+
+  GetRNGstate();
+  int k = nested_process(&m, &s, th, ll, &st, budget, &d);
+  PutRNGstate();
+  if (k > 0) d.likelihood_evaluations[0] += initial;
+
+  REAL(iteration_out)[0] = st.iteration;
+  REAL(log_z_out)[0] = st.log_z;
+  REAL(information_out)[0] = st.information;
+  INTEGER(status_out)[0] = st.status;
+  dead_theta = Rf_allocMatrix(REALSXP, dim, k);
+  SET_VECTOR_ELT(out, 14, dead_theta);
+  memcpy(REAL(dead_theta), d.theta, (size_t) k * dim * sizeof(double));
+  for (int i = 6; i < 14; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
+  REAL(seconds_out)[0] = sg_now() - start;
+  UNPROTECT(nprot);
+  return out;
+}
