@@ -19,10 +19,7 @@
 #define AIS_MAX_STEPS 100000
 #define AIS_SLICE_STEPS 10000
 
-typedef struct {
-  int particles, sghmc_steps, resample;
-  double target_ess, learning_rate, momentum_decay;
-} ais_settings;
+typedef sg_anneal_settings ais_settings;
 
 typedef struct {
   double *lambda, *ess, *log_evidence, *seconds, *gradient_evaluations, *likelihood_evaluations;
@@ -106,30 +103,6 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   return steps;
 }
 
-static ais_settings settings_from_r(SEXP x) {
-  ais_settings s;
-  s.particles = sg_scalar_int(sg_list_get(x, "particles"), "particles", 2);
-  s.sghmc_steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
-  s.resample = sg_scalar_int(sg_list_get(x, "resample"), "resample", 0);
-  s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
-  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
-  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
-  if (!(s.target_ess > 1.0 && s.target_ess <= s.particles))
-    Rf_errorcall(R_NilValue, "`target_ess` must be in (1, particles].");
-  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
-    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
-  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
-    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
-  return s;
-}
-
-static SEXP new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, int n) {
-  SEXP col = Rf_allocVector(type, n);
-  SET_VECTOR_ELT(out, i, col);
-  SET_STRING_ELT(names, i, Rf_mkChar(name));
-  return col;
-}
-
 /* .Call entry: continue a run from particles theta (dim x M) with log-weights logw at
  * temperature lambda. loglik holds the particles' full-data log-likelihoods, or is empty at the
  * start (they are then computed and counted in the first step). Returns the new state and one
@@ -138,7 +111,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
                  SEXP steps_done, SEXP time_budget) {
   sg_model m;
   sg_model_from_r(model, &m);
-  ais_settings s = settings_from_r(settings);
+  ais_settings s = sg_anneal_settings_from_r(settings);
   const int M = s.particles;
   double lam = sg_scalar_double(lambda, "lambda"), budget = sg_scalar_double(time_budget, "time_budget");
   int done = sg_scalar_int(steps_done, "steps_done", 0);
@@ -153,21 +126,21 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   int nprot = 0;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 10)); nprot++;
   SEXP names = PROTECT(Rf_allocVector(STRSXP, 10)); nprot++;
-  SEXP theta_out = new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
-  SEXP logw_out = new_column(out, names, 1, "logw", REALSXP, M);
-  SEXP loglik_out = new_column(out, names, 2, "loglik", REALSXP, M);
-  SEXP lambda_out = new_column(out, names, 3, "lambda", REALSXP, AIS_SLICE_STEPS);
+  SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
+  SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, M);
+  SEXP loglik_out = sg_new_column(out, names, 2, "loglik", REALSXP, M);
+  SEXP lambda_out = sg_new_column(out, names, 3, "lambda", REALSXP, AIS_SLICE_STEPS);
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
   memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
   Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
   ais_trace tr;
   tr.lambda = REAL(lambda_out);
-  tr.ess = REAL(new_column(out, names, 4, "ess", REALSXP, AIS_SLICE_STEPS));
-  tr.log_evidence = REAL(new_column(out, names, 5, "log_evidence", REALSXP, AIS_SLICE_STEPS));
-  tr.seconds = REAL(new_column(out, names, 6, "seconds", REALSXP, AIS_SLICE_STEPS));
-  tr.gradient_evaluations = REAL(new_column(out, names, 7, "gradient_evaluations", REALSXP, AIS_SLICE_STEPS));
-  tr.likelihood_evaluations = REAL(new_column(out, names, 8, "likelihood_evaluations", REALSXP, AIS_SLICE_STEPS));
-  SEXP lambda_end = new_column(out, names, 9, "lambda_end", REALSXP, 1);
+  tr.ess = REAL(sg_new_column(out, names, 4, "ess", REALSXP, AIS_SLICE_STEPS));
+  tr.log_evidence = REAL(sg_new_column(out, names, 5, "log_evidence", REALSXP, AIS_SLICE_STEPS));
+  tr.seconds = REAL(sg_new_column(out, names, 6, "seconds", REALSXP, AIS_SLICE_STEPS));
+  tr.gradient_evaluations = REAL(sg_new_column(out, names, 7, "gradient_evaluations", REALSXP, AIS_SLICE_STEPS));
+  tr.likelihood_evaluations = REAL(sg_new_column(out, names, 8, "likelihood_evaluations", REALSXP, AIS_SLICE_STEPS));
+  SEXP lambda_end = sg_new_column(out, names, 9, "lambda_end", REALSXP, 1);
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;

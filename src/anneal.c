@@ -46,3 +46,20 @@ int sg_all_finite(const double *x, int n) {
     if (!R_FINITE(x[j])) return 0;
   return 1;
 }
+
+sg_anneal_settings sg_anneal_settings_from_r(SEXP x) {
+  sg_anneal_settings s;
+  s.particles = sg_scalar_int(sg_list_get(x, "particles"), "particles", 2);
+  s.sghmc_steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
+  s.resample = sg_scalar_int(sg_list_get(x, "resample"), "resample", 0);
+  s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
+  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
+  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
+  if (!(s.target_ess > 1.0 && s.target_ess <= s.particles))
+    Rf_errorcall(R_NilValue, "`target_ess` must be in (1, particles].");
+  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
+    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
+  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
+    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
+  return s;
+}

@@ -172,13 +172,6 @@ static ns_settings settings_from_r(SEXP x) {
   return s;
 }
 
-static SEXP new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, int n) {
-  SEXP col = Rf_allocVector(type, n);
-  SET_VECTOR_ELT(out, i, col);
-  SET_STRING_ELT(names, i, Rf_mkChar(name));
-  return col;
-}
-
 /* .Call entry: continue a run from `state`, a list with theta (dim x M live points), loglik
  * (their log-likelihoods, or empty at the start: then computed and counted), iteration, log_z,
  * information. Returns the new state (with status 0 running, 1 converged, 2 stopped at
@@ -205,23 +198,23 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   int nprot = 0;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 16)); nprot++;
   SEXP names = PROTECT(Rf_allocVector(STRSXP, 16)); nprot++;
-  SEXP theta_out = new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
-  SEXP loglik_out = new_column(out, names, 1, "loglik", REALSXP, M);
-  SEXP iteration_out = new_column(out, names, 2, "iteration_end", REALSXP, 1);
-  SEXP log_z_out = new_column(out, names, 3, "log_z", REALSXP, 1);
-  SEXP information_out = new_column(out, names, 4, "information", REALSXP, 1);
-  SEXP status_out = new_column(out, names, 5, "status", INTSXP, 1);
+  SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
+  SEXP loglik_out = sg_new_column(out, names, 1, "loglik", REALSXP, M);
+  SEXP iteration_out = sg_new_column(out, names, 2, "iteration_end", REALSXP, 1);
+  SEXP log_z_out = sg_new_column(out, names, 3, "log_z", REALSXP, 1);
+  SEXP information_out = sg_new_column(out, names, 4, "information", REALSXP, 1);
+  SEXP status_out = sg_new_column(out, names, 5, "status", INTSXP, 1);
   ns_dead d;
-  d.iteration = REAL(new_column(out, names, 6, "iteration", REALSXP, cap));
-  d.log_likelihood = REAL(new_column(out, names, 7, "log_likelihood", REALSXP, cap));
-  d.log_volume = REAL(new_column(out, names, 8, "log_volume", REALSXP, cap));
-  d.log_weight = REAL(new_column(out, names, 9, "log_weight", REALSXP, cap));
-  d.log_evidence = REAL(new_column(out, names, 10, "log_evidence", REALSXP, cap));
-  d.gradient_evaluations = REAL(new_column(out, names, 11, "gradient_evaluations", REALSXP, cap));
-  d.likelihood_evaluations = REAL(new_column(out, names, 12, "likelihood_evaluations", REALSXP, cap));
-  d.reflections = REAL(new_column(out, names, 13, "reflections", REALSXP, cap));
-  SEXP dead_theta = new_column(out, names, 14, "dead_theta", REALSXP, 0);
-  SEXP seconds_out = new_column(out, names, 15, "seconds", REALSXP, 1);
+  d.iteration = REAL(sg_new_column(out, names, 6, "iteration", REALSXP, cap));
+  d.log_likelihood = REAL(sg_new_column(out, names, 7, "log_likelihood", REALSXP, cap));
+  d.log_volume = REAL(sg_new_column(out, names, 8, "log_volume", REALSXP, cap));
+  d.log_weight = REAL(sg_new_column(out, names, 9, "log_weight", REALSXP, cap));
+  d.log_evidence = REAL(sg_new_column(out, names, 10, "log_evidence", REALSXP, cap));
+  d.gradient_evaluations = REAL(sg_new_column(out, names, 11, "gradient_evaluations", REALSXP, cap));
+  d.likelihood_evaluations = REAL(sg_new_column(out, names, 12, "likelihood_evaluations", REALSXP, cap));
+  d.reflections = REAL(sg_new_column(out, names, 13, "reflections", REALSXP, cap));
+  SEXP dead_theta = sg_new_column(out, names, 14, "dead_theta", REALSXP, 0);
+  SEXP seconds_out = sg_new_column(out, names, 15, "seconds", REALSXP, 1);
   Rf_setAttrib(out, R_NamesSymbol, names);
   d.theta = (double *) R_alloc((size_t) cap * dim, sizeof(double));
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));

@@ -159,29 +159,17 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
 }
 
 static sgais_settings settings_from_r(SEXP x) {
+  sg_anneal_settings a = sg_anneal_settings_from_r(x);
   sgais_settings s;
-  s.particles = sg_scalar_int(sg_list_get(x, "particles"), "particles", 2);
+  s.particles = a.particles;
+  s.sghmc_steps = a.sghmc_steps;
+  s.resample = a.resample;
+  s.target_ess = a.target_ess;
+  s.learning_rate = a.learning_rate;
+  s.momentum_decay = a.momentum_decay;
   s.batch_size = sg_scalar_int(sg_list_get(x, "batch_size"), "batch_size", 1);
   s.chunk_size = sg_scalar_int(sg_list_get(x, "chunk_size"), "chunk_size", 1);
-  s.sghmc_steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
-  s.resample = sg_scalar_int(sg_list_get(x, "resample"), "resample", 0);
-  s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
-  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
-  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
-  if (!(s.target_ess > 1.0 && s.target_ess <= s.particles))
-    Rf_errorcall(R_NilValue, "`target_ess` must be in (1, particles].");
-  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
-    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
-  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
-    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
   return s;
-}
-
-static SEXP new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, int n) {
-  SEXP col = Rf_allocVector(type, n);
-  SET_VECTOR_ELT(out, i, col);
-  SET_STRING_ELT(names, i, Rf_mkChar(name));
-  return col;
 }
 
 /* .Call entry: continue a run from particles theta (dim x M) and log-weights logw, which have
@@ -203,20 +191,20 @@ SEXP ffi_sgais_run(SEXP model, SEXP theta, SEXP logw, SEXP n_done, SEXP n_end, S
   int nprot = 0, max_chunks = (int) ((to - from + (double) s.chunk_size - 1) / s.chunk_size);
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 10)); nprot++;
   SEXP names = PROTECT(Rf_allocVector(STRSXP, 10)); nprot++;
-  SEXP theta_out = new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
-  SEXP logw_out = new_column(out, names, 1, "logw", REALSXP, s.particles);
+  SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
+  SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, s.particles);
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
   memcpy(REAL(logw_out), REAL(logw), s.particles * sizeof(double));
   Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
   sgais_trace tr;
-  tr.n = INTEGER(new_column(out, names, 2, "n", INTSXP, max_chunks));
-  tr.log_evidence = REAL(new_column(out, names, 3, "log_evidence", REALSXP, max_chunks));
-  tr.annealing_steps = INTEGER(new_column(out, names, 4, "annealing_steps", INTSXP, max_chunks));
-  tr.min_ess = REAL(new_column(out, names, 5, "min_ess", REALSXP, max_chunks));
-  tr.ess = REAL(new_column(out, names, 6, "ess", REALSXP, max_chunks));
-  tr.seconds = REAL(new_column(out, names, 7, "seconds", REALSXP, max_chunks));
-  tr.gradient_evaluations = REAL(new_column(out, names, 8, "gradient_evaluations", REALSXP, max_chunks));
-  tr.likelihood_evaluations = REAL(new_column(out, names, 9, "likelihood_evaluations", REALSXP, max_chunks));
+  tr.n = INTEGER(sg_new_column(out, names, 2, "n", INTSXP, max_chunks));
+  tr.log_evidence = REAL(sg_new_column(out, names, 3, "log_evidence", REALSXP, max_chunks));
+  tr.annealing_steps = INTEGER(sg_new_column(out, names, 4, "annealing_steps", INTSXP, max_chunks));
+  tr.min_ess = REAL(sg_new_column(out, names, 5, "min_ess", REALSXP, max_chunks));
+  tr.ess = REAL(sg_new_column(out, names, 6, "ess", REALSXP, max_chunks));
+  tr.seconds = REAL(sg_new_column(out, names, 7, "seconds", REALSXP, max_chunks));
+  tr.gradient_evaluations = REAL(sg_new_column(out, names, 8, "gradient_evaluations", REALSXP, max_chunks));
+  tr.likelihood_evaluations = REAL(sg_new_column(out, names, 9, "likelihood_evaluations", REALSXP, max_chunks));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   GetRNGstate();

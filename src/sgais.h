@@ -97,6 +97,14 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
                          double *ess, double *work);
 /* Systematic resampling: ancestors[i] drawn in proportion to exp(logw). */
 void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work);
+/* The tuning values of the annealing samplers (SGAIS, AIS), read from the R settings list by
+ * name and re-checked; the messages name the argument. */
+typedef struct {
+  int particles, sghmc_steps, resample;
+  double target_ess, learning_rate, momentum_decay;
+} sg_anneal_settings;
+sg_anneal_settings sg_anneal_settings_from_r(SEXP x);
+
 /* Scratch for sg_anneal_reweight (R_alloc'ed). */
 typedef struct {
   double *work, *copy;
@@ -121,6 +129,7 @@ double sg_now(void);
 int sg_scalar_int(SEXP x, const char *what, int lower);
 double sg_scalar_double(SEXP x, const char *what);
 SEXP sg_list_get(SEXP list, const char *name);
+SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, R_xlen_t n);
 
 /* ---------------------------------------------------------------- entry points */
 

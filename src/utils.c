@@ -102,3 +102,12 @@ SEXP sg_list_get(SEXP list, const char *name) {
   Rf_errorcall(R_NilValue, "internal error: element `%s` missing; please report this.", name);
   return R_NilValue; /* not reached */
 }
+
+/* Allocates element i of the list `out` as a vector of `type` and length n, names it, and
+ * returns it (protected through `out`). Used to build the lists the entry points return. */
+SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, R_xlen_t n) {
+  SEXP col = Rf_allocVector(type, n);
+  SET_VECTOR_ELT(out, i, col);
+  SET_STRING_ELT(names, i, Rf_mkChar(name));
+  return col;
+}
