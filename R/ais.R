@@ -106,22 +106,16 @@ new_ais_fit <- function(model, run, settings, call, seed) {
     trace[c("lambda", "ess", "log_evidence")],
     lapply(trace[cost], cumsum)
   )
-  particles <- t(run$state$theta)
-  colnames(particles) <- model$parameter_names
   new_evidence_fit(
     method = "AIS",
     log_evidence = schedule$log_evidence[nrow(schedule)],
     model = model,
+    run = run,
     settings = settings,
     call = call,
     seed = seed,
-    initial_seed = run$initial_seed,
-    final_seed = run$final_seed,
-    seconds = run$seconds,
-    gradient_evaluations = sum(trace$gradient_evaluations),
-    likelihood_evaluations = sum(trace$likelihood_evaluations),
     schedule = schedule,
-    state = list(particles = particles, log_weights = run$state$logw),
+    state = list(particles = particle_matrix(run, model), log_weights = run$state$logw),
     class = "ais_fit"
   )
 }

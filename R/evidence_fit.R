@@ -2,23 +2,32 @@
 # Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
 # initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
 
-new_evidence_fit <- function(method, log_evidence, model, settings, call, seed, initial_seed,
-                             final_seed, seconds, gradient_evaluations, likelihood_evaluations,
-                             ..., n = model$n, class = character()) {
+# `run` is what run_in_slices() returned, with the RNG states added: its seeds, time and the
+# evaluation counts in its trace become the fit's.
+new_evidence_fit <- function(method, log_evidence, model, run, settings, call, seed, ...,
+                             n = model$n, class = character()) {
   stopifnot(
     is.character(method), is.numeric(log_evidence), length(log_evidence) == 1L,
-    inherits(model, "sgais_model"), is.list(settings), is.numeric(seconds),
-    is.numeric(gradient_evaluations), is.numeric(likelihood_evaluations)
+    inherits(model, "sgais_model"), is.list(settings), is.numeric(run$seconds),
+    is.data.frame(run$trace)
   )
   structure(
     list(
       method = method, log_evidence = log_evidence, n = as.integer(n), model = model,
-      settings = settings, call = call, seed = seed, initial_seed = initial_seed,
-      final_seed = final_seed, seconds = seconds, gradient_evaluations = gradient_evaluations,
-      likelihood_evaluations = likelihood_evaluations, ...
+      settings = settings, call = call, seed = seed, initial_seed = run$initial_seed,
+      final_seed = run$final_seed, seconds = run$seconds,
+      gradient_evaluations = sum(run$trace$gradient_evaluations),
+      likelihood_evaluations = sum(run$trace$likelihood_evaluations), ...
     ),
     class = c(class, "evidence_fit")
   )
+}
+
+# The particles of an annealing run as a particles x parameters matrix.
+particle_matrix <- function(run, model) {
+  particles <- t(run$state$theta)
+  colnames(particles) <- model$parameter_names
+  particles
 }
 
 #' Log evidence of a fit

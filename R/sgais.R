@@ -132,22 +132,16 @@ new_sgais_fit <- function(model, run, settings, call, seed) {
     ess = trace$ess,
     lapply(trace[cost], cumsum)
   )
-  particles <- t(run$state$theta)
-  colnames(particles) <- model$parameter_names
   new_evidence_fit(
     method = "SGAIS",
     log_evidence = trajectory$log_evidence[nrow(trajectory)],
     model = model,
+    run = run,
     settings = settings,
     call = call,
     seed = seed,
-    initial_seed = run$initial_seed,
-    final_seed = run$final_seed,
-    seconds = run$seconds,
-    gradient_evaluations = sum(trace$gradient_evaluations),
-    likelihood_evaluations = sum(trace$likelihood_evaluations),
     trajectory = trajectory,
-    state = list(particles = particles, log_weights = run$state$logw, n = run$state$n),
+    state = list(particles = particle_matrix(run, model), log_weights = run$state$logw, n = run$state$n),
     class = "sgais_fit"
   )
 }
