@@ -51,15 +51,9 @@ ais <- function(model, particles = 10, target_ess = 5, sghmc_steps = 20, learnin
                 seed = NULL) {
   call <- sys.call()
   check_model(model, call)
-  particles <- check_whole_number(particles, "particles", 2, call)
-  settings <- list(
-    particles = particles,
-    target_ess = check_half_open(target_ess, "target_ess", 1, particles, call, "particles"),
-    sghmc_steps = check_whole_number(sghmc_steps, "sghmc_steps", 0, call),
-    learning_rate = check_positive(learning_rate, "learning_rate", call),
-    momentum_decay = check_half_open(momentum_decay, "momentum_decay", 0, 1, call),
-    resample = check_flag(resample, "resample", call)
-  )
+  settings <- check_anneal_settings(particles, target_ess, sghmc_steps, learning_rate,
+                                    momentum_decay, resample, call)
+  particles <- settings$particles
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
 
