@@ -57,11 +57,10 @@ ais <- function(model, particles = 10, target_ess = 5, sghmc_steps = 20, learnin
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
 
-  run <- with_seed(seed, {
-    initial_seed <- rng_state()
+  run <- seeded_run(seed, {
     state <- list(theta = model_prior_draw(model, particles), logw = numeric(particles),
                   loglik = numeric(0), lambda = 0, steps = 0L, log_z = 0)
-    run <- run_in_slices(
+    run_in_slices(
       function(state, budget) ais_slice(model, state, settings, budget),
       state,
       finished = function(state) state$lambda >= 1,
@@ -71,9 +70,6 @@ ais <- function(model, particles = 10, target_ess = 5, sghmc_steps = 20, learnin
       position = function(state) floor(1000 * state$lambda),
       status = function(state) sprintf("step %d, log Z %.6g", state$steps, state$log_z)
     )
-    run$initial_seed <- initial_seed
-    run$final_seed <- rng_state()
-    run
   })
   new_ais_fit(model, run, settings, call, seed)
 }

@@ -80,11 +80,10 @@ nested_sampling <- function(model, live_points = 2, sghmc_steps = 20, learning_r
   check_seed(seed, call)
   M <- settings$live_points
 
-  run <- with_seed(seed, {
-    initial_seed <- rng_state()
+  run <- seeded_run(seed, {
     state <- list(theta = model_prior_draw(model, M), loglik = numeric(0), iteration = 0,
                   log_z = -Inf, information = 0, status = 0L)
-    run <- run_in_slices(
+    run_in_slices(
       function(state, budget) nested_slice(model, state, settings, budget),
       state,
       finished = function(state) state$status != 0L,
@@ -95,9 +94,6 @@ nested_sampling <- function(model, live_points = 2, sghmc_steps = 20, learning_r
       status = function(state) sprintf("iteration %s, log Z %.6g",
                                        format_count(state$iteration), state$log_z)
     )
-    run$initial_seed <- initial_seed
-    run$final_seed <- rng_state()
-    run
   })
   fit <- new_nested_fit(model, run, settings, call, seed)
   if (!fit$converged) {

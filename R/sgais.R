@@ -82,14 +82,9 @@ sgais <- function(model, particles = 10, batch_size = 500, target_ess = 5, sghmc
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
 
-  run <- with_seed(seed, {
-    initial_seed <- rng_state()
-    theta <- model_prior_draw(model, particles)
-    state <- list(theta = theta, logw = numeric(particles), n = 0L)
-    run <- sgais_advance(model, state, model$n, settings, progress)
-    run$initial_seed <- initial_seed
-    run$final_seed <- rng_state()
-    run
+  run <- seeded_run(seed, {
+    state <- list(theta = model_prior_draw(model, particles), logw = numeric(particles), n = 0L)
+    sgais_advance(model, state, model$n, settings, progress)
   })
   new_sgais_fit(model, run, settings, call, seed)
 }

@@ -17,6 +17,19 @@ with_seed <- function(seed, code) {
   code
 }
 
+# Evaluates `run` (a sampler run, a list) under `seed` and adds R's RNG state before and after
+# it as `initial_seed` and `final_seed`, so the run can be reproduced and continued. `run` is a
+# promise: it is evaluated only after the seed is set and the initial state is taken.
+seeded_run <- function(seed, run) {
+  with_seed(seed, {
+    initial_seed <- rng_state()
+    out <- run # the sampler runs here
+    out$initial_seed <- initial_seed
+    out$final_seed <- rng_state()
+    out
+  })
+}
+
 # The current RNG state, initialising the generator first if it has not been used yet.
 rng_state <- function() {
   if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) stats::runif(1)
