@@ -13,23 +13,14 @@ typedef struct {
   double inv_var;       /* 1 / noise_sd^2 */
   double lik_norm;      /* -log(2 pi noise_sd^2) / 2 */
   double prior_sd;
-  double prior_prec;    /* 1 / prior_sd^2 */
-  double prior_norm;    /* -log(2 pi prior_sd^2) / 2 */
 } lr_data;
 
 static void lr_prior_draw(const sg_model *m, double *theta) {
-  const lr_data *d = m->data;
-  for (int j = 0; j < d->p; j++) theta[j] = d->prior_sd * norm_rand();
+  sg_normal_prior_draw(theta, m->dim, ((const lr_data *) m->data)->prior_sd);
 }
 
 static double lr_log_prior(const sg_model *m, const double *theta, double *grad) {
-  const lr_data *d = m->data;
-  double ss = 0.0;
-  for (int j = 0; j < d->p; j++) {
-    ss += theta[j] * theta[j];
-    if (grad) grad[j] -= d->prior_prec * theta[j];
-  }
-  return d->p * d->prior_norm - 0.5 * d->prior_prec * ss;
+  return sg_normal_log_prior(theta, m->dim, ((const lr_data *) m->data)->prior_sd, grad);
 }
 
 /* Residual of observation i; with a gradient, add c * r * a_i to grad where c = scale / sigma^2. */
@@ -46,24 +37,17 @@ static inline double lr_residual(const lr_data *d, const double *theta, R_xlen_t
   return r;
 }
 
-/* Mini-batch rows are random reads from a design that does not fit in cache, so fetch the rows
- * a few observations ahead (the loop is otherwise bound by memory latency). */
-#define LR_PREFETCH_AHEAD 8
-
 static double lr_log_lik(const sg_model *m, const double *theta, const int *idx, int start, int n,
                          double scale, double *grad) {
   const lr_data *d = m->data;
   double c = scale * d->inv_var, ss = 0.0;
   if (idx) {
     for (int k = 0; k < n; k++) {
-#if defined(__GNUC__)
-      if (k + LR_PREFETCH_AHEAD < n) {
-        R_xlen_t ahead = idx[k + LR_PREFETCH_AHEAD];
-        __builtin_prefetch(d->xt + ahead * d->p);
-        __builtin_prefetch(d->xt + ahead * d->p + d->p - 1);
-        __builtin_prefetch(d->y + ahead);
+      if (k + SG_PREFETCH_AHEAD < n) {
+        R_xlen_t ahead = idx[k + SG_PREFETCH_AHEAD];
+        sg_prefetch_row(d->xt + ahead * d->p, d->p);
+        sg_prefetch_row(d->y + ahead, 1);
       }
-#endif
       double r = lr_residual(d, theta, idx[k], c, grad);
       ss += r * r;
     }
@@ -95,8 +79,6 @@ void sg_linear_regression_init(SEXP data, SEXP hyper, sg_model *m) {
   d->inv_var = 1.0 / (noise_sd * noise_sd);
   d->lik_norm = -0.5 * log(2.0 * M_PI * noise_sd * noise_sd);
   d->prior_sd = prior_sd;
-  d->prior_prec = 1.0 / (prior_sd * prior_sd);
-  d->prior_norm = -0.5 * log(2.0 * M_PI * prior_sd * prior_sd);
 
   m->dim = p;
   m->n_obs = n;

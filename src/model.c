@@ -2,6 +2,7 @@
  * A new built-in model is one C file with an init function plus one row in `registry`;
  * no estimator changes. */
 #include "sgais.h"
+#include <math.h>
 #include <string.h>
 
 typedef void (*sg_model_init)(SEXP data, SEXP hyper, sg_model *m);
@@ -11,6 +12,8 @@ static const struct {
   sg_model_init init;
 } registry[] = {
   {"linear_regression", sg_linear_regression_init},
+  {"softmax_regression", sg_softmax_regression_init},
+  {"gaussian_mixture", sg_gaussian_mixture_init},
 };
 
 void sg_model_from_r(SEXP model, sg_model *m) {
@@ -36,6 +39,19 @@ double sg_model_log_lik(const sg_model *m, const double *theta, const int *idx, 
     else count->likelihood += n;
   }
   return m->log_lik(m, theta, idx, start, n, scale, grad);
+}
+
+void sg_normal_prior_draw(double *theta, int dim, double sd) {
+  for (int j = 0; j < dim; j++) theta[j] = sd * norm_rand();
+}
+
+double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad) {
+  double prec = 1.0 / (sd * sd), ss = 0.0;
+  for (int j = 0; j < dim; j++) {
+    ss += theta[j] * theta[j];
+    if (grad) grad[j] -= prec * theta[j];
+  }
+  return -0.5 * dim * log(2.0 * M_PI * sd * sd) - 0.5 * prec * ss;
 }
 
 static void check_theta(const sg_model *m, SEXP theta) {

@@ -59,6 +59,27 @@ double sg_model_log_lik(const sg_model *m, const double *theta, const int *idx, 
 /* Constructors of the built-in models, one per source file. They read their data from the
  * list `data` and their hyperparameters from the named list `hyper`. */
 void sg_linear_regression_init(SEXP data, SEXP hyper, sg_model *m);
+void sg_softmax_regression_init(SEXP data, SEXP hyper, sg_model *m);
+void sg_gaussian_mixture_init(SEXP data, SEXP hyper, sg_model *m);
+
+/* The independent N(0, sd^2) prior on every parameter that the regression models share:
+ * a draw, and log p(theta) with its gradient added to grad (when not NULL). */
+void sg_normal_prior_draw(double *theta, int dim, double sd);
+double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad);
+
+/* Mini-batch rows are random reads from data that do not fit in cache, so models fetch the row
+ * of the observation SG_PREFETCH_AHEAD places ahead in idx (the loop is otherwise bound by
+ * memory latency). A row is `len` contiguous doubles. */
+#define SG_PREFETCH_AHEAD 8
+static inline void sg_prefetch_row(const double *row, int len) {
+#if defined(__GNUC__)
+  __builtin_prefetch(row);
+  __builtin_prefetch(row + len - 1);
+#else
+  (void) row;
+  (void) len;
+#endif
+}
 
 /* ---------------------------------------------------------------- SGHMC kernel */
 

@@ -1,0 +1,191 @@
+/* Bayesian Gaussian mixture with diagonal covariances (paper Appendix B.3), latent assignments
+ * summed out:
+ *   p(y_i | theta) = sum_k beta_k prod_j N(y_ij; mu_kj, sigma2_kj),  k = 1..K, j = 1..d,
+ *   beta ~ Dirichlet(alpha), sigma2_kj ~ InvGamma(shape a, scale b), mu_kj | sigma2_kj ~ N(0, r sigma2_kj)
+ * (the paper: alpha = 1, a = b = 1, r = 4).
+ *
+ * The samplers need a density on R^dim, so the constrained parameters are transformed:
+ *   z_k = log(beta_k / beta_K), k < K   (additive log-ratio; beta = softmax(z_1, ..., z_{K-1}, 0))
+ *   s_kj = log sigma2_kj
+ * and log_prior includes the log-Jacobians. theta = (z_1..z_{K-1}, mu (K x d, component after
+ * component), s (K x d, likewise)): (K - 1) + 2 K d parameters, 24 for the paper's K = 5, d = 2.
+ *
+ * Log-Jacobians. Dirichlet: the density of beta_1..beta_{K-1} is Gamma(K alpha) / Gamma(alpha)^K
+ * prod_k beta_k^(alpha - 1) and |d beta_{1:K-1} / d z| = prod_k beta_k (all K), so
+ *   log p(z) = lgamma(K alpha) - K lgamma(alpha) + alpha sum_k log beta_k,
+ *   d/dz_j = alpha (1 - K beta_j).
+ * Inverse gamma: d sigma2 / ds = sigma2, so log p(s) = a log b - lgamma(a) - a s - b exp(-s). */
+#include "sgais.h"
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <Rmath.h>
+
+typedef struct {
+  const double *yt; /* d x n, column i = observation i */
+  int K, d;
+  double alpha, shape, scale, ratio; /* prior: Dirichlet(alpha), InvGamma(shape, scale), N(0, ratio sigma2) */
+  /* scratch, filled from theta at every likelihood call */
+  double *log_beta; /* K */
+  double *inv_var;  /* K x d: exp(-s_kj) */
+  double *norm;     /* K: log beta_k - sum_j (log(2 pi) + s_kj) / 2 */
+  double *c;        /* K: log beta_k + log N(y_i; mu_k, sigma2_k) of one observation */
+} gm_data;
+
+#define GM_LOG_2PI 1.837877066409345483560659472811
+
+/* log beta_k for k = 1..K from z (z_K = 0): log beta_k = z_k - log(1 + sum_{l<K} exp(z_l)). */
+static void gm_log_weights(const gm_data *d, const double *z, double *log_beta) {
+  for (int k = 0; k < d->K - 1; k++) log_beta[k] = z[k];
+  log_beta[d->K - 1] = 0.0;
+  double lse = sg_log_sum_exp(log_beta, d->K);
+  for (int k = 0; k < d->K; k++) log_beta[k] -= lse;
+}
+
+/* A positive gamma draw: rgamma can return 0 for shape << 1, whose log would be -Inf. */
+static double gm_rgamma(double shape, double scale) {
+  double g = rgamma(shape, scale);
+  return g > DBL_MIN ? g : DBL_MIN;
+}
+
+static void gm_prior_draw(const sg_model *m, double *theta) {
+  const gm_data *d = m->data;
+  int K = d->K, Kd = K * d->d;
+  double *z = theta, *mu = theta + (K - 1), *s = mu + Kd;
+  /* Dirichlet as normalised gammas; z only needs their log-ratios */
+  double last = log(gm_rgamma(d->alpha, 1.0));
+  for (int k = 0; k < K - 1; k++) z[k] = log(gm_rgamma(d->alpha, 1.0)) - last;
+  for (int kj = 0; kj < Kd; kj++) {
+    /* 1 / sigma2 ~ Gamma(shape, rate = scale) */
+    s[kj] = -log(gm_rgamma(d->shape, 1.0 / d->scale));
+    mu[kj] = sqrt(d->ratio * exp(s[kj])) * norm_rand();
+  }
+}
+
+static double gm_log_prior(const sg_model *m, const double *theta, double *grad) {
+  const gm_data *d = m->data;
+  int K = d->K, Kd = K * d->d;
+  const double *z = theta, *mu = theta + (K - 1), *s = mu + Kd;
+  double lp = 0.0;
+  if (K > 1) {
+    double *lb = d->log_beta, sum = 0.0;
+    gm_log_weights(d, z, lb);
+    for (int k = 0; k < K; k++) sum += lb[k];
+    lp += lgammafn(K * d->alpha) - K * lgammafn(d->alpha) + d->alpha * sum;
+    if (grad)
+      for (int k = 0; k < K - 1; k++) grad[k] += d->alpha * (1.0 - K * exp(lb[k]));
+  }
+  double a = d->shape, b = d->scale, r = d->ratio;
+  double ig_norm = a * log(b) - lgammafn(a), n_norm = -0.5 * log(2.0 * M_PI * r);
+  for (int kj = 0; kj < Kd; kj++) {
+    double e = exp(-s[kj]), q = mu[kj] * mu[kj] * e / r;
+    lp += ig_norm - a * s[kj] - b * e      /* log sigma2 ~ log-InvGamma */
+        + n_norm - 0.5 * s[kj] - 0.5 * q;  /* mu | sigma2 ~ N(0, r sigma2) */
+    if (grad) {
+      grad[K - 1 + kj] -= mu[kj] * e / r;
+      grad[K - 1 + Kd + kj] += -a + b * e - 0.5 + 0.5 * q;
+    }
+  }
+  return lp;
+}
+
+/* log p(y_i | theta) by log-sum-exp over the components; with a gradient, the responsibilities
+ * w_k = p(component k | y_i, theta) give
+ *   d/d mu_kj = w_k (y_ij - mu_kj) / sigma2_kj,  d/d s_kj = w_k ((y_ij - mu_kj)^2 / sigma2_kj - 1) / 2,
+ *   d/d z_k = w_k - beta_k. */
+static inline double gm_obs(const gm_data *d, const double *mu, const double *y, double scale,
+                            double *grad) {
+  int K = d->K, D = d->d;
+  double *c = d->c;
+  for (int k = 0; k < K; k++) {
+    const double *m = mu + k * D, *iv = d->inv_var + k * D;
+    double q = 0.0;
+    for (int j = 0; j < D; j++) {
+      double e = y[j] - m[j];
+      q += e * e * iv[j];
+    }
+    c[k] = d->norm[k] - 0.5 * q;
+  }
+  double ll = sg_log_sum_exp(c, K);
+  if (grad) {
+    double *gz = grad, *gmu = grad + (K - 1), *gs = gmu + K * D;
+    for (int k = 0; k < K; k++) {
+      double w = scale * exp(c[k] - ll);
+      if (k < K - 1) gz[k] += w;
+      const double *m = mu + k * D, *iv = d->inv_var + k * D;
+      for (int j = 0; j < D; j++) {
+        double e = (y[j] - m[j]) * iv[j];
+        gmu[k * D + j] += w * e;
+        gs[k * D + j] += 0.5 * w * (e * (y[j] - m[j]) - 1.0);
+      }
+    }
+  }
+  return ll;
+}
+
+static double gm_log_lik(const sg_model *m, const double *theta, const int *idx, int start, int n,
+                         double scale, double *grad) {
+  const gm_data *d = m->data;
+  int K = d->K, D = d->d, Kd = K * D;
+  const double *mu = theta + (K - 1), *s = mu + Kd;
+  /* per-call constants: log weights, precisions and each component's normalising term */
+  gm_log_weights(d, theta, d->log_beta);
+  for (int k = 0; k < K; k++) {
+    double ls = 0.0;
+    for (int j = 0; j < D; j++) {
+      d->inv_var[k * D + j] = exp(-s[k * D + j]);
+      ls += s[k * D + j];
+    }
+    d->norm[k] = d->log_beta[k] - 0.5 * (D * GM_LOG_2PI + ls);
+  }
+  double ll = 0.0;
+  if (idx) {
+    for (int i = 0; i < n; i++) {
+      if (i + SG_PREFETCH_AHEAD < n) sg_prefetch_row(d->yt + (R_xlen_t) idx[i + SG_PREFETCH_AHEAD] * D, D);
+      ll += gm_obs(d, mu, d->yt + (R_xlen_t) idx[i] * D, scale, grad);
+    }
+  } else {
+    for (int i = 0; i < n; i++) ll += gm_obs(d, mu, d->yt + ((R_xlen_t) start + i) * D, scale, grad);
+  }
+  /* the -beta_k part of d/dz_k, summed over the n observations at once */
+  if (grad)
+    for (int k = 0; k < K - 1; k++) grad[k] -= scale * n * exp(d->log_beta[k]);
+  return ll;
+}
+
+static double gm_hyper(SEXP hyper, const char *name) {
+  double x = sg_scalar_double(sg_list_get(hyper, name), name);
+  if (!(x > 0) || !R_FINITE(x)) Rf_errorcall(R_NilValue, "`%s` must be positive and finite.", name);
+  return x;
+}
+
+void sg_gaussian_mixture_init(SEXP data, SEXP hyper, sg_model *m) {
+  SEXP yt = sg_list_get(data, "yt");
+  if (TYPEOF(yt) != REALSXP || !Rf_isMatrix(yt))
+    Rf_errorcall(R_NilValue, "`model` data are corrupt: expected a numeric data matrix.");
+  int D = Rf_nrows(yt), n = Rf_ncols(yt);
+  int K = sg_scalar_int(sg_list_get(hyper, "components"), "components", 1);
+  if (D < 1) Rf_errorcall(R_NilValue, "`model` data are corrupt: the data have no columns.");
+  if ((double) K * D * 2 + K > INT_MAX / 2)
+    Rf_errorcall(R_NilValue, "`model` has too many parameters (components x dimensions).");
+
+  gm_data *d = (gm_data *) R_alloc(1, sizeof(gm_data));
+  d->yt = REAL(yt);
+  d->K = K;
+  d->d = D;
+  d->alpha = gm_hyper(hyper, "concentration");
+  d->shape = gm_hyper(hyper, "variance_shape");
+  d->scale = gm_hyper(hyper, "variance_scale");
+  d->ratio = gm_hyper(hyper, "mean_variance_ratio");
+  d->log_beta = (double *) R_alloc(K, sizeof(double));
+  d->inv_var = (double *) R_alloc((size_t) K * D, sizeof(double));
+  d->norm = (double *) R_alloc(K, sizeof(double));
+  d->c = (double *) R_alloc(K, sizeof(double));
+
+  m->dim = (K - 1) + 2 * K * D;
+  m->n_obs = n;
+  m->data = d;
+  m->prior_draw = gm_prior_draw;
+  m->log_prior = gm_log_prior;
+  m->log_lik = gm_log_lik;
+}

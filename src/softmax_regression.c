@@ -1,0 +1,108 @@
+/* Bayesian softmax ("multinomial logistic") regression (paper Appendix B.2):
+ *   p(y_i = k | a_i, theta) = exp(a_i' theta_k) / sum_l exp(a_i' theta_l),  k = 1..K,
+ * where a_i is the i-th row of the design (intercept column included, so theta_k holds the class's
+ * bias b_k and weights w_k) and every element of theta ~ N(0, prior_sd^2). theta is stored class
+ * after class: theta[k * p + j]. The parameters are unconstrained, so there is no transform.
+ * The design is stored transposed (xt, p x n) so one observation's covariates are contiguous. */
+#include "sgais.h"
+#include <limits.h>
+#include <math.h>
+
+typedef struct {
+  const double *xt; /* p x n, column i = observation i */
+  const int *y;     /* class codes 1..K (R's factor codes) */
+  int p, K;
+  double prior_sd;
+  double *eta;       /* scratch: the K linear predictors of one observation */
+} sm_data;
+
+static void sm_prior_draw(const sg_model *m, double *theta) {
+  sg_normal_prior_draw(theta, m->dim, ((const sm_data *) m->data)->prior_sd);
+}
+
+static double sm_log_prior(const sg_model *m, const double *theta, double *grad) {
+  return sg_normal_log_prior(theta, m->dim, ((const sm_data *) m->data)->prior_sd, grad);
+}
+
+/* log p(y_i | a_i, theta) by the stable log-softmax (the largest predictor is subtracted before
+ * exponentiating, so no class overflows or all underflow for any |a_i' theta_k|). With a
+ * gradient, add scale * (1[k = y_i] - softmax_k) * a_i to the block of class k. */
+static inline double sm_obs(const sm_data *d, const double *theta, R_xlen_t i, double scale,
+                            double *grad) {
+  const double *x = d->xt + i * d->p;
+  double *eta = d->eta, mx = R_NegInf;
+  for (int k = 0; k < d->K; k++) {
+    const double *th = theta + (R_xlen_t) k * d->p;
+    double e = 0.0;
+    for (int j = 0; j < d->p; j++) e += x[j] * th[j];
+    eta[k] = e;
+    if (e > mx) mx = e;
+  }
+  double s = 0.0;
+  for (int k = 0; k < d->K; k++) s += exp(eta[k] - mx);
+  double lse = mx + log(s);
+  int yk = d->y[i] - 1;
+  if (grad) {
+    for (int k = 0; k < d->K; k++) {
+      double c = scale * ((k == yk) - exp(eta[k] - lse));
+      double *g = grad + (R_xlen_t) k * d->p;
+      for (int j = 0; j < d->p; j++) g[j] += c * x[j];
+    }
+  }
+  return eta[yk] - lse;
+}
+
+static double sm_log_lik(const sg_model *m, const double *theta, const int *idx, int start, int n,
+                         double scale, double *grad) {
+  const sm_data *d = m->data;
+  double ll = 0.0;
+  if (idx) {
+    for (int k = 0; k < n; k++) {
+      if (k + SG_PREFETCH_AHEAD < n) {
+        R_xlen_t ahead = idx[k + SG_PREFETCH_AHEAD];
+        sg_prefetch_row(d->xt + ahead * d->p, d->p);
+      }
+      ll += sm_obs(d, theta, idx[k], scale, grad);
+    }
+  } else {
+    for (int k = 0; k < n; k++) ll += sm_obs(d, theta, (R_xlen_t) start + k, scale, grad);
+  }
+  return ll;
+}
+
+void sg_softmax_regression_init(SEXP data, SEXP hyper, sg_model *m) {
+  SEXP xt = sg_list_get(data, "xt"), y = sg_list_get(data, "y");
+  if (TYPEOF(xt) != REALSXP || TYPEOF(y) != INTSXP || !Rf_isMatrix(xt))
+    Rf_errorcall(R_NilValue, "`model` data are corrupt: expected a numeric design matrix and class codes.");
+  int p = Rf_nrows(xt), n = Rf_ncols(xt);
+  int K = sg_scalar_int(sg_list_get(hyper, "classes"), "classes", 2);
+  if (Rf_length(y) != n || p < 1)
+    Rf_errorcall(R_NilValue, "`model` data are corrupt: design and response sizes differ.");
+  if ((double) K * p > INT_MAX / 2)
+    Rf_errorcall(R_NilValue, "`model` has too many parameters (classes x design columns).");
+  /* A code out of range would read outside theta: check them all (one pass, cheap next to any
+   * estimator's work). */
+  const int *yy = INTEGER(y);
+  for (R_xlen_t i = 0; i < n; i++)
+    if (yy[i] < 1 || yy[i] > K)
+      Rf_errorcall(R_NilValue, "`model` data are corrupt: class code out of range at observation %d.",
+                   (int) i + 1);
+  double prior_sd = sg_scalar_double(sg_list_get(hyper, "prior_sd"), "prior_sd");
+  if (!(prior_sd > 0) || !R_FINITE(prior_sd))
+    Rf_errorcall(R_NilValue, "`prior_sd` must be positive and finite.");
+
+  sm_data *d = (sm_data *) R_alloc(1, sizeof(sm_data));
+  d->xt = REAL(xt);
+  d->y = yy;
+  d->p = p;
+  d->K = K;
+  d->prior_sd = prior_sd;
+  d->eta = (double *) R_alloc(K, sizeof(double));
+
+  m->dim = K * p;
+  m->n_obs = n;
+  m->data = d;
+  m->prior_draw = sm_prior_draw;
+  m->log_prior = sm_log_prior;
+  m->log_lik = sm_log_lik;
+}
