@@ -35,22 +35,14 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
   call <- sys.call()
   noise_sd <- check_positive(noise_sd, "noise_sd", call)
   prior_sd <- check_positive(prior_sd, "prior_sd", call)
-  design <- if (!is.null(formula)) {
-    if (!is.null(x) || !is.null(y)) {
-      abort("Give either `formula` and `data` or `x` and `y`, not both.", call)
-    }
-    design_from_formula(formula, data, call)
-  } else if (!is.null(x) || !is.null(y)) {
-    design_from_matrix(x, y, call)
-  } else {
-    abort("Give either `formula` and `data` or `x` and `y`.", call)
-  }
+  design <- regression_design(formula, data, x, y, call)
+  check_response(design$y, design$what, call)
   a <- design$a
   xt <- t(a)
   dimnames(xt) <- NULL
   new_sgais_model(
     family = "linear_regression",
-    data = list(xt = xt, y = design$y),
+    data = list(xt = xt, y = as.double(design$y)),
     hyper = list(noise_sd = noise_sd, prior_sd = prior_sd),
     n = nrow(a),
     parameter_names = colnames(a),
@@ -65,57 +57,7 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
   )
 }
 
-design_from_formula <- function(formula, data, call) {
-  if (!inherits(formula, "formula")) {
-    abort(sprintf("`formula` must be a formula such as `y ~ x`, not %s.", describe(formula)), call)
-  }
-  if (is.null(data) || !is.data.frame(data)) {
-    abort(sprintf("`data` must be a data frame, not %s.", describe(data)), call)
-  }
-  if (nrow(data) < 1L) abort("`data` must have at least one row.", call)
-  if (length(formula) != 3L) abort("`formula` must have a response, as in `y ~ x`.", call)
-  mf <- tryCatch(
-    stats::model.frame(formula, data, na.action = stats::na.pass),
-    error = function(e) abort(paste("`formula` does not fit `data`:", conditionMessage(e)), call)
-  )
-  response <- deparse(formula[[2L]])
-  y <- stats::model.response(mf)
-  check_response(y, sprintf("the response `%s`", response), call)
-  a <- stats::model.matrix(attr(mf, "terms"), mf)
-  attr(a, "assign") <- NULL
-  attr(a, "contrasts") <- NULL
-  check_design(a, "`data`", call)
-  list(a = a, y = as.double(y), response = response, formula = formula)
-}
-
-design_from_matrix <- function(x, y, call) {
-  if (is.null(x)) abort("`x` is missing: give covariates `x` with the response `y`.", call)
-  if (is.null(y)) abort("`y` is missing: give a response `y` with the covariates `x`.", call)
-  if (is.data.frame(x)) {
-    bad <- !vapply(x, is.numeric, logical(1))
-    if (any(bad)) {
-      abort(sprintf("`x` must have numeric columns only; `%s` is not numeric.", names(x)[bad][1]), call)
-    }
-    x <- as.matrix(x)
-  }
-  if (is.null(dim(x))) x <- matrix(x, ncol = 1L)
-  if (!is.numeric(x) || length(dim(x)) != 2L) {
-    abort(sprintf("`x` must be a numeric matrix, not %s.", describe(x)), call)
-  }
-  check_response(y, "`y`", call)
-  if (nrow(x) < 1L) abort("`x` must have at least one row.", call)
-  if (length(y) != nrow(x)) {
-    abort(sprintf("`x` has %d rows but `y` has %d elements; they must match.", nrow(x), length(y)), call)
-  }
-  names <- colnames(x)
-  if (is.null(names)) names <- paste0("x", seq_len(ncol(x)))
-  a <- cbind(1, x)
-  storage.mode(a) <- "double"
-  colnames(a) <- c("(Intercept)", names)
-  check_design(a, "`x`", call)
-  list(a = a, y = as.double(y), response = "y", formula = NULL)
-}
-
+# The response of a linear regression: numeric and finite.
 check_response <- function(y, what, call) {
   if (!is.numeric(y) || is.factor(y)) {
     abort(sprintf("%s must be numeric, not %s.", what, describe(y)), call)
@@ -126,15 +68,6 @@ check_response <- function(y, what, call) {
     abort(sprintf("%s contains %s (NA, NaN and Inf are not allowed), first at observation %d.",
                   what, if (length(bad) == 1L) "a non-finite value" else paste(length(bad), "non-finite values"),
                   bad[1]), call)
-  }
-}
-
-check_design <- function(a, what, call) {
-  if (ncol(a) < 1L) abort(sprintf("The design built from %s has no columns.", what), call)
-  bad <- which(!is.finite(a), arr.ind = TRUE)
-  if (nrow(bad)) {
-    abort(sprintf("%s contains non-finite values (NA, NaN or Inf), first in column `%s` at row %d.",
-                  what, colnames(a)[bad[1, 2]], bad[1, 1]), call)
   }
 }
 

@@ -44,6 +44,15 @@ test_that("the C log-likelihood, prior and gradients match R", {
   expect_equal(ev$grad_log_prior, -theta / 1.5^2)
 })
 
+test_that("gradients pass the finite-difference check, also for large covariates", {
+  data <- simulate_linear_regression(300, seed = 16)
+  check <- check_gradients(linear_regression(y ~ ., data), n = 3, seed = 1)
+  expect_lt(max(check$rel_error), 1e-5)
+  data[1:5] <- data[1:5] * 1e3
+  check <- check_gradients(linear_regression(y ~ ., data, noise_sd = 0.1), n = 3, seed = 2)
+  expect_lt(max(check$rel_error), 1e-5)
+})
+
 test_that("prior draws follow the prior", {
   model <- small_model(10, prior_sd = 2)
   draws <- withr::with_seed(1, sgais:::model_prior_draw(model, 4000))
@@ -110,7 +119,7 @@ test_that("bad data give errors that name the argument", {
   bad <- data; bad$y <- as.character(bad$y)
   expect_error(linear_regression(y ~ ., bad), "response `y` must be numeric")
   expect_error(linear_regression(y ~ ., data[0, ]), "`data` must have at least one row")
-  expect_error(linear_regression(x = x[0, ], y = numeric()), "`y` must have at least one observation")
+  expect_error(linear_regression(x = x[0, ], y = numeric()), "`x` must have at least one row")
   expect_error(linear_regression(x = x, y = data$y[-1]), "`x` has 20 rows but `y` has 19 elements")
   expect_error(linear_regression(x = data.frame(a = letters[1:20]), y = data$y), "`x` must have numeric columns only; `a`")
   expect_error(linear_regression(y ~ ., data, noise_sd = 0), "`noise_sd` must be a positive finite number, not 0")
