@@ -1,0 +1,222 @@
+# An independent R version of the mixture: theta = (log(w_k / w_K), mu, log sigma2) as documented,
+# the prior evaluated in the original parameters (dirichlet, inverse gamma, normal densities) plus
+# the log-Jacobian of the transform, sum_k log w_k + sum_kj log sigma2_kj.
+ref_mixture <- function(theta, y, k, alpha = 1, a = 1, b = 1, r = 4) {
+  y <- as.matrix(y)
+  d <- ncol(y)
+  z <- c(theta[seq_len(k - 1)], 0)
+  w <- exp(z - max(z))
+  w <- w / sum(w)
+  mu <- matrix(theta[k - 1 + seq_len(k * d)], k, d, byrow = TRUE)
+  s2 <- exp(matrix(theta[k - 1 + k * d + seq_len(k * d)], k, d, byrow = TRUE))
+  dens <- vapply(seq_len(k), function(c) {
+    w[c] * apply(matrix(dnorm(t(y), mu[c, ], sqrt(s2[c, ])), nrow = d), 2, prod)
+  }, numeric(nrow(y)))
+  log_dirichlet <- lgamma(k * alpha) - k * lgamma(alpha) + (alpha - 1) * sum(log(w))
+  log_invgamma <- sum(a * log(b) - lgamma(a) - (a + 1) * log(s2) - b / s2)
+  log_normal <- sum(dnorm(mu, 0, sqrt(r * s2), log = TRUE))
+  jacobian <- (if (k > 1) sum(log(w)) else 0) + sum(log(s2))
+  list(log_lik = sum(log(rowSums(matrix(dens, nrow = nrow(y))))),
+       log_prior = log_dirichlet + log_invgamma + log_normal + jacobian)
+}
+
+mixture_data <- function(n = 500, seed = 1) {
+  simulate_gaussian_mixture(n, components = 3, dim = 1, seed = seed)
+}
+
+test_that("the C log-likelihood and log prior match R, with the paper's and other priors", {
+  y <- simulate_gaussian_mixture(50, components = 3, dim = 2, seed = 2)
+  theta <- withr::with_seed(3, rnorm(2 + 12))
+  model <- gaussian_mixture(y, components = 3)
+  ev <- sgais:::model_evaluate(model, theta, start = 5, n = 30)
+  ref <- ref_mixture(theta, y[6:35, ], 3)
+  expect_equal(ev$log_lik, ref$log_lik)
+  expect_equal(ev$log_prior, ref$log_prior)
+  model <- gaussian_mixture(y, components = 3, concentration = 0.7, variance_shape = 2,
+                            variance_scale = 0.5, mean_variance_ratio = 3)
+  ev <- sgais:::model_evaluate(model, theta)
+  ref <- ref_mixture(theta, y, 3, alpha = 0.7, a = 2, b = 0.5, r = 3)
+  expect_equal(ev$log_lik, ref$log_lik)
+  expect_equal(ev$log_prior, ref$log_prior)
+  # one component: no weights
+  model <- gaussian_mixture(y, components = 1)
+  ev <- sgais:::model_evaluate(model, theta[3:6])
+  ref <- ref_mixture(theta[3:6], y, 1)
+  expect_equal(ev$log_lik, ref$log_lik)
+  expect_equal(ev$log_prior, ref$log_prior)
+})
+
+test_that("the prior is a proper density on the unconstrained space (Jacobians are right)", {
+  y <- mixture_data(20)
+  lp <- function(model, theta) sgais:::model_evaluate(model, theta)$log_prior
+  # one component in one dimension: theta = (mu, log sigma2) integrates to one
+  m1 <- gaussian_mixture(y, 1, variance_shape = 1.5, variance_scale = 2, mean_variance_ratio = 3)
+  inner <- function(s) vapply(s, function(si) {
+    integrate(function(mu) exp(vapply(mu, function(m) lp(m1, c(m, si)), 0)), -Inf, Inf)$value
+  }, 0)
+  expect_equal(integrate(inner, -15, 25)$value, 1, tolerance = 1e-5)
+  # the weights: the prior of two and three components minus that of their (mu, s) pairs
+  for (k in 2:3) {
+    mk <- gaussian_mixture(y, k, concentration = 0.8)
+    m1 <- gaussian_mixture(y, 1)
+    ms <- withr::with_seed(k, rnorm(2 * k))
+    pairs <- sum(vapply(seq_len(k), function(c) lp(m1, ms[c(c, k + c)]), 0))
+    weights <- function(z) exp(lp(mk, c(z, ms)) - pairs)
+    total <- if (k == 2) {
+      integrate(Vectorize(weights), -Inf, Inf)$value
+    } else {
+      integrate(Vectorize(function(z1) {
+        integrate(Vectorize(function(z2) weights(c(z1, z2))), -Inf, Inf)$value
+      }), -Inf, Inf)$value
+    }
+    expect_equal(total, 1, tolerance = 1e-4)
+  }
+})
+
+test_that("gradients pass the finite-difference check, also far from every component", {
+  y <- simulate_gaussian_mixture(300, components = 5, dim = 2, seed = 4)
+  check <- check_gradients(gaussian_mixture(y, 5), n = 3, seed = 1)
+  expect_lt(max(check$rel_error), 1e-5)
+  # points a thousand prior widths away: one component takes all the responsibility, the
+  # log-likelihood is about -1e6 per point
+  far <- y[1:40, ] + 1e3 * rep(c(1, -1), 20)
+  check <- check_gradients(gaussian_mixture(far, 5), n = 3, seed = 2)
+  expect_lt(max(check$rel_error), 1e-5)
+  # one component, one dimension
+  check <- check_gradients(gaussian_mixture(mixture_data(100), 1), n = 3, seed = 3)
+  expect_lt(max(check$rel_error), 1e-5)
+})
+
+test_that("prior draws follow the prior", {
+  model <- gaussian_mixture(mixture_data(20), components = 3, concentration = 1,
+                            variance_shape = 2, variance_scale = 0.5, mean_variance_ratio = 3)
+  draws <- withr::with_seed(1, sgais:::model_prior_draw(model, 4000))
+  expect_equal(dim(draws), c(8L, 4000L))
+  z <- rbind(draws[1:2, ], 0)
+  w <- exp(z) / rep(colSums(exp(z)), each = 3)
+  # Dirichlet(1, 1, 1): each weight has mean 1/3, sd 0.24; the sample mean has sd 0.004
+  expect_equal(rowMeans(w), rep(1 / 3, 3), tolerance = 0.05)
+  s <- draws[6:8, ]
+  mu <- draws[3:5, ]
+  # 1 / sigma2 ~ Gamma(shape 2, rate 0.5); mu / sqrt(3 sigma2) ~ N(0, 1)
+  expect_gt(suppressWarnings(ks.test(exp(-s[1, ]), "pgamma", shape = 2, rate = 0.5))$p.value, 1e-3)
+  expect_gt(ks.test(mu[2, ] / sqrt(3 * exp(s[2, ])), "pnorm")$p.value, 1e-3)
+})
+
+test_that("the one-component evidence matches quadrature and is per-dimension", {
+  y <- mixture_data(12)$y1
+  model <- gaussian_mixture(y, 1)
+  # log p(y) = log of the double integral of likelihood x prior over (mu, sigma2)
+  f <- function(mu, s2) {
+    exp(sum(dnorm(y, mu, sqrt(s2), log = TRUE)) + dnorm(mu, 0, sqrt(4 * s2), log = TRUE) -
+          2 * log(s2) - 1 / s2 + 40)
+  }
+  inner <- function(s2) vapply(s2, function(v) integrate(Vectorize(function(m) f(m, v)), -Inf, Inf)$value, 0)
+  expect_equal(exact_log_evidence(model), log(integrate(inner, 0, Inf)$value) - 40, tolerance = 1e-6)
+  # prefixes, in the order asked, and the sum over independent dimensions
+  data <- simulate_gaussian_mixture(200, components = 2, dim = 2, seed = 5)
+  m2 <- gaussian_mixture(data, 1)
+  n <- c(200, 3, 50)
+  expect_equal(exact_log_evidence(m2, n),
+               exact_log_evidence(gaussian_mixture(data$y1, 1), n) +
+                 exact_log_evidence(gaussian_mixture(data$y2, 1), n))
+  expect_equal(exact_log_evidence(m2, 50), exact_log_evidence(gaussian_mixture(data[1:50, ], 1)))
+  # no cancellation for data far from zero
+  shifted <- gaussian_mixture(data$y1 + 1e7, 1)
+  expect_true(is.finite(exact_log_evidence(shifted)))
+  expect_error(exact_log_evidence(gaussian_mixture(data, 2)), "has 2 components.*only with one")
+  expect_error(exact_log_evidence(m2, n = 201), "`n` must hold whole numbers between 1 and 200")
+})
+
+test_that("data and arguments are checked, naming what is wrong", {
+  y <- simulate_gaussian_mixture(30, components = 2, dim = 2, seed = 6)
+  bad <- y; bad$y2[7] <- NA
+  expect_error(gaussian_mixture(bad), "`y` contains non-finite.*`y2` at row 7")
+  bad <- as.matrix(y); bad[3, 1] <- -Inf
+  expect_error(gaussian_mixture(bad), "non-finite.*`y1` at row 3")
+  bad <- y; bad$label <- letters[1:30]
+  expect_error(gaussian_mixture(bad), "numeric columns only; `label` is")
+  expect_error(gaussian_mixture(matrix(letters[1:4], 2)), "`y` must be a numeric matrix or data frame")
+  expect_error(gaussian_mixture(y[0, ]), "`y` must have at least one row")
+  expect_error(gaussian_mixture(numeric()), "`y` must have at least one row")
+  expect_error(gaussian_mixture(y, components = 0), "`components` must be a whole number >= 1")
+  expect_error(gaussian_mixture(y, components = 2.5), "`components` must be a whole number")
+  expect_error(gaussian_mixture(y, components = 31), "`components` \\(31\\) must not exceed the number of observations \\(30\\)")
+  expect_error(gaussian_mixture(y, concentration = 0), "`concentration` must be a positive")
+  expect_error(gaussian_mixture(y, variance_shape = NA), "`variance_shape` must be a positive")
+  expect_error(gaussian_mixture(y, variance_scale = Inf), "`variance_scale` must be a positive")
+  expect_error(gaussian_mixture(y, mean_variance_ratio = -1), "`mean_variance_ratio` must be a positive")
+  shift <- simulate_shifting_mixture(seed = 1)
+  expect_error(gaussian_mixture(shift), "`phase` is a factor")
+})
+
+test_that("the model has the paper's 24 free parameters and prints what it is", {
+  model <- gaussian_mixture(simulate_gaussian_mixture(100, seed = 7))
+  expect_identical(model$dim, 24L)
+  expect_identical(model$parameter_names[c(1, 5, 6, 15, 24)],
+                   c("log(w1/w5)", "mu[1,y1]", "mu[1,y2]", "log_sigma2[1,y1]", "log_sigma2[5,y2]"))
+  expect_output(print(model), "Gaussian mixture \\(5 components, 2 dimensions\\)")
+  expect_output(print(model), "observations: 100")
+  expect_output(print(model), "parameters:   24")
+  expect_output(print(model), "Dirichlet\\(1\\); sigma2_kj ~ InvGamma\\(shape 1, scale 1\\); mu_kj \\| sigma2_kj ~ N\\(0, 4 sigma2_kj\\)")
+  expect_identical(gaussian_mixture(1:3, 1)$label, "Bayesian Gaussian mixture (1 component, 1 dimension)")
+})
+
+test_that("simulate_gaussian_mixture draws from the prior and is prefix-consistent", {
+  big <- simulate_gaussian_mixture(400, seed = 8)
+  small <- simulate_gaussian_mixture(60, seed = 8)
+  expect_equal(names(big), c("y1", "y2"))
+  expect_equal(small, big[1:60, ], ignore_attr = TRUE)
+  expect_identical(attr(small, "component"), attr(big, "component")[1:60])
+  par <- attr(big, "parameters")
+  expect_equal(sum(par$weights), 1)
+  expect_equal(dim(par$means), c(5L, 2L))
+  # the values come from their components: standardised residuals are standard normal
+  k <- attr(big, "component")
+  z <- (as.matrix(big) - par$means[k, ]) / sqrt(par$variances[k, ])
+  expect_gt(ks.test(as.vector(z), "pnorm")$p.value, 1e-3)
+  set.seed(99); u1 <- runif(1)
+  set.seed(99); simulate_gaussian_mixture(10, seed = 1); u2 <- runif(1)
+  expect_identical(u1, u2)
+  expect_error(simulate_gaussian_mixture(10, components = 0), "`components` must be a whole number >= 1")
+  expect_error(simulate_gaussian_mixture(10, dim = 0), "`dim` must be a whole number >= 1")
+})
+
+test_that("simulate_shifting_mixture has the paper's three phases, in order", {
+  data <- simulate_shifting_mixture(seed = 2)
+  expect_identical(dim(data), c(100000L, 4L))
+  expect_identical(names(data), c("y1", "y2", "phase", "cluster"))
+  expect_identical(as.vector(table(data$phase)), c(1000L, 9000L, 90000L))
+  expect_identical(levels(data$phase), c("3 clusters", "5 clusters", "7 clusters"))
+  expect_true(all(diff(as.integer(data$phase)) >= 0))
+  used <- lapply(split(as.integer(data$cluster), data$phase), function(k) sort(unique(k)))
+  expect_identical(unname(used), list(1:3, 1:5, 1:7))
+  expect_identical(simulate_shifting_mixture(seed = 2), data)
+  expect_false(identical(simulate_shifting_mixture(seed = 3)$y1, data$y1))
+  expect_identical(nobs(gaussian_mixture(data[c("y1", "y2")], 7)), 100000L)
+})
+
+# Tolerances for the estimators on the mixture come from replicate runs (seeds 1-10) with the
+# settings of three_estimators(), on mixture_data() (N = 500 in one dimension, drawn from a
+# 3-component mixture):
+#   one component (exact evidence known), error mean / sd:
+#     SGAIS -0.68 / 0.97, AIS -0.55 / 1.59, NS +0.33 / 0.86
+#   three components (the paper's Appendix A.2 model: 8 free parameters), log Z mean / sd:
+#     SGAIS -1127.89 / 1.57, AIS -1127.05 / 1.10, NS -1126.62 / 1.29
+# Each estimate must lie within its mean +/- 4 sd, and each pair within the difference of their
+# means + 4 combined sd. The tests use seed 11, outside the replicates.
+test_that("SGAIS, AIS and NS recover the closed-form evidence of a one-component mixture", {
+  model <- gaussian_mixture(mixture_data(), components = 1)
+  err <- vapply(three_estimators(model, seed = 11), log_evidence, 0) - exact_log_evidence(model)
+  expect_lt(abs(err[["sgais"]] - -0.68), 4 * 0.97)
+  expect_lt(abs(err[["ais"]] - -0.55), 4 * 1.59)
+  expect_lt(abs(err[["ns"]] - 0.33), 4 * 0.86)
+})
+
+test_that("SGAIS, AIS and NS agree on a three-component mixture (paper Appendix A.2)", {
+  model <- gaussian_mixture(mixture_data(), components = 3)
+  z <- vapply(three_estimators(model, seed = 11), log_evidence, 0)
+  expect_agree(z[["sgais"]], z[["ais"]], -1127.89, -1127.05, 1.57, 1.10)
+  expect_agree(z[["sgais"]], z[["ns"]], -1127.89, -1126.62, 1.57, 1.29)
+  expect_agree(z[["ais"]], z[["ns"]], -1127.05, -1126.62, 1.10, 1.29)
+})
