@@ -25,3 +25,23 @@ without_timing <- function(fit) {
 withr_seed <- function(seed, code) {
   sgais:::with_seed(seed, code)
 }
+
+# The three estimators with the settings whose replicate spreads the model tests quote:
+# SGAIS with 50 particles, target ESS 40, 50 steps at learning rate 0.05; AIS with 50 particles,
+# target ESS 25, 100 steps; nested sampling with 20 live points, 200 steps at learning rate 1e-4.
+three_estimators <- function(model, seed) {
+  list(
+    sgais = sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50, learning_rate = 0.05,
+                  seed = seed, progress = FALSE),
+    ais = ais(model, particles = 50, target_ess = 25, sghmc_steps = 100, seed = seed,
+              progress = FALSE),
+    ns = nested_sampling(model, live_points = 20, sghmc_steps = 200, learning_rate = 1e-4,
+                         seed = seed, progress = FALSE)
+  )
+}
+
+# Two single runs of methods with measured means and sds (over replicate runs) agree when they
+# differ by at most the difference of their means plus 4 times their combined sd.
+expect_agree <- function(x, y, mean_x, mean_y, sd_x, sd_y) {
+  expect_lt(abs(x - y), abs(mean_x - mean_y) + 4 * sqrt(sd_x^2 + sd_y^2))
+}
