@@ -45,8 +45,9 @@ nobs.sgais_model <- function(object, ...) object$n
 #' Exact log evidence of a model
 #'
 #' The closed-form log marginal likelihood \eqn{\log p(y_1, \dots, y_n)}, for models that have
-#' one (Bayesian linear regression with known noise). Use it to check an estimate, or an
-#' estimate's whole trajectory.
+#' one: Bayesian linear regression with known noise, and a Gaussian mixture with one component.
+#' Use it to check an estimate, or an estimate's whole trajectory. Other models (softmax
+#' regression, mixtures of several components) give an error that says so.
 #'
 #' For [linear_regression()] the evidence is that of \eqn{y \sim N(0, \sigma^2 I + \tau^2 A
 #' A^\top)}{y ~ N(0, s^2 I + t^2 A A')} with design matrix \eqn{A}. It is computed through the
@@ -54,7 +55,19 @@ nobs.sgais_model <- function(object, ...) object$n
 #' Cholesky factor (no explicit inverse), accumulating \eqn{A^\top A} over the data in order, so
 #' all prefix lengths cost one pass over the data.
 #'
-#' @param model A model, e.g. from [linear_regression()].
+#' For [gaussian_mixture()] with `components = 1` each dimension is a normal-inverse-gamma model,
+#' \eqn{y_i \sim N(\mu, \sigma^2)}{y_i ~ N(mu, sigma2)}, \eqn{\mu \mid \sigma^2 \sim N(0, r
+#' \sigma^2)}{mu | sigma2 ~ N(0, r sigma2)}, \eqn{\sigma^2 \sim \mathrm{InvGamma}(a, b)}{sigma2 ~
+#' InvGamma(a, b)}, whose evidence is
+#' \deqn{\log Z = \log\Gamma(a_n) - \log\Gamma(a) + a \log b - a_n \log b_n + \tfrac12 \log(\kappa /
+#' \kappa_n) - \tfrac n2 \log 2\pi}{log Z = lgamma(a_n) - lgamma(a) + a log b - a_n log b_n +
+#' log(kappa / kappa_n) / 2 - n log(2 pi) / 2}
+#' with \eqn{\kappa = 1/r}{kappa = 1/r}, \eqn{\kappa_n = \kappa + n}{kappa_n = kappa + n},
+#' \eqn{a_n = a + n/2} and \eqn{b_n = b + \frac12 \sum_i (y_i - \bar y)^2 + \frac{\kappa n \bar
+#' y^2}{2 \kappa_n}}{b_n = b + sum (y_i - ybar)^2 / 2 + kappa n ybar^2 / (2 kappa_n)}; the
+#' dimensions add.
+#'
+#' @param model A model, e.g. from [linear_regression()] or a one-component [gaussian_mixture()].
 #' @param n Optional prefix lengths: whole numbers in `1:nobs(model)`. `NULL` (the default) means
 #'   all observations.
 #' @return A numeric vector, one log evidence for each element of `n`.

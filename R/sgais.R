@@ -21,7 +21,7 @@
 #' million observations, because mini-batch gradient noise grows relative to the injected noise
 #' as n grows.
 #'
-#' @param model A model, e.g. from [linear_regression()].
+#' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()].
 #' @param particles Number of particles \eqn{M} (at least 2).
 #' @param batch_size Mini-batch size \eqn{|B|} for the gradient over earlier observations.
 #' @param target_ess Target effective sample size of the incremental weights for the adaptive
