@@ -3,6 +3,7 @@
 #   make test   run the test suite (prints "testthat: N passed, N failed, N skipped")
 #   make check  R CMD build + R CMD check --no-manual
 #   make bench  the linear-regression benchmark (N = 1e4, 1e5, 1e6)
+#   make bench-models  SGAIS, NS and AIS on softmax regression and the mixture (N = 1e4, 1e5)
 #   make docs   regenerate man/ and NAMESPACE with roxygen2
 R ?= R
 RSCRIPT ?= Rscript
@@ -10,7 +11,7 @@ VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := sgais_$(VERSION).tar.gz
 N ?= 100000
 
-.PHONY: deps install demo test check bench docs valgrind clean
+.PHONY: deps install demo test check bench bench-models docs valgrind clean
 
 deps:
 	sh tools/install-deps.sh
@@ -32,6 +33,9 @@ check: $(TARBALL)
 
 bench: install
 	$(RSCRIPT) inst/bench/linear-regression.R
+
+bench-models: install
+	$(RSCRIPT) inst/bench/models.R
 
 docs:
 	$(RSCRIPT) -e 'roxygen2::roxygenise(load_code = "source")'
