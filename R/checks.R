@@ -82,3 +82,30 @@ check_anneal_settings <- function(particles, target_ess, sghmc_steps, learning_r
     resample = check_flag(resample, "resample", call)
   )
 }
+
+# Data checks shared by the model constructors.
+
+# A data frame's columns must all be numeric; the error names the first that is not.
+check_numeric_columns <- function(x, what, call, hint = "") {
+  bad <- which(!vapply(x, is.numeric, logical(1)))
+  if (length(bad)) {
+    abort(sprintf("%s must have numeric columns only; `%s` is %s.%s", what, names(x)[bad[1]],
+                  describe(x[[bad[1]]]), hint), call)
+  }
+}
+
+# Every cell of a matrix with column names must be finite; the error names the first that is not.
+check_finite_cells <- function(a, what, call) {
+  bad <- which(!is.finite(a), arr.ind = TRUE)
+  if (nrow(bad)) {
+    abort(sprintf("%s contains non-finite values (NA, NaN or Inf), first in column `%s` at row %d.",
+                  what, colnames(a)[bad[1, 2]], bad[1, 1]), call)
+  }
+}
+
+# The error for the observations `bad` (indices) of a response that are missing or `kind`.
+abort_bad_observations <- function(what, bad, kind, call) {
+  abort(sprintf("%s contains %s (NA, NaN and Inf are not allowed), first at observation %d.",
+                what, if (length(bad) == 1L) paste("a", kind, "value") else paste(length(bad), kind, "values"),
+                bad[1]), call)
+}

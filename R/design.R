@@ -45,10 +45,7 @@ design_from_matrix <- function(x, y, call) {
   if (is.null(x)) abort("`x` is missing: give covariates `x` with the response `y`.", call)
   if (is.null(y)) abort("`y` is missing: give a response `y` with the covariates `x`.", call)
   if (is.data.frame(x)) {
-    bad <- !vapply(x, is.numeric, logical(1))
-    if (any(bad)) {
-      abort(sprintf("`x` must have numeric columns only; `%s` is not numeric.", names(x)[bad][1]), call)
-    }
+    check_numeric_columns(x, "`x`", call)
     x <- as.matrix(x)
   }
   if (is.null(dim(x))) x <- matrix(x, ncol = 1L)
@@ -71,10 +68,6 @@ design_from_matrix <- function(x, y, call) {
 
 check_design <- function(a, what, call) {
   if (ncol(a) < 1L) abort(sprintf("The design built from %s has no columns.", what), call)
-  bad <- which(!is.finite(a), arr.ind = TRUE)
-  if (nrow(bad)) {
-    abort(sprintf("%s contains non-finite values (NA, NaN or Inf), first in column `%s` at row %d.",
-                  what, colnames(a)[bad[1, 2]], bad[1, 1]), call)
-  }
+  check_finite_cells(a, what, call)
 }
 

@@ -62,11 +62,9 @@ gaussian_mixture <- function(y, components = 5, concentration = 1, variance_shap
   k <- components
   d <- ncol(y)
   cells <- paste0("[", rep(seq_len(k), each = d), ",", rep(colnames(y), k), "]")
-  yt <- t(y)
-  dimnames(yt) <- NULL
   new_sgais_model(
     family = "gaussian_mixture",
-    data = list(yt = yt),
+    data = list(yt = by_observation(y)),
     hyper = hyper,
     n = nrow(y),
     # as the C core stores theta: weight log-ratios, means, log-variances (component after component)
@@ -93,11 +91,8 @@ gaussian_mixture <- function(y, components = 5, concentration = 1, variance_shap
 # The data of a mixture as a finite numeric matrix with column names.
 check_mixture_data <- function(y, call) {
   if (is.data.frame(y)) {
-    bad <- !vapply(y, is.numeric, logical(1))
-    if (any(bad)) {
-      abort(sprintf("`y` must have numeric columns only; `%s` is %s. Select the columns to model, e.g. `y[c(\"y1\", \"y2\")]`.",
-                    names(y)[bad][1], describe(y[[which(bad)[1]]])), call)
-    }
+    check_numeric_columns(y, "`y`", call,
+                          " Select the columns to model, e.g. `y[c(\"y1\", \"y2\")]`.")
     if (nrow(y) < 1L) abort("`y` must have at least one row.", call)
     y <- as.matrix(y)
   }
@@ -108,11 +103,7 @@ check_mixture_data <- function(y, call) {
   if (nrow(y) < 1L) abort("`y` must have at least one row.", call)
   if (ncol(y) < 1L) abort("`y` must have at least one column.", call)
   if (is.null(colnames(y))) colnames(y) <- paste0("y", seq_len(ncol(y)))
-  bad <- which(!is.finite(y), arr.ind = TRUE)
-  if (nrow(bad)) {
-    abort(sprintf("`y` contains non-finite values (NA, NaN or Inf), first in column `%s` at row %d.",
-                  colnames(y)[bad[1, 2]], bad[1, 1]), call)
-  }
+  check_finite_cells(y, "`y`", call)
   storage.mode(y) <- "double"
   y
 }

@@ -38,11 +38,9 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
   design <- regression_design(formula, data, x, y, call)
   check_response(design$y, design$what, call)
   a <- design$a
-  xt <- t(a)
-  dimnames(xt) <- NULL
   new_sgais_model(
     family = "linear_regression",
-    data = list(xt = xt, y = as.double(design$y)),
+    data = list(xt = by_observation(a), y = as.double(design$y)),
     hyper = list(noise_sd = noise_sd, prior_sd = prior_sd),
     n = nrow(a),
     parameter_names = colnames(a),
@@ -64,11 +62,7 @@ check_response <- function(y, what, call) {
   }
   if (length(y) < 1L) abort(sprintf("%s must have at least one observation.", what), call)
   bad <- which(!is.finite(y))
-  if (length(bad)) {
-    abort(sprintf("%s contains %s (NA, NaN and Inf are not allowed), first at observation %d.",
-                  what, if (length(bad) == 1L) "a non-finite value" else paste(length(bad), "non-finite values"),
-                  bad[1]), call)
-  }
+  if (length(bad)) abort_bad_observations(what, bad, "non-finite", call)
 }
 
 #' @rdname exact_log_evidence

@@ -100,6 +100,15 @@ check_prefix_lengths <- function(n, total, call) {
   as.integer(n)
 }
 
+# Data as the C models read them: one column per observation (the transpose of the usual one row
+# per observation), so an observation's values are contiguous and a mini-batch touches one cache
+# line per observation. Names are dropped: C reads positions.
+by_observation <- function(a) {
+  out <- t(a)
+  dimnames(out) <- NULL
+  out
+}
+
 # The C model functions as R sees them: log prior, log likelihood of observations
 # start + 1, ..., start + n, and their gradients at theta. Used by tests and gradient checks.
 model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {

@@ -41,13 +41,11 @@ softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NU
   design <- regression_design(formula, data, x, y, call)
   classes <- check_classes(design$y, design$what, call)
   a <- design$a
-  xt <- t(a)
-  dimnames(xt) <- NULL
   labels <- levels(classes)
   k <- length(labels)
   new_sgais_model(
     family = "softmax_regression",
-    data = list(xt = xt, y = as.integer(classes)),
+    data = list(xt = by_observation(a), y = as.integer(classes)),
     hyper = list(classes = k, prior_sd = prior_sd),
     n = nrow(a),
     # class after class, as the C core stores theta
@@ -69,11 +67,7 @@ softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NU
 # values, at least two classes, every class observed.
 check_classes <- function(y, what, call) {
   bad <- which(is.na(y) | (is.numeric(y) & !is.finite(y)))
-  if (length(bad)) {
-    abort(sprintf("%s contains %s (NA, NaN and Inf are not allowed), first at observation %d.",
-                  what, if (length(bad) == 1L) "a missing or infinite value"
-                  else paste(length(bad), "missing or infinite values"), bad[1]), call)
-  }
+  if (length(bad)) abort_bad_observations(what, bad, "missing or infinite", call)
   if (is.numeric(y) && !is.factor(y) && any(y != round(y))) {
     abort(sprintf("%s must be a factor or whole-number class codes; it has fractional values such as %s.",
                   what, format(y[y != round(y)][1])), call)
