@@ -7,26 +7,38 @@
 #' Section 6.1). Each step \eqn{\Delta\lambda} is chosen, as in [sgais()], so that the effective
 #' sample size of the incremental weights \eqn{p(y \mid \theta_i)^{\Delta\lambda}} is
 #' `target_ess`; the log-weights grow by \eqn{\Delta\lambda \log p(y \mid \theta_i)}, and each
-#' particle then takes `sghmc_steps` steps of SGHMC on the exact full-data potential
-#' \eqn{\nabla \log f_\lambda = \nabla \log p(\theta) + \lambda \nabla \log p(y \mid \theta)}
-#' with step \eqn{\eta} = `learning_rate` / n. The defaults are the paper's.
+#' particle then moves by SGHMC on the exact full-data potential
+#' \eqn{\nabla \log f_\lambda = \nabla \log p(\theta) + \lambda \nabla \log p(y \mid \theta)}.
+#'
+#' The tuning is set by `control` ([ais_control()]). The default preset, `"robust"`, uses 100
+#' particles, resamples when the weight ESS falls below half of them, and takes steps of a fixed
+#' fraction of the current target's width (preconditioned by the weighted particle covariance):
+#' near \eqn{\lambda = 0} the target is as wide as the prior, and the paper's step
+#' \eqn{\eta} = `learning_rate` / n, sized for the posterior, cannot cross it in 20 steps, which
+#' made the paper's AIS tens of nats low. `ais_control("paper")` is the paper's reference AIS
+#' (Section 6.1) exactly.
 #'
 #' Every step uses all n observations, so the cost grows with n times the number of annealing
 #' steps; [sgais()] is the fast choice for large data, `ais()` the accurate one for small data
 #' and a check of [sgais()] on your own model.
 #'
 #' @inheritParams sgais
-#' @param learning_rate Per-observation SGHMC learning rate; the step is `learning_rate` / n.
+#' @param ... Settings that replace those of `control`, by name; see [ais_control()].
+#' @param control The tuning: [ais_control()] (`"robust"`, the default) or
+#'   `ais_control("paper")`.
 #' @return An object of class `c("ais_fit", "evidence_fit")`, a list with
 #'   \describe{
-#'   \item{`log_evidence`}{the log evidence;}
-#'   \item{`schedule`}{a data frame with one row per annealing step: `step`, `lambda` (after the
-#'     step), `ess` (of the incremental weights), `log_evidence` (the estimate
+#'   \item{`log_evidence`, `log_evidence_se`, `replicate_log_evidence`, `replicate_sd`,
+#'     `diagnostics`}{the log evidence and, as for [sgais()], its standard error from replicates
+#'     and the per-replicate diagnostics;}
+#'   \item{`schedule`}{a data frame with one row per annealing step (of every replicate, in
+#'     column `replicate`): `step`, `lambda` (after the step), `ess` (of the incremental
+#'     weights), `resampled`, `sghmc_steps`, `log_evidence` (the estimate
 #'     \eqn{\log \frac1M \sum_i w_i}{log mean(w)} with the weights so far, the log normalising
 #'     constant of \eqn{f_\lambda}), and the cumulative cost: `seconds`,
 #'     `gradient_evaluations` and `likelihood_evaluations` (per observation and particle);}
 #'   \item{`state`}{the final `particles` (a `particles` x parameters matrix, approximately
-#'     posterior draws with weights) and `log_weights`;}
+#'     posterior draws with weights; all replicates' stacked) and `log_weights`;}
 #'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`}{how it was run;}
 #'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost;}
 #'   \item{`model`}{the model.}
@@ -46,39 +58,40 @@
 #' fit
 #' exact_log_evidence(model)
 #' tail(as.data.frame(fit))
-ais <- function(model, particles = 10, target_ess = 5, sghmc_steps = 20, learning_rate = 0.1,
-                momentum_decay = 0.2, resample = FALSE, progress = default_progress(),
-                seed = NULL) {
+#' ais(model, control = ais_control("paper"), seed = 2)
+ais <- function(model, ..., control = ais_control(), replicates = 1,
+                progress = default_progress(), seed = NULL) {
   call <- sys.call()
   check_model(model, call)
-  settings <- check_anneal_settings(particles, target_ess, sghmc_steps, learning_rate,
-                                    momentum_decay, resample, call)
-  particles <- settings$particles
+  settings <- control_settings(control, list(...), "ais", call)
+  replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
+  cs <- c_settings(settings)
 
-  run <- seeded_run(seed, {
-    state <- list(theta = model_prior_draw(model, particles), logw = numeric(particles),
-                  loglik = numeric(0), lambda = 0, steps = 0L, log_z = 0)
+  runs <- run_replicates(replicates, seed, progress, function(progress, label) {
+    state <- list(theta = model_prior_draw(model, settings$particles),
+                  logw = numeric(settings$particles), loglik = numeric(0), lambda = 0,
+                  steps = 0L, log_z = 0)
     run_in_slices(
-      function(state, budget) ais_slice(model, state, settings, budget),
+      function(state, budget) ais_slice(model, state, cs, budget),
       state,
       finished = function(state) state$lambda >= 1,
       progress = progress,
-      format = "AIS {cli::pb_bar} {cli::pb_percent} of lambda | {label} | ETA {cli::pb_eta}",
+      format = paste0("AIS ", label, "{cli::pb_bar} {cli::pb_percent} of lambda | {label} | ETA {cli::pb_eta}"),
       total = 1000,
       position = function(state) floor(1000 * state$lambda),
       status = function(state) sprintf("step %d, log Z %.6g", state$steps, state$log_z)
     )
   })
-  new_ais_fit(model, run, settings, call, seed)
+  warn_if_unreliable(new_ais_fit(model, runs, settings, call, seed))
 }
 
 ais_slice <- function(model, state, settings, budget) {
   res <- .Call(C_ffi_ais_run, model, state$theta, state$logw, state$loglik, state$lambda,
                settings, state$steps, budget)
-  trace <- as.data.frame(res[c("lambda", "ess", "log_evidence", "seconds",
-                               "gradient_evaluations", "likelihood_evaluations")])
+  trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "log_evidence",
+                               "seconds", "gradient_evaluations", "likelihood_evaluations")])
   k <- nrow(trace)
   list(
     state = list(theta = res$theta, logw = res$logw, loglik = res$loglik,
@@ -88,26 +101,44 @@ ais_slice <- function(model, state, settings, budget) {
   )
 }
 
-new_ais_fit <- function(model, run, settings, call, seed) {
-  trace <- run$trace
+new_ais_fit <- function(model, runs, settings, call, seed) {
   cost <- c("seconds", "gradient_evaluations", "likelihood_evaluations")
-  schedule <- data.frame(
-    step = seq_len(nrow(trace)),
-    trace[c("lambda", "ess", "log_evidence")],
-    lapply(trace[cost], cumsum)
+  schedule <- do.call(rbind, lapply(seq_along(runs), function(r) {
+    trace <- runs[[r]]$trace
+    data.frame(
+      replicate = r,
+      step = seq_len(nrow(trace)),
+      trace[c("lambda", "ess", "resampled", "sghmc_steps", "log_evidence")],
+      lapply(trace[cost], cumsum)
+    )
+  }))
+  if (length(runs) == 1L) schedule$replicate <- NULL
+  last <- vapply(runs, function(r) r$state$log_z, numeric(1))
+  diagnostics <- data.frame(
+    replicate = seq_along(runs), log_evidence = last,
+    do.call(rbind, lapply(runs, function(r) {
+      trace <- r$trace
+      trace$divergence <- settings$particles / trace$ess - 1
+      trace$min_ess <- trace$ess
+      anneal_diagnostics(trace, r$state$logw, settings$particles, steps = NULL)
+    }))
   )
-  new_evidence_fit(
-    method = "AIS",
-    log_evidence = schedule$log_evidence[nrow(schedule)],
-    model = model,
-    run = run,
-    settings = settings,
-    call = call,
-    seed = seed,
-    schedule = schedule,
-    state = list(particles = particle_matrix(run, model), log_weights = run$state$logw),
-    class = "ais_fit"
-  )
+  do.call(new_evidence_fit, quote = TRUE, c(
+    list(
+      method = "AIS",
+      model = model,
+      run = combine_runs(runs),
+      settings = settings,
+      call = call,
+      seed = seed,
+      schedule = schedule,
+      diagnostics = diagnostics,
+      state = list(particles = do.call(rbind, lapply(runs, particle_matrix, model = model)),
+                   log_weights = unlist(lapply(runs, function(r) r$state$logw))),
+      class = "ais_fit"
+    ),
+    replicate_summary(last)
+  ))
 }
 
 # ESS of normalised weights exp(logw): (sum w)^2 / sum w^2, in log space.
@@ -127,11 +158,12 @@ format.ais_fit <- function(x, ...) {
   s <- x$settings
   c(
     NextMethod(),
-    sprintf("  settings:  %d particles, target ESS %s, %d SGHMC steps, learning rate %s, momentum decay %s%s",
-            s$particles, format(s$target_ess), s$sghmc_steps, format(s$learning_rate),
-            format(s$momentum_decay), if (s$resample) ", resampling" else ""),
-    sprintf("  annealing: %s steps, lowest ESS %.2f, final weight ESS %.2f",
-            format_count(nrow(sc)), min(sc$ess), weight_ess(x$state$log_weights))
+    sprintf("  settings:  %d particles, target ESS %s, %s%s",
+            s$particles, format(s$target_ess), format_settings(s),
+            if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
+    sprintf("  annealing: %s steps%s, lowest ESS %.2f, final weight ESS %.2f",
+            format_count(nrow(sc)), if (length(x$replicate_log_evidence) > 1) " (all replicates)" else "",
+            min(sc$ess), weight_ess(x$state$log_weights))
   )
 }
 

@@ -68,21 +68,6 @@ check_model <- function(model, call) {
   model
 }
 
-# The tuning values shared by the annealing samplers (SGAIS and AIS), checked and as the C side
-# reads them (sg_anneal_settings_from_r()).
-check_anneal_settings <- function(particles, target_ess, sghmc_steps, learning_rate,
-                                  momentum_decay, resample, call) {
-  particles <- check_whole_number(particles, "particles", 2, call)
-  list(
-    particles = particles,
-    target_ess = check_half_open(target_ess, "target_ess", 1, particles, call, "particles"),
-    sghmc_steps = check_whole_number(sghmc_steps, "sghmc_steps", 0, call),
-    learning_rate = check_positive(learning_rate, "learning_rate", call),
-    momentum_decay = check_half_open(momentum_decay, "momentum_decay", 0, 1, call),
-    resample = check_flag(resample, "resample", call)
-  )
-}
-
 # Data checks shared by the model constructors.
 
 # A data frame's columns must all be numeric; the error names the first that is not.

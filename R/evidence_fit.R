@@ -58,7 +58,8 @@ format.evidence_fit <- function(x, ...) {
   c(
     sprintf("<%s evidence estimate>", x$method),
     sprintf("  model:     %s, %s observations, %d parameters", m$label, format_count(x$n), m$dim),
-    sprintf("  log Z:     %.4f (%.6f per observation)", x$log_evidence, x$log_evidence / x$n),
+    sprintf("  log Z:     %.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
+            x$log_evidence / x$n),
     sprintf("  cost:      %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
             format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations))
   )
@@ -76,7 +77,8 @@ summary.evidence_fit <- function(object, ...) {
   structure(
     list(
       method = object$method, label = object$model$label, n = object$n, dim = object$model$dim,
-      log_evidence = object$log_evidence, exact_log_evidence = exact,
+      log_evidence = object$log_evidence, log_evidence_se = object$log_evidence_se,
+      replicate_log_evidence = object$replicate_log_evidence, exact_log_evidence = exact,
       seconds = object$seconds, gradient_evaluations = object$gradient_evaluations,
       likelihood_evaluations = object$likelihood_evaluations, settings = object$settings,
       call = object$call
@@ -93,7 +95,8 @@ format.summary.evidence_fit <- function(x, ...) {
     "",
     sprintf("Call: %s", paste(deparse(x$call, width.cutoff = 500L), collapse = " ")),
     "",
-    sprintf("log Z:       %.4f (%.6f per observation)", x$log_evidence, x$log_evidence / x$n)
+    sprintf("log Z:       %.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
+            x$log_evidence / x$n)
   )
   if (!is.null(x$exact_log_evidence)) {
     err <- x$log_evidence - x$exact_log_evidence

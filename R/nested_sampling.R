@@ -13,26 +13,25 @@
 #' off the contour, \eqn{v \leftarrow v - 2 (v \cdot \hat n) \hat n}{v <- v - 2 (v.n) n} with
 #' \eqn{\hat n}{n} the unit gradient of the log-likelihood (as in Galilean Monte Carlo).
 #'
+#' The tuning is set by `control` ([nested_control()]). The paper's fixed step (`learning_rate`
+#' = 1e-3 on the prior, `nested_control("paper")`, with 2 live points) becomes as large as the
+#' constrained region late in the run: new points then lie at too high a likelihood, and
+#' \eqn{\log \hat Z} is overestimated by 10 to 30 nats. The default preset, `"robust"`, scales the
+#' step to the live points' covariance (the metric of the kernel, in which the reflection is also
+#' taken), as dynesty and ernest scale their proposals to the live points, and uses 100 live
+#' points.
+#'
 #' The run stops when the largest possible remaining contribution, \eqn{\max L_{live} X_i}, is
 #' below `tolerance` times \eqn{\hat Z}; the live points then add \eqn{L_j X_i / M} each. The
-#' standard error of \eqn{\log \hat Z} is \eqn{\sqrt{H / M}}. The defaults are the paper's (2 live
-#' points for speed); more live points reduce the error in proportion to \eqn{1/\sqrt M}. The
-#' discretisation of SGHMC slightly undersamples near the contour (paper Appendix A.1), so new
-#' points lie at too high a likelihood and \eqn{\log \hat Z} is overestimated. The bias grows with
-#' `learning_rate` relative to the posterior width: on the paper's linear regression with the
-#' default settings it is about +5 to +10 nats at 1,000 observations and +20 to +30 nats at
-#' 10,000 to 100,000, larger than \eqn{\sqrt{H / M}}. For an accurate reference on a data set
-#' of size n, use more live points and a smaller `learning_rate` (e.g. 20 live points, 200 steps,
-#' `learning_rate = 0.04 / n`).
+#' standard error of \eqn{\log \hat Z} is \eqn{\sqrt{H / M}} (`log_evidence_sd`); with
+#' `replicates` > 1 the replicates are combined as for [sgais()], with a standard error from
+#' their spread (`log_evidence_se`).
 #'
 #' @inheritParams sgais
-#' @param live_points Number of live points \eqn{M} (at least 1).
-#' @param sghmc_steps SGHMC steps for each new live point.
-#' @param learning_rate SGHMC step \eqn{\eta} on the prior (not divided by n: the prior
-#'   potential does not grow with the data).
-#' @param momentum_decay SGHMC friction \eqn{\alpha} in (0, 1].
-#' @param tolerance Stop when the remaining contribution is below this fraction of \eqn{\hat Z}.
-#' @param max_iterations Stop (with a warning) after this many iterations.
+#' @param ... Settings that replace those of `control`, by name (e.g. `live_points = 200`); see
+#'   [nested_control()].
+#' @param control The tuning: [nested_control()] (`"robust"`, the default) or
+#'   `nested_control("paper")`.
 #' @return An object of class `c("nested_fit", "evidence_fit")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z}, its standard
@@ -59,50 +58,45 @@
 #' @export
 #' @examples
 #' model <- linear_regression(y ~ ., simulate_linear_regression(500, seed = 1))
-#' fit <- nested_sampling(model, live_points = 10, seed = 2)
+#' fit <- nested_sampling(model, seed = 2)
 #' fit
 #' exact_log_evidence(model)
 #' head(posterior_samples(fit, 5))
-nested_sampling <- function(model, live_points = 2, sghmc_steps = 20, learning_rate = 1e-3,
-                            momentum_decay = 0.1, tolerance = 0.01, max_iterations = 1e6,
+#' nested_sampling(model, control = nested_control("paper", live_points = 10), seed = 2)
+nested_sampling <- function(model, ..., control = nested_control(), replicates = 1,
                             progress = default_progress(), seed = NULL) {
   call <- sys.call()
   check_model(model, call)
-  settings <- list(
-    live_points = check_whole_number(live_points, "live_points", 1, call),
-    sghmc_steps = check_whole_number(sghmc_steps, "sghmc_steps", 0, call),
-    learning_rate = check_positive(learning_rate, "learning_rate", call),
-    momentum_decay = check_half_open(momentum_decay, "momentum_decay", 0, 1, call),
-    tolerance = check_positive(tolerance, "tolerance", call),
-    max_iterations = check_whole_number(max_iterations, "max_iterations", 1, call)
-  )
+  settings <- control_settings(control, list(...), "nested_sampling", call)
+  replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
+  cs <- c_settings(settings)
   M <- settings$live_points
 
-  run <- seeded_run(seed, {
+  runs <- run_replicates(replicates, seed, progress, function(progress, label) {
     state <- list(theta = model_prior_draw(model, M), loglik = numeric(0), iteration = 0,
                   log_z = -Inf, information = 0, status = 0L)
     run_in_slices(
-      function(state, budget) nested_slice(model, state, settings, budget),
+      function(state, budget) nested_slice(model, state, cs, budget),
       state,
       finished = function(state) state$status != 0L,
       progress = progress,
-      format = "Nested sampling {cli::pb_spin} {label} | {cli::pb_elapsed}",
+      format = paste0("Nested sampling ", label, "{cli::pb_spin} {label} | {cli::pb_elapsed}"),
       total = NA,
       position = function(state) state$iteration,
       status = function(state) sprintf("iteration %s, log Z %.6g",
                                        format_count(state$iteration), state$log_z)
     )
   })
-  fit <- new_nested_fit(model, run, settings, call, seed)
+  fit <- new_nested_fit(model, runs, settings, call, seed)
   if (!fit$converged) {
     warning(sprintf(paste(
       "nested sampling reached `max_iterations` = %s before the remaining evidence fell below",
       "`tolerance`; the estimate adds the live points but may be inaccurate."),
       format_count(settings$max_iterations)), call. = FALSE)
   }
-  fit
+  warn_if_unreliable(fit, what = "live_points")
 }
 
 nested_slice <- function(model, state, settings, budget) {
@@ -118,33 +112,46 @@ nested_slice <- function(model, state, settings, budget) {
   )
 }
 
-new_nested_fit <- function(model, run, settings, call, seed) {
-  all <- run$trace
-  st <- run$state
-  it <- !is.na(all$iteration)
-  trace <- data.frame(
-    all[it, c("iteration", "log_likelihood", "log_volume", "log_evidence", "reflections")],
-    lapply(all[c("gradient_evaluations", "likelihood_evaluations")], function(x) cumsum(x)[it])
-  )
-  rownames(trace) <- NULL
-  dead <- cbind(all$theta, log_likelihood = all$log_likelihood, log_weight = all$log_weight)
-  colnames(dead) <- c(model$parameter_names, "log_likelihood", "log_weight")
-  new_evidence_fit(
-    method = "Nested sampling",
-    log_evidence = st$log_z,
-    model = model,
-    run = run,
-    settings = settings,
-    call = call,
-    seed = seed,
-    log_evidence_sd = sqrt(st$information / settings$live_points),
-    information = st$information,
-    iterations = st$iteration,
-    converged = st$status == 1L,
-    trace = trace,
-    dead = dead,
-    class = "nested_fit"
-  )
+new_nested_fit <- function(model, runs, settings, call, seed) {
+  M <- settings$live_points
+  last <- vapply(runs, function(r) r$state$log_z, numeric(1))
+  info <- vapply(runs, function(r) r$state$information, numeric(1))
+  combined <- replicate_summary(last)
+  # one replicate's trace; all replicates' dead points, each replicate's weights rescaled so
+  # that together they are the combined posterior (each replicate contributes Z_r / sum Z_r)
+  pieces <- lapply(seq_along(runs), function(r) {
+    all <- runs[[r]]$trace
+    it <- !is.na(all$iteration)
+    trace <- data.frame(
+      all[it, c("iteration", "log_likelihood", "log_volume", "log_evidence", "reflections")],
+      lapply(all[c("gradient_evaluations", "likelihood_evaluations")], function(x) cumsum(x)[it])
+    )
+    rownames(trace) <- NULL
+    dead <- cbind(all$theta, log_likelihood = all$log_likelihood,
+                  log_weight = all$log_weight - (if (length(runs) > 1L) last[r] - combined$log_evidence else 0))
+    colnames(dead) <- c(model$parameter_names, "log_likelihood", "log_weight")
+    list(trace = trace, dead = dead)
+  })
+  do.call(new_evidence_fit, quote = TRUE, c(
+    list(
+      method = "Nested sampling",
+      model = model,
+      run = combine_runs(runs),
+      settings = settings,
+      call = call,
+      seed = seed,
+      log_evidence_sd = sqrt(mean(info) / (M * length(runs))),
+      information = mean(info),
+      iterations = sum(vapply(runs, function(r) r$state$iteration, numeric(1))),
+      converged = all(vapply(runs, function(r) r$state$status == 1L, logical(1))),
+      trace = pieces[[1]]$trace,
+      dead = do.call(rbind, lapply(pieces, `[[`, "dead")),
+      diagnostics = data.frame(replicate = seq_along(runs), log_evidence = last,
+                               predicted_sd = sqrt(info / M), information = info),
+      class = "nested_fit"
+    ),
+    combined
+  ))
 }
 
 #' @export
@@ -152,9 +159,8 @@ format.nested_fit <- function(x, ...) {
   s <- x$settings
   c(
     NextMethod(),
-    sprintf("  settings:  %d live points, %d SGHMC steps, learning rate %s, momentum decay %s, tolerance %s",
-            s$live_points, s$sghmc_steps, format(s$learning_rate), format(s$momentum_decay),
-            format(s$tolerance)),
+    sprintf("  settings:  %d live points, %s, tolerance %s",
+            s$live_points, format_settings(s), format(s$tolerance)),
     sprintf("  sampling:  %s iterations%s, information H = %.2f nats, sd(log Z) = sqrt(H / M) = %.4f",
             format_count(x$iterations), if (x$converged) "" else " (stopped at max_iterations)",
             x$information, x$log_evidence_sd)

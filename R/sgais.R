@@ -12,44 +12,66 @@
 #' mini-batch of `batch_size` earlier observations drawn with replacement (paper eq. 4). The cost
 #' of a chunk does not grow with the data seen before it.
 #'
-#' The SGHMC learning rate is \eqn{\eta} = `learning_rate` / n, with n the number of observations
-#' in the current target, and the friction is `momentum_decay`; the defaults are the paper's
-#' (Section 6.1). While there are no more earlier observations than `batch_size`, they are used
-#' exactly instead of through a mini-batch. Log-weights and evidence are kept in log space
-#' throughout. The estimate is unbiased for the evidence (not its log) in the limit of exact
-#' SGHMC moves; with the paper's settings the log evidence is underestimated by about 0.1% at a
-#' million observations, because mini-batch gradient noise grows relative to the injected noise
-#' as n grows.
+#' The tuning is set by `control` ([sgais_control()]). Its default preset, `"robust"`, moves the
+#' particles in units of the current target's width (preconditioned by the weighted particle
+#' covariance), uses control-variate mini-batch gradients, the exact gradient while the earlier
+#' data are few, and adaptive resampling; `sgais_control("paper")` is the paper's Algorithm 1 with
+#' its Section 6.1 settings, exactly. With the paper's settings the log evidence is
+#' underestimated in proportion to \eqn{N p / \sigma^2}: about 0.1% at a million observations on
+#' the paper's own model, but tens to thousands of nats with more parameters or less noise. See
+#' [sgais_control()] for what the robust preset changes and why. Log-weights and evidence are kept
+#' in log space throughout.
+#'
+#' @section Standard error and how far to trust it:
+#' With `replicates = R > 1`, R independent runs are combined by the mean of their evidence
+#' estimates (log-mean-exp of the log evidences), which is unbiased for \eqn{Z}, and
+#' `log_evidence_se` is the delta-method standard error \eqn{sd(\hat Z_r) / (\sqrt R \,
+#' mean(\hat Z_r))}{sd(Z_r) / (sqrt(R) mean(Z_r))}, along the whole trajectory too. The
+#' replicates run through the future framework (\pkg{future.apply}, `future.seed = TRUE`), so
+#' `future::plan(future::multisession)` runs them on the cores of this machine and a cluster plan
+#' on a cluster, with the same result under every plan.
+#'
+#' The estimate of \eqn{\log Z} is biased low by about half the variance of one replicate's
+#' \eqn{\log \hat Z} divided by R, and a replicate SE cannot see the part of the error that all
+#' replicates share (thesis Section 6.2). Each replicate therefore also reports diagnostics that
+#' predict its error without replicates (`diagnostics`): `predicted_sd`, the square root of the
+#' summed chi-square divergences of the incremental weights over the number of particles (about
+#' the sd of \eqn{\log \hat Z}); the lowest incremental ESS; the variance of the final
+#' log-weights; and the fraction of chunks that needed more than 10 annealing steps. A
+#' `predicted_sd` above 1 nat gives a warning of class `sgais_warning_unreliable`: use more
+#' particles. The coverage of estimate \eqn{\pm} 2 SE against exact and Stan + bridge sampling
+#' references is measured by the script `inst/validation/run.R` (see NEWS.md for the figures).
 #'
 #' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()].
-#' @param particles Number of particles \eqn{M} (at least 2).
-#' @param batch_size Mini-batch size \eqn{|B|} for the gradient over earlier observations.
-#' @param target_ess Target effective sample size of the incremental weights for the adaptive
-#'   annealing schedule, in (1, `particles`].
-#' @param sghmc_steps SGHMC steps per particle after each annealing step.
-#' @param learning_rate Per-observation SGHMC learning rate; the step is `learning_rate` / n.
-#' @param momentum_decay SGHMC friction \eqn{\alpha} in (0, 1].
-#' @param resample Resample the particles in proportion to their weights before each move
-#'   (systematic resampling); the weights are then set to their mean.
+#' @param ... Settings that replace those of `control`, by name (e.g. `particles = 50`); see
+#'   [sgais_control()].
+#' @param control The tuning: [sgais_control()] (`"robust"`, the default) or
+#'   `sgais_control("paper")`.
+#' @param replicates Number of independent runs, combined for the estimate and its standard
+#'   error.
 #' @param progress Show a progress bar with an ETA. Defaults to the option `sgais.progress`, or
 #'   else [interactive()].
 #' @param seed Optional seed for a reproducible run; the caller's random stream is then left as
 #'   it was. Without it the run draws from (and advances) R's random stream, so
 #'   [set.seed()] before the call also makes it reproducible.
-#' @param chunk_size Observations added per Bayesian update, and so the spacing of the
-#'   trajectory. The paper uses the mini-batch size.
 #' @return An object of class `c("sgais_fit", "evidence_fit")`, a list with
 #'   \describe{
-#'   \item{`log_evidence`}{the log evidence of all the data;}
+#'   \item{`log_evidence`, `log_evidence_se`}{the log evidence of all the data and its standard
+#'     error (`NA` for one replicate);}
+#'   \item{`replicate_log_evidence`, `replicate_sd`}{each replicate's log evidence and their sd;}
 #'   \item{`trajectory`}{a data frame with one row per chunk: `n` (observations so far),
-#'     `log_evidence`, `log_evidence_per_obs`, `annealing_steps` (in this chunk), `min_ess`
-#'     (the lowest incremental ESS of this chunk's steps), `ess` (ESS of the particle weights after
-#'     the chunk), and the cumulative cost so far: `seconds`, `gradient_evaluations` and
-#'     `likelihood_evaluations` (per observation and particle);}
-#'   \item{`state`}{the sampler state for continuing on new data: `particles` (a `particles` x
-#'     parameters matrix), `log_weights` and `n`;}
+#'     `log_evidence`, `log_evidence_se`, `log_evidence_per_obs`, `annealing_steps` (in this
+#'     chunk), `min_ess` (the lowest incremental ESS of this chunk's steps), `ess` (ESS of the
+#'     particle weights after the chunk), `resamples`, `sghmc_steps` (per particle in this chunk),
+#'     and the cumulative cost so far: `seconds`, `gradient_evaluations` and
+#'     `likelihood_evaluations` (per observation and particle, all replicates); with several
+#'     replicates the diagnostics are their means (`min_ess` their minimum);}
+#'   \item{`diagnostics`}{one row per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
+#'     `final_log_weight_var`, `many_steps_fraction`;}
+#'   \item{`state`}{the sampler state for continuing on new data: `particles` (a
+#'     particles x parameters matrix, all replicates' particles stacked), `log_weights` and `n`;}
 #'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`}{how it was run, with R's RNG
-#'     state (`.Random.seed`) before and after;}
+#'     state (`.Random.seed`) before and after (of the first replicate);}
 #'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost;}
 #'   \item{`model`}{the model.}
 #'   }
@@ -57,6 +79,8 @@
 #' @references Cameron, S. A., Eggers, H. C. and Kroon, S. (2019). Stochastic Gradient Annealed
 #'   Importance Sampling for Efficient Online Marginal Likelihood Estimation. *Entropy* 21(11),
 #'   1109. \doi{10.3390/e21111109}
+#' @seealso [sgais_control()] for the tuning, [ais()] and [nested_sampling()] for reference
+#'   estimates.
 #' @export
 #' @examples
 #' data <- simulate_linear_regression(5000, seed = 1)
@@ -65,77 +89,119 @@
 #' fit
 #' exact_log_evidence(model)
 #' tail(as.data.frame(fit))
-sgais <- function(model, particles = 10, batch_size = 500, target_ess = 5, sghmc_steps = 20,
-                  learning_rate = 0.1, momentum_decay = 0.2, resample = FALSE,
-                  progress = default_progress(), seed = NULL, chunk_size = batch_size) {
+#'
+#' # the paper's algorithm and settings, and a standard error from 4 replicates
+#' sgais(model, control = sgais_control("paper"), seed = 2)
+#' \donttest{
+#' sgais(model, replicates = 4, seed = 2)
+#' }
+sgais <- function(model, ..., control = sgais_control(), replicates = 1,
+                  progress = default_progress(), seed = NULL) {
   call <- sys.call()
   check_model(model, call)
-  settings <- c(
-    check_anneal_settings(particles, target_ess, sghmc_steps, learning_rate, momentum_decay,
-                          resample, call),
-    list(
-      batch_size = check_whole_number(batch_size, "batch_size", 1, call),
-      chunk_size = check_whole_number(chunk_size, "chunk_size", 1, call)
-    )
-  )
-  particles <- settings$particles
+  settings <- control_settings(control, list(...), "sgais", call)
+  replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
 
-  run <- seeded_run(seed, {
-    state <- list(theta = model_prior_draw(model, particles), logw = numeric(particles), n = 0L)
-    sgais_advance(model, state, model$n, settings, progress)
+  runs <- run_replicates(replicates, seed, progress, function(progress, label) {
+    state <- list(theta = model_prior_draw(model, settings$particles),
+                  logw = numeric(settings$particles), n = 0L, anchor = numeric(0),
+                  anchor_grad = numeric(0), anchor_n = 0L)
+    sgais_advance(model, state, model$n, settings, progress, label)
   })
-  new_sgais_fit(model, run, settings, call, seed)
+  warn_if_unreliable(new_sgais_fit(model, runs, settings, call, seed))
 }
 
 # Adds observations state$n + 1, ..., n_end to a run, in slices of about `budget` seconds (see
 # run_in_slices()). Returns the new state and the trace of the chunks added.
-sgais_advance <- function(model, state, n_end, settings, progress,
+sgais_advance <- function(model, state, n_end, settings, progress, label = "",
                           budget = if (progress) 0.25 else Inf) {
+  cs <- c_settings(settings)
   slice <- function(state, budget) {
-    res <- .Call(C_ffi_sgais_run, model, state$theta, state$logw, state$n, n_end, settings, budget)
+    res <- .Call(C_ffi_sgais_run, model, state, n_end, cs, budget)
     k <- length(res$n)
-    new <- list(theta = res$theta, logw = res$logw, n = res$n[k], log_z = res$log_evidence[k])
-    res$theta <- res$logw <- NULL
-    list(state = new, trace = as.data.frame(res))
+    new <- list(theta = res$theta, logw = res$logw, n = res$n[k], anchor = res$anchor,
+                anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
+                log_z = res$log_evidence[k])
+    list(state = new, trace = as.data.frame(res[-(1:5)]))
   }
   run_in_slices(
     slice, state,
     finished = function(state) state$n >= n_end,
     progress = progress,
     budget = budget,
-    format = paste("SGAIS {cli::pb_bar} {cli::pb_current}/{cli::pb_total} observations",
-                   "| log Z {label} | ETA {cli::pb_eta}"),
+    format = paste0("SGAIS ", label, "{cli::pb_bar} {cli::pb_current}/{cli::pb_total} observations",
+                    " | log Z {label} | ETA {cli::pb_eta}"),
     total = n_end,
     position = function(state) state$n,
     status = function(state) sprintf("%.6g", state$log_z)
   )
 }
 
-new_sgais_fit <- function(model, run, settings, call, seed) {
-  trace <- run$trace
-  cost <- c("seconds", "gradient_evaluations", "likelihood_evaluations")
+new_sgais_fit <- function(model, runs, settings, call, seed) {
+  traces <- lapply(runs, `[[`, "trace")
+  n <- traces[[1]]$n
+  log_z <- vapply(traces, `[[`, numeric(length(n)), "log_evidence")
+  log_z <- matrix(log_z, nrow = length(n))
+  mean_of <- function(col) rowMeans(matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n)))
+  sum_of <- function(col) rowSums(matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n)))
+  le <- apply(log_z, 1, log_mean_exp)
   trajectory <- data.frame(
-    n = trace$n,
-    log_evidence = trace$log_evidence,
-    log_evidence_per_obs = trace$log_evidence / trace$n,
-    annealing_steps = trace$annealing_steps,
-    min_ess = trace$min_ess,
-    ess = trace$ess,
-    lapply(trace[cost], cumsum)
+    n = n,
+    log_evidence = le,
+    log_evidence_se = apply(log_z, 1, log_mean_exp_se),
+    log_evidence_per_obs = le / n,
+    annealing_steps = mean_of("annealing_steps"),
+    min_ess = do.call(pmin, lapply(traces, `[[`, "min_ess")),
+    ess = mean_of("ess"),
+    resamples = mean_of("resamples"),
+    sghmc_steps = mean_of("sghmc_steps"),
+    seconds = cumsum(sum_of("seconds")),
+    gradient_evaluations = cumsum(sum_of("gradient_evaluations")),
+    likelihood_evaluations = cumsum(sum_of("likelihood_evaluations"))
   )
-  new_evidence_fit(
-    method = "SGAIS",
-    log_evidence = trajectory$log_evidence[nrow(trajectory)],
-    model = model,
-    run = run,
-    settings = settings,
-    call = call,
-    seed = seed,
-    trajectory = trajectory,
-    state = list(particles = particle_matrix(run, model), log_weights = run$state$logw, n = run$state$n),
-    class = "sgais_fit"
+  if (length(runs) == 1L) trajectory$annealing_steps <- as.integer(trajectory$annealing_steps)
+  last <- log_z[length(n), ]
+  diagnostics <- data.frame(
+    replicate = seq_along(runs), log_evidence = last,
+    do.call(rbind, lapply(runs, function(r) {
+      anneal_diagnostics(r$trace, r$state$logw, settings$particles)
+    }))
+  )
+  do.call(new_evidence_fit, quote = TRUE, c(
+    list(
+      method = "SGAIS",
+      model = model,
+      run = combine_runs(runs),
+      settings = settings,
+      call = call,
+      seed = seed,
+      trajectory = trajectory,
+      diagnostics = diagnostics,
+      state = list(particles = do.call(rbind, lapply(runs, particle_matrix, model = model)),
+                   log_weights = unlist(lapply(runs, function(r) r$state$logw)),
+                   n = runs[[1]]$state$n),
+      class = "sgais_fit"
+    ),
+    replicate_summary(last)
+  ))
+}
+
+#' @export
+format.sgais_fit <- function(x, ...) {
+  tr <- x$trajectory
+  s <- x$settings
+  c(
+    NextMethod(),
+    sprintf("  settings:  %d particles, batch %s, chunk %s, target ESS %s, %s%s%s",
+            s$particles, format_count(s$batch_size), format_count(s$chunk_size),
+            format(s$target_ess), format_settings(s),
+            if (s$control_variates) ", control variates" else "",
+            if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
+    sprintf("  annealing: %s chunks, %s steps (at most %s in a chunk), lowest ESS %.2f, final weight ESS %.2f",
+            format_count(nrow(tr)), format_count(round(sum(tr$annealing_steps))),
+            format(max(tr$annealing_steps)), min(tr$min_ess), tr$ess[nrow(tr)])
   )
 }
 
@@ -166,8 +232,9 @@ summary.sgais_fit <- function(object, ...) {
   out <- NextMethod()
   # the trajectory at up to 8 roughly log-spaced points, always including the last
   at <- unique(c(round(exp(seq(0, log(nrow(tr)), length.out = 8))), nrow(tr)))
-  shown <- tr[at, c("n", "log_evidence", "log_evidence_per_obs", "annealing_steps", "min_ess",
-                    "seconds")]
+  shown <- tr[at, c("n", "log_evidence", "log_evidence_se", "log_evidence_per_obs",
+                    "annealing_steps", "min_ess", "seconds")]
+  if (all(is.na(shown$log_evidence_se))) shown$log_evidence_se <- NULL
   exact <- tryCatch(exact_log_evidence(object$model, n = shown$n), sgais_error = function(e) NULL)
   if (!is.null(exact)) shown$exact <- exact
   rownames(shown) <- NULL
@@ -191,9 +258,9 @@ format.summary.sgais_fit <- function(x, ...) {
   c(
     NextMethod(),
     "",
-    sprintf("Annealing: %s chunks, %s steps (mean %.1f, most %d, in the chunk ending at n = %s);",
-            format_count(a[["chunks"]]), format_count(a[["steps"]]), a[["mean_steps"]],
-            as.integer(a[["max_steps"]]), format_count(a[["max_steps_at"]])),
+    sprintf("Annealing: %s chunks, %s steps (mean %.1f, most %s, in the chunk ending at n = %s);",
+            format_count(a[["chunks"]]), format_count(round(a[["steps"]])), a[["mean_steps"]],
+            format(a[["max_steps"]]), format_count(a[["max_steps_at"]])),
     sprintf("  lowest incremental ESS %.2f, final weight ESS %.2f of %d particles.",
             a[["lowest_ess"]], a[["final_ess"]], x$settings$particles),
     "",

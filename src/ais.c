@@ -6,7 +6,10 @@
  * incremental weights p(D | theta_i)^Delta (the same adaptive rule and code as SGAIS), adds
  * Delta log p(D | theta_i) to the log-weights, optionally resamples, and moves every particle by
  * SGHMC on the exact full-data potential grad log f = grad log p(theta) + lambda grad log p(D |
- * theta) with eta = learning_rate / N. log Z = logsumexp(log w) - log M.
+ * theta): with the paper's eta = learning_rate / N (Section 6.1), or (robust preset) with steps
+ * of a fixed fraction of the current target's width (precond.c): near lambda = 0 the target is
+ * as wide as the prior, and steps sized for the posterior cannot cross it (ALGORITHM-NOTES, "Tiny
+ * steps on wide targets"). log Z = logsumexp(log w) - log M.
  *
  * ais_process() runs annealing steps until lambda = 1 or a time budget is spent; the particles,
  * log-weights, their log-likelihoods, lambda and R's RNG stream are the whole state, so the
@@ -23,6 +26,7 @@ typedef sg_anneal_settings ais_settings;
 
 typedef struct {
   double *lambda, *ess, *log_evidence, *seconds, *gradient_evaluations, *likelihood_evaluations;
+  int *resampled, *sghmc_steps;
 } ais_trace;
 
 typedef struct {
@@ -54,15 +58,19 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
                        double *loglik, double *lambda_io, int steps_done, double time_budget,
                        ais_trace *tr) {
   const int M = s->particles, dim = m->dim, N = m->n_obs;
+  const sg_move_settings *mv = &s->move;
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
   sg_anneal_scratch scratch;
-  sg_anneal_scratch_alloc(&scratch, M, dim, s->resample);
+  sg_anneal_scratch_alloc(&scratch, M, dim);
+  sg_precond pc;
+  sg_precond_alloc(&pc, mv->preconditioner, dim);
+  sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
 
   sg_counter count;
   ais_target target = {m, *lambda_io, &count};
   sg_potential pot = {ais_grad_log_target, &target};
-  const double eta = s->learning_rate / N, start_time = sg_now();
+  const double eta = sg_move_eta(mv, N), start_time = sg_now();
   double lambda = *lambda_io;
   int steps = 0;
 
@@ -73,24 +81,30 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     const double step_time = sg_now();
     count.likelihood = count.gradient = 0.0;
     double ess, max_delta = 1.0 - lambda;
+    int resampled;
     double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
-                                      s->resample, &ess, &scratch);
+                                      s->resample_ess, &ess, &resampled, pcp, &scratch);
     lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
 
-    /* SGHMC moves leaving f at the new lambda invariant, then the new log-likelihoods. */
+    /* SGHMC moves leaving f at the new lambda invariant, then the new log-likelihoods. Each
+     * particle's move reads all the data, so check for an interrupt after each. */
     target.lambda = lambda;
+    const int k = sg_move_steps(mv, ess, s->target_ess, M);
     for (int i = 0; i < M; i++) {
       double *th = theta + (size_t) i * dim;
-      sg_sghmc_run(&pot, NULL, dim, th, v, grad, s->sghmc_steps, eta, s->momentum_decay);
+      sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, eta, mv->momentum_decay, pcp);
       if (!sg_all_finite(th, dim))
         Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at lambda = %g; "
-                     "try a smaller `learning_rate`.", lambda);
+                     "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", lambda);
       if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, 0, N, 1.0, NULL, &count);
+      R_CheckUserInterrupt();
     }
     if (lambda < 1.0) check_loglik(loglik, M, lambda);
 
     tr->lambda[steps] = lambda;
     tr->ess[steps] = ess;
+    tr->resampled[steps] = resampled;
+    tr->sghmc_steps[steps] = k;
     tr->log_evidence[steps] = sg_log_sum_exp(logw, M) - log((double) M);
     tr->gradient_evaluations[steps] = count.gradient;
     tr->likelihood_evaluations[steps] = count.likelihood;
@@ -124,8 +138,8 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
     Rf_errorcall(R_NilValue, "`loglik` must be a numeric vector of length 0 or %d.", M);
 
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 10)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 10)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 12)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 12)); nprot++;
   SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
   SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, M);
   SEXP loglik_out = sg_new_column(out, names, 2, "loglik", REALSXP, M);
@@ -140,7 +154,9 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   tr.seconds = REAL(sg_new_column(out, names, 6, "seconds", REALSXP, AIS_SLICE_STEPS));
   tr.gradient_evaluations = REAL(sg_new_column(out, names, 7, "gradient_evaluations", REALSXP, AIS_SLICE_STEPS));
   tr.likelihood_evaluations = REAL(sg_new_column(out, names, 8, "likelihood_evaluations", REALSXP, AIS_SLICE_STEPS));
-  SEXP lambda_end = sg_new_column(out, names, 9, "lambda_end", REALSXP, 1);
+  tr.resampled = INTEGER(sg_new_column(out, names, 9, "resampled", INTSXP, AIS_SLICE_STEPS));
+  tr.sghmc_steps = INTEGER(sg_new_column(out, names, 10, "sghmc_steps", INTSXP, AIS_SLICE_STEPS));
+  SEXP lambda_end = sg_new_column(out, names, 11, "lambda_end", REALSXP, 1);
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
@@ -160,7 +176,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   if (steps > 0) tr.likelihood_evaluations[0] += initial;
   REAL(lambda_end)[0] = lam;
 
-  for (int i = 3; i < 9; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
+  for (int i = 3; i < 11; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
   UNPROTECT(nprot);
   return out;
 }

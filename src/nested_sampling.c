@@ -7,7 +7,8 @@
  * information H by Skilling's update. The removed point is replaced by a copy of a random other
  * live point (itself when M = 1) moved by `sghmc_steps` SGHMC steps on the prior potential,
  * eta = learning_rate, reflecting off the contour log L = log L*_i (sg_sghmc_run with a
- * constraint; the exact full-data likelihood is evaluated after every step). The run stops when
+ * constraint; the exact full-data likelihood is evaluated after every step), or (robust preset)
+ * with eta = step_size^2 in the metric of the live points' covariance. The run stops when
  * max(live log L) + log X_i < log(tolerance) + log Z; then every live point adds L_j X_i / M.
  *
  * nested_process() runs iterations until the stop, max_iterations or a time budget; the live
@@ -22,8 +23,9 @@
 enum { NS_RUNNING = 0, NS_CONVERGED = 1, NS_MAX_ITERATIONS = 2 };
 
 typedef struct {
-  int live_points, sghmc_steps;
-  double learning_rate, momentum_decay, tolerance, max_iterations;
+  int live_points;
+  double tolerance, max_iterations;
+  sg_move_settings move;
 } ns_settings;
 
 typedef struct {
@@ -88,6 +90,12 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
   double *prev = (double *) R_alloc(dim, sizeof(double));
+  const sg_move_settings *mv = &s->move;
+  sg_precond pc;
+  sg_precond_alloc(&pc, mv->preconditioner, dim);
+  sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
+  double *pwork = pcp ? (double *) R_alloc((size_t) M + (size_t) dim * (dim + 1), sizeof(double)) : NULL;
+  const double eta = sg_move_eta(mv, 1.0); /* the prior potential does not grow with n */
   sg_counter count;
   ns_ctx ctx = {m, &count};
   sg_potential pot = {prior_grad, &ctx};
@@ -122,8 +130,11 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     memmove(th, src, dim * sizeof(double));
     con.threshold = lstar;
     con.value = loglik[from];
-    int refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, s->sghmc_steps, s->learning_rate,
-                            s->momentum_decay);
+    /* Robust preset: steps scaled to the live points' spread, as dynesty and ernest scale their
+     * proposals; the live points fill the constrained region, so their covariance is its shape
+     * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
+    if (pcp) sg_precond_estimate(pcp, theta, NULL, M, pwork);
+    int refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, mv->steps, eta, mv->momentum_decay, pcp);
     if (!sg_all_finite(th, dim))
       Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at nested-sampling iteration %.0f; "
                    "try a smaller `learning_rate`.", i_now);
@@ -157,15 +168,9 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
 static ns_settings settings_from_r(SEXP x) {
   ns_settings s;
   s.live_points = sg_scalar_int(sg_list_get(x, "live_points"), "live_points", 1);
-  s.sghmc_steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
-  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
-  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
+  s.move = sg_move_settings_from_r(x);
   s.tolerance = sg_scalar_double(sg_list_get(x, "tolerance"), "tolerance");
   s.max_iterations = sg_scalar_double(sg_list_get(x, "max_iterations"), "max_iterations");
-  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
-    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
-  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
-    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
   if (!(s.tolerance > 0.0) || !R_FINITE(s.tolerance))
     Rf_errorcall(R_NilValue, "`tolerance` must be positive and finite.");
   if (!(s.max_iterations >= 1.0)) Rf_errorcall(R_NilValue, "`max_iterations` must be >= 1.");

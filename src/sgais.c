@@ -6,10 +6,21 @@
  * and moving the particles by SGHMC on the mini-batch potential of eq. 4. After each chunk,
  * log Z(y_1..n) = logsumexp(log w) - log M is the evidence of the data seen so far.
  *
+ * Beyond the paper (the "robust" preset; the "paper" preset runs Algorithm 1 as published):
+ *   - moves in units of the target's width (precond.c), adaptive in number (sg_move_steps);
+ *   - control-variate gradients for the mini-batch term (ALGORITHM-NOTES, "Measured here"):
+ *       grad U(theta) = ... + G(a) + (n_prev / |B|) sum_B [grad log p(y|theta) - grad log p(y|a)]
+ *     with the anchor a the weighted particle mean and G(a) the exact gradient sum over all
+ *     earlier observations at a, kept up to date chunk by chunk and recomputed (re-anchoring)
+ *     whenever n_prev has doubled since, which costs O(N) gradient evaluations in all. The
+ *     mini-batch noise then shrinks with the posterior, instead of heating it in proportion to n;
+ *   - the exact potential while n_prev <= exact_until (thesis Section 4.1: the early terms
+ *     dominate the error), and resampling when the weight ESS degenerates.
+ *
  * The work is done by sgais_process(), which runs whole chunks from n_done until n_end or until
  * a time budget is spent, so R can show progress between calls and continue a run later; the
- * particles, log-weights and R's RNG stream carry the whole state, so the result does not
- * depend on how the run is split into calls. */
+ * particles, log-weights, the control-variate anchor and R's RNG stream carry the whole state,
+ * so the result does not depend on how the run is split into calls. */
 #include "sgais.h"
 #include <math.h>
 #include <string.h>
@@ -18,25 +29,34 @@
 #define SGAIS_MAX_ANNEALING_STEPS 100000
 
 typedef struct {
-  int particles, batch_size, chunk_size, sghmc_steps, resample;
-  double target_ess, learning_rate, momentum_decay;
+  sg_anneal_settings a;
+  int batch_size, chunk_size, control_variates, exact_until;
 } sgais_settings;
+
+/* The control-variate anchor: a, the exact gradient sum G over observations [0, n_grad) at a,
+ * and n_anchor, the n_prev at which a was chosen (0: no anchor yet). */
+typedef struct {
+  double *theta, *grad;
+  int n_anchor, n_grad;
+} sgais_anchor;
 
 /* One entry per processed chunk. */
 typedef struct {
-  int *n, *annealing_steps;
-  double *log_evidence, *min_ess, *ess, *seconds, *gradient_evaluations, *likelihood_evaluations;
+  int *n, *annealing_steps, *resamples, *sghmc_steps;
+  double *log_evidence, *min_ess, *ess, *divergence, *seconds, *gradient_evaluations,
+      *likelihood_evaluations;
 } sgais_trace;
 
 /* The stochastic potential of eq. 4 at temperature lambda for the chunk [chunk_start,
- * chunk_start + chunk_n): the chunk exactly, the n_prev earlier observations through a mini-batch
- * drawn with replacement and scaled by n_prev / |B|. While n_prev <= |B| the earlier data are
- * used exactly, which costs no more than a mini-batch and has no gradient noise. */
+ * chunk_start + chunk_n): the chunk exactly, the n_prev earlier observations exactly when
+ * `exact`, else through a mini-batch drawn with replacement and scaled by n_prev / |B|, with the
+ * control variate of the anchor when there is one. */
 typedef struct {
   const sg_model *m;
-  int chunk_start, chunk_n, n_prev, batch_size;
+  int chunk_start, chunk_n, n_prev, batch_size, exact;
   double lambda;
   int *idx;
+  const sgais_anchor *anchor; /* NULL: plain mini-batch gradient (paper eq. 4) */
   sg_counter *count;
 } sgais_target;
 
@@ -47,7 +67,7 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
   m->log_prior(m, theta, grad);
   sg_model_log_lik(m, theta, NULL, t->chunk_start, t->chunk_n, t->lambda, grad, t->count);
   if (t->n_prev == 0) return;
-  if (t->n_prev <= t->batch_size) {
+  if (t->exact) {
     sg_model_log_lik(m, theta, NULL, 0, t->n_prev, 1.0, grad, t->count);
     return;
   }
@@ -57,15 +77,19 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
     int i = (int) (unif_rand() * t->n_prev);
     t->idx[k] = (i < t->n_prev) ? i : t->n_prev - 1;
   }
-  sg_model_log_lik(m, theta, t->idx, 0, t->batch_size, (double) t->n_prev / t->batch_size, grad,
-                   t->count);
+  const double scale = (double) t->n_prev / t->batch_size;
+  sg_model_log_lik(m, theta, t->idx, 0, t->batch_size, scale, grad, t->count);
+  if (t->anchor) {
+    for (int j = 0; j < m->dim; j++) grad[j] += t->anchor->grad[j];
+    sg_model_log_lik(m, t->anchor->theta, t->idx, 0, t->batch_size, -scale, grad, t->count);
+  }
 }
 
 static void check_finite_particle(const double *theta, int dim, int n_obs) {
   if (!sg_all_finite(theta, dim))
     Rf_errorcall(R_NilValue,
                  "SGHMC diverged (non-finite parameters) while adding observations up to %d; "
-                 "try a smaller `learning_rate`.", n_obs);
+                 "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", n_obs);
 }
 
 /* After SGHMC moves, zero likelihood everywhere means the particles ran off: say so. */
@@ -73,30 +97,56 @@ static void check_chunk_loglik(const double *loglik, int M, int from, int to, in
   switch (sg_check_loglik(loglik, M)) {
   case SG_LOGLIK_NOT_FINITE:
     Rf_errorcall(R_NilValue, "the log-likelihood of observations %d to %d is NaN or +Inf for a particle%s.",
-                 from, to, moved ? "; try a smaller `learning_rate`" : "");
+                 from, to, moved ? "; try a smaller step (`step_size` or `learning_rate`)" : "");
   case SG_LOGLIK_ALL_ZERO:
     if (moved)
       Rf_errorcall(R_NilValue, "SGHMC diverged (every particle has zero likelihood on observations %d to %d); "
-                   "try a smaller `learning_rate`.", from, to);
+                   "try a smaller step (`step_size` or `learning_rate`).", from, to);
     Rf_errorcall(R_NilValue, "every particle has zero likelihood on observations %d to %d.", from, to);
   }
+}
+
+/* Re-anchor at the weighted particle mean when the earlier data have doubled since the last
+ * anchor (or there is none), recomputing G over all of them; otherwise G is already current. */
+static void refresh_anchor(const sg_model *m, sgais_anchor *a, const double *theta,
+                           const double *logw, int M, int n_prev, sg_counter *count) {
+  if (a->n_anchor > 0 && n_prev < 2 * a->n_anchor) return;
+  const int dim = m->dim;
+  double lse = sg_log_sum_exp(logw, M);
+  memset(a->theta, 0, dim * sizeof(double));
+  for (int i = 0; i < M; i++) {
+    double w = exp(logw[i] - lse);
+    for (int j = 0; j < dim; j++) a->theta[j] += w * theta[(size_t) i * dim + j];
+  }
+  memset(a->grad, 0, dim * sizeof(double));
+  sg_model_log_lik(m, a->theta, NULL, 0, n_prev, 1.0, a->grad, count);
+  if (!sg_all_finite(a->grad, dim))
+    Rf_errorcall(R_NilValue, "the log-likelihood gradient at the particles' mean is not finite "
+                 "(observations 1 to %d).", n_prev);
+  a->n_anchor = n_prev;
+  a->n_grad = n_prev;
 }
 
 /* Processes chunks until n_end or until time_budget seconds have passed; returns their number.
  * theta holds the particles (M rows of dim, particle-major) and logw their log-weights. */
 static int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
-                         int n_done, int n_end, double time_budget, sgais_trace *tr) {
-  const int M = s->particles, dim = m->dim;
+                         sgais_anchor *anchor, int n_done, int n_end, double time_budget,
+                         sgais_trace *tr) {
+  const int M = s->a.particles, dim = m->dim;
+  const sg_move_settings *mv = &s->a.move;
   double *loglik = (double *) R_alloc(M, sizeof(double));
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
   sg_anneal_scratch scratch;
-  sg_anneal_scratch_alloc(&scratch, M, dim, s->resample);
+  sg_anneal_scratch_alloc(&scratch, M, dim);
+  sg_precond pc;
+  sg_precond_alloc(&pc, mv->preconditioner, dim);
+  sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
   double *work = scratch.work;
   int *idx = (int *) R_alloc(s->batch_size, sizeof(int));
 
   sg_counter count;
-  sgais_target target = {m, 0, 0, 0, s->batch_size, 0.0, idx, &count};
+  sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, idx, NULL, &count};
   sg_potential pot = {sgais_grad_log_target, &target};
   const double start_time = sg_now();
   int chunks = 0;
@@ -105,48 +155,68 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     const double chunk_time = sg_now();
     const int cn = (n_end - n_done < s->chunk_size) ? n_end - n_done : s->chunk_size;
     const int n_now = n_done + cn;
-    /* eta = lr / n with n the observations in the current target (ALGORITHM-NOTES, SGHMC). */
-    const double eta = s->learning_rate / n_now;
+    /* eta in the units of the move settings (ALGORITHM-NOTES, SGHMC; precond.c), with n the
+     * observations in the current target */
+    const double eta = sg_move_eta(mv, n_now);
     count.likelihood = count.gradient = 0.0;
     target.chunk_start = n_done;
     target.chunk_n = cn;
     target.n_prev = n_done;
+    target.exact = n_done <= s->exact_until;
+    target.anchor = NULL;
+    if (s->control_variates && !target.exact) {
+      refresh_anchor(m, anchor, theta, logw, M, n_done, &count);
+      target.anchor = anchor;
+    }
 
     for (int i = 0; i < M; i++)
       loglik[i] = sg_model_log_lik(m, theta + (size_t) i * dim, NULL, n_done, cn, 1.0, NULL, &count);
     check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0);
 
-    double lambda = 0.0, min_ess = M;
-    int steps = 0;
+    double lambda = 0.0, min_ess = M, divergence = 0.0;
+    int steps = 0, resamples = 0, moves = 0;
     while (lambda < 1.0) {
       if (steps == SGAIS_MAX_ANNEALING_STEPS)
         Rf_errorcall(R_NilValue, "annealing over observations %d to %d did not finish in %d steps; "
                      "try a smaller `target_ess` or `batch_size`.", n_done + 1, n_now, steps);
       /* Algorithm 1 lines 6-8: Delta by the ESS of the incremental weights, then the weights,
-       * then optional resampling before the moves (paper Section 3). */
+       * then resampling before the moves (paper Section 3) when it is due. */
       double ess, max_delta = 1.0 - lambda;
-      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
-                                        s->resample, &ess, &scratch);
+      int resampled;
+      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->a.target_ess,
+                                        s->a.resample_ess, &ess, &resampled, pcp, &scratch);
       if (ess < min_ess) min_ess = ess;
+      divergence += (double) M / ess - 1.0;
+      resamples += resampled;
       lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
       steps++;
 
       /* Line 9: SGHMC moves leaving f at the new lambda invariant. */
       target.lambda = lambda;
+      const int k = sg_move_steps(mv, ess, s->a.target_ess, M);
+      moves += k;
       for (int i = 0; i < M; i++) {
         double *th = theta + (size_t) i * dim;
-        sg_sghmc_run(&pot, NULL, dim, th, v, grad, s->sghmc_steps, eta, s->momentum_decay);
+        sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, eta, mv->momentum_decay, pcp);
         check_finite_particle(th, dim, n_now);
         if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, n_done, cn, 1.0, NULL, &count);
       }
       if (lambda < 1.0) check_chunk_loglik(loglik, M, n_done + 1, n_now, 1);
       R_CheckUserInterrupt();
     }
+    /* keep G(a) the gradient sum over all observations absorbed so far */
+    if (anchor->n_anchor > 0) {
+      sg_model_log_lik(m, anchor->theta, NULL, n_done, cn, 1.0, anchor->grad, &count);
+      anchor->n_grad = n_now;
+    }
 
     tr->n[chunks] = n_now;
     tr->log_evidence[chunks] = sg_log_sum_exp(logw, M) - log((double) M);
     tr->annealing_steps[chunks] = steps;
+    tr->resamples[chunks] = resamples;
+    tr->sghmc_steps[chunks] = moves;
     tr->min_ess[chunks] = min_ess;
+    tr->divergence[chunks] = divergence;
     tr->ess[chunks] = sg_ess(logw, M, 1.0, work);
     tr->gradient_evaluations[chunks] = count.gradient;
     tr->likelihood_evaluations[chunks] = count.likelihood;
@@ -159,59 +229,91 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
 }
 
 static sgais_settings settings_from_r(SEXP x) {
-  sg_anneal_settings a = sg_anneal_settings_from_r(x);
   sgais_settings s;
-  s.particles = a.particles;
-  s.sghmc_steps = a.sghmc_steps;
-  s.resample = a.resample;
-  s.target_ess = a.target_ess;
-  s.learning_rate = a.learning_rate;
-  s.momentum_decay = a.momentum_decay;
+  s.a = sg_anneal_settings_from_r(x);
   s.batch_size = sg_scalar_int(sg_list_get(x, "batch_size"), "batch_size", 1);
   s.chunk_size = sg_scalar_int(sg_list_get(x, "chunk_size"), "chunk_size", 1);
+  s.control_variates = sg_scalar_int(sg_list_get(x, "control_variates"), "control_variates", 0);
+  s.exact_until = sg_scalar_int(sg_list_get(x, "exact_until"), "exact_until", 0);
   return s;
 }
 
-/* .Call entry: continue a run from particles theta (dim x M) and log-weights logw, which have
- * absorbed observations 1..n_done, adding observations up to n_end. Returns the new state and
- * one trace entry per chunk processed. */
-SEXP ffi_sgais_run(SEXP model, SEXP theta, SEXP logw, SEXP n_done, SEXP n_end, SEXP settings,
-                   SEXP time_budget) {
+static SEXP state_vector(SEXP state, const char *name, int len) {
+  SEXP x = sg_list_get(state, name);
+  if (TYPEOF(x) != REALSXP || Rf_length(x) != len)
+    Rf_errorcall(R_NilValue, "`state$%s` must be a numeric vector of length %d.", name, len);
+  return x;
+}
+
+/* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;
+ * logw; n, the observations absorbed; anchor, anchor_grad and anchor_n, the control-variate
+ * anchor, of length 0 before there is one), adding observations up to n_end. Returns the new
+ * state's fields and one trace entry per chunk processed. */
+SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget) {
   sg_model m;
   sg_model_from_r(model, &m);
   sgais_settings s = settings_from_r(settings);
-  int from = sg_scalar_int(n_done, "n_done", 0), to = sg_scalar_int(n_end, "n_end", 0);
+  const int M = s.a.particles, dim = m.dim;
+  int from = sg_scalar_int(sg_list_get(state, "n"), "state$n", 0);
+  int to = sg_scalar_int(n_end, "n_end", 0);
   double budget = sg_scalar_double(time_budget, "time_budget");
-  if (to > m.n_obs || from > to) Rf_errorcall(R_NilValue, "`n_end` must lie between `n_done` and the number of observations.");
-  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim || Rf_ncols(theta) != s.particles)
-    Rf_errorcall(R_NilValue, "`theta` must be a %d x %d numeric matrix.", m.dim, s.particles);
-  if (TYPEOF(logw) != REALSXP || Rf_length(logw) != s.particles)
-    Rf_errorcall(R_NilValue, "`logw` must be a numeric vector of length %d.", s.particles);
+  if (to > m.n_obs || from > to) Rf_errorcall(R_NilValue, "`n_end` must lie between `state$n` and the number of observations.");
+  SEXP theta = sg_list_get(state, "theta");
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != dim || Rf_ncols(theta) != M)
+    Rf_errorcall(R_NilValue, "`state$theta` must be a %d x %d numeric matrix.", dim, M);
+  SEXP logw = state_vector(state, "logw", M);
+  int anchor_n = sg_scalar_int(sg_list_get(state, "anchor_n"), "state$anchor_n", 0);
+  int has_anchor = anchor_n > 0;
+  SEXP anchor_theta = state_vector(state, "anchor", has_anchor ? dim : 0);
+  SEXP anchor_grad = state_vector(state, "anchor_grad", has_anchor ? dim : 0);
+  if (anchor_n > from) Rf_errorcall(R_NilValue, "`state$anchor_n` must not exceed `state$n`.");
 
+  const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "n",
+                        "log_evidence", "annealing_steps", "resamples", "sghmc_steps", "min_ess",
+                        "ess", "divergence", "seconds", "gradient_evaluations",
+                        "likelihood_evaluations"};
+  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 5;
   int nprot = 0, max_chunks = (int) ((to - from + (double) s.chunk_size - 1) / s.chunk_size);
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 10)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 10)); nprot++;
-  SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
-  SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, s.particles);
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol)); nprot++;
+  SEXP theta_out = sg_new_column(out, names, 0, cols[0], REALSXP, Rf_length(theta));
+  SEXP logw_out = sg_new_column(out, names, 1, cols[1], REALSXP, M);
+  SEXP anchor_out = sg_new_column(out, names, 2, cols[2], REALSXP, dim);
+  SEXP anchor_grad_out = sg_new_column(out, names, 3, cols[3], REALSXP, dim);
+  SEXP anchor_n_out = sg_new_column(out, names, 4, cols[4], INTSXP, 1);
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
-  memcpy(REAL(logw_out), REAL(logw), s.particles * sizeof(double));
+  memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
   Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
+  sgais_anchor anchor = {REAL(anchor_out), REAL(anchor_grad_out), anchor_n, from};
+  if (has_anchor) {
+    memcpy(anchor.theta, REAL(anchor_theta), dim * sizeof(double));
+    memcpy(anchor.grad, REAL(anchor_grad), dim * sizeof(double));
+  }
   sgais_trace tr;
-  tr.n = INTEGER(sg_new_column(out, names, 2, "n", INTSXP, max_chunks));
-  tr.log_evidence = REAL(sg_new_column(out, names, 3, "log_evidence", REALSXP, max_chunks));
-  tr.annealing_steps = INTEGER(sg_new_column(out, names, 4, "annealing_steps", INTSXP, max_chunks));
-  tr.min_ess = REAL(sg_new_column(out, names, 5, "min_ess", REALSXP, max_chunks));
-  tr.ess = REAL(sg_new_column(out, names, 6, "ess", REALSXP, max_chunks));
-  tr.seconds = REAL(sg_new_column(out, names, 7, "seconds", REALSXP, max_chunks));
-  tr.gradient_evaluations = REAL(sg_new_column(out, names, 8, "gradient_evaluations", REALSXP, max_chunks));
-  tr.likelihood_evaluations = REAL(sg_new_column(out, names, 9, "likelihood_evaluations", REALSXP, max_chunks));
+  int c = first_trace;
+  tr.n = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.log_evidence = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.annealing_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.resamples = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.sghmc_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.min_ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.divergence = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.seconds = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.gradient_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   GetRNGstate();
-  int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), from, to, budget, &tr);
+  int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &anchor, from, to, budget, &tr);
   PutRNGstate();
 
-  for (int i = 2; i < 10; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), chunks));
+  INTEGER(anchor_n_out)[0] = anchor.n_anchor;
+  if (anchor.n_anchor == 0) {
+    SET_VECTOR_ELT(out, 2, Rf_allocVector(REALSXP, 0));
+    SET_VECTOR_ELT(out, 3, Rf_allocVector(REALSXP, 0));
+  }
+  for (int i = first_trace; i < ncol; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), chunks));
   UNPROTECT(nprot);
   return out;
 }

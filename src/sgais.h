@@ -102,11 +102,55 @@ typedef struct {
   double *prev;
 } sg_constraint;
 
+/* A preconditioner (inverse mass matrix) Sigma = L L' for the kernel, estimated from the particles
+ * (or live points) so that steps are measured in units of the target's width rather than of the
+ * parameters (Buchholz, Chopin & Jacob 2021, "Adaptive tuning of Hamiltonian Monte Carlo within
+ * sequential Monte Carlo"). kind NONE is the paper's unpreconditioned kernel. */
+enum { SG_PRECOND_NONE = 0, SG_PRECOND_DIAGONAL = 1, SG_PRECOND_DENSE = 2 };
+typedef struct {
+  int kind, dim;
+  double *factor; /* DIAGONAL: the sd of each coordinate (dim); DENSE: L, lower, column-major */
+  double *work;   /* scratch of 2 dim */
+} sg_precond;
+void sg_precond_alloc(sg_precond *p, int kind, int dim);
+/* Sets Sigma to the weighted covariance of the M particles theta (M rows of dim) with log-weights
+ * logw (NULL: equal weights); DENSE shrinks it towards its diagonal by dim / (dim + ESS) (see
+ * precond.c). Returns 0, or 1 when the particles are degenerate (Sigma is then left as it was).
+ * work is scratch of M + dim * (dim + 1). */
+int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, int M,
+                        double *work);
+/* out = Sigma g, and x = L x in place. */
+void sg_precond_apply(const sg_precond *p, const double *g, double *out);
+void sg_precond_factor_apply(const sg_precond *p, double *x);
+
 /* `steps` SGHMC steps from theta (updated in place); v and grad are scratch of length dim.
+ * With a preconditioner pc (NULL or kind NONE for none) the kernel simulates the dynamics with
+ * inverse mass Sigma: v ~ N(0, eta Sigma), v <- (1 - alpha) v + eta Sigma grad log f +
+ * N(0, 2 alpha eta Sigma), so eta = h^2 moves about h target widths per step.
  * With a constraint (NULL for none), a step that would leave the region is undone and the
  * velocity reflected off the contour (see sghmc.c). Returns the number of such reflections. */
 int sg_sghmc_run(const sg_potential *pot, sg_constraint *con, int dim, double *theta,
-                 double *v, double *grad, int steps, double eta, double alpha);
+                 double *v, double *grad, int steps, double eta, double alpha,
+                 const sg_precond *pc);
+
+/* How particles move, shared by every estimator (one parser, sg_move_settings_from_r):
+ *   scale PER_OBSERVATION: the paper's eta = learning_rate / n (Section 6.1), no preconditioner;
+ *   scale WIDTH: eta = step_size^2 with the preconditioner estimated from the particles, so a
+ *     step is a fixed fraction of the target's width whatever the data's units or size.
+ * steps is the most SGHMC steps per move and min_steps the fewest (adaptive in between, see
+ * sg_move_steps). */
+enum { SG_STEP_PER_OBSERVATION = 0, SG_STEP_WIDTH = 1 };
+typedef struct {
+  int steps, min_steps, scale, preconditioner;
+  double learning_rate, step_size, momentum_decay;
+} sg_move_settings;
+sg_move_settings sg_move_settings_from_r(SEXP x);
+/* The kernel's eta for a target holding n observations. */
+double sg_move_eta(const sg_move_settings *s, double n);
+/* SGHMC steps for a move after a reweighting whose incremental ESS was `ess` of M with target
+ * `target`: steps in proportion to the chi-square distance M / ess - 1 the target moved, relative
+ * to that of a full annealing step, within [min_steps, steps]. */
+int sg_move_steps(const sg_move_settings *s, double ess, double target, int M);
 
 /* ---------------------------------------------------------------- log-space utilities */
 
@@ -119,10 +163,12 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
 /* Systematic resampling: ancestors[i] drawn in proportion to exp(logw). */
 void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work);
 /* The tuning values of the annealing samplers (SGAIS, AIS), read from the R settings list by
- * name and re-checked; the messages name the argument. */
+ * name and re-checked; the messages name the argument. resample_ess: resample before the moves
+ * when the weight ESS falls below resample_ess * particles (0 never, 1 at every step). */
 typedef struct {
-  int particles, sghmc_steps, resample;
-  double target_ess, learning_rate, momentum_decay;
+  int particles;
+  double target_ess, resample_ess;
+  sg_move_settings move;
 } sg_anneal_settings;
 sg_anneal_settings sg_anneal_settings_from_r(SEXP x);
 
@@ -131,14 +177,15 @@ typedef struct {
   double *work, *copy;
   int *ancestors;
 } sg_anneal_scratch;
-void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim, int resample);
+void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim);
 /* One adaptive annealing step shared by SGAIS and AIS: Delta in (0, max_delta] by the ESS of the
- * incremental weights (reported in *ess), logw += Delta * loglik, then, if resample, systematic
- * resampling of the particles theta (M rows of dim) and of loglik with the weights set to their
- * mean. Returns Delta. */
+ * incremental weights (reported in *ess), logw += Delta * loglik; then, when pc is not NULL,
+ * the preconditioner from the reweighted particles; then, if the weight ESS is below
+ * resample_ess * M (or resample_ess >= 1), systematic resampling of the particles theta (M rows
+ * of dim) and of loglik with the weights set to their mean (*resampled = 1). Returns Delta. */
 double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, int dim,
-                          double max_delta, double target_ess, int resample, double *ess,
-                          sg_anneal_scratch *s);
+                          double max_delta, double target_ess, double resample_ess, double *ess,
+                          int *resampled, sg_precond *pc, sg_anneal_scratch *s);
 /* Particle sanity checks shared by the annealing samplers; callers word the error. */
 enum { SG_LOGLIK_OK = 0, SG_LOGLIK_NOT_FINITE = 1, SG_LOGLIK_ALL_ZERO = 2 };
 int sg_check_loglik(const double *loglik, int M); /* NaN or +Inf; or all -Inf */
@@ -156,8 +203,7 @@ SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type,
 
 SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
-SEXP ffi_sgais_run(SEXP model, SEXP theta, SEXP logw, SEXP n_done, SEXP n_end, SEXP settings,
-                   SEXP time_budget);
+SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
                  SEXP steps_done, SEXP time_budget);
 SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget);

@@ -1,0 +1,102 @@
+# Independent replicate runs of an estimator, their combination and the diagnostics that
+# predict an unreliable estimate. Shared by sgais(), ais() and nested_sampling().
+
+# Runs `run(progress, label)` `replicates` times. One replicate runs in the caller's random stream
+# (seeded by `seed` if given), exactly as a plain call. Several run through the future framework
+# (future.apply with future.seed = TRUE): each replicate gets its own L'Ecuyer-CMRG stream derived
+# from the caller's (seeded) stream, so the results are the same under every future::plan() --
+# sequential, multisession on this machine's cores, or a cluster. Returns a list of runs, each with
+# its RNG states (seeded_run()), and the elapsed seconds as attribute "seconds".
+run_replicates <- function(replicates, seed, progress, run) {
+  started <- proc.time()[["elapsed"]]
+  if (replicates == 1L) {
+    runs <- list(seeded_run(seed, run(progress, "")))
+  } else {
+    # Progress bars only where they can be seen: replicates running in this R session.
+    shown <- progress && inherits(future::plan(), "sequential")
+    runs <- with_seed(seed, future.apply::future_lapply(
+      seq_len(replicates),
+      function(r) seeded_run(NULL, run(shown, sprintf("%d/%d ", r, replicates))),
+      future.seed = TRUE, future.packages = "sgais"
+    ))
+  }
+  structure(runs, seconds = proc.time()[["elapsed"]] - started)
+}
+
+# log(mean(exp(x))) without overflow.
+log_mean_exp <- function(x) {
+  log_sum_exp(x) - log(length(x))
+}
+
+# The standard error of log(mean(Z_r)) from replicate log evidences x (delta method:
+# sd(Z_r) / (sqrt(R) mean(Z_r)), computed with Z_r scaled by its largest value). NA for one
+# replicate. The mean of R replicates is unbiased for Z, its log is not: for a spread s of the
+# replicates' log Z, log mean(Z) is low by about s^2 / (2 R), and with a heavy right tail of Z_r
+# the replicates seldom show it, so the SE understates the error when s is large (see ?sgais).
+log_mean_exp_se <- function(x) {
+  if (length(x) < 2L || !all(is.finite(x))) return(NA_real_)
+  z <- exp(x - max(x))
+  stats::sd(z) / (sqrt(length(z)) * mean(z))
+}
+
+# Per-replicate diagnostics of an annealing run (SGAIS or AIS) from its trace: the chi-square
+# divergences of the incremental weights add up to about the variance of log Z-hat
+# (Var log Z ~ sum_t (M / ESS_t - 1) / M, for weights resampled at each step), which makes
+# `predicted_sd`; the lowest incremental ESS; the variance of the final log-weights (a
+# degenerate final particle set); and the fraction of chunks or steps needing many annealing
+# steps (where the target moved far).
+anneal_diagnostics <- function(trace, logw, particles, steps = trace$annealing_steps) {
+  data.frame(
+    predicted_sd = sqrt(sum(trace$divergence) / particles),
+    lowest_ess = min(trace$min_ess),
+    final_log_weight_var = if (length(unique(logw)) > 1L) stats::var(logw) else 0,
+    many_steps_fraction = if (is.null(steps)) NA_real_ else mean(steps > 10)
+  )
+}
+
+# A classed warning when the diagnostics say the estimate is unreliable: the predicted sd of
+# log Z-hat over 1 nat means an expected bias of about -sd^2 / 2 (Jensen) and a replicate SE that
+# may understate the error.
+warn_if_unreliable <- function(fit, what = "particles") {
+  sd <- max(fit$diagnostics$predicted_sd)
+  if (is.finite(sd) && sd > 1) {
+    cond <- structure(
+      class = c("sgais_warning_unreliable", "sgais_warning", "warning", "condition"),
+      list(message = sprintf(paste(
+        "%s estimate may be unreliable: the weights predict a spread of %.1f nats in log Z",
+        "(a bias of about %.1f nats), more than 1. Use more `%s` (or `replicates`)."),
+        fit$method, sd, -sd^2 / 2, what), call = NULL)
+    )
+    warning(cond)
+  }
+  invisible(fit)
+}
+
+# The replicate part of a fit: the combined log evidence, its SE, the replicates' values and
+# their spread.
+replicate_summary <- function(log_z) {
+  list(
+    log_evidence = log_mean_exp(log_z),
+    log_evidence_se = log_mean_exp_se(log_z),
+    replicate_log_evidence = log_z,
+    replicate_sd = if (length(log_z) > 1L) stats::sd(log_z) else NA_real_
+  )
+}
+
+format_se <- function(x) {
+  se <- x$log_evidence_se
+  if (is.null(se) || is.na(se)) return("")
+  sprintf(" +/- %.4f (SE from %d replicates)", se, length(x$replicate_log_evidence))
+}
+
+# The cost and RNG states of a set of replicate runs, as new_evidence_fit() reads them from a run:
+# every replicate's cost, the elapsed time of them all, and the first replicate's RNG states.
+combine_runs <- function(runs) {
+  cost <- c("seconds", "gradient_evaluations", "likelihood_evaluations")
+  list(
+    trace = do.call(rbind, lapply(runs, function(r) r$trace[intersect(cost, names(r$trace))])),
+    seconds = attr(runs, "seconds"),
+    initial_seed = runs[[1]]$initial_seed,
+    final_seed = runs[[1]]$final_seed
+  )
+}

@@ -1,0 +1,176 @@
+/* Moves measured in units of the target's width: the preconditioner of the SGHMC kernel
+ * estimated from the weighted particles, and the move settings every estimator shares.
+ *
+ * Why: with the paper's eta = lr / n (Section 6.1) a step is a fixed length in the units of the
+ * parameters, so how well the kernel mixes, and how much mini-batch noise heats the sampled
+ * posterior, depend on how the user scaled the data and on the noise level (ALGORITHM-NOTES,
+ * "Why the defaults fail"). SMC samplers instead tune the kernel to the current particle
+ * population (Buchholz, Chopin & Jacob 2021; Chopin & Papaspiliopoulos 2020, ch. 17): here the
+ * inverse mass matrix is the weighted particle covariance, and eta = h^2 makes each step about h
+ * target widths long, whatever the units, the model's size or the temperature lambda. */
+#include "sgais.h"
+#include <math.h>
+#include <string.h>
+
+void sg_precond_alloc(sg_precond *p, int kind, int dim) {
+  p->kind = kind;
+  p->dim = dim;
+  p->factor = NULL;
+  p->work = NULL;
+  if (kind == SG_PRECOND_NONE) return;
+  size_t len = (kind == SG_PRECOND_DENSE) ? (size_t) dim * dim : (size_t) dim;
+  p->factor = (double *) R_alloc(len, sizeof(double));
+  p->work = (double *) R_alloc(2 * (size_t) dim, sizeof(double));
+  /* identity until the first estimate */
+  memset(p->factor, 0, len * sizeof(double));
+  for (int j = 0; j < dim; j++) p->factor[(kind == SG_PRECOND_DENSE) ? (size_t) j * (dim + 1) : (size_t) j] = 1.0;
+}
+
+/* In-place Cholesky of the lower triangle of a (column-major, n x n); 0 on success. */
+static int cholesky(double *a, int n) {
+  for (int j = 0; j < n; j++) {
+    double d = a[j + (size_t) j * n];
+    for (int k = 0; k < j; k++) d -= a[j + (size_t) k * n] * a[j + (size_t) k * n];
+    if (!(d > 0.0) || !R_FINITE(d)) return 1;
+    d = sqrt(d);
+    a[j + (size_t) j * n] = d;
+    for (int i = j + 1; i < n; i++) {
+      double s = a[i + (size_t) j * n];
+      for (int k = 0; k < j; k++) s -= a[i + (size_t) k * n] * a[j + (size_t) k * n];
+      a[i + (size_t) j * n] = s / d;
+    }
+    for (int i = 0; i < j; i++) a[i + (size_t) j * n] = 0.0; /* upper triangle unused: zero */
+  }
+  return 0;
+}
+
+int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, int M,
+                        double *work) {
+  if (p->kind == SG_PRECOND_NONE) return 0;
+  const int dim = p->dim;
+  double *w = work, *mean = work + M, *cov = work + M + dim;
+  /* normalised weights and their ESS */
+  double lse = 0.0, sum_w2 = 0.0;
+  if (logw) {
+    lse = sg_log_sum_exp(logw, M);
+    if (!R_FINITE(lse)) return 1;
+  }
+  for (int i = 0; i < M; i++) {
+    w[i] = logw ? exp(logw[i] - lse) : 1.0 / M;
+    sum_w2 += w[i] * w[i];
+  }
+  const double ess = 1.0 / sum_w2;
+  if (!(ess > 1.0 + 1e-9)) return 1; /* one particle carries all the weight: no spread */
+  memset(mean, 0, dim * sizeof(double));
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < dim; j++) mean[j] += w[i] * theta[(size_t) i * dim + j];
+  /* unbiased weighted covariance: divide by 1 - sum w^2 */
+  const double norm = 1.0 / (1.0 - sum_w2);
+  if (p->kind == SG_PRECOND_DIAGONAL) {
+    for (int j = 0; j < dim; j++) {
+      double s = 0.0;
+      for (int i = 0; i < M; i++) {
+        double d = theta[(size_t) i * dim + j] - mean[j];
+        s += w[i] * d * d;
+      }
+      cov[j] = s * norm;
+      if (!(cov[j] > 0.0) || !R_FINITE(cov[j])) return 1;
+    }
+    for (int j = 0; j < dim; j++) p->factor[j] = sqrt(cov[j]);
+    return 0;
+  }
+  memset(cov, 0, (size_t) dim * dim * sizeof(double));
+  for (int i = 0; i < M; i++) {
+    const double *th = theta + (size_t) i * dim;
+    for (int k = 0; k < dim; k++) {
+      double dk = w[i] * (th[k] - mean[k]);
+      for (int j = k; j < dim; j++) cov[j + (size_t) k * dim] += dk * (th[j] - mean[j]);
+    }
+  }
+  /* Shrink the off-diagonal part by dim / (dim + ESS): with few effective particles the sample
+   * covariance is singular (ESS <= dim) or noisy, and the diagonal is the safe fallback. */
+  const double keep = ess / (ess + dim);
+  for (int k = 0; k < dim; k++) {
+    cov[k + (size_t) k * dim] *= norm;
+    if (!(cov[k + (size_t) k * dim] > 0.0) || !R_FINITE(cov[k + (size_t) k * dim])) return 1;
+    for (int j = k + 1; j < dim; j++) cov[j + (size_t) k * dim] *= norm * keep;
+  }
+  if (cholesky(cov, dim)) return 1;
+  memcpy(p->factor, cov, (size_t) dim * dim * sizeof(double));
+  return 0;
+}
+
+void sg_precond_apply(const sg_precond *p, const double *g, double *out) {
+  const int dim = p->dim;
+  const double *L = p->factor;
+  if (p->kind == SG_PRECOND_NONE) {
+    memcpy(out, g, dim * sizeof(double));
+  } else if (p->kind == SG_PRECOND_DIAGONAL) {
+    for (int j = 0; j < dim; j++) out[j] = L[j] * L[j] * g[j];
+  } else {
+    /* out = L (L' g); t = L' g kept in out's place would alias, so go through p->work */
+    double *t = p->work;
+    for (int k = 0; k < dim; k++) {
+      double s = 0.0;
+      for (int j = k; j < dim; j++) s += L[j + (size_t) k * dim] * g[j];
+      t[k] = s;
+    }
+    for (int j = 0; j < dim; j++) {
+      double s = 0.0;
+      for (int k = 0; k <= j; k++) s += L[j + (size_t) k * dim] * t[k];
+      out[j] = s;
+    }
+  }
+}
+
+void sg_precond_factor_apply(const sg_precond *p, double *x) {
+  const int dim = p->dim;
+  const double *L = p->factor;
+  if (p->kind == SG_PRECOND_DIAGONAL) {
+    for (int j = 0; j < dim; j++) x[j] *= L[j];
+  } else if (p->kind == SG_PRECOND_DENSE) {
+    /* x <- L x from the last row up, so each x[k] is read before it is overwritten */
+    for (int j = dim - 1; j >= 0; j--) {
+      double s = 0.0;
+      for (int k = 0; k <= j; k++) s += L[j + (size_t) k * dim] * x[k];
+      x[j] = s;
+    }
+  }
+}
+
+sg_move_settings sg_move_settings_from_r(SEXP x) {
+  sg_move_settings s;
+  s.steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
+  s.min_steps = sg_scalar_int(sg_list_get(x, "min_sghmc_steps"), "min_sghmc_steps", 0);
+  s.scale = sg_scalar_int(sg_list_get(x, "step_scale"), "step_scale", 0);
+  s.preconditioner = sg_scalar_int(sg_list_get(x, "preconditioner"), "preconditioner", 0);
+  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
+  s.step_size = sg_scalar_double(sg_list_get(x, "step_size"), "step_size");
+  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
+  if (s.min_steps > s.steps)
+    Rf_errorcall(R_NilValue, "`min_sghmc_steps` must not exceed `sghmc_steps`.");
+  if (s.scale > SG_STEP_WIDTH) Rf_errorcall(R_NilValue, "`step_scale` is not a known scale.");
+  if (s.preconditioner > SG_PRECOND_DENSE)
+    Rf_errorcall(R_NilValue, "`preconditioner` is not a known preconditioner.");
+  if (s.scale == SG_STEP_PER_OBSERVATION) s.preconditioner = SG_PRECOND_NONE;
+  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
+    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
+  if (!(s.step_size > 0.0) || !R_FINITE(s.step_size))
+    Rf_errorcall(R_NilValue, "`step_size` must be positive and finite.");
+  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
+    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
+  return s;
+}
+
+double sg_move_eta(const sg_move_settings *s, double n) {
+  if (s->scale == SG_STEP_PER_OBSERVATION) return s->learning_rate / n;
+  return s->step_size * s->step_size;
+}
+
+int sg_move_steps(const sg_move_settings *s, double ess, double target, int M) {
+  if (s->min_steps >= s->steps) return s->steps;
+  double moved = (double) M / ess - 1.0, full = (double) M / target - 1.0;
+  double k = ceil(s->steps * moved / full);
+  if (!(k >= s->min_steps)) return s->min_steps; /* also catches NaN */
+  return (k > s->steps) ? s->steps : (int) k;
+}
