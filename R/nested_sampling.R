@@ -16,10 +16,13 @@
 #' The tuning is set by `control` ([nested_control()]). The paper's fixed step (`learning_rate`
 #' = 1e-3 on the prior, `nested_control("paper")`, with 2 live points) becomes as large as the
 #' constrained region late in the run: new points then lie at too high a likelihood, and
-#' \eqn{\log \hat Z} is overestimated by 10 to 30 nats. The default preset, `"robust"`, scales the
-#' step to the live points' covariance (the metric of the kernel, in which the reflection is also
-#' taken), as dynesty and ernest scale their proposals to the live points, and uses 100 live
-#' points.
+#' \eqn{\log \hat Z} is overestimated by 10 to 30 nats. Scaling that move to the region does not
+#' cure it: a step that would leave the region is undone and the velocity reflected, which is not
+#' a reversible move, and its points avoid the contour. The default preset, `"robust"`, replaces
+#' it (`move = "walk"`) by a Metropolis random walk on the prior restricted to \eqn{L > L^*},
+#' which leaves that distribution exactly invariant: `walk_steps` proposals in the metric of the
+#' live points' covariance (as dynesty's and ernest's random walks), with a scale adapted
+#' between iterations towards 50% acceptance, and 100 live points.
 #'
 #' The run stops when the largest possible remaining contribution, \eqn{\max L_{live} X_i}, is
 #' below `tolerance` times \eqn{\hat Z}; the live points then add \eqn{L_j X_i / M} each. The
@@ -40,7 +43,8 @@
 #'     reached (rather than `max_iterations`);}
 #'   \item{`trace`}{a data frame with one row per iteration: `iteration`, `log_likelihood`
 #'     (\eqn{\log L^*_i}), `log_volume` (\eqn{\log X_i}), `log_evidence` (so far),
-#'     `reflections` (off the contour while making the new point) and the cumulative
+#'     `rejected_steps` (steps that would have left the constrained region while making the new
+#'     point: reflected by the SGHMC move, rejected by the walk) and the cumulative
 #'     `gradient_evaluations` and `likelihood_evaluations` (per observation);}
 #'   \item{`dead`}{a matrix with one row per removed point and then the final live points: the
 #'     parameters, `log_likelihood` and `log_weight` (\eqn{\log(L_i w_i)}, unnormalised posterior
@@ -68,6 +72,7 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
   call <- sys.call()
   check_model(model, call)
   settings <- control_settings(control, list(...), "nested_sampling", call)
+  if (is.null(settings$walk_steps)) settings$walk_steps <- max(25L, 8L * model$dim)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
@@ -76,7 +81,7 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
 
   runs <- run_replicates(replicates, seed, progress, function(progress, label) {
     state <- list(theta = model_prior_draw(model, M), loglik = numeric(0), iteration = 0,
-                  log_z = -Inf, information = 0, status = 0L)
+                  log_z = -Inf, information = 0, status = 0L, walk_scale = 0)
     run_in_slices(
       function(state, budget) nested_slice(model, state, cs, budget),
       state,
@@ -104,10 +109,12 @@ nested_slice <- function(model, state, settings, budget) {
   cols <- c("iteration", "log_likelihood", "log_volume", "log_weight", "log_evidence",
             "reflections", "gradient_evaluations", "likelihood_evaluations")
   trace <- as.data.frame(res[cols])
+  names(trace)[names(trace) == "reflections"] <- "rejected_steps"
   trace$theta <- t(res$dead_theta)
   list(
     state = list(theta = res$theta, loglik = res$loglik, iteration = res$iteration_end,
-                 log_z = res$log_z, information = res$information, status = res$status),
+                 log_z = res$log_z, information = res$information, status = res$status,
+                 walk_scale = res$walk_scale),
     trace = trace
   )
 }
@@ -123,7 +130,7 @@ new_nested_fit <- function(model, runs, settings, call, seed) {
     all <- runs[[r]]$trace
     it <- !is.na(all$iteration)
     trace <- data.frame(
-      all[it, c("iteration", "log_likelihood", "log_volume", "log_evidence", "reflections")],
+      all[it, c("iteration", "log_likelihood", "log_volume", "log_evidence", "rejected_steps")],
       lapply(all[c("gradient_evaluations", "likelihood_evaluations")], function(x) cumsum(x)[it])
     )
     rownames(trace) <- NULL

@@ -61,6 +61,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   const sg_move_settings *mv = &s->move;
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
+  double *kscratch = (double *) R_alloc(dim, sizeof(double));
   sg_anneal_scratch scratch;
   sg_anneal_scratch_alloc(&scratch, M, dim);
   sg_precond pc;
@@ -92,7 +93,8 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     const int k = sg_move_steps(mv, ess, s->target_ess, M);
     for (int i = 0; i < M; i++) {
       double *th = theta + (size_t) i * dim;
-      sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, eta, mv->momentum_decay, pcp);
+      sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, eta, mv->momentum_decay, pcp, mv->integrator,
+                   kscratch);
       if (!sg_all_finite(th, dim))
         Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at lambda = %g; "
                      "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", lambda);

@@ -20,7 +20,7 @@ void sg_precond_alloc(sg_precond *p, int kind, int dim) {
   if (kind == SG_PRECOND_NONE) return;
   size_t len = (kind == SG_PRECOND_DENSE) ? (size_t) dim * dim : (size_t) dim;
   p->factor = (double *) R_alloc(len, sizeof(double));
-  p->work = (double *) R_alloc(2 * (size_t) dim, sizeof(double));
+  p->work = (double *) R_alloc(3 * (size_t) dim, sizeof(double));
   /* identity until the first estimate */
   memset(p->factor, 0, len * sizeof(double));
   for (int j = 0; j < dim; j++) p->factor[(kind == SG_PRECOND_DENSE) ? (size_t) j * (dim + 1) : (size_t) j] = 1.0;
@@ -108,8 +108,8 @@ void sg_precond_apply(const sg_precond *p, const double *g, double *out) {
   } else if (p->kind == SG_PRECOND_DIAGONAL) {
     for (int j = 0; j < dim; j++) out[j] = L[j] * L[j] * g[j];
   } else {
-    /* out = L (L' g); t = L' g kept in out's place would alias, so go through p->work */
-    double *t = p->work;
+    /* out = L (L' g) through t = L' g in the last third of p->work (the kernel uses the rest) */
+    double *t = p->work + 2 * (size_t) dim;
     for (int k = 0; k < dim; k++) {
       double s = 0.0;
       for (int j = k; j < dim; j++) s += L[j + (size_t) k * dim] * g[j];
@@ -138,6 +138,22 @@ void sg_precond_factor_apply(const sg_precond *p, double *x) {
   }
 }
 
+void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, double *out) {
+  const int dim = p->dim;
+  const double *L = p->factor;
+  if (p->kind == SG_PRECOND_NONE) {
+    memcpy(out, g, dim * sizeof(double));
+  } else if (p->kind == SG_PRECOND_DIAGONAL) {
+    for (int j = 0; j < dim; j++) out[j] = L[j] * g[j];
+  } else {
+    for (int k = 0; k < dim; k++) {
+      double s = 0.0;
+      for (int j = k; j < dim; j++) s += L[j + (size_t) k * dim] * g[j];
+      out[k] = s;
+    }
+  }
+}
+
 sg_move_settings sg_move_settings_from_r(SEXP x) {
   sg_move_settings s;
   s.steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
@@ -147,6 +163,8 @@ sg_move_settings sg_move_settings_from_r(SEXP x) {
   s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
   s.step_size = sg_scalar_double(sg_list_get(x, "step_size"), "step_size");
   s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
+  s.integrator = sg_scalar_int(sg_list_get(x, "integrator"), "integrator", 0);
+  if (s.integrator > SG_INTEGRATOR_BAOAB) Rf_errorcall(R_NilValue, "`integrator` is not a known integrator.");
   if (s.min_steps > s.steps)
     Rf_errorcall(R_NilValue, "`min_sghmc_steps` must not exceed `sghmc_steps`.");
   if (s.scale > SG_STEP_WIDTH) Rf_errorcall(R_NilValue, "`step_scale` is not a known scale.");

@@ -137,6 +137,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   double *loglik = (double *) R_alloc(M, sizeof(double));
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
+  double *kscratch = (double *) R_alloc(dim, sizeof(double));
   sg_anneal_scratch scratch;
   sg_anneal_scratch_alloc(&scratch, M, dim);
   sg_precond pc;
@@ -197,7 +198,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       moves += k;
       for (int i = 0; i < M; i++) {
         double *th = theta + (size_t) i * dim;
-        sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, eta, mv->momentum_decay, pcp);
+        sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, eta, mv->momentum_decay, pcp, mv->integrator,
+                     kscratch);
         check_finite_particle(th, dim, n_now);
         if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, n_done, cn, 1.0, NULL, &count);
       }

@@ -110,7 +110,7 @@ enum { SG_PRECOND_NONE = 0, SG_PRECOND_DIAGONAL = 1, SG_PRECOND_DENSE = 2 };
 typedef struct {
   int kind, dim;
   double *factor; /* DIAGONAL: the sd of each coordinate (dim); DENSE: L, lower, column-major */
-  double *work;   /* scratch of 2 dim */
+  double *work;   /* scratch of 3 dim: the kernel's noise and Sigma g, then sg_precond_apply's */
 } sg_precond;
 void sg_precond_alloc(sg_precond *p, int kind, int dim);
 /* Sets Sigma to the weighted covariance of the M particles theta (M rows of dim) with log-weights
@@ -119,19 +119,23 @@ void sg_precond_alloc(sg_precond *p, int kind, int dim);
  * work is scratch of M + dim * (dim + 1). */
 int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, int M,
                         double *work);
-/* out = Sigma g, and x = L x in place. */
+/* out = Sigma g; x = L x in place; out = L' g. */
 void sg_precond_apply(const sg_precond *p, const double *g, double *out);
 void sg_precond_factor_apply(const sg_precond *p, double *x);
+void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, double *out);
 
 /* `steps` SGHMC steps from theta (updated in place); v and grad are scratch of length dim.
  * With a preconditioner pc (NULL or kind NONE for none) the kernel simulates the dynamics with
  * inverse mass Sigma: v ~ N(0, eta Sigma), v <- (1 - alpha) v + eta Sigma grad log f +
  * N(0, 2 alpha eta Sigma), so eta = h^2 moves about h target widths per step.
+ * integrator: SG_INTEGRATOR_EULER (the paper's update, eq. 3) or SG_INTEGRATOR_BAOAB (exact
+ * position marginal on Gaussian targets; see sghmc.c). scratch has dim doubles.
  * With a constraint (NULL for none), a step that would leave the region is undone and the
  * velocity reflected off the contour (see sghmc.c). Returns the number of such reflections. */
+enum { SG_INTEGRATOR_EULER = 0, SG_INTEGRATOR_BAOAB = 1 };
 int sg_sghmc_run(const sg_potential *pot, sg_constraint *con, int dim, double *theta,
                  double *v, double *grad, int steps, double eta, double alpha,
-                 const sg_precond *pc);
+                 const sg_precond *pc, int integrator, double *scratch);
 
 /* How particles move, shared by every estimator (one parser, sg_move_settings_from_r):
  *   scale PER_OBSERVATION: the paper's eta = learning_rate / n (Section 6.1), no preconditioner;
@@ -141,7 +145,7 @@ int sg_sghmc_run(const sg_potential *pot, sg_constraint *con, int dim, double *t
  * sg_move_steps). */
 enum { SG_STEP_PER_OBSERVATION = 0, SG_STEP_WIDTH = 1 };
 typedef struct {
-  int steps, min_steps, scale, preconditioner;
+  int steps, min_steps, scale, preconditioner, integrator;
   double learning_rate, step_size, momentum_decay;
 } sg_move_settings;
 sg_move_settings sg_move_settings_from_r(SEXP x);

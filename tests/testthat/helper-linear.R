@@ -13,3 +13,18 @@ small_model <- function(n = 1000, seed = 3, ...) {
 }
 
 quiet_sgais <- function(model, ...) sgais(model, progress = FALSE, ...)
+
+# The estimators with the paper's preset (the tests calibrated on the paper's settings).
+paper_sgais <- function(model, ...) {
+  sgais(model, ..., control = sgais_control("paper"), progress = FALSE)
+}
+paper_ais <- function(model, ...) ais(model, ..., control = ais_control("paper"), progress = FALSE)
+paper_ns <- function(model, ...) {
+  nested_sampling(model, ..., control = nested_control("paper"), progress = FALSE)
+}
+
+# An SGAIS state at the start of a run, as sgais() makes it.
+initial_sgais_state <- function(model, particles) {
+  list(theta = sgais:::model_prior_draw(model, particles), logw = numeric(particles), n = 0L,
+       anchor = numeric(0), anchor_grad = numeric(0), anchor_n = 0L)
+}

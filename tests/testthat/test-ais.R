@@ -6,8 +6,8 @@
 # mixing at larger N. The accepted interval is the measured mean +/- 4 sd. (With the paper's
 # defaults, 10 particles and 20 steps, the error at N = 200 is -4.8 to -14.8 over 10 runs.)
 ais_test <- function(n, seed = 1, ...) {
-  ais(reference_model(n), particles = 50, target_ess = 25, sghmc_steps = 100, seed = seed,
-      progress = FALSE, ...)
+  paper_ais(reference_model(n), particles = 50, target_ess = 25, sghmc_steps = 100, seed = seed,
+            ...)
 }
 
 test_that("AIS recovers the exact evidence of linear regression at N = 200", {
@@ -43,7 +43,7 @@ test_that("AIS results do not depend on how the run is sliced", {
   model <- reference_model(200)
   whole <- ais(model, seed = 5, progress = FALSE, resample = TRUE)
   # one annealing step per call (time budget 0), continuing the state and the RNG stream
-  settings <- whole$settings
+  settings <- sgais:::c_settings(whole$settings)
   pieces <- withr_seed(5, {
     state <- list(theta = sgais:::model_prior_draw(model, settings$particles),
                   logw = numeric(settings$particles), loglik = numeric(0), lambda = 0,
@@ -63,14 +63,14 @@ test_that("AIS results do not depend on how the run is sliced", {
 })
 
 test_that("AIS fits print, summarise and convert like the other fits", {
-  fit <- ais(reference_model(200), seed = 1, progress = FALSE)
+  fit <- paper_ais(reference_model(200), seed = 1)
   expect_s3_class(fit, c("ais_fit", "evidence_fit"))
   expect_output(print(fit), "<AIS evidence estimate>")
   expect_output(print(fit), "annealing: \\d+ steps")
   expect_output(print(summary(fit)), "exact log Z")
   df <- as.data.frame(fit)
-  expect_named(df, c("step", "lambda", "ess", "log_evidence", "seconds", "gradient_evaluations",
-                     "likelihood_evaluations"))
+  expect_named(df, c("step", "lambda", "ess", "resampled", "sghmc_steps", "log_evidence",
+                     "seconds", "gradient_evaluations", "likelihood_evaluations"))
   expect_equal(df$lambda[nrow(df)], 1)
   expect_true(all(diff(df$lambda) > 0))
   expect_equal(log_evidence(fit), df$log_evidence[nrow(df)])
@@ -90,7 +90,9 @@ test_that("AIS rejects bad input with errors naming the argument", {
   expect_error(ais(model, learning_rate = 0), "`learning_rate` must be a positive finite number")
   expect_error(ais(model, momentum_decay = 0), "`momentum_decay` must be a number in \\(0, 1\\]")
   expect_error(ais(model, momentum_decay = 1.5), "`momentum_decay`")
-  expect_error(ais(model, resample = NA), "`resample` must be TRUE or FALSE")
+  expect_error(ais(model, resample = NA), "`resample` must be TRUE, FALSE or a number")
+  expect_error(ais(model, batch_size = 10), "Unknown setting `batch_size` for ais\\(\\)")
+  expect_error(ais(model, control = sgais_control()), "`control` must come from `ais_control\\(\\)`")
   expect_error(ais(model, seed = 1.5), "`seed` must be NULL or a whole number")
   expect_error(ais(model, progress = "yes"), "`progress` must be TRUE or FALSE")
 })

@@ -10,8 +10,8 @@
 # 1.55 + 3 * 0.15 = 2 nats at N = 200 and 2.13 + 3 * 0.99 = 5.1 nats at N = 2,000. (Seed 1 at
 # N = 2,000 is the largest of the 10 replicates, +7.2.)
 ns_test <- function(n, learning_rate, seed = 1, ...) {
-  nested_sampling(reference_model(n), live_points = 20, sghmc_steps = 200,
-                  learning_rate = learning_rate, seed = seed, progress = FALSE, ...)
+  paper_ns(reference_model(n), live_points = 20, sghmc_steps = 200,
+           learning_rate = learning_rate, seed = seed, ...)
 }
 
 test_that("nested sampling recovers the exact evidence of linear regression at N = 200", {
@@ -31,7 +31,7 @@ test_that("AIS and nested sampling agree on linear regression (paper Appendix A.
   # Two methods that work in completely different ways; the allowance adds the measured biases
   # (AIS -1.15, NS +1.55) and 4 times the combined spread (AIS sd 1.33, NS sd 1.01).
   model <- reference_model(200)
-  a <- ais(model, particles = 50, target_ess = 25, sghmc_steps = 100, seed = 11, progress = FALSE)
+  a <- paper_ais(model, particles = 50, target_ess = 25, sghmc_steps = 100, seed = 11)
   n <- ns_test(200, 1e-4, seed = 11)
   expect_agree(log_evidence(a), log_evidence(n), -1.15, 1.55, 1.33, 1.01)
 })
@@ -54,7 +54,7 @@ test_that("nested sampling results do not depend on how the run is sliced", {
   settings <- whole$settings
   pieces <- withr_seed(5, {
     state <- list(theta = sgais:::model_prior_draw(model, 4), loglik = numeric(0),
-                  iteration = 0, log_z = -Inf, information = 0, status = 0L)
+                  iteration = 0, log_z = -Inf, information = 0, status = 0L, walk_scale = 0)
     calls <- 0
     while (state$status == 0L) {
       res <- sgais:::nested_slice(model, state, settings, 0) # one iteration per call

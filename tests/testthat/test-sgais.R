@@ -7,7 +7,7 @@ test_that("SGAIS with the paper's settings is within its known error at N = 10,0
   model <- linear_regression(y ~ ., simulate_linear_regression(1e4, seed = 2019))
   exact <- exact_log_evidence(model)
   for (seed in 1:3) {
-    err <- log_evidence(quiet_sgais(model, seed = seed)) - exact
+    err <- log_evidence(paper_sgais(model, seed = seed)) - exact
     expect_gt(err, -0.005 * abs(exact))
     expect_lt(err, 40)
   }
@@ -17,18 +17,18 @@ test_that("SGAIS converges to the exact evidence with accurate settings", {
   # 50 particles, target ESS 40, 50 steps at lr 0.05: over 8 seeds at N = 1000 the error had
   # mean -1.3 and sd 0.9 nats; allow that bias plus 4 sd.
   model <- small_model(1000)
-  fit <- quiet_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
+  fit <- paper_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
                      learning_rate = 0.05, seed = 4)
   expect_lt(abs(log_evidence(fit) - exact_log_evidence(model)), 5)
   # with resampling too (same allowance: resampling keeps the estimator unbiased)
-  fit <- quiet_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
+  fit <- paper_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
                      learning_rate = 0.05, resample = TRUE, seed = 4)
   expect_lt(abs(log_evidence(fit) - exact_log_evidence(model)), 5)
 })
 
 test_that("the trajectory follows the exact evidence of every prefix", {
   model <- small_model(3000)
-  fit <- quiet_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
+  fit <- paper_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
                      learning_rate = 0.05, seed = 5)
   tr <- as.data.frame(fit)
   expect_identical(tr$n, c(seq(500L, 3000L, by = 500L)))
@@ -41,10 +41,13 @@ test_that("the trajectory follows the exact evidence of every prefix", {
 
 test_that("the trajectory has the documented columns and a consistent cost", {
   model <- small_model(1234)
-  fit <- quiet_sgais(model, seed = 1, chunk_size = 300, batch_size = 200)
+  fit <- paper_sgais(model, seed = 1, chunk_size = 300, batch_size = 200)
   tr <- as.data.frame(fit)
-  expect_named(tr, c("n", "log_evidence", "log_evidence_per_obs", "annealing_steps", "min_ess",
-                     "ess", "seconds", "gradient_evaluations", "likelihood_evaluations"))
+  expect_named(tr, c("n", "log_evidence", "log_evidence_se", "log_evidence_per_obs",
+                     "annealing_steps", "min_ess", "ess", "resamples", "sghmc_steps", "seconds",
+                     "gradient_evaluations", "likelihood_evaluations"))
+  expect_true(all(is.na(tr$log_evidence_se)))
+  expect_identical(tr$sghmc_steps, 20 * tr$annealing_steps)
   expect_identical(tr$n, c(300L, 600L, 900L, 1200L, 1234L))
   expect_true(all(tr$annealing_steps >= 1))
   expect_true(all(tr$min_ess >= 5 - 1e-6 & tr$min_ess <= 10))
@@ -84,19 +87,22 @@ test_that("the same seed gives the same fit, another seed another", {
 })
 
 test_that("splitting the run into many C calls does not change it", {
-  model <- small_model(2000)
-  settings <- quiet_sgais(model, seed = 1)$settings
-  run <- function(budget) {
-    withr::with_seed(9, {
-      theta <- sgais:::model_prior_draw(model, settings$particles)
-      state <- list(theta = theta, logw = numeric(settings$particles), n = 0L)
-      sgais:::sgais_advance(model, state, model$n, settings, progress = FALSE, budget = budget)
-    })
+  # robust preset: the control-variate anchor is part of the state carried between calls
+  model <- small_model(4000)
+  for (control in list(sgais_control(exact_until = 500), sgais_control("paper"))) {
+    settings <- sgais:::control_settings(control, list(), "sgais", NULL)
+    run <- function(budget) {
+      withr::with_seed(9, {
+        state <- initial_sgais_state(model, settings$particles)
+        sgais:::sgais_advance(model, state, model$n, settings, progress = FALSE, budget = budget)
+      })
+    }
+    whole <- run(Inf)
+    sliced <- run(0) # one chunk per call
+    expect_identical(whole$state, sliced$state)
+    expect_identical(whole$trace$log_evidence, sliced$trace$log_evidence)
   }
-  whole <- run(Inf)
-  sliced <- run(0) # one chunk per call
-  expect_identical(whole$state, sliced$state)
-  expect_identical(whole$trace$log_evidence, sliced$trace$log_evidence)
+  expect_gt(whole$state$anchor_n, 0L)
 })
 
 test_that("a progress bar can be shown without changing the result", {
@@ -111,7 +117,8 @@ test_that("fits print, summarise and convert", {
   fit <- quiet_sgais(model, seed = 1)
   expect_output(print(fit), "<SGAIS evidence estimate>")
   expect_output(print(fit), "log Z: +-1[0-9]{3}\\.[0-9]{4}")
-  expect_output(print(fit), "10 particles, batch 500")
+  expect_output(print(fit), "20 particles, batch 500")
+  expect_output(print(fit), "preset \"robust\"")
   expect_invisible(print(fit))
   s <- summary(fit)
   expect_s3_class(s, "summary.sgais_fit")
@@ -149,7 +156,19 @@ test_that("bad tuning values give errors that name the argument", {
   expect_error(sgais(model, learning_rate = Inf), "`learning_rate` must be a positive")
   expect_error(sgais(model, momentum_decay = 0), "`momentum_decay` must be a number in \\(0, 1\\]")
   expect_error(sgais(model, momentum_decay = 1.5), "`momentum_decay` must be a number in \\(0, 1\\]")
-  expect_error(sgais(model, resample = NA), "`resample` must be TRUE or FALSE")
+  expect_error(sgais(model, resample = NA), "`resample` must be TRUE, FALSE or a number in \\[0, 1\\]")
+  expect_error(sgais(model, resample = 2), "`resample` must be TRUE, FALSE or a number")
+  expect_error(sgais(model, step_size = 0), "`step_size` must be a positive finite number")
+  expect_error(sgais(model, preconditioner = "full"), "`preconditioner` must be one of")
+  expect_error(sgais(model, step_scale = "x"), "`step_scale` must be one of")
+  expect_error(sgais(model, min_sghmc_steps = 30), "`min_sghmc_steps` \\(30\\) must not exceed")
+  expect_error(sgais(model, control_variates = NA), "`control_variates` must be TRUE or FALSE")
+  expect_error(sgais(model, exact_until = -1), "`exact_until` must be a whole number >= 0")
+  expect_error(sgais(model, replicates = 0), "`replicates` must be a whole number >= 1")
+  expect_error(sgais(model, particle = 5), "Unknown setting `particle` for sgais\\(\\)")
+  expect_error(sgais(model, 5), "Settings in `...` must be named")
+  expect_error(sgais(model, control = ais_control()), "`control` must come from `sgais_control\\(\\)`")
+  expect_error(sgais_control("fast"), "`preset` must be \"robust\" or \"paper\"")
   expect_error(sgais(model, progress = "yes"), "`progress` must be TRUE or FALSE")
   expect_error(sgais(model, seed = 1.5), "`seed` must be NULL or a whole number")
   # the error reports the user's call, not an internal helper
@@ -160,25 +179,33 @@ test_that("bad tuning values give errors that name the argument", {
 
 test_that("the C entry point re-checks its arguments", {
   model <- small_model(100)
-  settings <- quiet_sgais(model, seed = 1)$settings
-  theta <- matrix(0, 6, 10)
-  call <- function(i, value) {
-    args <- list(model, theta, numeric(10), 0L, 100L, settings, Inf)
-    args[[i]] <- value
-    do.call(.Call, c(list(sgais:::C_ffi_sgais_run), args))
+  settings <- sgais:::c_settings(quiet_sgais(model, seed = 1)$settings)
+  state <- initial_sgais_state(model, 20)
+  call <- function(state = initial_sgais_state(model, 20), n_end = 100L, s = settings, m = model) {
+    .Call(sgais:::C_ffi_sgais_run, m, state, n_end, s, Inf)
   }
-  expect_error(call(2, matrix(0, 5, 10)), "`theta` must be a 6 x 10 numeric matrix")
-  expect_error(call(3, numeric(3)), "`logw` must be a numeric vector of length 10")
-  expect_error(call(5, 101L), "`n_end` must lie between")
+  bad <- state; bad$theta <- matrix(0, 5, 20)
+  expect_error(call(bad), "`state\\$theta` must be a 6 x 20 numeric matrix")
+  bad <- state; bad$logw <- numeric(3)
+  expect_error(call(bad), "`state\\$logw` must be a numeric vector of length 20")
+  bad <- state; bad$anchor_n <- 5L
+  expect_error(call(bad), "`state\\$anchor` must be a numeric vector of length 6")
+  expect_error(call(n_end = 101L), "`n_end` must lie between")
   bad <- settings; bad$particles <- 1
-  expect_error(call(6, bad), "`particles` must be a whole number >= 2")
+  expect_error(call(s = bad), "`particles` must be a whole number >= 2")
   bad <- settings; bad$momentum_decay <- 2
-  expect_error(call(6, bad), "`momentum_decay` must be in \\(0, 1\\]")
+  expect_error(call(s = bad), "`momentum_decay` must be in \\(0, 1\\]")
+  bad <- settings; bad$preconditioner <- 7L
+  expect_error(call(s = bad), "`preconditioner` is not a known")
+  bad <- settings; bad$resample_ess <- 3
+  expect_error(call(s = bad), "`resample_ess` must be in \\[0, 1\\]")
   broken <- model; broken$family <- "nonsense"
-  expect_error(call(1, broken), "unknown family")
+  expect_error(call(m = broken), "unknown family")
 })
 
 test_that("a diverging sampler stops with an error instead of returning NaN", {
   model <- small_model(1000)
-  expect_error(quiet_sgais(model, learning_rate = 1e6, seed = 1), "diverged.*`learning_rate`")
+  expect_error(paper_sgais(model, learning_rate = 1e6, seed = 1), "diverged.*`learning_rate`")
+  expect_error(quiet_sgais(model, step_size = 1e4, momentum_decay = 1, seed = 1),
+               "diverged.*`step_size`")
 })
