@@ -33,7 +33,10 @@
 #'     and the per-replicate diagnostics;}
 #'   \item{`schedule`}{a data frame with one row per annealing step (of every replicate, in
 #'     column `replicate`): `step`, `lambda` (after the step), `ess` (of the incremental
-#'     weights), `resampled`, `sghmc_steps`, `log_evidence` (the estimate
+#'     weights), `resampled`, `sghmc_steps`, `acceptance` (median over particles of the
+#'     Metropolis acceptance rate of the robust kernel, `NA` for the paper's), `step_size` (in
+#'     target widths, or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they
+#'     ran off to non-finite values), `log_evidence` (the estimate
 #'     \eqn{\log \frac1M \sum_i w_i}{log mean(w)} with the weights so far, the log normalising
 #'     constant of \eqn{f_\lambda}), and the cumulative cost: `seconds`,
 #'     `gradient_evaluations` and `likelihood_evaluations` (per observation and particle);}
@@ -72,7 +75,7 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
   runs <- run_replicates(replicates, seed, progress, function(progress, label) {
     state <- list(theta = model_prior_draw(model, settings$particles),
                   logw = numeric(settings$particles), loglik = numeric(0), lambda = 0,
-                  steps = 0L, log_z = 0)
+                  steps = 0L, log_z = 0, step_size = 0)
     run_in_slices(
       function(state, budget) ais_slice(model, state, cs, budget),
       state,
@@ -89,13 +92,14 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
 
 ais_slice <- function(model, state, settings, budget) {
   res <- .Call(C_ffi_ais_run, model, state$theta, state$logw, state$loglik, state$lambda,
-               settings, state$steps, budget)
-  trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "log_evidence",
-                               "seconds", "gradient_evaluations", "likelihood_evaluations")])
+               settings, state$steps, state$step_size, budget)
+  trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance",
+                               "step_size", "divergent", "log_evidence", "seconds",
+                               "gradient_evaluations", "likelihood_evaluations")])
   k <- nrow(trace)
   list(
     state = list(theta = res$theta, logw = res$logw, loglik = res$loglik,
-                 lambda = res$lambda_end, steps = state$steps + k,
+                 lambda = res$lambda_end, steps = state$steps + k, step_size = res$step_size_end,
                  log_z = if (k > 0) trace$log_evidence[k] else state$log_z),
     trace = trace
   )
@@ -108,7 +112,8 @@ new_ais_fit <- function(model, runs, settings, call, seed) {
     data.frame(
       replicate = r,
       step = seq_len(nrow(trace)),
-      trace[c("lambda", "ess", "resampled", "sghmc_steps", "log_evidence")],
+      trace[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance", "step_size", "divergent",
+              "log_evidence")],
       lapply(trace[cost], cumsum)
     )
   }))

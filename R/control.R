@@ -285,6 +285,9 @@ check_control <- function(control, method, call) {
 # core reads them.
 control_settings <- function(control, overrides, method, call) {
   control <- check_control(control, method, call)
+  if (length(overrides) && (is.null(names(overrides)) || any(names(overrides) == ""))) {
+    abort("Settings in `...` must be named, e.g. `particles = 50`.", call)
+  }
   if (length(overrides)) {
     control <- new_control(method, control$preset, utils::modifyList(control$given, overrides,
                                                                       keep.null = TRUE), call)
@@ -301,7 +304,7 @@ c_settings <- function(settings) {
   settings$integrator <- integrators[[settings$integrator]]
   if (!is.null(settings$move)) {
     # the C core reads the number of moves of either kind from sghmc_steps
-    if (settings$move == "walk") settings$sghmc_steps <- settings$walk_steps
+    if (settings$move == "walk") settings$sghmc_steps <- settings$min_sghmc_steps <- settings$walk_steps
     settings$move <- ns_moves[[settings$move]]
   }
   if (!is.null(settings$resample)) settings$resample_ess <- settings$resample

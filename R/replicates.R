@@ -54,21 +54,28 @@ anneal_diagnostics <- function(trace, logw, particles, steps = trace$annealing_s
   )
 }
 
-# A classed warning when the diagnostics say the estimate is unreliable: the predicted sd of
-# log Z-hat over 1 nat means an expected bias of about -sd^2 / 2 (Jensen) and a replicate SE that
-# may understate the error.
+# A classed warning when the diagnostics say the estimate is unreliable. For the annealing
+# samplers a predicted sd of log Z-hat over 1 nat means an expected bias of about -sd^2 / 2
+# (Jensen: log of an unbiased estimate of Z) and a replicate SE that may understate the error;
+# for nested sampling sqrt(H / M) over 1 nat is a standard error too large to rank models whose
+# evidence differs by a few nats.
 warn_if_unreliable <- function(fit, what = "particles") {
   sd <- max(fit$diagnostics$predicted_sd)
-  if (is.finite(sd) && sd > 1) {
-    cond <- structure(
-      class = c("sgais_warning_unreliable", "sgais_warning", "warning", "condition"),
-      list(message = sprintf(paste(
-        "%s estimate may be unreliable: the weights predict a spread of %.1f nats in log Z",
-        "(a bias of about %.1f nats), more than 1. Use more `%s` (or `replicates`)."),
-        fit$method, sd, -sd^2 / 2, what), call = NULL)
-    )
-    warning(cond)
+  if (!is.finite(sd) || sd <= 1) return(invisible(fit))
+  message <- if (inherits(fit, "nested_fit")) {
+    sprintf(paste(
+      "Nested sampling estimate is imprecise: its standard error sqrt(H / M) is %.1f nats,",
+      "more than 1. Use more `live_points` (or `replicates`)."), sd)
+  } else {
+    sprintf(paste(
+      "%s estimate may be unreliable: the weights predict a spread of %.1f nats in log Z",
+      "(a bias of about %.1f nats), more than 1. Use more `%s` (or `replicates`)."),
+      fit$method, sd, -sd^2 / 2, what)
   }
+  warning(structure(
+    class = c("sgais_warning_unreliable", "sgais_warning", "warning", "condition"),
+    list(message = message, call = NULL)
+  ))
   invisible(fit)
 }
 

@@ -63,7 +63,10 @@
 #'     `log_evidence`, `log_evidence_se`, `log_evidence_per_obs`, `annealing_steps` (in this
 #'     chunk), `min_ess` (the lowest incremental ESS of this chunk's steps), `ess` (ESS of the
 #'     particle weights after the chunk), `resamples`, `sghmc_steps` (per particle in this chunk),
-#'     and the cumulative cost so far: `seconds`, `gradient_evaluations` and
+#'     `acceptance` (the median acceptance rate of the Metropolis-adjusted moves, `NA` where
+#'     the moves use mini-batches or the paper's kernel), `step_size` (the step in target widths,
+#'     or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they ran off to
+#'     non-finite values), and the cumulative cost so far: `seconds`, `gradient_evaluations` and
 #'     `likelihood_evaluations` (per observation and particle, all replicates); with several
 #'     replicates the diagnostics are their means (`min_ess` their minimum);}
 #'   \item{`diagnostics`}{one row per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
@@ -107,7 +110,8 @@ sgais <- function(model, ..., control = sgais_control(), replicates = 1,
   runs <- run_replicates(replicates, seed, progress, function(progress, label) {
     state <- list(theta = model_prior_draw(model, settings$particles),
                   logw = numeric(settings$particles), n = 0L, anchor = numeric(0),
-                  anchor_grad = numeric(0), anchor_n = 0L)
+                  anchor_grad = numeric(0), anchor_n = 0L, step_size = 0,
+                  precond_cov = numeric(0), precond_n = 0, precond_ess = 0)
     sgais_advance(model, state, model$n, settings, progress, label)
   })
   warn_if_unreliable(new_sgais_fit(model, runs, settings, call, seed))
@@ -123,8 +127,10 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "",
     k <- length(res$n)
     new <- list(theta = res$theta, logw = res$logw, n = res$n[k], anchor = res$anchor,
                 anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
+                step_size = res$step_size_end, precond_cov = res$precond_cov,
+                precond_n = res$precond_n, precond_ess = res$precond_ess,
                 log_z = res$log_evidence[k])
-    list(state = new, trace = as.data.frame(res[-(1:5)]))
+    list(state = new, trace = as.data.frame(res[-(1:9)]))
   }
   run_in_slices(
     slice, state,
@@ -157,6 +163,9 @@ new_sgais_fit <- function(model, runs, settings, call, seed) {
     ess = mean_of("ess"),
     resamples = mean_of("resamples"),
     sghmc_steps = mean_of("sghmc_steps"),
+    acceptance = mean_of("acceptance"),
+    step_size = mean_of("step_size"),
+    divergent = mean_of("divergent"),
     seconds = cumsum(sum_of("seconds")),
     gradient_evaluations = cumsum(sum_of("gradient_evaluations")),
     likelihood_evaluations = cumsum(sum_of("likelihood_evaluations"))
@@ -202,22 +211,6 @@ format.sgais_fit <- function(x, ...) {
     sprintf("  annealing: %s chunks, %s steps (at most %s in a chunk), lowest ESS %.2f, final weight ESS %.2f",
             format_count(nrow(tr)), format_count(round(sum(tr$annealing_steps))),
             format(max(tr$annealing_steps)), min(tr$min_ess), tr$ess[nrow(tr)])
-  )
-}
-
-#' @export
-format.sgais_fit <- function(x, ...) {
-  tr <- x$trajectory
-  s <- x$settings
-  c(
-    NextMethod(),
-    sprintf("  settings:  %d particles, batch %s, chunk %s, target ESS %s, %d SGHMC steps, learning rate %s, momentum decay %s%s",
-            s$particles, format_count(s$batch_size), format_count(s$chunk_size), format(s$target_ess),
-            s$sghmc_steps, format(s$learning_rate), format(s$momentum_decay),
-            if (s$resample) ", resampling" else ""),
-    sprintf("  annealing: %s chunks, %s steps (at most %d in a chunk), lowest ESS %.2f, final weight ESS %.2f",
-            format_count(nrow(tr)), format_count(sum(tr$annealing_steps)), max(tr$annealing_steps),
-            min(tr$min_ess), tr$ess[nrow(tr)])
   )
 }
 

@@ -25,8 +25,9 @@
 typedef sg_anneal_settings ais_settings;
 
 typedef struct {
-  double *lambda, *ess, *log_evidence, *seconds, *gradient_evaluations, *likelihood_evaluations;
-  int *resampled, *sghmc_steps;
+  double *lambda, *ess, *log_evidence, *seconds, *gradient_evaluations, *likelihood_evaluations,
+      *acceptance, *step_size;
+  int *resampled, *sghmc_steps, *divergent;
 } ais_trace;
 
 typedef struct {
@@ -43,6 +44,15 @@ static void ais_grad_log_target(void *ctx, const double *theta, double *grad) {
   sg_model_log_lik(m, theta, NULL, 0, m->n_obs, t->lambda, grad, t->count);
 }
 
+/* The same potential with its value, for the Metropolis-adjusted kernel. */
+static double ais_log_target(void *ctx, const double *theta, double *grad) {
+  ais_target *t = ctx;
+  const sg_model *m = t->m;
+  memset(grad, 0, m->dim * sizeof(double));
+  double lf = m->log_prior(m, theta, grad);
+  return lf + t->lambda * sg_model_log_lik(m, theta, NULL, 0, m->n_obs, t->lambda, grad, t->count);
+}
+
 static void check_loglik(const double *loglik, int M, double lambda) {
   switch (sg_check_loglik(loglik, M)) {
   case SG_LOGLIK_NOT_FINITE:
@@ -55,23 +65,28 @@ static void check_loglik(const double *loglik, int M, double lambda) {
 /* Runs annealing steps from *lambda; returns their number. theta holds the particles (M rows of
  * dim), logw their log-weights and loglik their full-data log-likelihoods. */
 static int ais_process(const sg_model *m, const ais_settings *s, double *theta, double *logw,
-                       double *loglik, double *lambda_io, int steps_done, double time_budget,
-                       ais_trace *tr) {
+                       double *loglik, double *lambda_io, double *step_size, int steps_done,
+                       double time_budget, ais_trace *tr) {
   const int M = s->particles, dim = m->dim, N = m->n_obs;
   const sg_move_settings *mv = &s->move;
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
-  double *kscratch = (double *) R_alloc(dim, sizeof(double));
+  double *before = (double *) R_alloc(dim, sizeof(double));
+  double *acc = (double *) R_alloc(M, sizeof(double));
   sg_anneal_scratch scratch;
   sg_anneal_scratch_alloc(&scratch, M, dim);
   sg_precond pc;
   sg_precond_alloc(&pc, mv->preconditioner, dim);
   sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
+  sg_kernel kernel;
+  sg_kernel_init(&kernel, mv->integrator, pcp, dim);
+  kernel.alpha = mv->momentum_decay;
+  const int width = mv->scale == SG_STEP_WIDTH;
 
   sg_counter count;
   ais_target target = {m, *lambda_io, &count};
-  sg_potential pot = {ais_grad_log_target, &target};
-  const double eta = sg_move_eta(mv, N), start_time = sg_now();
+  sg_potential pot = {ais_grad_log_target, &target, ais_log_target};
+  const double start_time = sg_now();
   double lambda = *lambda_io;
   int steps = 0;
 
@@ -91,16 +106,28 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
      * particle's move reads all the data, so check for an interrupt after each. */
     target.lambda = lambda;
     const int k = sg_move_steps(mv, ess, s->target_ess, M);
+    const int metropolis = mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
+    kernel.eta = width ? (*step_size) * (*step_size) : sg_move_eta(mv, N);
+    int diverged = 0;
     for (int i = 0; i < M; i++) {
       double *th = theta + (size_t) i * dim;
-      sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, eta, mv->momentum_decay, pcp, mv->integrator,
-                   kscratch);
-      if (!sg_all_finite(th, dim))
-        Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at lambda = %g; "
-                     "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", lambda);
+      memcpy(before, th, dim * sizeof(double));
+      sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, &kernel);
+      if (metropolis) acc[i] = (double) kernel.accepted / k;
+      /* a move that ran off to non-finite values is undone (see sgais.c) */
+      if (!sg_all_finite(th, dim)) {
+        memcpy(th, before, dim * sizeof(double));
+        diverged++;
+      }
       if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, 0, N, 1.0, NULL, &count);
       R_CheckUserInterrupt();
     }
+    if (diverged == M)
+      Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at lambda = %g; "
+                   "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", lambda);
+    tr->divergent[steps] = diverged;
+    tr->acceptance[steps] = metropolis ? sg_move_adapt(mv, step_size, acc, M) : NA_REAL;
+    tr->step_size[steps] = width ? *step_size : sqrt(kernel.eta);
     if (lambda < 1.0) check_loglik(loglik, M, lambda);
 
     tr->lambda[steps] = lambda;
@@ -124,13 +151,16 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
  * start (they are then computed and counted in the first step). Returns the new state and one
  * trace entry per annealing step. */
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
-                 SEXP steps_done, SEXP time_budget) {
+                 SEXP steps_done, SEXP step_size, SEXP time_budget) {
   sg_model m;
   sg_model_from_r(model, &m);
   ais_settings s = sg_anneal_settings_from_r(settings);
   const int M = s.particles;
   double lam = sg_scalar_double(lambda, "lambda"), budget = sg_scalar_double(time_budget, "time_budget");
   int done = sg_scalar_int(steps_done, "steps_done", 0);
+  /* the adapted step in target widths; 0 at the start: the configured step_size */
+  double step = sg_scalar_double(step_size, "step_size");
+  if (!(step > 0.0) || !R_FINITE(step)) step = s.move.step_size;
   if (!(lam >= 0.0 && lam <= 1.0)) Rf_errorcall(R_NilValue, "`lambda` must be in [0, 1].");
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim || Rf_ncols(theta) != M)
     Rf_errorcall(R_NilValue, "`theta` must be a %d x %d numeric matrix.", m.dim, M);
@@ -140,8 +170,8 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
     Rf_errorcall(R_NilValue, "`loglik` must be a numeric vector of length 0 or %d.", M);
 
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 12)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 12)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 16)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 16)); nprot++;
   SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
   SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, M);
   SEXP loglik_out = sg_new_column(out, names, 2, "loglik", REALSXP, M);
@@ -158,7 +188,11 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   tr.likelihood_evaluations = REAL(sg_new_column(out, names, 8, "likelihood_evaluations", REALSXP, AIS_SLICE_STEPS));
   tr.resampled = INTEGER(sg_new_column(out, names, 9, "resampled", INTSXP, AIS_SLICE_STEPS));
   tr.sghmc_steps = INTEGER(sg_new_column(out, names, 10, "sghmc_steps", INTSXP, AIS_SLICE_STEPS));
-  SEXP lambda_end = sg_new_column(out, names, 11, "lambda_end", REALSXP, 1);
+  tr.divergent = INTEGER(sg_new_column(out, names, 11, "divergent", INTSXP, AIS_SLICE_STEPS));
+  tr.acceptance = REAL(sg_new_column(out, names, 12, "acceptance", REALSXP, AIS_SLICE_STEPS));
+  tr.step_size = REAL(sg_new_column(out, names, 13, "step_size", REALSXP, AIS_SLICE_STEPS));
+  SEXP lambda_end = sg_new_column(out, names, 14, "lambda_end", REALSXP, 1);
+  SEXP step_end = sg_new_column(out, names, 15, "step_size_end", REALSXP, 1);
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
@@ -173,12 +207,13 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   }
 
   GetRNGstate();
-  int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, done, budget, &tr);
+  int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, &step, done, budget, &tr);
   PutRNGstate();
   if (steps > 0) tr.likelihood_evaluations[0] += initial;
   REAL(lambda_end)[0] = lam;
+  REAL(step_end)[0] = step;
 
-  for (int i = 3; i < 11; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
+  for (int i = 3; i < 14; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
   UNPROTECT(nprot);
   return out;
 }

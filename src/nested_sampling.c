@@ -131,10 +131,13 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   sg_precond_alloc(&pc, mv->preconditioner, dim);
   sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
   double *pwork = pcp ? (double *) R_alloc((size_t) M + (size_t) dim * (dim + 1), sizeof(double)) : NULL;
-  const double eta = sg_move_eta(mv, 1.0); /* the prior potential does not grow with n */
+  sg_kernel kernel;
+  sg_kernel_init(&kernel, mv->integrator, pcp, dim);
+  kernel.eta = sg_move_eta(mv, 1.0); /* the prior potential does not grow with n */
+  kernel.alpha = mv->momentum_decay;
   sg_counter count;
   ns_ctx ctx = {m, &count};
-  sg_potential pot = {prior_grad, &ctx};
+  sg_potential pot = {prior_grad, &ctx, NULL};
   sg_constraint con = {full_log_lik, &ctx, 0.0, 0.0, prev};
   const double start_time = sg_now();
   int k = 0;
@@ -179,8 +182,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
       if (mv->steps > 0) st->walk_scale *= exp((double) acc / mv->steps - 0.5);
       con.value = ll;
     } else {
-      refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, mv->steps, eta, mv->momentum_decay, pcp,
-                          mv->integrator, kscratch);
+      refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, mv->steps, &kernel);
     }
     if (!sg_all_finite(th, dim))
       Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at nested-sampling iteration %.0f; "

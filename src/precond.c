@@ -17,9 +17,14 @@ void sg_precond_alloc(sg_precond *p, int kind, int dim) {
   p->dim = dim;
   p->factor = NULL;
   p->work = NULL;
+  p->acc = NULL;
+  p->acc_n = p->acc_ess = 0.0;
+  p->n = 1.0;
+  p->smoothing = 1.0;
   if (kind == SG_PRECOND_NONE) return;
   size_t len = (kind == SG_PRECOND_DENSE) ? (size_t) dim * dim : (size_t) dim;
   p->factor = (double *) R_alloc(len, sizeof(double));
+  p->acc = (double *) R_alloc(len, sizeof(double));
   p->work = (double *) R_alloc(3 * (size_t) dim, sizeof(double));
   /* identity until the first estimate */
   memset(p->factor, 0, len * sizeof(double));
@@ -47,7 +52,8 @@ static int cholesky(double *a, int n) {
 int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, int M,
                         double *work) {
   if (p->kind == SG_PRECOND_NONE) return 0;
-  const int dim = p->dim;
+  const int dim = p->dim, dense = p->kind == SG_PRECOND_DENSE;
+  const size_t len = dense ? (size_t) dim * dim : (size_t) dim;
   double *w = work, *mean = work + M, *cov = work + M + dim;
   /* normalised weights and their ESS */
   double lse = 0.0, sum_w2 = 0.0;
@@ -59,42 +65,50 @@ int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, 
     w[i] = logw ? exp(logw[i] - lse) : 1.0 / M;
     sum_w2 += w[i] * w[i];
   }
-  const double ess = 1.0 / sum_w2;
+  double ess = 1.0 / sum_w2;
   if (!(ess > 1.0 + 1e-9)) return 1; /* one particle carries all the weight: no spread */
   memset(mean, 0, dim * sizeof(double));
   for (int i = 0; i < M; i++)
     for (int j = 0; j < dim; j++) mean[j] += w[i] * theta[(size_t) i * dim + j];
-  /* unbiased weighted covariance: divide by 1 - sum w^2 */
+  /* unbiased weighted covariance (divided by 1 - sum w^2); lower triangle when dense */
   const double norm = 1.0 / (1.0 - sum_w2);
-  if (p->kind == SG_PRECOND_DIAGONAL) {
-    for (int j = 0; j < dim; j++) {
-      double s = 0.0;
-      for (int i = 0; i < M; i++) {
-        double d = theta[(size_t) i * dim + j] - mean[j];
-        s += w[i] * d * d;
-      }
-      cov[j] = s * norm;
-      if (!(cov[j] > 0.0) || !R_FINITE(cov[j])) return 1;
-    }
-    for (int j = 0; j < dim; j++) p->factor[j] = sqrt(cov[j]);
-    return 0;
-  }
-  memset(cov, 0, (size_t) dim * dim * sizeof(double));
+  memset(cov, 0, len * sizeof(double));
   for (int i = 0; i < M; i++) {
     const double *th = theta + (size_t) i * dim;
     for (int k = 0; k < dim; k++) {
-      double dk = w[i] * (th[k] - mean[k]);
+      double dk = w[i] * norm * (th[k] - mean[k]);
+      if (!dense) {
+        cov[k] += dk * (th[k] - mean[k]);
+        continue;
+      }
       for (int j = k; j < dim; j++) cov[j + (size_t) k * dim] += dk * (th[j] - mean[j]);
     }
+  }
+  for (int k = 0; k < dim; k++) {
+    double d = cov[dense ? k + (size_t) k * dim : (size_t) k];
+    if (!(d > 0.0) || !R_FINITE(d)) return 1;
+  }
+  /* Average with the earlier estimates, rescaled to the current n (a posterior covariance
+   * scales as 1/n), with weight `smoothing` for the new one: an estimate from a few dozen
+   * particles is noisy, and a direction it underestimates is one the particles barely move
+   * along. The effective number of particles behind the average grows to ESS / smoothing. */
+  if (p->smoothing < 1.0 && p->acc_n > 0.0) {
+    const double r = p->smoothing, c = (1.0 - r) * p->acc_n / p->n;
+    for (size_t l = 0; l < len; l++) cov[l] = r * cov[l] + c * p->acc[l];
+    ess += (1.0 - r) * p->acc_ess;
+  }
+  memcpy(p->acc, cov, len * sizeof(double));
+  p->acc_n = p->n;
+  p->acc_ess = ess;
+  if (!dense) {
+    for (int j = 0; j < dim; j++) p->factor[j] = sqrt(cov[j]);
+    return 0;
   }
   /* Shrink the off-diagonal part by dim / (dim + ESS): with few effective particles the sample
    * covariance is singular (ESS <= dim) or noisy, and the diagonal is the safe fallback. */
   const double keep = ess / (ess + dim);
-  for (int k = 0; k < dim; k++) {
-    cov[k + (size_t) k * dim] *= norm;
-    if (!(cov[k + (size_t) k * dim] > 0.0) || !R_FINITE(cov[k + (size_t) k * dim])) return 1;
-    for (int j = k + 1; j < dim; j++) cov[j + (size_t) k * dim] *= norm * keep;
-  }
+  for (int k = 0; k < dim; k++)
+    for (int j = k + 1; j < dim; j++) cov[j + (size_t) k * dim] *= keep;
   if (cholesky(cov, dim)) return 1;
   memcpy(p->factor, cov, (size_t) dim * dim * sizeof(double));
   return 0;
@@ -154,6 +168,35 @@ void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, dou
   }
 }
 
+double sg_precond_spread(const sg_precond *p, const double *theta, const double *logw, int M,
+                         double *work) {
+  const int dim = p->dim;
+  double *mean = work, *z = work + dim;
+  double lse = sg_log_sum_exp(logw, M), total = 0.0;
+  memset(mean, 0, dim * sizeof(double));
+  for (int i = 0; i < M; i++) {
+    double w = exp(logw[i] - lse);
+    for (int j = 0; j < dim; j++) mean[j] += w * theta[(size_t) i * dim + j];
+  }
+  for (int i = 0; i < M; i++) {
+    double w = exp(logw[i] - lse), ss = 0.0;
+    for (int j = 0; j < dim; j++) z[j] = theta[(size_t) i * dim + j] - mean[j];
+    if (p->kind == SG_PRECOND_DIAGONAL) {
+      for (int j = 0; j < dim; j++) z[j] /= p->factor[j];
+    } else if (p->kind == SG_PRECOND_DENSE) {
+      /* forward substitution: z <- L^-1 z */
+      for (int j = 0; j < dim; j++) {
+        double v = z[j];
+        for (int k = 0; k < j; k++) v -= p->factor[j + (size_t) k * dim] * z[k];
+        z[j] = v / p->factor[j + (size_t) j * dim];
+      }
+    }
+    for (int j = 0; j < dim; j++) ss += z[j] * z[j];
+    total += w * ss;
+  }
+  return total / dim;
+}
+
 sg_move_settings sg_move_settings_from_r(SEXP x) {
   sg_move_settings s;
   s.steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
@@ -191,4 +234,26 @@ int sg_move_steps(const sg_move_settings *s, double ess, double target, int M) {
   double k = ceil(s->steps * moved / full);
   if (!(k >= s->min_steps)) return s->min_steps; /* also catches NaN */
   return (k > s->steps) ? s->steps : (int) k;
+}
+
+/* The median of x[0..n-1] (x is reordered; n is the number of particles, so a sort will do). */
+static double median(double *x, int n) {
+  for (int i = 1; i < n; i++) {
+    double v = x[i];
+    int j = i - 1;
+    while (j >= 0 && x[j] > v) {
+      x[j + 1] = x[j];
+      j--;
+    }
+    x[j + 1] = v;
+  }
+  return (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+double sg_move_adapt(const sg_move_settings *s, double *step_size, double *acceptance, int M) {
+  double a = median(acceptance, M);
+  double f = exp(2.0 * (a - 0.8));
+  *step_size *= (f < 0.5) ? 0.5 : (f > 2.0 ? 2.0 : f);
+  if (*step_size > 2.0 * s->step_size) *step_size = 2.0 * s->step_size;
+  return a;
 }

@@ -25,8 +25,18 @@
 #include <math.h>
 #include <string.h>
 
+/* Stochastic (mini-batch) moves cannot be Metropolis-tested, so they are checked instead: in the
+ * preconditioner's metric the particles' spread after the moves should be about what it was
+ * before (the moves leave the target nearly invariant); this many times more means the
+ * discretisation has broken down and the estimate would be silently wrong. */
+#define SGAIS_MAX_SPREAD_GROWTH 4.0
+
 /* Annealing steps allowed for one chunk before we give up rather than appear to hang. */
 #define SGAIS_MAX_ANNEALING_STEPS 100000
+/* In the mini-batch phase the posterior changes little from chunk to chunk, so the
+ * preconditioner averages each new particle covariance with the earlier ones (rescaled to the
+ * current n) with this weight, about ten chunks' worth (precond.c). */
+#define SGAIS_PRECOND_SMOOTHING 0.1
 
 typedef struct {
   sg_anneal_settings a;
@@ -42,9 +52,9 @@ typedef struct {
 
 /* One entry per processed chunk. */
 typedef struct {
-  int *n, *annealing_steps, *resamples, *sghmc_steps;
-  double *log_evidence, *min_ess, *ess, *divergence, *seconds, *gradient_evaluations,
-      *likelihood_evaluations;
+  int *n, *annealing_steps, *resamples, *sghmc_steps, *divergent;
+  double *log_evidence, *min_ess, *ess, *divergence, *acceptance, *step_size, *seconds,
+      *gradient_evaluations, *likelihood_evaluations;
 } sgais_trace;
 
 /* The stochastic potential of eq. 4 at temperature lambda for the chunk [chunk_start,
@@ -85,12 +95,25 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
   }
 }
 
-static void check_finite_particle(const double *theta, int dim, int n_obs) {
-  if (!sg_all_finite(theta, dim))
-    Rf_errorcall(R_NilValue,
-                 "SGHMC diverged (non-finite parameters) while adding observations up to %d; "
-                 "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", n_obs);
+/* The exact potential's log f (up to a constant) and gradient, for the Metropolis-adjusted
+ * kernel while the earlier data are used exactly. */
+static double sgais_log_target(void *ctx, const double *theta, double *grad) {
+  sgais_target *t = ctx;
+  const sg_model *m = t->m;
+  memset(grad, 0, m->dim * sizeof(double));
+  double lf = m->log_prior(m, theta, grad);
+  lf += t->lambda * sg_model_log_lik(m, theta, NULL, t->chunk_start, t->chunk_n, t->lambda, grad,
+                                     t->count);
+  if (t->n_prev > 0) lf += sg_model_log_lik(m, theta, NULL, 0, t->n_prev, 1.0, grad, t->count);
+  return lf;
 }
+
+static void abort_diverged(int n_obs) {
+  Rf_errorcall(R_NilValue,
+               "SGHMC diverged (non-finite parameters) while adding observations up to %d; "
+               "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", n_obs);
+}
+
 
 /* After SGHMC moves, zero likelihood everywhere means the particles ran off: say so. */
 static void check_chunk_loglik(const double *loglik, int M, int from, int to, int moved) {
@@ -130,25 +153,26 @@ static void refresh_anchor(const sg_model *m, sgais_anchor *a, const double *the
 /* Processes chunks until n_end or until time_budget seconds have passed; returns their number.
  * theta holds the particles (M rows of dim, particle-major) and logw their log-weights. */
 static int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
-                         sgais_anchor *anchor, int n_done, int n_end, double time_budget,
-                         sgais_trace *tr) {
+                         sgais_anchor *anchor, double *step_size, sg_precond *pcp, int n_done,
+                         int n_end, double time_budget, sgais_trace *tr) {
   const int M = s->a.particles, dim = m->dim;
   const sg_move_settings *mv = &s->a.move;
   double *loglik = (double *) R_alloc(M, sizeof(double));
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
-  double *kscratch = (double *) R_alloc(dim, sizeof(double));
+  double *before = (double *) R_alloc(dim, sizeof(double));
+  double *acc = (double *) R_alloc(M, sizeof(double));
   sg_anneal_scratch scratch;
   sg_anneal_scratch_alloc(&scratch, M, dim);
-  sg_precond pc;
-  sg_precond_alloc(&pc, mv->preconditioner, dim);
-  sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
+  sg_kernel kernel;
+  sg_kernel_init(&kernel, mv->integrator, pcp, dim);
+  kernel.alpha = mv->momentum_decay;
   double *work = scratch.work;
   int *idx = (int *) R_alloc(s->batch_size, sizeof(int));
 
   sg_counter count;
   sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, idx, NULL, &count};
-  sg_potential pot = {sgais_grad_log_target, &target};
+  sg_potential pot = {sgais_grad_log_target, &target, NULL};
   const double start_time = sg_now();
   int chunks = 0;
 
@@ -157,14 +181,20 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     const int cn = (n_end - n_done < s->chunk_size) ? n_end - n_done : s->chunk_size;
     const int n_now = n_done + cn;
     /* eta in the units of the move settings (ALGORITHM-NOTES, SGHMC; precond.c), with n the
-     * observations in the current target */
-    const double eta = sg_move_eta(mv, n_now);
+     * observations in the current target; in units of the width the step is the adapted one */
+    const int width = mv->scale == SG_STEP_WIDTH;
     count.likelihood = count.gradient = 0.0;
     target.chunk_start = n_done;
     target.chunk_n = cn;
     target.n_prev = n_done;
     target.exact = n_done <= s->exact_until;
     target.anchor = NULL;
+    /* Metropolis-adjusted moves (robust kernel) wherever the potential is exact */
+    pot.log_target = target.exact ? sgais_log_target : NULL;
+    if (pcp) {
+      pcp->n = n_now;
+      pcp->smoothing = target.exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
+    }
     if (s->control_variates && !target.exact) {
       refresh_anchor(m, anchor, theta, logw, M, n_done, &count);
       target.anchor = anchor;
@@ -174,8 +204,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       loglik[i] = sg_model_log_lik(m, theta + (size_t) i * dim, NULL, n_done, cn, 1.0, NULL, &count);
     check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0);
 
-    double lambda = 0.0, min_ess = M, divergence = 0.0;
-    int steps = 0, resamples = 0, moves = 0;
+    double lambda = 0.0, min_ess = M, divergence = 0.0, acc_sum = 0.0;
+    int steps = 0, resamples = 0, moves = 0, divergent = 0, acc_steps = 0;
     while (lambda < 1.0) {
       if (steps == SGAIS_MAX_ANNEALING_STEPS)
         Rf_errorcall(R_NilValue, "annealing over observations %d to %d did not finish in %d steps; "
@@ -195,13 +225,42 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       /* Line 9: SGHMC moves leaving f at the new lambda invariant. */
       target.lambda = lambda;
       const int k = sg_move_steps(mv, ess, s->a.target_ess, M);
+      const int metropolis = pot.log_target && mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
+      /* Without a Metropolis test (mini-batch phase) the step is the configured one: the
+       * adapted step serves the exact moves, and tracking a posterior that narrows chunk by
+       * chunk needs steps of about 0.3 widths (smaller ones lag behind it). */
+      double h = metropolis ? *step_size : mv->step_size;
+      kernel.eta = width ? h * h : sg_move_eta(mv, n_now);
       moves += k;
+      const int check_spread = pcp && !metropolis && k > 0;
+      const double spread_before = check_spread ? sg_precond_spread(pcp, theta, logw, M, work) : 0.0;
+      int diverged = 0;
       for (int i = 0; i < M; i++) {
         double *th = theta + (size_t) i * dim;
-        sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, eta, mv->momentum_decay, pcp, mv->integrator,
-                     kscratch);
-        check_finite_particle(th, dim, n_now);
+        memcpy(before, th, dim * sizeof(double));
+        sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, &kernel);
+        if (metropolis) acc[i] = (double) kernel.accepted / k;
+        /* A move that ran off to non-finite values is undone (the Metropolis-adjusted kernel
+         * rejects such steps itself); if every particle diverges the step is hopeless. */
+        if (!sg_all_finite(th, dim)) {
+          memcpy(th, before, dim * sizeof(double));
+          diverged++;
+        }
         if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, n_done, cn, 1.0, NULL, &count);
+      }
+      if (diverged == M) abort_diverged(n_now);
+      divergent += diverged;
+      if (check_spread) {
+        double growth = sg_precond_spread(pcp, theta, logw, M, work) / spread_before;
+        if (!(growth <= SGAIS_MAX_SPREAD_GROWTH))
+          Rf_errorcall(R_NilValue,
+                       "SGHMC moves spread the particles %.3g times wider than their target while "
+                       "adding observations up to %d: the step is too large for this posterior; "
+                       "try a smaller `step_size`.", growth, n_now);
+      }
+      if (metropolis) {
+        acc_sum += sg_move_adapt(mv, step_size, acc, M);
+        acc_steps++;
       }
       if (lambda < 1.0) check_chunk_loglik(loglik, M, n_done + 1, n_now, 1);
       R_CheckUserInterrupt();
@@ -218,6 +277,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->resamples[chunks] = resamples;
     tr->sghmc_steps[chunks] = moves;
     tr->min_ess[chunks] = min_ess;
+    tr->divergent[chunks] = divergent;
+    tr->acceptance[chunks] = acc_steps ? acc_sum / acc_steps : NA_REAL;
+    tr->step_size[chunks] = sqrt(kernel.eta);
     tr->divergence[chunks] = divergence;
     tr->ess[chunks] = sg_ess(logw, M, 1.0, work);
     tr->gradient_evaluations[chunks] = count.gradient;
@@ -249,7 +311,9 @@ static SEXP state_vector(SEXP state, const char *name, int len) {
 
 /* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;
  * logw; n, the observations absorbed; anchor, anchor_grad and anchor_n, the control-variate
- * anchor, of length 0 before there is one), adding observations up to n_end. Returns the new
+ * anchor, of length 0 before there is one; step_size, the adapted step in target widths, 0 at
+ * the start; precond_cov, precond_n and precond_ess, the preconditioner's running covariance,
+ * precond_n = 0 before there is one), adding observations up to n_end. Returns the new
  * state's fields and one trace entry per chunk processed. */
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget) {
   sg_model m;
@@ -269,12 +333,28 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   SEXP anchor_theta = state_vector(state, "anchor", has_anchor ? dim : 0);
   SEXP anchor_grad = state_vector(state, "anchor_grad", has_anchor ? dim : 0);
   if (anchor_n > from) Rf_errorcall(R_NilValue, "`state$anchor_n` must not exceed `state$n`.");
+  /* the adapted step in target widths; 0 at the start: the configured step_size */
+  double step_size = sg_scalar_double(sg_list_get(state, "step_size"), "state$step_size");
+  if (!(step_size > 0.0) || !R_FINITE(step_size)) step_size = s.a.move.step_size;
+  /* the running covariance of the preconditioner (precond.c), empty before the first */
+  sg_precond pc;
+  sg_precond_alloc(&pc, s.a.move.preconditioner, dim);
+  sg_precond *pcp = (s.a.move.preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
+  const int acc_len = !pcp ? 0 : (pc.kind == SG_PRECOND_DENSE ? dim * dim : dim);
+  SEXP acc_in = sg_list_get(state, "precond_cov");
+  double acc_n = sg_scalar_double(sg_list_get(state, "precond_n"), "state$precond_n");
+  if (pcp && acc_n > 0.0) {
+    acc_in = state_vector(state, "precond_cov", acc_len);
+    memcpy(pc.acc, REAL(acc_in), acc_len * sizeof(double));
+    pc.acc_n = acc_n;
+    pc.acc_ess = sg_scalar_double(sg_list_get(state, "precond_ess"), "state$precond_ess");
+  }
 
-  const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "n",
-                        "log_evidence", "annealing_steps", "resamples", "sghmc_steps", "min_ess",
-                        "ess", "divergence", "seconds", "gradient_evaluations",
-                        "likelihood_evaluations"};
-  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 5;
+  const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end",
+                        "precond_cov", "precond_n", "precond_ess", "n", "log_evidence", "annealing_steps", "resamples", "sghmc_steps",
+                        "divergent", "min_ess", "ess", "divergence", "acceptance", "step_size",
+                        "seconds", "gradient_evaluations", "likelihood_evaluations"};
+  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 9;
   int nprot = 0, max_chunks = (int) ((to - from + (double) s.chunk_size - 1) / s.chunk_size);
   SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol)); nprot++;
   SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol)); nprot++;
@@ -283,6 +363,10 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   SEXP anchor_out = sg_new_column(out, names, 2, cols[2], REALSXP, dim);
   SEXP anchor_grad_out = sg_new_column(out, names, 3, cols[3], REALSXP, dim);
   SEXP anchor_n_out = sg_new_column(out, names, 4, cols[4], INTSXP, 1);
+  SEXP step_out = sg_new_column(out, names, 5, cols[5], REALSXP, 1);
+  SEXP acc_out = sg_new_column(out, names, 6, cols[6], REALSXP, acc_len);
+  SEXP acc_n_out = sg_new_column(out, names, 7, cols[7], REALSXP, 1);
+  SEXP acc_ess_out = sg_new_column(out, names, 8, cols[8], REALSXP, 1);
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
   memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
   Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
@@ -298,17 +382,25 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   tr.annealing_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
   tr.resamples = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
   tr.sghmc_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.divergent = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
   tr.min_ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.divergence = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.acceptance = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.step_size = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.seconds = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.gradient_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   GetRNGstate();
-  int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &anchor, from, to, budget, &tr);
+  int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &anchor, &step_size, pcp,
+                             from, to, budget, &tr);
   PutRNGstate();
+  REAL(step_out)[0] = step_size;
+  if (pcp) memcpy(REAL(acc_out), pc.acc, acc_len * sizeof(double));
+  REAL(acc_n_out)[0] = pcp ? pc.acc_n : 0.0;
+  REAL(acc_ess_out)[0] = pcp ? pc.acc_ess : 0.0;
 
   INTEGER(anchor_n_out)[0] = anchor.n_anchor;
   if (anchor.n_anchor == 0) {

@@ -88,6 +88,9 @@ static inline void sg_prefetch_row(const double *row, int len) {
 typedef struct {
   void (*grad_log_target)(void *ctx, const double *theta, double *grad); /* overwrites grad */
   void *ctx;
+  /* When the potential is exact (no mini-batch): log f at theta up to a constant, with its
+   * gradient written to grad; NULL otherwise. The robust kernel then Metropolis-adjusts. */
+  double (*log_target)(void *ctx, const double *theta, double *grad);
 } sg_potential;
 
 /* An optional hard constraint log L(theta) > threshold for the kernel (nested sampling).
@@ -111,31 +114,51 @@ typedef struct {
   int kind, dim;
   double *factor; /* DIAGONAL: the sd of each coordinate (dim); DENSE: L, lower, column-major */
   double *work;   /* scratch of 3 dim: the kernel's noise and Sigma g, then sg_precond_apply's */
+  /* The running covariance estimate (same layout as factor, unshrunk), the n it is for and its
+   * effective number of particles (acc_n = 0: none yet). Set n (observations in the current
+   * target) and smoothing (weight of a new estimate, 1 = none) before each estimate. */
+  double *acc, acc_n, acc_ess, n, smoothing;
 } sg_precond;
 void sg_precond_alloc(sg_precond *p, int kind, int dim);
 /* Sets Sigma to the weighted covariance of the M particles theta (M rows of dim) with log-weights
- * logw (NULL: equal weights); DENSE shrinks it towards its diagonal by dim / (dim + ESS) (see
- * precond.c). Returns 0, or 1 when the particles are degenerate (Sigma is then left as it was).
- * work is scratch of M + dim * (dim + 1). */
+ * logw (NULL: equal weights), averaged with the running estimate when p->smoothing < 1; DENSE
+ * shrinks it towards its diagonal by dim / (dim + ESS) (see precond.c). Returns 0, or 1 when the
+ * particles are degenerate (Sigma is then left as it was). work is scratch of
+ * M + dim * (dim + 1). */
 int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, int M,
                         double *work);
+/* The weighted mean squared distance of the particles from their weighted mean in the metric
+ * Sigma^-1, per coordinate (about 1 for particles from a target whose covariance is Sigma).
+ * work is scratch of 2 dim. */
+double sg_precond_spread(const sg_precond *p, const double *theta, const double *logw, int M,
+                         double *work);
 /* out = Sigma g; x = L x in place; out = L' g. */
 void sg_precond_apply(const sg_precond *p, const double *g, double *out);
 void sg_precond_factor_apply(const sg_precond *p, double *x);
 void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, double *out);
 
+/* The kernel's tuning and scratch for one run of moves. integrator: SG_INTEGRATOR_EULER (the
+ * paper's update, eq. 3) or SG_INTEGRATOR_BAOAB (see sghmc.c): with an exact potential
+ * (pot->log_target) and no constraint BAOAB becomes generalised HMC with a Metropolis test at
+ * every step, and `accepted` counts the accepted steps of the last run. work: 4 dim doubles. */
+enum { SG_INTEGRATOR_EULER = 0, SG_INTEGRATOR_BAOAB = 1 };
+typedef struct {
+  double eta, alpha;
+  int integrator;
+  const sg_precond *pc; /* NULL or kind NONE: unpreconditioned */
+  double *work;
+  int accepted;
+} sg_kernel;
+void sg_kernel_init(sg_kernel *k, int integrator, const sg_precond *pc, int dim);
+
 /* `steps` SGHMC steps from theta (updated in place); v and grad are scratch of length dim.
- * With a preconditioner pc (NULL or kind NONE for none) the kernel simulates the dynamics with
- * inverse mass Sigma: v ~ N(0, eta Sigma), v <- (1 - alpha) v + eta Sigma grad log f +
- * N(0, 2 alpha eta Sigma), so eta = h^2 moves about h target widths per step.
- * integrator: SG_INTEGRATOR_EULER (the paper's update, eq. 3) or SG_INTEGRATOR_BAOAB (exact
- * position marginal on Gaussian targets; see sghmc.c). scratch has dim doubles.
+ * With a preconditioner the kernel simulates the dynamics with inverse mass Sigma: v ~ N(0, eta
+ * Sigma), v <- (1 - alpha) v + eta Sigma grad log f + N(0, 2 alpha eta Sigma), so eta = h^2
+ * moves about h target widths per step.
  * With a constraint (NULL for none), a step that would leave the region is undone and the
  * velocity reflected off the contour (see sghmc.c). Returns the number of such reflections. */
-enum { SG_INTEGRATOR_EULER = 0, SG_INTEGRATOR_BAOAB = 1 };
 int sg_sghmc_run(const sg_potential *pot, sg_constraint *con, int dim, double *theta,
-                 double *v, double *grad, int steps, double eta, double alpha,
-                 const sg_precond *pc, int integrator, double *scratch);
+                 double *v, double *grad, int steps, sg_kernel *k);
 
 /* How particles move, shared by every estimator (one parser, sg_move_settings_from_r):
  *   scale PER_OBSERVATION: the paper's eta = learning_rate / n (Section 6.1), no preconditioner;
@@ -155,6 +178,11 @@ double sg_move_eta(const sg_move_settings *s, double n);
  * `target`: steps in proportion to the chi-square distance M / ess - 1 the target moved, relative
  * to that of a full annealing step, within [min_steps, steps]. */
 int sg_move_steps(const sg_move_settings *s, double ess, double target, int M);
+/* After Metropolis-adjusted moves with per-particle acceptance rates acceptance[0..M-1]
+ * (reordered): the step towards a median acceptance of 0.8, by a factor in [1/2, 2] and at most
+ * twice the configured step_size (Buchholz, Chopin & Jacob 2021 adapt between SMC steps; the
+ * median ignores a few particles stuck in a funnel). Returns the median. */
+double sg_move_adapt(const sg_move_settings *s, double *step_size, double *acceptance, int M);
 
 /* ---------------------------------------------------------------- log-space utilities */
 
@@ -209,7 +237,7 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
-                 SEXP steps_done, SEXP time_budget);
+                 SEXP steps_done, SEXP step_size, SEXP time_budget);
 SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget);
 
 #endif

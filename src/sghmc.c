@@ -28,7 +28,12 @@
  *   B: u += h/2 L' grad;  A: theta += h/2 L u;  O: u = c u + sqrt(1 - c^2) xi;  A;  B
  * whose position marginal is exact on Gaussian targets at any stable step (h sqrt(lambda_max) <
  * 2), so its error on near-Gaussian posteriors is far below Euler's. It costs one gradient more
- * per run (the first B). */
+ * per run (the first B).
+ * When the potential is exact (AIS; SGAIS while it uses all earlier data) the robust kernel is
+ * instead generalised HMC (Horowitz 1991), O(h/2) [B A B + Metropolis test] O(h/2) per step:
+ * a rejected step restores the position and flips the momentum. It leaves f exactly invariant
+ * at any step, and a step that would diverge (a funnel, a stiff direction the preconditioner
+ * missed) is rejected rather than taken. */
 #include "sgais.h"
 #include <math.h>
 #include <string.h>
@@ -137,11 +142,62 @@ static int baoab_run(const sg_potential *pot, sg_constraint *c, int dim, double 
   return reflections;
 }
 
+/* Generalised HMC with an exact potential (see the top of the file); u is the whitened
+ * momentum. work holds theta, grad and u before each step (3 dim after the first dim). */
+static void ghmc_run(const sg_potential *pot, int dim, double *theta, double *u, double *grad,
+                     int steps, sg_kernel *k) {
+  const double h = sqrt(k->eta), c = sqrt(1.0 - k->alpha), noise_sd = sqrt(1.0 - c * c);
+  const sg_precond *pc = k->pc;
+  double *t = k->work, *theta0 = k->work + dim, *grad0 = k->work + 2 * dim, *u0 = k->work + 3 * dim;
+  k->accepted = 0;
+  if (steps == 0) return;
+  for (int j = 0; j < dim; j++) u[j] = norm_rand();
+  double lf = pot->log_target(pot->ctx, theta, grad);
+  for (int s = 0; s < steps; s++) {
+    for (int j = 0; j < dim; j++) u[j] = c * u[j] + noise_sd * norm_rand();
+    memcpy(theta0, theta, dim * sizeof(double));
+    memcpy(grad0, grad, dim * sizeof(double));
+    memcpy(u0, u, dim * sizeof(double));
+    double kin0 = 0.0, kin1 = 0.0;
+    for (int j = 0; j < dim; j++) kin0 += u[j] * u[j];
+    kick(pc, dim, grad, 0.5 * h, u, t);
+    drift(pc, dim, u, h, theta, t);
+    double lf1 = pot->log_target(pot->ctx, theta, grad);
+    kick(pc, dim, grad, 0.5 * h, u, t);
+    for (int j = 0; j < dim; j++) kin1 += u[j] * u[j];
+    double log_ratio = (lf1 - 0.5 * kin1) - (lf - 0.5 * kin0);
+    if (log(unif_rand()) < log_ratio) { /* NaN (a diverged step) is rejected */
+      lf = lf1;
+      k->accepted++;
+    } else {
+      memcpy(theta, theta0, dim * sizeof(double));
+      memcpy(grad, grad0, dim * sizeof(double));
+      for (int j = 0; j < dim; j++) u[j] = -u0[j];
+    }
+    for (int j = 0; j < dim; j++) u[j] = c * u[j] + noise_sd * norm_rand();
+  }
+}
+
+void sg_kernel_init(sg_kernel *k, int integrator, const sg_precond *pc, int dim) {
+  k->eta = 0.0;
+  k->alpha = 0.0;
+  k->integrator = integrator;
+  k->pc = pc;
+  k->work = (double *) R_alloc(4 * (size_t) dim, sizeof(double));
+  k->accepted = 0;
+}
+
 int sg_sghmc_run(const sg_potential *pot, sg_constraint *c, int dim, double *theta,
-                 double *v, double *grad, int steps, double eta, double alpha,
-                 const sg_precond *pc, int integrator, double *scratch) {
-  if (integrator == SG_INTEGRATOR_BAOAB)
-    return baoab_run(pot, c, dim, theta, v, grad, steps, eta, alpha, pc, scratch);
+                 double *v, double *grad, int steps, sg_kernel *k) {
+  const double eta = k->eta, alpha = k->alpha;
+  const sg_precond *pc = k->pc;
+  if (k->integrator == SG_INTEGRATOR_BAOAB) {
+    if (pot->log_target && !c) {
+      ghmc_run(pot, dim, theta, v, grad, steps, k);
+      return 0;
+    }
+    return baoab_run(pot, c, dim, theta, v, grad, steps, eta, alpha, pc, k->work);
+  }
   const double v_sd = sqrt(eta), noise_sd = sqrt(2.0 * alpha * eta), keep = 1.0 - alpha;
   int reflections = 0;
   if (!preconditioned(pc)) {

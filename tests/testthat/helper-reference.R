@@ -26,17 +26,16 @@ withr_seed <- function(seed, code) {
   sgais:::with_seed(seed, code)
 }
 
-# The three estimators with the settings whose replicate spreads the model tests quote:
+# The three estimators with the paper's preset and the settings whose replicate spreads the
+# model tests quote:
 # SGAIS with 50 particles, target ESS 40, 50 steps at learning rate 0.05; AIS with 50 particles,
 # target ESS 25, 100 steps; nested sampling with 20 live points, 200 steps at learning rate 1e-4.
 three_estimators <- function(model, seed) {
   list(
-    sgais = sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50, learning_rate = 0.05,
-                  seed = seed, progress = FALSE),
-    ais = ais(model, particles = 50, target_ess = 25, sghmc_steps = 100, seed = seed,
-              progress = FALSE),
-    ns = nested_sampling(model, live_points = 20, sghmc_steps = 200, learning_rate = 1e-4,
-                         seed = seed, progress = FALSE)
+    sgais = paper_sgais(model, particles = 50, target_ess = 40, sghmc_steps = 50,
+                        learning_rate = 0.05, seed = seed),
+    ais = paper_ais(model, particles = 50, target_ess = 25, sghmc_steps = 100, seed = seed),
+    ns = paper_ns(model, live_points = 20, sghmc_steps = 200, learning_rate = 1e-4, seed = seed)
   )
 }
 

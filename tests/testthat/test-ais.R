@@ -47,7 +47,7 @@ test_that("AIS results do not depend on how the run is sliced", {
   pieces <- withr_seed(5, {
     state <- list(theta = sgais:::model_prior_draw(model, settings$particles),
                   logw = numeric(settings$particles), loglik = numeric(0), lambda = 0,
-                  steps = 0L, log_z = 0)
+                  steps = 0L, log_z = 0, step_size = 0)
     out <- list()
     while (state$lambda < 1) {
       res <- sgais:::ais_slice(model, state, settings, 0)
@@ -69,8 +69,9 @@ test_that("AIS fits print, summarise and convert like the other fits", {
   expect_output(print(fit), "annealing: \\d+ steps")
   expect_output(print(summary(fit)), "exact log Z")
   df <- as.data.frame(fit)
-  expect_named(df, c("step", "lambda", "ess", "resampled", "sghmc_steps", "log_evidence",
-                     "seconds", "gradient_evaluations", "likelihood_evaluations"))
+  expect_named(df, c("step", "lambda", "ess", "resampled", "sghmc_steps", "acceptance",
+                     "step_size", "divergent", "log_evidence", "seconds", "gradient_evaluations",
+                     "likelihood_evaluations"))
   expect_equal(df$lambda[nrow(df)], 1)
   expect_true(all(diff(df$lambda) > 0))
   expect_equal(log_evidence(fit), df$log_evidence[nrow(df)])
@@ -84,7 +85,7 @@ test_that("AIS rejects bad input with errors naming the argument", {
   model <- reference_model(200)
   expect_error(ais("x"), "`model` must be an sgais model")
   expect_error(ais(model, particles = 1), "`particles` must be a whole number >= 2")
-  expect_error(ais(model, target_ess = 11), "`target_ess` must be a number in \\(1, particles\\]")
+  expect_error(ais(model, target_ess = 101), "`target_ess` must be a number in \\(1, particles\\]")
   expect_error(ais(model, target_ess = 1), "`target_ess`")
   expect_error(ais(model, sghmc_steps = -1), "`sghmc_steps` must be a whole number")
   expect_error(ais(model, learning_rate = 0), "`learning_rate` must be a positive finite number")

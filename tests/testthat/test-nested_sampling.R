@@ -41,17 +41,17 @@ test_that("AIS and nested sampling agree on linear regression (paper Appendix A.
 
 test_that("nested sampling is reproducible with a seed and differs between seeds", {
   model <- reference_model(200)
-  a <- nested_sampling(model, live_points = 3, seed = 3, progress = FALSE)
-  b <- nested_sampling(model, live_points = 3, seed = 3, progress = FALSE)
-  c <- nested_sampling(model, live_points = 3, seed = 4, progress = FALSE)
+  a <- quietly(nested_sampling(model, live_points = 3, seed = 3, progress = FALSE))
+  b <- quietly(nested_sampling(model, live_points = 3, seed = 3, progress = FALSE))
+  c <- quietly(nested_sampling(model, live_points = 3, seed = 4, progress = FALSE))
   expect_identical(without_timing(a), without_timing(b))
   expect_false(identical(a$log_evidence, c$log_evidence))
 })
 
 test_that("nested sampling results do not depend on how the run is sliced", {
   model <- reference_model(200)
-  whole <- nested_sampling(model, live_points = 4, seed = 5, progress = FALSE)
-  settings <- whole$settings
+  whole <- quietly(nested_sampling(model, live_points = 4, seed = 5, progress = FALSE))
+  settings <- sgais:::c_settings(whole$settings)
   pieces <- withr_seed(5, {
     state <- list(theta = sgais:::model_prior_draw(model, 4), loglik = numeric(0),
                   iteration = 0, log_z = -Inf, information = 0, status = 0L, walk_scale = 0)
@@ -70,14 +70,14 @@ test_that("nested sampling results do not depend on how the run is sliced", {
 
 test_that("nested sampling fits have the documented parts", {
   model <- reference_model(200)
-  fit <- nested_sampling(model, live_points = 5, seed = 1, progress = FALSE)
+  fit <- paper_ns(model, live_points = 5, seed = 1)
   expect_s3_class(fit, c("nested_fit", "evidence_fit"))
   expect_output(print(fit), "<Nested sampling evidence estimate>")
   expect_output(print(fit), "sd\\(log Z\\)")
   expect_output(print(summary(fit)), "exact log Z")
   df <- as.data.frame(fit)
-  expect_named(df, c("iteration", "log_likelihood", "log_volume", "log_evidence", "reflections",
-                     "gradient_evaluations", "likelihood_evaluations"))
+  expect_named(df, c("iteration", "log_likelihood", "log_volume", "log_evidence",
+                     "rejected_steps", "gradient_evaluations", "likelihood_evaluations"))
   expect_equal(df$iteration, seq_len(fit$iterations))
   expect_equal(df$log_volume, -df$iteration / 5)
   expect_true(all(diff(df$log_likelihood) >= 0))
@@ -93,8 +93,7 @@ test_that("nested sampling fits have the documented parts", {
 
 test_that("posterior samples from nested sampling are near the posterior", {
   model <- reference_model(200)
-  fit <- nested_sampling(model, live_points = 20, learning_rate = 1e-4, sghmc_steps = 100,
-                         seed = 2, progress = FALSE)
+  fit <- paper_ns(model, live_points = 20, learning_rate = 1e-4, sghmc_steps = 100, seed = 2)
   draws <- posterior_samples(fit, 2000)
   expect_equal(dim(draws), c(2000L, 6L))
   expect_identical(colnames(draws), model$parameter_names)
@@ -105,7 +104,7 @@ test_that("posterior samples from nested sampling are near the posterior", {
 
 test_that("one live point and many live points work", {
   model <- reference_model(200)
-  one <- nested_sampling(model, live_points = 1, seed = 1, progress = FALSE)
+  one <- paper_ns(model, live_points = 1, seed = 1)
   expect_true(is.finite(one$log_evidence))
   many <- nested_sampling(model, live_points = 50, sghmc_steps = 5, seed = 1, progress = FALSE)
   expect_equal(nrow(many$dead), many$iterations + 50)
@@ -114,7 +113,7 @@ test_that("one live point and many live points work", {
 test_that("stopping at max_iterations warns", {
   model <- reference_model(200)
   expect_warning(
-    fit <- nested_sampling(model, max_iterations = 5, seed = 1, progress = FALSE),
+    fit <- paper_ns(model, max_iterations = 5, seed = 1),
     "reached `max_iterations` = 5"
   )
   expect_false(fit$converged)
@@ -134,6 +133,6 @@ test_that("nested sampling rejects bad input with errors naming the argument", {
   expect_error(nested_sampling(model, sghmc_steps = NA), "`sghmc_steps`")
   expect_error(nested_sampling(model, max_iterations = 0), "`max_iterations` must be a whole number >= 1")
   expect_error(nested_sampling(model, seed = "a"), "`seed`")
-  fit <- nested_sampling(model, max_iterations = 50, seed = 1, progress = FALSE)
+  fit <- paper_ns(model, max_iterations = 50, seed = 1)
   expect_error(posterior_samples(fit, n = -1), "`n` must be a whole number >= 0")
 })

@@ -1,0 +1,83 @@
+test_that("the paper presets reproduce the package before the presets, bit for bit", {
+  # log Z, the sum of the final particles and the gradient evaluations of runs made with the
+  # package as of commit 6bf3f2c (before presets existed, when the paper's settings were the
+  # defaults), printed with 17 significant digits.
+  lin <- linear_regression(y ~ ., simulate_linear_regression(3000, seed = 1))
+  soft <- softmax_regression(y ~ ., simulate_softmax_regression(600, seed = 2))
+  mix <- gaussian_mixture(simulate_gaussian_mixture(600, components = 3, seed = 3), components = 3)
+  same <- function(fit, log_z, particle_sum, gradients) {
+    expect_identical(sprintf("%.17g", fit$log_evidence), log_z)
+    if (!is.null(fit$state)) expect_identical(sprintf("%.17g", sum(fit$state$particles)), particle_sum)
+    expect_identical(fit$gradient_evaluations, gradients)
+  }
+  same(paper_sgais(lin, seed = 1), "-4279.1201874112912", "-0.92146975946477294", 3900000)
+  same(paper_sgais(lin, seed = 2, resample = TRUE, chunk_size = 300, batch_size = 200),
+       "-4306.1190376865106", "-1.0218874392715225", 2140000)
+  same(paper_sgais(soft, seed = 3), "-389.86982084823086", "2.0011457698986832", 3840000)
+  same(paper_sgais(mix, seed = 4), "-3366.5658766038873", "-2.8445836581300359", 10440000)
+  same(paper_ais(lin, seed = 5), "-4317.2651180709854", "-1.3288106679390552", 22200000)
+  same(paper_ais(mix, seed = 6, resample = TRUE), "-3427.8336364531056", "-16.435057104922514",
+       2160000)
+  same(paper_ns(lin, seed = 7, live_points = 5), "-4266.8901321296626", NULL, 2481000)
+  same(paper_ns(soft, seed = 8, live_points = 3), "-288.01587732347508", NULL, 300600)
+})
+
+test_that("presets hold the documented settings", {
+  paper <- sgais_control("paper")$settings
+  expect_identical(paper[c("particles", "target_ess", "sghmc_steps", "min_sghmc_steps",
+                           "learning_rate", "momentum_decay", "batch_size", "chunk_size",
+                           "exact_until")],
+                   list(particles = 10L, target_ess = 5, sghmc_steps = 20L, min_sghmc_steps = 20L,
+                        learning_rate = 0.1, momentum_decay = 0.2, batch_size = 500L,
+                        chunk_size = 500L, exact_until = 500L))
+  expect_identical(paper$step_scale, "per_observation")
+  expect_identical(paper$preconditioner, "none")
+  expect_false(paper$control_variates)
+  robust <- sgais_control()$settings
+  expect_identical(robust$step_scale, "width")
+  expect_identical(robust$integrator, "baoab")
+  expect_true(robust$control_variates)
+  expect_identical(robust$target_ess, robust$particles / 2)
+  expect_identical(robust$exact_until, 4L * robust$batch_size)
+  # derived values follow the values they derive from
+  expect_identical(sgais_control(particles = 40)$settings$target_ess, 20)
+  expect_identical(sgais_control(batch_size = 100)$settings$chunk_size, 100L)
+  expect_identical(sgais_control("paper", batch_size = 100)$settings$exact_until, 100L)
+  # a per-observation step has no preconditioner
+  expect_identical(sgais_control(step_scale = "per_observation")$settings$preconditioner, "none")
+  expect_identical(nested_control("paper")$settings$move, "sghmc")
+  expect_identical(nested_control()$settings$move, "walk")
+  expect_identical(ais_control("paper")$settings$particles, 10L)
+})
+
+test_that("settings given to an estimator replace the control's, through the same checks", {
+  model <- small_model(600)
+  fit <- quiet_sgais(model, particles = 12, control = sgais_control("paper"), seed = 1)
+  expect_identical(fit$settings$particles, 12L)
+  expect_identical(fit$settings$target_ess, 5)  # the paper's, given explicitly by the preset
+  expect_identical(fit$settings$preset, "paper")
+  expect_identical(nrow(fit$state$particles), 12L)
+  fit <- quiet_sgais(model, particles = 12, seed = 1)
+  expect_identical(fit$settings$target_ess, 6)
+  expect_error(sgais(model, control = sgais_control(), particles = 1),
+               "`particles` must be a whole number >= 2")
+})
+
+test_that("controls print and reject bad presets and settings", {
+  expect_output(print(sgais_control()), "<sgais control, preset \"robust\">")
+  expect_output(print(sgais_control(particles = 20)), "particles +20 +\\(set\\)")
+  expect_output(print(nested_control("paper")), "live_points +2")
+  expect_error(sgais_control("best"), "`preset` must be \"robust\" or \"paper\", not \"best\"")
+  expect_error(sgais_control(NA), "`preset` must be")
+  expect_error(ais_control(batch_size = 10), "Unknown setting `batch_size` for ais\\(\\)")
+  expect_error(nested_control(particles = 10), "Unknown setting `particles`")
+  expect_error(nested_control(live_points = 1), "`live_points` must be at least 2")
+  expect_identical(nested_control("paper", live_points = 1)$settings$live_points, 1L)
+  expect_error(nested_control(move = "slice"), "`move` must be one of \"sghmc\", \"walk\"")
+  expect_error(nested_control(walk_steps = -1), "`walk_steps` must be a whole number >= 0")
+  expect_error(sgais_control(integrator = "leapfrog"), "`integrator` must be one of")
+  expect_error(ais(small_model(100), control = nested_control()),
+               "`control` must come from `ais_control\\(\\)`")
+  expect_error(nested_sampling(small_model(100), control = list()),
+               "`control` must come from `nested_control\\(\\)`")
+})

@@ -1,0 +1,86 @@
+test_that("replicates combine by log-mean-exp with a delta-method standard error", {
+  model <- small_model(1000)
+  fit <- quiet_sgais(model, replicates = 3, seed = 1)
+  z <- fit$replicate_log_evidence
+  expect_length(z, 3)
+  expect_equal(fit$log_evidence, log(mean(exp(z - max(z)))) + max(z))
+  w <- exp(z - max(z))
+  expect_equal(fit$log_evidence_se, sd(w) / (sqrt(3) * mean(w)))
+  expect_equal(fit$replicate_sd, sd(z))
+  # the trajectory carries the combination and its SE at every n
+  tr <- fit$trajectory
+  expect_equal(tr$log_evidence[nrow(tr)], fit$log_evidence)
+  expect_equal(tr$log_evidence_se[nrow(tr)], fit$log_evidence_se)
+  expect_true(all(tr$log_evidence_se > 0))
+  expect_identical(nrow(fit$diagnostics), 3L)
+  expect_identical(fit$diagnostics$log_evidence, z)
+  # all replicates' particles, each with its own weight, make the posterior sample
+  expect_identical(nrow(fit$state$particles), 3L * fit$settings$particles)
+  expect_output(print(fit), "\\+/- [0-9.]+ \\(SE from 3 replicates\\)")
+  expect_output(print(summary(fit)), "SE from 3 replicates")
+  # one replicate has no SE
+  one <- quiet_sgais(model, seed = 1)
+  expect_true(is.na(one$log_evidence_se))
+  expect_true(is.na(one$replicate_sd))
+})
+
+test_that("log_mean_exp_se() is stable and NA where undefined", {
+  expect_true(is.na(sgais:::log_mean_exp_se(1)))
+  expect_true(is.na(sgais:::log_mean_exp_se(c(1, NA))))
+  expect_equal(sgais:::log_mean_exp_se(c(-1e6, -1e6)), 0)
+  expect_equal(sgais:::log_mean_exp(c(-1e6, -1e6 + log(3))), -1e6 + log(2))
+})
+
+test_that("replicates give identical results under sequential and multisession plans", {
+  skip_on_cran()
+  skip_if_not_installed("future")
+  model <- small_model(800)
+  withr::defer(future::plan(future::sequential))
+  future::plan(future::sequential)
+  seq_fit <- quiet_sgais(model, replicates = 3, seed = 7)
+  seq_ais <- quietly(ais(model, replicates = 2, seed = 8, progress = FALSE))
+  future::plan(future::multisession, workers = 2)
+  par_fit <- quiet_sgais(model, replicates = 3, seed = 7)
+  par_ais <- quietly(ais(model, replicates = 2, seed = 8, progress = FALSE))
+  expect_identical(par_fit$replicate_log_evidence, seq_fit$replicate_log_evidence)
+  expect_identical(par_fit$state, seq_fit$state)
+  expect_identical(par_ais$replicate_log_evidence, seq_ais$replicate_log_evidence)
+  # and set.seed() makes an unseeded call reproducible
+  future::plan(future::sequential)
+  set.seed(3); a <- quiet_sgais(model, replicates = 2)
+  set.seed(3); b <- quiet_sgais(model, replicates = 2)
+  expect_identical(a$replicate_log_evidence, b$replicate_log_evidence)
+})
+
+test_that("nested sampling replicates pool their dead points", {
+  model <- small_model(300)
+  fit <- nested_sampling(model, replicates = 2, live_points = 20, seed = 2, progress = FALSE)
+  expect_length(fit$replicate_log_evidence, 2)
+  lw <- fit$dead[, "log_weight"]
+  # the pooled weights sum to the combined evidence times the number of replicates
+  expect_equal(sgais:::log_sum_exp(lw), fit$log_evidence + log(2))
+  expect_equal(fit$log_evidence_sd, sqrt(fit$information / (20 * 2)))
+  expect_true(is.finite(fit$log_evidence_se))
+})
+
+test_that("diagnostics predict an unreliable estimate and warn with a class", {
+  model <- small_model(2000)
+  # the paper's 10 particles: the chi-square divergences predict a spread of over 1 nat
+  w <- tryCatch(sgais(model, control = sgais_control("paper"), seed = 1, progress = FALSE),
+                sgais_warning_unreliable = identity)
+  expect_s3_class(w, "sgais_warning")
+  expect_match(conditionMessage(w), "SGAIS estimate may be unreliable: .* Use more `particles`")
+  fit <- paper_sgais(model, seed = 1)
+  d <- fit$diagnostics
+  expect_named(d, c("replicate", "log_evidence", "predicted_sd", "lowest_ess",
+                    "final_log_weight_var", "many_steps_fraction"))
+  expect_gt(d$predicted_sd, 1)
+  expect_equal(d$lowest_ess, min(fit$trajectory$min_ess))
+  expect_equal(d$final_log_weight_var, var(fit$state$log_weights))
+  # the robust preset on the same data is predicted (and measured) reliable: no warning
+  expect_no_warning(fit <- sgais(model, seed = 1, progress = FALSE))
+  expect_lt(fit$diagnostics$predicted_sd, 1)
+  w <- tryCatch(nested_sampling(model, live_points = 5, seed = 1, progress = FALSE),
+                sgais_warning_unreliable = identity)
+  expect_match(conditionMessage(w), "standard error sqrt\\(H / M\\) is")
+})
