@@ -4,6 +4,7 @@
 #   make check  R CMD build + R CMD check --no-manual
 #   make bench  the linear-regression benchmark (N = 1e4, 1e5, 1e6)
 #   make bench-models  SGAIS, NS and AIS on softmax regression and the mixture (N = 1e4, 1e5)
+#   make validate  every estimator and preset against exact and Stan references (inst/validation)
 #   make docs   regenerate man/ and NAMESPACE with roxygen2
 R ?= R
 RSCRIPT ?= Rscript
@@ -11,7 +12,7 @@ VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := sgais_$(VERSION).tar.gz
 N ?= 100000
 
-.PHONY: deps install demo test check bench bench-models docs valgrind clean
+.PHONY: deps install demo test check bench bench-models validate docs valgrind clean
 
 deps:
 	sh tools/install-deps.sh
@@ -36,6 +37,9 @@ bench: install
 
 bench-models: install
 	$(RSCRIPT) inst/bench/models.R
+
+validate: install
+	$(RSCRIPT) inst/validation/run.R
 
 docs:
 	$(RSCRIPT) -e 'roxygen2::roxygenise(load_code = "source")'

@@ -123,9 +123,9 @@ new_ais_fit <- function(model, runs, settings, call, seed) {
     replicate = seq_along(runs), log_evidence = last,
     do.call(rbind, lapply(runs, function(r) {
       trace <- r$trace
-      trace$divergence <- settings$particles / trace$ess - 1
+      trace$predicted_var <- (settings$particles / trace$ess - 1) / settings$particles
       trace$min_ess <- trace$ess
-      anneal_diagnostics(trace, r$state$logw, settings$particles, steps = NULL)
+      anneal_diagnostics(trace, r$state$logw, steps = NULL)
     }))
   )
   do.call(new_evidence_fit, quote = TRUE, c(

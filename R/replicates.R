@@ -41,13 +41,13 @@ log_mean_exp_se <- function(x) {
 
 # Per-replicate diagnostics of an annealing run (SGAIS or AIS) from its trace: the chi-square
 # divergences of the incremental weights add up to about the variance of log Z-hat
-# (Var log Z ~ sum_t (M / ESS_t - 1) / M, for weights resampled at each step), which makes
-# `predicted_sd`; the lowest incremental ESS; the variance of the final log-weights (a
-# degenerate final particle set); and the fraction of chunks or steps needing many annealing
-# steps (where the target moved far).
-anneal_diagnostics <- function(trace, logw, particles, steps = trace$annealing_steps) {
+# (Var log Z ~ sum_t (M / ESS_t - 1) / M, for weights resampled at each step; the trace's
+# `predicted_var`), which makes `predicted_sd`; the lowest incremental ESS; the variance of the
+# final log-weights (a degenerate final particle set); and the fraction of chunks or steps
+# needing many annealing steps (where the target moved far).
+anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps) {
   data.frame(
-    predicted_sd = sqrt(sum(trace$divergence) / particles),
+    predicted_sd = sqrt(sum(trace$predicted_var)),
     lowest_ess = min(trace$min_ess),
     final_log_weight_var = if (length(unique(logw)) > 1L) stats::var(logw) else 0,
     many_steps_fraction = if (is.null(steps)) NA_real_ else mean(steps > 10)

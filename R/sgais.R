@@ -108,8 +108,8 @@ sgais <- function(model, ..., control = sgais_control(), replicates = 1,
   check_seed(seed, call)
 
   runs <- run_replicates(replicates, seed, progress, function(progress, label) {
-    state <- list(theta = model_prior_draw(model, settings$particles),
-                  logw = numeric(settings$particles), n = 0L, anchor = numeric(0),
+    state <- list(theta = model_prior_draw(model, settings$early_particles),
+                  logw = numeric(settings$early_particles), n = 0L, anchor = numeric(0),
                   anchor_grad = numeric(0), anchor_n = 0L, step_size = 0,
                   precond_cov = numeric(0), precond_n = 0, precond_ess = 0)
     sgais_advance(model, state, model$n, settings, progress, label)
@@ -175,7 +175,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed) {
   diagnostics <- data.frame(
     replicate = seq_along(runs), log_evidence = last,
     do.call(rbind, lapply(runs, function(r) {
-      anneal_diagnostics(r$trace, r$state$logw, settings$particles)
+      anneal_diagnostics(r$trace, r$state$logw)
     }))
   )
   do.call(new_evidence_fit, quote = TRUE, c(
@@ -203,8 +203,10 @@ format.sgais_fit <- function(x, ...) {
   s <- x$settings
   c(
     NextMethod(),
-    sprintf("  settings:  %d particles, batch %s, chunk %s, target ESS %s, %s%s%s",
-            s$particles, format_count(s$batch_size), format_count(s$chunk_size),
+    sprintf("  settings:  %d particles%s, batch %s, chunk %s, target ESS %s, %s%s%s",
+            s$particles,
+            if (s$early_particles > s$particles) sprintf(" (%d early)", s$early_particles) else "",
+            format_count(s$batch_size), format_count(s$chunk_size),
             format(s$target_ess), format_settings(s),
             if (s$control_variates) ", control variates" else "",
             if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),

@@ -105,7 +105,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     /* SGHMC moves leaving f at the new lambda invariant, then the new log-likelihoods. Each
      * particle's move reads all the data, so check for an interrupt after each. */
     target.lambda = lambda;
-    const int k = sg_move_steps(mv, ess, s->target_ess, M);
+    const int k = sg_move_distance_steps(mv, sg_move_steps(mv, ess, s->target_ess, M), *step_size);
     const int metropolis = mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
     kernel.eta = width ? (*step_size) * (*step_size) : sg_move_eta(mv, N);
     int diverged = 0;

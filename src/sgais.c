@@ -15,7 +15,9 @@
  *     whenever n_prev has doubled since, which costs O(N) gradient evaluations in all. The
  *     mini-batch noise then shrinks with the posterior, instead of heating it in proportion to n;
  *   - the exact potential while n_prev <= exact_until (thesis Section 4.1: the early terms
- *     dominate the error), and resampling when the weight ESS degenerates.
+ *     dominate the error), with early_particles particles, resampled down to `particles` when
+ *     the mini-batch phase begins (the early phase is cheap and hardest, annealing away from the
+ *     prior), and resampling when the weight ESS degenerates.
  *
  * The work is done by sgais_process(), which runs whole chunks from n_done until n_end or until
  * a time budget is spent, so R can show progress between calls and continue a run later; the
@@ -40,7 +42,7 @@
 
 typedef struct {
   sg_anneal_settings a;
-  int batch_size, chunk_size, control_variates, exact_until;
+  int batch_size, chunk_size, control_variates, exact_until, early_particles;
 } sgais_settings;
 
 /* The control-variate anchor: a, the exact gradient sum G over observations [0, n_grad) at a,
@@ -53,7 +55,7 @@ typedef struct {
 /* One entry per processed chunk. */
 typedef struct {
   int *n, *annealing_steps, *resamples, *sghmc_steps, *divergent;
-  double *log_evidence, *min_ess, *ess, *divergence, *acceptance, *step_size, *seconds,
+  double *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
       *gradient_evaluations, *likelihood_evaluations;
 } sgais_trace;
 
@@ -150,20 +152,37 @@ static void refresh_anchor(const sg_model *m, sgais_anchor *a, const double *the
   a->n_grad = n_prev;
 }
 
+/* Resamples the M_from particles (systematically, in proportion to their weights) down to M_to,
+ * each with the mean weight: the mean weight, the estimate of Z, is unchanged. */
+static void resample_down(double *theta, double *logw, int M_from, int M_to, int dim,
+                          sg_anneal_scratch *scratch) {
+  double mean = sg_log_sum_exp(logw, M_from) - log((double) M_from);
+  sg_resample_systematic_n(logw, M_from, scratch->ancestors, M_to, scratch->work);
+  memcpy(scratch->copy, theta, (size_t) M_from * dim * sizeof(double));
+  for (int i = 0; i < M_to; i++)
+    memcpy(theta + (size_t) i * dim, scratch->copy + (size_t) scratch->ancestors[i] * dim,
+           dim * sizeof(double));
+  for (int i = 0; i < M_to; i++) logw[i] = mean;
+}
+
 /* Processes chunks until n_end or until time_budget seconds have passed; returns their number.
- * theta holds the particles (M rows of dim, particle-major) and logw their log-weights. */
+ * theta holds the *M_io particles (rows of dim, particle-major; room for max(early_particles,
+ * particles)) and logw their log-weights; *M_io becomes `particles` when the mini-batch phase
+ * begins. */
 static int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
-                         sgais_anchor *anchor, double *step_size, sg_precond *pcp, int n_done,
-                         int n_end, double time_budget, sgais_trace *tr) {
-  const int M = s->a.particles, dim = m->dim;
+                         int *M_io, sgais_anchor *anchor, double *step_size, sg_precond *pcp,
+                         int n_done, int n_end, double time_budget, sgais_trace *tr) {
+  const int dim = m->dim;
+  const int M_cap = (s->early_particles > s->a.particles) ? s->early_particles : s->a.particles;
+  int M = *M_io;
   const sg_move_settings *mv = &s->a.move;
-  double *loglik = (double *) R_alloc(M, sizeof(double));
+  double *loglik = (double *) R_alloc(M_cap, sizeof(double));
   double *v = (double *) R_alloc(dim, sizeof(double));
   double *grad = (double *) R_alloc(dim, sizeof(double));
   double *before = (double *) R_alloc(dim, sizeof(double));
-  double *acc = (double *) R_alloc(M, sizeof(double));
+  double *acc = (double *) R_alloc(M_cap, sizeof(double));
   sg_anneal_scratch scratch;
-  sg_anneal_scratch_alloc(&scratch, M, dim);
+  sg_anneal_scratch_alloc(&scratch, M_cap, dim);
   sg_kernel kernel;
   sg_kernel_init(&kernel, mv->integrator, pcp, dim);
   kernel.alpha = mv->momentum_decay;
@@ -189,6 +208,12 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     target.n_prev = n_done;
     target.exact = n_done <= s->exact_until;
     target.anchor = NULL;
+    if (!target.exact && M > s->a.particles) {
+      resample_down(theta, logw, M, s->a.particles, dim, &scratch);
+      M = *M_io = s->a.particles;
+    }
+    /* the target ESS as the same fraction of the particles in every phase */
+    const double target_ess = s->a.target_ess * M / s->a.particles;
     /* Metropolis-adjusted moves (robust kernel) wherever the potential is exact */
     pot.log_target = target.exact ? sgais_log_target : NULL;
     if (pcp) {
@@ -204,7 +229,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       loglik[i] = sg_model_log_lik(m, theta + (size_t) i * dim, NULL, n_done, cn, 1.0, NULL, &count);
     check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0);
 
-    double lambda = 0.0, min_ess = M, divergence = 0.0, acc_sum = 0.0;
+    double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
     int steps = 0, resamples = 0, moves = 0, divergent = 0, acc_steps = 0;
     while (lambda < 1.0) {
       if (steps == SGAIS_MAX_ANNEALING_STEPS)
@@ -214,18 +239,20 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
        * then resampling before the moves (paper Section 3) when it is due. */
       double ess, max_delta = 1.0 - lambda;
       int resampled;
-      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->a.target_ess,
+      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, target_ess,
                                         s->a.resample_ess, &ess, &resampled, pcp, &scratch);
       if (ess < min_ess) min_ess = ess;
-      divergence += (double) M / ess - 1.0;
+      /* Var log Z-hat grows by about the chi-square divergence of the incremental weights / M */
+      predicted_var += ((double) M / ess - 1.0) / M;
       resamples += resampled;
       lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
       steps++;
 
       /* Line 9: SGHMC moves leaving f at the new lambda invariant. */
       target.lambda = lambda;
-      const int k = sg_move_steps(mv, ess, s->a.target_ess, M);
+      int k = sg_move_steps(mv, ess, target_ess, M);
       const int metropolis = pot.log_target && mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
+      if (metropolis) k = sg_move_distance_steps(mv, k, *step_size);
       /* Without a Metropolis test (mini-batch phase) the step is the configured one: the
        * adapted step serves the exact moves, and tracking a posterior that narrows chunk by
        * chunk needs steps of about 0.3 widths (smaller ones lag behind it). */
@@ -280,7 +307,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->divergent[chunks] = divergent;
     tr->acceptance[chunks] = acc_steps ? acc_sum / acc_steps : NA_REAL;
     tr->step_size[chunks] = sqrt(kernel.eta);
-    tr->divergence[chunks] = divergence;
+    tr->predicted_var[chunks] = predicted_var;
     tr->ess[chunks] = sg_ess(logw, M, 1.0, work);
     tr->gradient_evaluations[chunks] = count.gradient;
     tr->likelihood_evaluations[chunks] = count.likelihood;
@@ -299,6 +326,9 @@ static sgais_settings settings_from_r(SEXP x) {
   s.chunk_size = sg_scalar_int(sg_list_get(x, "chunk_size"), "chunk_size", 1);
   s.control_variates = sg_scalar_int(sg_list_get(x, "control_variates"), "control_variates", 0);
   s.exact_until = sg_scalar_int(sg_list_get(x, "exact_until"), "exact_until", 0);
+  s.early_particles = sg_scalar_int(sg_list_get(x, "early_particles"), "early_particles", 2);
+  if (s.early_particles < s.a.particles)
+    Rf_errorcall(R_NilValue, "`early_particles` must be at least `particles`.");
   return s;
 }
 
@@ -319,14 +349,18 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   sg_model m;
   sg_model_from_r(model, &m);
   sgais_settings s = settings_from_r(settings);
-  const int M = s.a.particles, dim = m.dim;
+  const int dim = m.dim;
   int from = sg_scalar_int(sg_list_get(state, "n"), "state$n", 0);
   int to = sg_scalar_int(n_end, "n_end", 0);
   double budget = sg_scalar_double(time_budget, "time_budget");
   if (to > m.n_obs || from > to) Rf_errorcall(R_NilValue, "`n_end` must lie between `state$n` and the number of observations.");
   SEXP theta = sg_list_get(state, "theta");
-  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != dim || Rf_ncols(theta) != M)
-    Rf_errorcall(R_NilValue, "`state$theta` must be a %d x %d numeric matrix.", dim, M);
+  /* early_particles particles until the mini-batch phase, `particles` after */
+  const int M_in = (TYPEOF(theta) == REALSXP && Rf_isMatrix(theta)) ? Rf_ncols(theta) : -1;
+  if (M_in < 0 || Rf_nrows(theta) != dim || (M_in != s.a.particles && M_in != s.early_particles))
+    Rf_errorcall(R_NilValue, "`state$theta` must be a %d x %d numeric matrix.", dim,
+                 from <= s.exact_until ? s.early_particles : s.a.particles);
+  int M = M_in;
   SEXP logw = state_vector(state, "logw", M);
   int anchor_n = sg_scalar_int(sg_list_get(state, "anchor_n"), "state$anchor_n", 0);
   int has_anchor = anchor_n > 0;
@@ -352,7 +386,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
 
   const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end",
                         "precond_cov", "precond_n", "precond_ess", "n", "log_evidence", "annealing_steps", "resamples", "sghmc_steps",
-                        "divergent", "min_ess", "ess", "divergence", "acceptance", "step_size",
+                        "divergent", "min_ess", "ess", "predicted_var", "acceptance", "step_size",
                         "seconds", "gradient_evaluations", "likelihood_evaluations"};
   const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 9;
   int nprot = 0, max_chunks = (int) ((to - from + (double) s.chunk_size - 1) / s.chunk_size);
@@ -385,7 +419,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   tr.divergent = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
   tr.min_ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.divergence = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.predicted_var = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.acceptance = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.step_size = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.seconds = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
@@ -394,9 +428,16 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   GetRNGstate();
-  int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &anchor, &step_size, pcp,
-                             from, to, budget, &tr);
+  int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &M, &anchor, &step_size,
+                             pcp, from, to, budget, &tr);
   PutRNGstate();
+  if (M != M_in) {
+    /* fewer particles now: the first M columns and weights */
+    SEXP th = Rf_allocMatrix(REALSXP, dim, M);
+    SET_VECTOR_ELT(out, 0, th);
+    memcpy(REAL(th), REAL(theta_out), (size_t) dim * M * sizeof(double));
+    SET_VECTOR_ELT(out, 1, Rf_lengthgets(logw_out, M));
+  }
   REAL(step_out)[0] = step_size;
   if (pcp) memcpy(REAL(acc_out), pc.acc, acc_len * sizeof(double));
   REAL(acc_n_out)[0] = pcp ? pc.acc_n : 0.0;

@@ -122,7 +122,8 @@ typedef struct {
 void sg_precond_alloc(sg_precond *p, int kind, int dim);
 /* Sets Sigma to the weighted covariance of the M particles theta (M rows of dim) with log-weights
  * logw (NULL: equal weights), averaged with the running estimate when p->smoothing < 1; DENSE
- * shrinks it towards its diagonal by dim / (dim + ESS) (see precond.c). Returns 0, or 1 when the
+ * uses only its diagonal when there are fewer than 6 particles per dimension (see precond.c).
+ * Returns 0, or 1 when the
  * particles are degenerate (Sigma is then left as it was). work is scratch of
  * M + dim * (dim + 1). */
 int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, int M,
@@ -172,6 +173,11 @@ typedef struct {
   double learning_rate, step_size, momentum_decay;
 } sg_move_settings;
 sg_move_settings sg_move_settings_from_r(SEXP x);
+/* With steps of the adapted size step_size (target widths) instead of the configured one, the
+ * number of steps that travels the same distance: steps * configured / step_size, within
+ * [1, 5 steps] (the issue's "until a target fraction of the posterior sd is travelled"; a
+ * posterior that forces small steps gets more of them, one that allows large steps fewer). */
+int sg_move_distance_steps(const sg_move_settings *s, int steps, double step_size);
 /* The kernel's eta for a target holding n observations. */
 double sg_move_eta(const sg_move_settings *s, double n);
 /* SGHMC steps for a move after a reweighting whose incremental ESS was `ess` of M with target
@@ -192,8 +198,11 @@ double sg_ess(const double *logw, int n, double scale, double *work);
 /* Largest step in (0, max_delta] whose incremental ESS reaches target (paper Section 3). */
 double sg_annealing_step(const double *loglik, int n, double max_delta, double target,
                          double *ess, double *work);
-/* Systematic resampling: ancestors[i] drawn in proportion to exp(logw). */
+/* Systematic resampling: ancestors[i] drawn in proportion to exp(logw); the _n form draws n_out
+ * ancestors among n_in particles. */
 void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work);
+void sg_resample_systematic_n(const double *logw, int n_in, int *ancestors, int n_out,
+                              double *work);
 /* The tuning values of the annealing samplers (SGAIS, AIS), read from the R settings list by
  * name and re-checked; the messages name the argument. resample_ess: resample before the moves
  * when the weight ESS falls below resample_ess * particles (0 never, 1 at every step). */

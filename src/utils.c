@@ -58,17 +58,23 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
   return hi;
 }
 
-/* Systematic resampling (one uniform draw): lower variance than multinomial resampling. */
-void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work) {
-  double lse = sg_log_sum_exp(logw, n);
-  double u = unif_rand() / n, cum = 0.0;
+/* Systematic resampling (one uniform draw): n_out ancestors among the n_in particles, in
+ * proportion to exp(logw); lower variance than multinomial resampling. */
+void sg_resample_systematic_n(const double *logw, int n_in, int *ancestors, int n_out,
+                              double *work) {
+  double lse = sg_log_sum_exp(logw, n_in);
+  double u = unif_rand() / n_out, cum = 0.0;
   int j = 0;
-  for (int i = 0; i < n; i++) work[i] = exp(logw[i] - lse);
-  for (int i = 0; i < n; i++) {
-    double point = u + (double) i / n;
-    while (j < n - 1 && cum + work[j] < point) cum += work[j++];
+  for (int i = 0; i < n_in; i++) work[i] = exp(logw[i] - lse);
+  for (int i = 0; i < n_out; i++) {
+    double point = u + (double) i / n_out;
+    while (j < n_in - 1 && cum + work[j] < point) cum += work[j++];
     ancestors[i] = j;
   }
+}
+
+void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work) {
+  sg_resample_systematic_n(logw, n, ancestors, n, work);
 }
 
 double sg_now(void) {

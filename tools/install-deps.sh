@@ -1,11 +1,11 @@
 #!/bin/sh
 # Installs what sgais needs to build, test and check, skipping what is already there:
-#   R packages cli (imported), testthat, withr, knitr, rmarkdown (suggested: tests, vignette),
+#   R packages cli, future, future.apply (imported), testthat, withr, knitr, rmarkdown (suggested: tests, vignette),
 #   and pandoc (to build the vignette).
 # As root on Debian/Ubuntu they come prebuilt from the distribution (r-cran-*, pandoc); anything
 # still missing is installed from CRAN (https://cloud.r-project.org).
 set -eu
-PKGS="cli testthat withr knitr rmarkdown"
+PKGS="cli future future.apply testthat withr knitr rmarkdown"
 missing_r() {
   Rscript -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' $PKGS
 }

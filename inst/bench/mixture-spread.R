@@ -22,13 +22,13 @@ run <- function(n, label, seed, fit) {
 for (n in sizes) {
   model <- gaussian_mixture(data[seq_len(n), ], components = 5)
   for (s in 1:3) {
-    run(n, "SGAIS (paper)", s, sgais(model, seed = s, progress = FALSE))
-    run(n, "NS (paper)", s, nested_sampling(model, seed = s, progress = FALSE))
+    run(n, "SGAIS (paper)", s, sgais(model, control = sgais_control("paper"), seed = s,
+                                     progress = FALSE))
+    run(n, "NS (paper)", s, nested_sampling(model, control = nested_control("paper"), seed = s,
+                                            progress = FALSE))
+    run(n, "SGAIS (robust)", s, sgais(model, seed = s, progress = FALSE))
   }
-  run(n, "SGAIS (50 particles)", 1,
-      sgais(model, particles = 50, target_ess = 25, seed = 1, progress = FALSE))
-  run(n, "NS (20 live points)", 1,
-      nested_sampling(model, live_points = 20, seed = 1, progress = FALSE))
+  run(n, "NS (robust)", 1, nested_sampling(model, seed = 1, progress = FALSE))
 }
 table <- do.call(rbind, rows)
 cat("\nSGAIS and NS on the paper's mixture over seeds (data seed 1)\n\n")

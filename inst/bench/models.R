@@ -42,7 +42,9 @@ builders <- builders[intersect(names(builders), strsplit(which_models, ",")[[1]]
 methods <- list(
   SGAIS = function(model) sgais(model, seed = seed, progress = FALSE),
   NS = function(model) nested_sampling(model, seed = seed, progress = FALSE),
-  AIS = function(model) ais(model, seed = seed, progress = FALSE)
+  AIS = function(model) ais(model, seed = seed, progress = FALSE),
+  SGAIS_paper = function(model) sgais(model, control = sgais_control("paper"), seed = seed, progress = FALSE),
+  NS_paper = function(model) nested_sampling(model, control = nested_control("paper"), seed = seed, progress = FALSE)
 )
 methods <- methods[intersect(names(methods), which_methods)]
 

@@ -37,10 +37,10 @@ test_that("presets hold the documented settings", {
   expect_identical(robust$step_scale, "width")
   expect_identical(robust$integrator, "baoab")
   expect_true(robust$control_variates)
-  expect_identical(robust$target_ess, robust$particles / 2)
+  expect_identical(robust$target_ess, 0.8 * robust$particles)
   expect_identical(robust$exact_until, 4L * robust$batch_size)
   # derived values follow the values they derive from
-  expect_identical(sgais_control(particles = 40)$settings$target_ess, 20)
+  expect_identical(sgais_control(particles = 40)$settings$target_ess, 32)
   expect_identical(sgais_control(batch_size = 100)$settings$chunk_size, 100L)
   expect_identical(sgais_control("paper", batch_size = 100)$settings$exact_until, 100L)
   # a per-observation step has no preconditioner
@@ -58,7 +58,7 @@ test_that("settings given to an estimator replace the control's, through the sam
   expect_identical(fit$settings$preset, "paper")
   expect_identical(nrow(fit$state$particles), 12L)
   fit <- quiet_sgais(model, particles = 12, seed = 1)
-  expect_identical(fit$settings$target_ess, 6)
+  expect_identical(fit$settings$target_ess, 9.6)
   expect_error(sgais(model, control = sgais_control(), particles = 1),
                "`particles` must be a whole number >= 2")
 })

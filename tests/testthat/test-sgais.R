@@ -97,7 +97,7 @@ test_that("splitting the run into many C calls does not change it", {
     settings <- sgais:::control_settings(control, list(), "sgais", NULL)
     run <- function(budget) {
       withr::with_seed(9, {
-        state <- initial_sgais_state(model, settings$particles)
+        state <- initial_sgais_state(model, settings$early_particles)
         sgais:::sgais_advance(model, state, model$n, settings, progress = FALSE, budget = budget)
       })
     }
@@ -121,7 +121,7 @@ test_that("fits print, summarise and convert", {
   fit <- quiet_sgais(model, seed = 1)
   expect_output(print(fit), "<SGAIS evidence estimate>")
   expect_output(print(fit), "log Z: +-1[0-9]{3}\\.[0-9]{4}")
-  expect_output(print(fit), "50 particles, batch 500")
+  expect_output(print(fit), "50 particles \\(100 early\\), batch 500")
   expect_output(print(fit), "preset \"robust\"")
   expect_invisible(print(fit))
   s <- summary(fit)
@@ -184,14 +184,18 @@ test_that("bad tuning values give errors that name the argument", {
 test_that("the C entry point re-checks its arguments", {
   model <- small_model(100)
   settings <- sgais:::c_settings(quiet_sgais(model, seed = 1)$settings)
-  state <- initial_sgais_state(model, 50)
-  call <- function(state = initial_sgais_state(model, 50), n_end = 100L, s = settings, m = model) {
+  state <- initial_sgais_state(model, 100)
+  call <- function(state = initial_sgais_state(model, 100), n_end = 100L, s = settings, m = model) {
     .Call(sgais:::C_ffi_sgais_run, m, state, n_end, s, Inf)
   }
-  bad <- state; bad$theta <- matrix(0, 5, 50)
-  expect_error(call(bad), "`state\\$theta` must be a 6 x 50 numeric matrix")
+  bad <- state; bad$theta <- matrix(0, 5, 100)
+  expect_error(call(bad), "`state\\$theta` must be a 6 x 100 numeric matrix")
+  bad <- state; bad$theta <- matrix(0, 6, 70)
+  expect_error(call(bad), "`state\\$theta` must be a 6 x 100 numeric matrix")
   bad <- state; bad$logw <- numeric(3)
-  expect_error(call(bad), "`state\\$logw` must be a numeric vector of length 50")
+  expect_error(call(bad), "`state\\$logw` must be a numeric vector of length 100")
+  bad <- settings; bad$early_particles <- 10L
+  expect_error(call(s = bad), "`early_particles` must be at least `particles`")
   bad <- state; bad$anchor_n <- 5L
   expect_error(call(bad), "`state\\$anchor` must be a numeric vector of length 6")
   expect_error(call(n_end = 101L), "`n_end` must lie between")

@@ -1,0 +1,102 @@
+# The validation cases: models with a trusted reference log evidence.
+#
+# Each case is a list with `id`, `what` (one line), `model` (a function building the sgais
+# model) and `reference` (a number) with `reference_how`. Linear regression has an exact
+# evidence, so its cases vary what the paper held fixed: the number of covariates (1 to 50),
+# the noise level (0.1 to 10), the prior scale, correlated and badly scaled covariates, a
+# far intercept and n from 300 to 10^6. Real data sets shipped with R or its recommended
+# packages supply real-data regressions (exact evidence), and softmax regressions and mixtures
+# whose references come from Stan + bridge sampling, computed once by references.R and stored
+# in references.csv with how they were obtained. A one-component mixture has a closed form.
+#
+# Data are simulated with fixed seeds, so a case is the same data on every run.
+
+simulate_regression <- function(n, p, noise_sd, seed, rho = 0, intercept = 0.5, x_mean = 0,
+                                x_sd = 1) {
+  set.seed(seed)
+  x <- matrix(stats::rnorm(n * p), n, p)
+  if (rho > 0) x <- sqrt(1 - rho) * x + sqrt(rho) * stats::rnorm(n)
+  x <- x_mean + x_sd * x
+  beta <- stats::rnorm(p)
+  y <- intercept + drop(x %*% beta) + noise_sd * stats::rnorm(n)
+  list(x = x, y = y)
+}
+
+linear_case <- function(id, what, n, p, noise_sd = 1, prior_sd = 1, seed, ...) {
+  force(n)
+  list(
+    id = id, what = what,
+    model = function() {
+      d <- simulate_regression(n, p, noise_sd, seed, ...)
+      linear_regression(x = d$x, y = d$y, noise_sd = noise_sd, prior_sd = prior_sd)
+    },
+    reference = "exact"
+  )
+}
+
+# A regression on real data with the noise sd fixed at the least-squares residual sd (the
+# package's model has a known noise level).
+real_linear_case <- function(id, what, formula, data) {
+  list(
+    id = id, what = what,
+    model = function() {
+      sd <- summary(stats::lm(formula, data))$sigma
+      linear_regression(formula, data, noise_sd = sd)
+    },
+    reference = "exact"
+  )
+}
+
+validation_cases <- function(references = NULL) {
+  cases <- list(
+    linear_case("lin_paper_1e4", "paper's model: 5 covariates, noise sd 1", 1e4, 5, seed = 1),
+    linear_case("lin_paper_1e5", "paper's model at 10^5", 1e5, 5, seed = 2),
+    linear_case("lin_paper_1e6", "paper's model at 10^6", 1e6, 5, seed = 3),
+    linear_case("lin_n300", "paper's model, n = 300", 300, 5, seed = 4),
+    linear_case("lin_p1", "1 covariate", 1e4, 1, seed = 5),
+    linear_case("lin_p20_sd05", "20 covariates, noise sd 0.5, prior sd 2", 5e4, 20,
+                noise_sd = 0.5, prior_sd = 2, seed = 6),
+    linear_case("lin_p50", "50 covariates", 5000, 50, seed = 7),
+    linear_case("lin_sd01", "noise sd 0.1", 1e4, 5, noise_sd = 0.1, seed = 8),
+    linear_case("lin_sd10", "noise sd 10", 1e4, 5, noise_sd = 10, seed = 9),
+    linear_case("lin_prior10", "prior sd 10", 1e4, 5, prior_sd = 10, seed = 10),
+    linear_case("lin_corr", "3 covariates correlated at 0.95", 5e4, 3, rho = 0.95, seed = 11),
+    linear_case("lin_scaled", "covariates with mean 5 and sd 10", 1e4, 5, x_mean = 5,
+                x_sd = 10, seed = 12),
+    linear_case("lin_far_intercept", "intercept 20 under a N(0, 1) prior", 1e4, 5,
+                intercept = 20, seed = 13),
+    real_linear_case("boston_log_medv", "MASS::Boston, log(medv) ~ . (real)",
+                     log(medv) ~ ., MASS::Boston),
+    real_linear_case("quakes_mag", "quakes, mag ~ depth + stations (real)",
+                     mag ~ depth + stations, datasets::quakes),
+    list(
+      id = "faithful_mix_k1", what = "scale(faithful), 1-component mixture (closed form)",
+      model = function() gaussian_mixture(scale(datasets::faithful), components = 1),
+      reference = "exact"
+    ),
+    list(
+      id = "mixture_k1_sim", what = "paper's mixture data, 1 component (closed form), n = 10^4",
+      model = function() {
+        gaussian_mixture(simulate_gaussian_mixture(1e4, components = 5, seed = 14), components = 1)
+      },
+      reference = "exact"
+    )
+  )
+  # Stan + bridge sampling references (references.R)
+  if (!is.null(references)) {
+    for (i in seq_len(nrow(references))) {
+      r <- references[i, ]
+      if (!is.na(r$closed_form)) next # checked against its closed form there; exact case above
+      code <- r$model
+      cases[[length(cases) + 1L]] <- list(
+        id = r$case, what = paste0(code, " (real; Stan + bridge sampling)"),
+        model = local({
+          code <- code
+          function() eval(parse(text = code))
+        }),
+        reference = r$reference, reference_sd = r$reference_sd, reference_how = r$method
+      )
+    }
+  }
+  cases
+}

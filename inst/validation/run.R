@@ -1,0 +1,140 @@
+# The validation suite: every estimator and preset against trusted references.
+#
+#   Rscript inst/validation/run.R [--quick] [--methods=sgais,sgais_paper,ais,ns] [--cases=id,...]
+#                                 [--replicates=4] [--workers=2] [--out=file.csv]
+#
+# For each case of cases.R it runs
+#   sgais        sgais() with its defaults (the robust preset) and `replicates` replicates;
+#   sgais_paper  sgais(control = sgais_control("paper")), one run (the paper's algorithm);
+#   ais          ais() with its defaults, `replicates` replicates, when n <= 10^4;
+#   ns           nested_sampling() with its defaults, `replicates` replicates, when n <= 10^4
+#                and the model has at most 25 parameters (the random walk needs 8 steps per
+#                parameter and iteration);
+# and prints one row per case and method: the reference, the estimate +/- its replicate SE,
+# the error, the error in SEs, seconds and gradient evaluations; then the issue's targets:
+#   - SGAIS at its defaults: |error| <= max(3 nats, 3 SE) on every case with n <= 10^5; the
+#     paper's model at 10^6 within 10 nats, with at most 2x the paper preset's gradients;
+#   - AIS and NS at their defaults: |error| <= 2 nats on every case with n <= 10^4;
+#   - replicate SE: the reference inside estimate +/- 2 SE in at least 90% of the cases.
+# --quick runs the cases with n <= 10^4 and 2 replicates. The replicates run through the future
+# framework on `workers` local processes (future::plan(multisession)). The results are also
+# written to a CSV file (by default inst/validation/results-<date>.csv).
+#
+# Run from the package's root with sgais installed. About 15 minutes on 2 cores (full).
+
+suppressMessages(library(sgais))
+args <- commandArgs(TRUE)
+opt <- function(name, default) {
+  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
+  if (length(hit)) sub(paste0("^--", name, "="), "", hit[1]) else default
+}
+quick <- "--quick" %in% args
+methods <- strsplit(opt("methods", "sgais,sgais_paper,ais,ns"), ",")[[1]]
+replicates <- as.integer(opt("replicates", if (quick) "2" else "4"))
+workers <- as.integer(opt("workers", "2"))
+only <- opt("cases", "")
+here <- if (file.exists("inst/validation/cases.R")) "inst/validation" else "."
+out_file <- opt("out", file.path(here, sprintf("results-%s.csv", Sys.Date())))
+
+source(file.path(here, "cases.R"))
+ref_file <- file.path(here, "references.csv")
+references <- if (file.exists(ref_file)) utils::read.csv(ref_file, stringsAsFactors = FALSE)
+cases <- validation_cases(references)
+if (nzchar(only)) cases <- Filter(function(k) k$id %in% strsplit(only, ",")[[1]], cases)
+
+if (workers > 1) future::plan(future::multisession, workers = workers)
+
+run_method <- function(method, model) {
+  quiet <- function(code) {
+    withCallingHandlers(code, warning = function(w) invokeRestart("muffleWarning"))
+  }
+  t0 <- proc.time()[["elapsed"]]
+  fit <- switch(method,
+    sgais = quiet(sgais(model, replicates = replicates, seed = 1, progress = FALSE)),
+    sgais_paper = quiet(sgais(model, control = sgais_control("paper"), seed = 1, progress = FALSE)),
+    ais = quiet(ais(model, replicates = replicates, seed = 1, progress = FALSE)),
+    ns = quiet(nested_sampling(model, replicates = replicates, seed = 1, progress = FALSE))
+  )
+  list(
+    estimate = fit$log_evidence,
+    se = if (is.null(fit$log_evidence_se)) NA_real_ else fit$log_evidence_se,
+    predicted_sd = max(fit$diagnostics$predicted_sd),
+    seconds = proc.time()[["elapsed"]] - t0,
+    gradients = fit$gradient_evaluations
+  )
+}
+
+applies <- function(method, model) {
+  switch(method,
+    sgais = TRUE,
+    sgais_paper = TRUE,
+    ais = model$n <= 1e4,
+    ns = model$n <= 1e4 && model$dim <= 25
+  )
+}
+
+rows <- list()
+for (case in cases) {
+  model <- case$model()
+  if (quick && model$n > 1e4) next
+  reference <- if (identical(case$reference, "exact")) exact_log_evidence(model) else case$reference
+  for (method in methods) {
+    if (!applies(method, model)) next
+    res <- tryCatch(run_method(method, model), error = function(e) {
+      message(sprintf("%s / %s failed: %s", case$id, method, conditionMessage(e)))
+      NULL
+    })
+    row <- data.frame(
+      case = case$id, n = model$n, dim = model$dim, method = method, reference = reference,
+      estimate = if (is.null(res)) NA else res$estimate, se = if (is.null(res)) NA else res$se,
+      predicted_sd = if (is.null(res)) NA else res$predicted_sd,
+      seconds = if (is.null(res)) NA else res$seconds,
+      gradients = if (is.null(res)) NA else res$gradients
+    )
+    row$error <- row$estimate - row$reference
+    row$error_in_se <- row$error / row$se
+    rows[[length(rows) + 1L]] <- row
+    cat(sprintf("%-20s %9s %3d %-11s ref %13.3f  est %13.3f +/- %6.3f  err %8.3f  %6.1f s  %.2e grads\n",
+                row$case, format(row$n, big.mark = ","), row$dim, row$method, row$reference,
+                row$estimate, row$se, row$error, row$seconds, row$gradients))
+  }
+}
+results <- do.call(rbind, rows)
+utils::write.csv(results, out_file, row.names = FALSE)
+
+cat("\n== Targets ==\n")
+check <- function(label, ok, detail) {
+  cat(sprintf("[%s] %s: %s\n", if (isTRUE(all(ok))) "pass" else "FAIL", label, detail))
+}
+s <- results[results$method == "sgais" & results$n <= 1e5, ]
+bound <- pmax(3, 3 * ifelse(is.na(s$se), 0, s$se))
+check("SGAIS defaults, |error| <= max(3, 3 SE), n <= 1e5", abs(s$error) <= bound,
+      sprintf("%d of %d cases; worst %s (error %.2f, SE %.2f)", sum(abs(s$error) <= bound), nrow(s),
+              s$case[which.max(abs(s$error) / bound)], s$error[which.max(abs(s$error) / bound)],
+              s$se[which.max(abs(s$error) / bound)]))
+big <- results[results$case == "lin_paper_1e6", ]
+if (nrow(big)) {
+  rob <- big[big$method == "sgais", ]
+  pap <- big[big$method == "sgais_paper", ]
+  check("SGAIS defaults at 1e6 within 10 nats", abs(rob$error) <= 10,
+        sprintf("error %.2f (paper preset %.2f)", rob$error, if (nrow(pap)) pap$error else NA))
+  if (nrow(pap)) {
+    ratio <- (rob$gradients / replicates) / pap$gradients
+    check("gradient evaluations per replicate at 1e6 <= 2x the paper preset's", ratio <= 2,
+          sprintf("ratio %.2f (%.3g vs %.3g per run)", ratio, rob$gradients / replicates, pap$gradients))
+  }
+}
+for (m in c("ais", "ns")) {
+  r <- results[results$method == m & results$n <= 1e4 & !is.na(results$error), ]
+  if (!nrow(r)) next
+  check(sprintf("%s defaults, |error| <= 2 nats, n <= 1e4", toupper(m)), abs(r$error) <= 2,
+        sprintf("%d of %d cases; worst %s (%.2f)", sum(abs(r$error) <= 2), nrow(r),
+                r$case[which.max(abs(r$error))], r$error[which.max(abs(r$error))]))
+}
+cov <- results[results$method %in% c("sgais", "ais", "ns") & !is.na(results$se), ]
+inside <- abs(cov$error) <= 2 * cov$se
+check("replicate SE: reference within estimate +/- 2 SE in >= 90% of cases", mean(inside) >= 0.9,
+      sprintf("%.0f%% of %d (SGAIS %.0f%%, AIS %.0f%%, NS %.0f%%)", 100 * mean(inside), nrow(cov),
+              100 * mean(inside[cov$method == "sgais"]), 100 * mean(inside[cov$method == "ais"]),
+              100 * mean(inside[cov$method == "ns"])))
+cat(sprintf("\nResults written to %s\n", out_file))
