@@ -61,8 +61,17 @@ format.evidence_fit <- function(x, ...) {
     sprintf("  log Z:     %.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
             x$log_evidence / x$n),
     sprintf("  cost:      %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
-            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations))
+            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)),
+    format_reliability(x)
   )
+}
+
+# The diagnostics' verdict in one line: the predicted sd of log Z (largest over replicates).
+format_reliability <- function(x) {
+  sd <- x$diagnostics$predicted_sd
+  if (is.null(sd)) return(character())
+  sprintf("  check:     predicted sd of log Z %.2f nats%s", max(sd),
+          if (max(sd) > 1) " (over 1: unreliable, see ?sgais)" else "")
 }
 
 #' @export
@@ -81,6 +90,7 @@ summary.evidence_fit <- function(object, ...) {
       replicate_log_evidence = object$replicate_log_evidence, exact_log_evidence = exact,
       seconds = object$seconds, gradient_evaluations = object$gradient_evaluations,
       likelihood_evaluations = object$likelihood_evaluations, settings = object$settings,
+      diagnostics = object$diagnostics,
       call = object$call
     ),
     class = "summary.evidence_fit"
@@ -106,7 +116,11 @@ format.summary.evidence_fit <- function(x, ...) {
   }
   c(out,
     sprintf("Cost:        %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
-            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)))
+            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)),
+    if (!is.null(x$diagnostics)) {
+      c("", "Diagnostics (one row per replicate):",
+        utils::capture.output(print(x$diagnostics, digits = 8, row.names = FALSE)))
+    })
 }
 
 #' @export

@@ -98,6 +98,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     count.likelihood = count.gradient = 0.0;
     double ess, max_delta = 1.0 - lambda;
     int resampled;
+    if (pcp) sg_model_canonicalize(m, theta, M);
     double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
                                       s->resample_ess, &ess, &resampled, pcp, &scratch);
     lambda = (delta >= max_delta) ? 1.0 : lambda + delta;

@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <math.h>
 #include <Rmath.h>
+#include <string.h>
 
 typedef struct {
   const double *yt; /* d x n, column i = observation i */
@@ -30,6 +31,8 @@ typedef struct {
   double *inv_var;  /* K x d: exp(-s_kj) */
   double *norm;     /* K: log beta_k - sum_j (log(2 pi) + s_kj) / 2 */
   double *c;        /* K: log beta_k + log N(y_i; mu_k, sigma2_k) of one observation */
+  int *order;       /* K: canonical order of the components (gm_canonicalize) */
+  double *copy;     /* K (2 d + 1): theta's blocks while they are permuted */
 } gm_data;
 
 #define GM_LOG_2PI 1.837877066409345483560659472811
@@ -159,6 +162,44 @@ static double gm_hyper(SEXP hyper, const char *name) {
   return x;
 }
 
+/* Relabels the components in increasing order of their first mean coordinate. The posterior is
+ * symmetric under relabelling and the likelihood of any data unchanged, so this moves a particle
+ * to the same point of another, equivalent mode: its weights stay valid, and the particles
+ * gather in one mode, whose covariance is then the preconditioner's rather than the spread
+ * between modes (measured: with particles in label-switched modes the adapted step fell to 0.01
+ * widths and SGAIS was 9-12 nats low on 3 to 5 components). The map permutes the mean and
+ * log-variance blocks and takes the log-ratios z_k = log(beta_k / beta_K) to the new reference
+ * component, a linear map with integer entries and |det| = 1, so densities are unchanged. */
+static void gm_canonicalize(const sg_model *m, double *theta) {
+  gm_data *d = (gm_data *) m->data; /* scratch only */
+  const int K = d->K, D = d->d;
+  if (K < 2) return;
+  double *z = theta, *mu = theta + (K - 1), *s = mu + (size_t) K * D;
+  int *ord = d->order, sorted = 1;
+  for (int k = 0; k < K; k++) ord[k] = k;
+  for (int i = 1; i < K; i++) { /* insertion sort: K is small */
+    int v = ord[i], j = i - 1;
+    while (j >= 0 && mu[(size_t) ord[j] * D] > mu[(size_t) v * D]) {
+      ord[j + 1] = ord[j];
+      j--;
+    }
+    ord[j + 1] = v;
+  }
+  for (int k = 0; k < K; k++) sorted &= ord[k] == k;
+  if (sorted) return;
+  double *zf = d->copy, *mu0 = d->copy + K, *s0 = mu0 + (size_t) K * D;
+  for (int k = 0; k < K - 1; k++) zf[k] = z[k];
+  zf[K - 1] = 0.0;
+  memcpy(mu0, mu, (size_t) K * D * sizeof(double));
+  memcpy(s0, s, (size_t) K * D * sizeof(double));
+  for (int k = 0; k < K; k++) {
+    memcpy(mu + (size_t) k * D, mu0 + (size_t) ord[k] * D, D * sizeof(double));
+    memcpy(s + (size_t) k * D, s0 + (size_t) ord[k] * D, D * sizeof(double));
+  }
+  const double ref = zf[ord[K - 1]];
+  for (int k = 0; k < K - 1; k++) z[k] = zf[ord[k]] - ref;
+}
+
 void sg_gaussian_mixture_init(SEXP data, SEXP hyper, sg_model *m) {
   SEXP yt = sg_list_get(data, "yt");
   if (TYPEOF(yt) != REALSXP || !Rf_isMatrix(yt))
@@ -181,6 +222,8 @@ void sg_gaussian_mixture_init(SEXP data, SEXP hyper, sg_model *m) {
   d->inv_var = (double *) R_alloc((size_t) K * D, sizeof(double));
   d->norm = (double *) R_alloc(K, sizeof(double));
   d->c = (double *) R_alloc(K, sizeof(double));
+  d->order = (int *) R_alloc(K, sizeof(int));
+  d->copy = (double *) R_alloc((size_t) K * (2 * D + 1), sizeof(double));
 
   m->dim = (K - 1) + 2 * K * D;
   m->n_obs = n;
@@ -188,4 +231,5 @@ void sg_gaussian_mixture_init(SEXP data, SEXP hyper, sg_model *m) {
   m->prior_draw = gm_prior_draw;
   m->log_prior = gm_log_prior;
   m->log_lik = gm_log_lik;
+  m->canonicalize = gm_canonicalize;
 }

@@ -41,6 +41,11 @@ double sg_model_log_lik(const sg_model *m, const double *theta, const int *idx, 
   return m->log_lik(m, theta, idx, start, n, scale, grad);
 }
 
+void sg_model_canonicalize(const sg_model *m, double *theta, int M) {
+  if (!m->canonicalize) return;
+  for (int i = 0; i < M; i++) m->canonicalize(m, theta + (size_t) i * m->dim);
+}
+
 void sg_normal_prior_draw(double *theta, int dim, double sd) {
   for (int j = 0; j < dim; j++) theta[j] = sd * norm_rand();
 }

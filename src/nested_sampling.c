@@ -172,7 +172,10 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     /* Robust preset: steps scaled to the live points' spread, as dynesty and ernest scale their
      * proposals; the live points fill the constrained region, so their covariance is its shape
      * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
-    if (pcp) sg_precond_estimate(pcp, theta, NULL, M, pwork);
+    if (pcp) {
+      sg_model_canonicalize(m, theta, M); /* live points stay inside: likelihoods unchanged */
+      sg_precond_estimate(pcp, theta, NULL, M, pwork);
+    }
     int refl;
     if (s->move_kind == NS_MOVE_WALK) {
       double ll = loglik[from];

@@ -239,6 +239,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
        * then resampling before the moves (paper Section 3) when it is due. */
       double ess, max_delta = 1.0 - lambda;
       int resampled;
+      if (pcp) sg_model_canonicalize(m, theta, M);
       double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, target_ess,
                                         s->a.resample_ess, &ess, &resampled, pcp, &scratch);
       if (ess < min_ess) min_ess = ess;
@@ -253,10 +254,12 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       int k = sg_move_steps(mv, ess, target_ess, M);
       const int metropolis = pot.log_target && mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
       if (metropolis) k = sg_move_distance_steps(mv, k, *step_size);
-      /* Without a Metropolis test (mini-batch phase) the step is the configured one: the
-       * adapted step serves the exact moves, and tracking a posterior that narrows chunk by
-       * chunk needs steps of about 0.3 widths (smaller ones lag behind it). */
-      double h = metropolis ? *step_size : mv->step_size;
+      /* Without a Metropolis test (mini-batch phase) the step is the adapted one but at most
+       * the configured one: the exact phase may adapt it past that, and larger steps cost
+       * accuracy without a Metropolis test; where it adapted it below (a mixture's particles
+       * spread over label-switched modes make its metric too wide for one mode), the
+       * mini-batch moves need the smaller step too. */
+      double h = (!metropolis && *step_size > mv->step_size) ? mv->step_size : *step_size;
       kernel.eta = width ? h * h : sg_move_eta(mv, n_now);
       moves += k;
       const int check_spread = pcp && !metropolis && k > 0;

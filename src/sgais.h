@@ -40,7 +40,16 @@ struct sg_model {
    * NULL (0-based). If grad is not NULL, add scale * (gradient of that sum) to grad. */
   double (*log_lik)(const sg_model *m, const double *theta, const int *idx, int start, int n,
                     double scale, double *grad);
+
+  /* Optional (NULL if none): maps theta in place to an equivalent point of a canonical mode, for
+   * models whose posterior is symmetric under relabelling (mixtures). It must leave the prior
+   * and every likelihood unchanged and have |Jacobian| 1. The robust samplers apply it before
+   * estimating their preconditioner, so that it describes one mode. */
+  void (*canonicalize)(const sg_model *m, double *theta);
 };
+
+/* Applies the model's canonicalize (if any) to M particles (rows of dim). */
+void sg_model_canonicalize(const sg_model *m, double *theta, int M);
 
 /* Evaluation counts: per-observation log-likelihood evaluations without and with gradient.
  * Every estimator counts through sg_model_log_lik, so their costs compare. */
@@ -123,9 +132,8 @@ void sg_precond_alloc(sg_precond *p, int kind, int dim);
 /* Sets Sigma to the weighted covariance of the M particles theta (M rows of dim) with log-weights
  * logw (NULL: equal weights), averaged with the running estimate when p->smoothing < 1; DENSE
  * uses only its diagonal when there are fewer than 6 particles per dimension (see precond.c).
- * Returns 0, or 1 when the
- * particles are degenerate (Sigma is then left as it was). work is scratch of
- * M + dim * (dim + 1). */
+ * Returns 0, or 1 when the particles are degenerate (Sigma is then left as it was). work is
+ * scratch of M + dim * (dim + 1). */
 int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, int M,
                         double *work);
 /* The weighted mean squared distance of the particles from their weighted mean in the metric
