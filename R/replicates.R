@@ -3,10 +3,13 @@
 
 # Runs `run(progress, label)` `replicates` times. One replicate runs in the caller's random stream
 # (seeded by `seed` if given), exactly as a plain call. Several run through the future framework
-# (future.apply with future.seed = TRUE): each replicate gets its own L'Ecuyer-CMRG stream derived
-# from the caller's (seeded) stream, so the results are the same under every future::plan() --
-# sequential, multisession on this machine's cores, or a cluster. Returns a list of runs, each with
-# its RNG states (seeded_run()), and the elapsed seconds as attribute "seconds".
+# (future.apply): each replicate gets its own L'Ecuyer-CMRG stream, derived from one integer
+# drawn from the caller's (seeded) stream, so the results are the same under every
+# future::plan() -- sequential, multisession on this machine's cores, or a cluster -- and
+# set.seed() before the call makes them reproducible. future.apply switches the session to the
+# L'Ecuyer-CMRG generator; the caller's generator and its state are restored afterwards, or every
+# later set.seed() in the session would give other streams. Returns a list of runs, each with its
+# RNG states (seeded_run()), and the elapsed seconds as attribute "seconds".
 run_replicates <- function(replicates, seed, progress, run) {
   started <- proc.time()[["elapsed"]]
   if (replicates == 1L) {
@@ -14,11 +17,20 @@ run_replicates <- function(replicates, seed, progress, run) {
   } else {
     # Progress bars only where they can be seen: replicates running in this R session.
     shown <- progress && inherits(future::plan(), "sequential")
-    runs <- with_seed(seed, future.apply::future_lapply(
-      seq_len(replicates),
-      function(r) seeded_run(NULL, run(shown, sprintf("%d/%d ", r, replicates))),
-      future.seed = TRUE, future.packages = "sgais"
-    ))
+    runs <- with_seed(seed, {
+      base <- sample.int(.Machine$integer.max, 1L)
+      kind <- RNGkind()
+      state <- get(".Random.seed", envir = globalenv())
+      on.exit({
+        RNGkind(kind[1], kind[2], kind[3])
+        assign(".Random.seed", state, envir = globalenv())
+      }, add = TRUE)
+      future.apply::future_lapply(
+        seq_len(replicates),
+        function(r) seeded_run(NULL, run(shown, sprintf("%d/%d ", r, replicates))),
+        future.seed = base, future.packages = "sgais"
+      )
+    })
   }
   structure(runs, seconds = proc.time()[["elapsed"]] - started)
 }

@@ -14,8 +14,9 @@ test_that("replicates combine by log-mean-exp with a delta-method standard error
   expect_true(all(tr$log_evidence_se > 0))
   expect_identical(nrow(fit$diagnostics), 3L)
   expect_identical(fit$diagnostics$log_evidence, z)
-  # all replicates' particles, each with its own weight, make the posterior sample
-  expect_identical(nrow(fit$state$particles), 3L * fit$settings$particles)
+  # all replicates' particles, each with its own weight, make the posterior sample (1,000
+  # observations never leave the exact early phase, which has early_particles)
+  expect_identical(nrow(fit$state$particles), 3L * fit$settings$early_particles)
   expect_output(print(fit), "\\+/- [0-9.]+ \\(SE from 3 replicates\\)")
   expect_output(print(summary(fit)), "SE from 3 replicates")
   # one replicate has no SE
@@ -50,6 +51,22 @@ test_that("replicates give identical results under sequential and multisession p
   set.seed(3); a <- quiet_sgais(model, replicates = 2)
   set.seed(3); b <- quiet_sgais(model, replicates = 2)
   expect_identical(a$replicate_log_evidence, b$replicate_log_evidence)
+})
+
+test_that("replicates leave the session's random number generator as it was", {
+  # future.apply switches the session to L'Ecuyer-CMRG; every later set.seed() would then give
+  # other streams
+  model <- small_model(600)
+  kind <- RNGkind()
+  set.seed(11); x <- runif(1)
+  quiet_sgais(model, replicates = 2, seed = 1)
+  expect_identical(RNGkind(), kind)
+  set.seed(11)
+  expect_identical(runif(1), x)
+  # an unseeded call advances the caller's stream, deterministically
+  set.seed(12); quiet_sgais(model, replicates = 2); y1 <- runif(1)
+  set.seed(12); quiet_sgais(model, replicates = 2); y2 <- runif(1)
+  expect_identical(y1, y2)
 })
 
 test_that("nested sampling replicates pool their dead points", {
