@@ -204,6 +204,12 @@ new_control <- function(method, preset, given, call) {
                   paste0("`", names(defaults), "`", collapse = ", ")), call)
   }
   values <- utils::modifyList(defaults, given, keep.null = TRUE)
+  # a smaller sghmc_steps than the preset's fewest lowers the fewest too, unless that is given
+  if (!is.null(given$sghmc_steps) && is.null(given$min_sghmc_steps) &&
+      !is.null(values$min_sghmc_steps) && is_number(given$sghmc_steps) &&
+      values$min_sghmc_steps > given$sghmc_steps) {
+    values$min_sghmc_steps <- given$sghmc_steps
+  }
   structure(
     list(method = method, preset = preset, given = given,
          settings = resolve_settings(method, values, call)),

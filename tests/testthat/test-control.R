@@ -48,6 +48,9 @@ test_that("presets hold the documented settings", {
   expect_identical(nested_control("paper")$settings$move, "sghmc")
   expect_identical(nested_control()$settings$move, "walk")
   expect_identical(ais_control("paper")$settings$particles, 10L)
+  # fewer steps than the preset's fewest lower the fewest, unless those are given too
+  expect_identical(sgais_control(sghmc_steps = 3)$settings$min_sghmc_steps, 3L)
+  expect_error(sgais_control(sghmc_steps = 3, min_sghmc_steps = 4), "`min_sghmc_steps` \\(4\\)")
 })
 
 test_that("settings given to an estimator replace the control's, through the same checks", {

@@ -25,6 +25,18 @@ test_that("replicates combine by log-mean-exp with a delta-method standard error
   expect_true(is.na(one$replicate_sd))
 })
 
+test_that("confint() uses the t quantile of the replicates' standard error", {
+  model <- small_model(800)
+  fit <- quiet_sgais(model, replicates = 4, seed = 3)
+  ci <- confint(fit)
+  expect_identical(dim(ci), c(1L, 2L))
+  expect_equal(unname(ci[1, ]), fit$log_evidence + c(-1, 1) * qt(0.975, 3) * fit$log_evidence_se)
+  expect_equal(unname(confint(fit, level = 0.5)[1, 2] - fit$log_evidence),
+               qt(0.75, 3) * fit$log_evidence_se)
+  expect_error(confint(quiet_sgais(model, seed = 1)), "fit it with `replicates` of 2 or more")
+  expect_error(confint(fit, level = 2), "`level` must be a number in \\(0, 1\\)")
+})
+
 test_that("log_mean_exp_se() is stable and NA where undefined", {
   expect_true(is.na(sgais:::log_mean_exp_se(1)))
   expect_true(is.na(sgais:::log_mean_exp_se(c(1, NA))))
