@@ -37,13 +37,13 @@ control_presets <- list(
   ),
   nested_sampling = list(
     paper = list(
-      live_points = 2, move = "sghmc", sghmc_steps = 20, walk_steps = NULL,
+      live_points = 2, move = "sghmc", sghmc_steps = 20, walk_steps = NULL, max_walk_steps = NULL,
       step_scale = "per_observation", learning_rate = 1e-3,
       step_size = 0.1, momentum_decay = 0.1, preconditioner = "none", integrator = "euler", tolerance = 0.01,
       max_iterations = 1e6
     ),
     robust = list(
-      live_points = 100, move = "walk", sghmc_steps = 20, walk_steps = NULL,
+      live_points = 100, move = "walk", sghmc_steps = 20, walk_steps = NULL, max_walk_steps = NULL,
       step_scale = "width", learning_rate = 1e-3,
       step_size = 0.3, momentum_decay = 0.1, preconditioner = "dense", integrator = "euler", tolerance = 0.01,
       max_iterations = 1e6
@@ -145,13 +145,15 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'   \item{`live_points`, `tolerance`, `max_iterations`}{(nested sampling) number of live
 #'     points, the stopping tolerance (remaining evidence as a fraction of \eqn{\hat Z}), and
 #'     the most iterations;}
-#'   \item{`move`, `walk_steps`}{(nested sampling) how a new live point is made from a copy of
-#'     another: `"walk"`, `walk_steps` Metropolis proposals on the prior within the contour in
-#'     the metric of the live points' covariance (its scale adapts towards 50% acceptance), or
-#'     `"sghmc"`, the paper's `sghmc_steps` SGHMC steps reflected off the contour. `walk_steps =
-#'     NULL` means 8 per parameter, at least 25: a random walk needs steps in proportion to the
-#'     dimension (measured on a 21-parameter regression: 25 steps +14 nats, 100 steps +1.7, 200
-#'     steps -0.8).}
+#'   \item{`move`, `walk_steps`, `max_walk_steps`}{(nested sampling) how a new live point is
+#'     made from a copy of another: `"walk"`, `walk_steps` Metropolis proposals on the prior
+#'     within the contour in the metric of the live points' covariance (its scale adapts towards
+#'     50% acceptance), or `"sghmc"`, the paper's `sghmc_steps` SGHMC steps reflected off the
+#'     contour. `walk_steps = NULL` adapts the number of proposals so that each walk travels
+#'     the same distance in live-point widths (see [nested_sampling()]), between 25 and
+#'     `max_walk_steps` (`NULL`: 100 per parameter, at least 250). Too short a walk biases
+#'     \eqn{\log \hat Z}: measured on a 21-parameter regression with fixed lengths, 25
+#'     proposals +14 nats, 100 proposals +1.7, 200 proposals -0.8.}
 #'   }
 #' @return A list of class `sgais_control`: `method`, `preset`, the values given and the
 #'   resolved `settings`. Print it to see them.
@@ -238,10 +240,12 @@ resolve_settings <- function(method, v, call) {
   if (method == "nested_sampling") {
     s$live_points <- check_whole_number(v$live_points, "live_points", 1, call)
     s$move <- check_choice(v$move, "move", names(ns_moves), call)
-    # NULL: 8 per parameter (at least 25), set by nested_sampling() from the model: a random walk
-    # needs a number of steps in proportion to the dimension to forget its starting point
+    # NULL: as many as travel a fixed distance (src/nested_sampling.c, walk_length()), at least
+    # 25 and at most max_walk_steps; NULL there is 100 per parameter, set by nested_sampling()
     s$walk_steps <- if (is.null(v$walk_steps)) NULL else
       check_whole_number(v$walk_steps, "walk_steps", 0, call)
+    s$max_walk_steps <- if (is.null(v$max_walk_steps)) NULL else
+      check_whole_number(v$max_walk_steps, "max_walk_steps", 25, call)
     if (s$step_scale == "width" && s$live_points < 2) {
       abort("`live_points` must be at least 2 with `step_scale = \"width\"`: the step is scaled to the live points' spread.", call)
     }
@@ -327,8 +331,16 @@ c_settings <- function(settings) {
   settings$preconditioner <- preconditioners[[settings$preconditioner]]
   settings$integrator <- integrators[[settings$integrator]]
   if (!is.null(settings$move)) {
-    # the C core reads the number of moves of either kind from sghmc_steps
-    if (settings$move == "walk") settings$sghmc_steps <- settings$min_sghmc_steps <- settings$walk_steps
+    # the C core reads the number of moves of either kind from sghmc_steps (the most) and
+    # min_sghmc_steps (the fewest; the walk's length adapts in between)
+    if (settings$move == "walk") {
+      if (is.null(settings$walk_steps)) {
+        settings$sghmc_steps <- settings$max_walk_steps
+        settings$min_sghmc_steps <- min(25L, settings$max_walk_steps)
+      } else {
+        settings$sghmc_steps <- settings$min_sghmc_steps <- settings$walk_steps
+      }
+    }
     settings$move <- ns_moves[[settings$move]]
   }
   if (!is.null(settings$resample)) settings$resample_ess <- settings$resample

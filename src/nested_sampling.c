@@ -10,7 +10,8 @@
  * constraint; the exact full-data likelihood is evaluated after every step). The robust preset
  * instead moves the copy by a Metropolis random walk on the prior restricted to log L > L*,
  * with proposals in the metric of the live points' covariance and a scale adapted towards 50%
- * acceptance (constrained_walk()). The run stops when
+ * acceptance (constrained_walk()), and as many proposals as it takes to travel a fixed distance
+ * (walk_length()). The run stops when
  * max(live log L) + log X_i < log(tolerance) + log Z; then every live point adds L_j X_i / M.
  *
  * nested_process() runs iterations until the stop, max_iterations or a time budget; the live
@@ -32,18 +33,28 @@ typedef struct {
   sg_move_settings move;
 } ns_settings;
 
-/* walk_scale: the random walk's proposal scale in live-point widths, adapted between
- * iterations (part of the state, so slicing a run does not change it). */
+/* walk_scale: the random walk's proposal scale in live-point widths; walk_jump: the mean squared
+ * distance (in live-point widths, summed over coordinates) moved per proposal. Both are adapted
+ * between iterations and part of the state, so slicing a run does not change them. */
 typedef struct {
-  double iteration, log_z, information, walk_scale;
+  double iteration, log_z, information, walk_scale, walk_jump;
   int status;
 } ns_state;
 
+/* The squared distance, per parameter and in live-point widths, a walk travels in all: a random
+ * walk diffuses, so after S proposals it has moved about S * walk_jump in squared distance, and
+ * a Metropolis random walk on a roughly Gaussian shape forgets its start (autocorrelation below
+ * e^-3 per coordinate) once that is about 6 per coordinate. Twice that is asked for, because the
+ * constrained prior is seldom Gaussian; on well-shaped regions it is what 8 proposals per
+ * parameter at 50% acceptance travel, the former fixed default. */
+#define NS_WALK_DISTANCE 12.0
+
 /* Per removed point: iteration, its log-likelihood, log volume, log weight (log w_i + log L),
- * log Z after it, cost, reflections; and its parameters (dim per point). */
+ * log Z after it, cost, reflections, the moves (steps or proposals) made for its replacement;
+ * and its parameters (dim per point). */
 typedef struct {
   double *iteration, *log_likelihood, *log_volume, *log_weight, *log_evidence;
-  double *gradient_evaluations, *likelihood_evaluations, *reflections, *theta;
+  double *gradient_evaluations, *likelihood_evaluations, *reflections, *moves, *theta;
 } ns_dead;
 
 typedef struct {
@@ -71,13 +82,18 @@ static double full_log_lik(void *ctx, const double *theta, double *grad) {
  * contour, and the new points lie too high (measured +11 nats at N = 2,000). The prior test comes
  * first, so rejected proposals seldom cost a likelihood evaluation. Returns the acceptances. */
 static int constrained_walk(const sg_model *m, const sg_precond *pc, double *th, double *ll,
-                            double lstar, int steps, double scale, double *prop,
+                            double lstar, int steps, double scale, double *prop, double *jump,
                             sg_counter *count) {
   const int dim = m->dim;
   double lp = m->log_prior(m, th, NULL);
   int accepted = 0;
+  *jump = 0.0;
   for (int s = 0; s < steps; s++) {
-    for (int j = 0; j < dim; j++) prop[j] = scale * norm_rand();
+    double sq = 0.0; /* the proposal's squared length in live-point widths */
+    for (int j = 0; j < dim; j++) {
+      prop[j] = scale * norm_rand();
+      sq += prop[j] * prop[j];
+    }
     if (pc) sg_precond_factor_apply(pc, prop);
     for (int j = 0; j < dim; j++) prop[j] += th[j];
     double lp_new = m->log_prior(m, prop, NULL);
@@ -88,8 +104,24 @@ static int constrained_walk(const sg_model *m, const sg_precond *pc, double *th,
     lp = lp_new;
     *ll = ll_new;
     accepted++;
+    *jump += sq;
   }
   return accepted;
+}
+
+/* Proposals for the next walk: enough to travel NS_WALK_DISTANCE per parameter at the mean
+ * squared jump of the walks so far, within [min_steps, steps] (fixed when they are equal). Where
+ * the constrained region is thin and curved (a likelihood far out in the prior's tail: the
+ * region is a cap of the likelihood's ellipsoid) the scale adapted to 50% acceptance is small
+ * and a fixed number of proposals leaves new points near their copies, which biases log Z low;
+ * the walk then lengthens instead. The rule uses past walks only, so each walk still leaves the
+ * constrained prior invariant. */
+static int walk_length(const sg_move_settings *mv, const ns_state *st, int dim) {
+  if (mv->min_steps >= mv->steps) return mv->steps;
+  double want = NS_WALK_DISTANCE * dim / st->walk_jump;
+  if (!(want < mv->steps)) return mv->steps; /* also when walk_jump is 0 */
+  if (want <= mv->min_steps) return mv->min_steps;
+  return (int) ceil(want);
 }
 
 /* Adds one point of log weight lw (prior mass) and log-likelihood ll to log Z and H. */
@@ -113,6 +145,7 @@ static void record(ns_dead *d, int k, int dim, const double *theta, double itera
   d->gradient_evaluations[k] = count->gradient;
   d->likelihood_evaluations[k] = count->likelihood;
   d->reflections[k] = reflections;
+  d->moves[k] = 0.0;
   memcpy(d->theta + (size_t) k * dim, theta, dim * sizeof(double));
 }
 
@@ -176,13 +209,19 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
       sg_model_canonicalize(m, theta, M); /* live points stay inside: likelihoods unchanged */
       sg_precond_estimate(pcp, theta, NULL, M, pwork);
     }
-    int refl;
+    int refl, walk_steps = mv->steps;
     if (s->move_kind == NS_MOVE_WALK) {
-      double ll = loglik[from];
-      int acc = constrained_walk(m, pcp, th, &ll, lstar, mv->steps, st->walk_scale, kscratch, &count);
-      refl = mv->steps - acc;
-      /* towards 50% acceptance, by at most a factor e^(1/2) per iteration */
-      if (mv->steps > 0) st->walk_scale *= exp((double) acc / mv->steps - 0.5);
+      double ll = loglik[from], jump;
+      const int steps = walk_length(mv, st, dim);
+      int acc = constrained_walk(m, pcp, th, &ll, lstar, steps, st->walk_scale, kscratch, &jump, &count);
+      refl = steps - acc;
+      walk_steps = steps;
+      if (steps > 0) {
+        /* towards 50% acceptance, by at most a factor e^(1/2) per iteration */
+        st->walk_scale *= exp((double) acc / steps - 0.5);
+        /* mean squared jump per proposal over the last ~20 walks */
+        st->walk_jump += 0.05 * (jump / steps - st->walk_jump);
+      }
       con.value = ll;
     } else {
       refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, mv->steps, &kernel);
@@ -194,6 +233,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     d->gradient_evaluations[k] = count.gradient;
     d->likelihood_evaluations[k] = count.likelihood;
     d->reflections[k] = refl;
+    d->moves[k] = walk_steps;
     k++;
     st->iteration = i_now;
 
@@ -253,12 +293,15 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   st.information = sg_scalar_double(sg_list_get(state, "information"), "information");
   st.walk_scale = sg_scalar_double(sg_list_get(state, "walk_scale"), "walk_scale");
   if (!(st.walk_scale > 0.0) || !R_FINITE(st.walk_scale)) st.walk_scale = 2.38 / sqrt((double) dim);
+  st.walk_jump = sg_scalar_double(sg_list_get(state, "walk_jump"), "walk_jump");
+  if (!(st.walk_jump > 0.0) || !R_FINITE(st.walk_jump))
+    st.walk_jump = 0.5 * st.walk_scale * st.walk_scale * dim; /* half the proposals accepted */
   st.status = NS_RUNNING;
 
   const int cap = NS_SLICE_ITERATIONS + M;
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 17)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 17)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 19)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 19)); nprot++;
   SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
   SEXP loglik_out = sg_new_column(out, names, 1, "loglik", REALSXP, M);
   SEXP iteration_out = sg_new_column(out, names, 2, "iteration_end", REALSXP, 1);
@@ -277,6 +320,8 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   SEXP dead_theta = sg_new_column(out, names, 14, "dead_theta", REALSXP, 0);
   SEXP seconds_out = sg_new_column(out, names, 15, "seconds", REALSXP, 1);
   SEXP scale_out = sg_new_column(out, names, 16, "walk_scale", REALSXP, 1);
+  SEXP jump_out = sg_new_column(out, names, 17, "walk_jump", REALSXP, 1);
+  d.moves = REAL(sg_new_column(out, names, 18, "moves", REALSXP, cap));
   Rf_setAttrib(out, R_NamesSymbol, names);
   d.theta = (double *) R_alloc((size_t) cap * dim, sizeof(double));
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
@@ -306,10 +351,12 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   REAL(information_out)[0] = st.information;
   INTEGER(status_out)[0] = st.status;
   REAL(scale_out)[0] = st.walk_scale;
+  REAL(jump_out)[0] = st.walk_jump;
   dead_theta = Rf_allocMatrix(REALSXP, dim, k);
   SET_VECTOR_ELT(out, 14, dead_theta);
   memcpy(REAL(dead_theta), d.theta, (size_t) k * dim * sizeof(double));
   for (int i = 6; i < 14; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
+  SET_VECTOR_ELT(out, 18, Rf_lengthgets(VECTOR_ELT(out, 18), k));
   REAL(seconds_out)[0] = sg_now() - start;
   UNPROTECT(nprot);
   return out;

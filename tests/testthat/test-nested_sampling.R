@@ -54,7 +54,7 @@ test_that("nested sampling results do not depend on how the run is sliced", {
   settings <- sgais:::c_settings(whole$settings)
   pieces <- withr_seed(5, {
     state <- list(theta = sgais:::model_prior_draw(model, 4), loglik = numeric(0),
-                  iteration = 0, log_z = -Inf, information = 0, status = 0L, walk_scale = 0)
+                  iteration = 0, log_z = -Inf, information = 0, status = 0L, walk_scale = 0, walk_jump = 0)
     calls <- 0
     while (state$status == 0L) {
       res <- sgais:::nested_slice(model, state, settings, 0) # one iteration per call
@@ -76,9 +76,10 @@ test_that("nested sampling fits have the documented parts", {
   expect_output(print(fit), "sd\\(log Z\\)")
   expect_output(print(summary(fit)), "exact log Z")
   df <- as.data.frame(fit)
-  expect_named(df, c("iteration", "log_likelihood", "log_volume", "log_evidence",
+  expect_named(df, c("iteration", "log_likelihood", "log_volume", "log_evidence", "steps",
                      "rejected_steps", "gradient_evaluations", "likelihood_evaluations"))
   expect_equal(df$iteration, seq_len(fit$iterations))
+  expect_true(all(df$steps == 20))
   expect_equal(df$log_volume, -df$iteration / 5)
   expect_true(all(diff(df$log_likelihood) >= 0))
   expect_equal(fit$log_evidence_sd, sqrt(fit$information / 5))
@@ -89,6 +90,30 @@ test_that("nested sampling fits have the documented parts", {
   expect_equal(log_evidence(fit), fit$log_evidence)
   # the constraint is checked with exact full-data likelihoods, 20 steps per iteration
   expect_gte(fit$likelihood_evaluations, (fit$iterations * 20 + 5) * 200)
+})
+
+test_that("the random walk's length adapts to the distance it travels, within its bounds", {
+  model <- reference_model(200)
+  fit <- quietly(nested_sampling(model, live_points = 30, seed = 3, progress = FALSE))
+  steps <- as.data.frame(fit)$steps
+  expect_true(all(steps >= 25 & steps <= 600))
+  expect_gt(length(unique(steps)), 1)
+  expect_output(print(fit), "random walk in the live points' metric, [0-9]+-[0-9]+ proposals")
+  # a far intercept makes the constrained region a thin shell: shorter accepted steps, so
+  # longer walks than on the same data near the prior's centre
+  d <- simulate_linear_regression(200, seed = 1)
+  far <- linear_regression(y ~ ., transform(d, y = y + 20))
+  fit_far <- quietly(nested_sampling(far, live_points = 30, seed = 3, progress = FALSE))
+  late <- function(f) stats::median(utils::tail(as.data.frame(f)$steps, 500))
+  expect_gt(late(fit_far), 1.3 * late(fit))
+  # a fixed length and the bounds are honoured
+  fixed <- quietly(nested_sampling(model, live_points = 10, walk_steps = 7, seed = 3, progress = FALSE))
+  expect_true(all(as.data.frame(fixed)$steps == 7))
+  expect_output(print(fixed), "7 proposals")
+  capped <- quietly(nested_sampling(far, live_points = 10, max_walk_steps = 30, seed = 3,
+                                    progress = FALSE))
+  expect_true(all(as.data.frame(capped)$steps %in% 25:30))
+  expect_error(nested_control(max_walk_steps = 10), "`max_walk_steps` must be a whole number >= 25")
 })
 
 test_that("posterior samples from nested sampling are near the posterior", {
