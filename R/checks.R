@@ -1,10 +1,13 @@
 # Argument checks used before every .Call. Each names the argument, what was expected and what
 # was given, and reports the user's call rather than the helper's.
 
-abort <- function(message, call = NULL) {
+# Every error is of class `sgais_error`; `class` puts more specific classes before it and `...`
+# adds fields to the condition (e.g. the column and level a data error is about), so callers can
+# catch one kind of error and read what it is about.
+abort <- function(message, call = NULL, class = NULL, ...) {
   stop(structure(
-    class = c("sgais_error", "error", "condition"),
-    list(message = message, call = call)
+    class = c(class, "sgais_error", "error", "condition"),
+    list(message = message, call = call, ...)
   ))
 }
 
@@ -84,7 +87,8 @@ check_finite_cells <- function(a, what, call) {
   bad <- which(!is.finite(a), arr.ind = TRUE)
   if (nrow(bad)) {
     abort(sprintf("%s contains non-finite values (NA, NaN or Inf), first in column `%s` at row %d.",
-                  what, colnames(a)[bad[1, 2]], bad[1, 1]), call)
+                  what, colnames(a)[bad[1, 2]], bad[1, 1]), call, "sgais_error_non_finite",
+          column = colnames(a)[bad[1, 2]], row = bad[1, 1])
   }
 }
 
@@ -92,5 +96,5 @@ check_finite_cells <- function(a, what, call) {
 abort_bad_observations <- function(what, bad, kind, call) {
   abort(sprintf("%s contains %s (NA, NaN and Inf are not allowed), first at observation %d.",
                 what, if (length(bad) == 1L) paste("a", kind, "value") else paste(length(bad), kind, "values"),
-                bad[1]), call)
+                bad[1]), call, "sgais_error_non_finite", row = bad[1])
 }

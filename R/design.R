@@ -1,73 +1,212 @@
-# Design matrices for the regression models (linear, softmax): from a formula and a data frame
-# through model.matrix(), or from a covariate matrix with an intercept column added. The builders return
-# list(a = design matrix, y = the response as given, response = its name, what = how error
-# messages name it, formula); each model checks its own kind of response.
+# Design matrices for the regression models (linear, softmax), built from a specification (see
+# R/model_spec.R) so that the rows a model is built from and any new rows get the same design.
+# Formula interface: the design is that of model.matrix(), with the terms, factor levels and
+# contrasts of the data the model was built from. Matrix interface: the covariates with an
+# intercept column in front. The builders of rows return list(a = design matrix, y = the response
+# as given, what = how error messages name the response); each model checks its own kind of
+# response. regression_design() also returns the spec it built, as `spec`.
 
-# The design of the formula interface or of the matrix interface, whichever was used.
+# The spec and design of the formula interface or of the matrix interface, whichever was used.
 regression_design <- function(formula, data, x, y, call) {
   if (!is.null(formula)) {
     if (!is.null(x) || !is.null(y)) {
       abort("Give either `formula` and `data` or `x` and `y`, not both.", call)
     }
-    design_from_formula(formula, data, call)
+    formula_design(formula, data, call)
   } else if (!is.null(x) || !is.null(y)) {
-    design_from_matrix(x, y, call)
+    matrix_design(x, y, call)
   } else {
     abort("Give either `formula` and `data` or `x` and `y`.", call)
   }
 }
 
-design_from_formula <- function(formula, data, call) {
+# The design of the rows `new_data` of a regression with spec `spec` (see model_data()).
+regression_rows <- function(spec, new_data, call) {
+  if (spec$interface == "formula") return(formula_rows(spec, new_data, call, "new_data"))
+  if (!is.list(new_data) || is.null(new_data[["x"]]) || is.null(new_data[["y"]])) {
+    abort(sprintf(
+      "`new_data` must be a list with the covariates `x` and the response `y` (the model was built from `x` and `y`), not %s.",
+      describe(new_data)
+    ), call)
+  }
+  matrix_rows(spec, new_data[["x"]], new_data[["y"]], call, "`new_data$x`", "`new_data$y`")
+}
+
+# Formula interface ----------------------------------------------------------------------------
+
+formula_design <- function(formula, data, call) {
   if (!inherits(formula, "formula")) {
     abort(sprintf("`formula` must be a formula such as `y ~ x`, not %s.", describe(formula)), call)
   }
-  if (is.null(data) || !is.data.frame(data)) {
-    abort(sprintf("`data` must be a data frame, not %s.", describe(data)), call)
-  }
-  if (nrow(data) < 1L) abort("`data` must have at least one row.", call)
+  check_data_frame(data, "`data`", call)
   if (length(formula) != 3L) abort("`formula` must have a response, as in `y ~ x`.", call)
-  mf <- tryCatch(
-    stats::model.frame(formula, data, na.action = stats::na.pass),
-    error = function(e) abort(paste("`formula` does not fit `data`:", conditionMessage(e)), call)
+  mf <- formula_frame(formula, data, "`data`", call)
+  terms <- attr(mf, "terms") # `y ~ .` expanded, `predvars` with the coefficients of poly() etc.
+  spec <- list(
+    interface = "formula", formula = formula, terms = terms,
+    xlevels = stats::.getXlevels(terms, mf), contrasts = NULL, response = deparse(formula[[2L]]),
+    column_classes = vapply(data, function(column) class(column)[1L], character(1))
   )
-  response <- deparse(formula[[2L]])
-  y <- stats::model.response(mf)
-  if (is.null(y) || length(y) < 1L) abort(sprintf("The response `%s` has no observations.", response), call)
-  a <- stats::model.matrix(attr(mf, "terms"), mf)
-  attr(a, "assign") <- NULL
-  attr(a, "contrasts") <- NULL
-  check_design(a, "`data`", call)
-  list(a = a, y = y, response = response, what = sprintf("the response `%s`", response),
-       formula = formula)
+  # the data are built again from the spec, as new rows will be: through `predvars`, whose
+  # poly() differs in the last bits from the poly() of the first model frame
+  rows <- formula_rows(spec, data, call, "data")
+  spec$contrasts <- rows$contrasts
+  spec$design_columns <- colnames(rows$a)
+  spec$row_by_row <- row_by_row(spec, data, rows$a, call)
+  rows$contrasts <- NULL
+  c(list(spec = spec), rows)
 }
 
-design_from_matrix <- function(x, y, call) {
+check_data_frame <- function(data, what, call) {
+  if (is.null(data) || !is.data.frame(data)) {
+    abort(sprintf("%s must be a data frame, not %s.", what, describe(data)), call)
+  }
+  if (nrow(data) < 1L) abort(sprintf("%s must have at least one row.", what), call)
+}
+
+formula_frame <- function(formula, data, what, call) {
+  tryCatch(
+    stats::model.frame(formula, data, na.action = stats::na.pass),
+    error = function(e) abort(sprintf("`formula` does not fit %s: %s", what, conditionMessage(e)), call)
+  )
+}
+
+# The design of the rows `data` (the argument `arg`) from a formula spec. The response must be
+# among the columns: the likelihood needs it.
+formula_rows <- function(spec, data, call, arg) {
+  what <- sprintf("`%s`", arg)
+  check_data_frame(data, what, call)
+  # the data a model is built from have the spec's columns by construction
+  if (arg != "data") check_formula_rows(spec, data, what, call)
+  design <- formula_matrix(spec, data, what, call)
+  a <- design$a
+  if (!is.null(spec$design_columns) && !identical(colnames(a), spec$design_columns)) {
+    abort_mismatch(sprintf(
+      "The design of %s has the columns %s, but the model's are %s.", what,
+      backticked(colnames(a)), backticked(spec$design_columns)
+    ), call, "sgais_error_design_columns")
+  }
+  check_design(a, what, call)
+  response <- sprintf("the response `%s`%s", spec$response,
+                      if (arg == "data") "" else sprintf(" in %s", what))
+  if (is.null(design$y) || length(design$y) < 1L) {
+    abort(sprintf("%s has no observations.", response), call)
+  }
+  list(a = a, y = design$y, what = response, contrasts = design$contrasts)
+}
+
+# The model matrix and response of `data` from a formula spec, unchecked. Factors get the levels
+# and contrasts of the spec (at construction, when it has none yet, those of model.matrix()).
+formula_matrix <- function(spec, data, what, call) {
+  mf <- formula_frame(spec$terms, data, what, call)
+  for (name in names(spec$xlevels)) {
+    mf[[name]] <- recode_factor(mf[[name]], name, spec$xlevels[[name]], what, call)
+  }
+  a <- stats::model.matrix(spec$terms, mf, contrasts.arg = spec$contrasts)
+  contrasts <- attr(a, "contrasts")
+  attr(a, "assign") <- NULL
+  attr(a, "contrasts") <- NULL
+  list(a = a, y = stats::model.response(mf), contrasts = contrasts)
+}
+
+# A factor (or character) variable of the model frame as a factor with the levels `levels`; a
+# value that is not one of them is an error that names it.
+recode_factor <- function(x, name, levels, what, call) {
+  if (is.factor(x) && identical(levels(x), levels)) return(x) # keeps its own contrasts, if any
+  values <- as.character(x)
+  unseen <- unique(values[!is.na(values) & !(values %in% levels)])
+  if (length(unseen)) {
+    abort_mismatch(sprintf(
+      "%s has %s %s of `%s` that the model was not built with (it knows %s).", what,
+      plural(length(unseen), "the level", "the levels"), quoted(unseen), name, quoted(levels)
+    ), call, "sgais_error_unseen_level", column = name, level = unseen)
+  }
+  factor(values, levels = levels, ordered = is.ordered(x))
+}
+
+# "a", "b" for messages, at most `most` of them.
+quoted <- function(x, most = 10L) {
+  shown <- paste0("\"", utils::head(x, most), "\"", collapse = ", ")
+  if (length(x) > most) paste0(shown, ", ...") else shown
+}
+
+# New rows can be given the design of the model's rows: its design is built row by row, and they
+# have the columns the formula uses, the covariates of the kinds they had (the response is checked
+# by the model: softmax labels may be a factor, characters or codes), and no column the data the
+# model was built from did not have.
+check_formula_rows <- function(spec, data, what, call) {
+  if (!is.null(spec$row_by_row)) {
+    abort_mismatch(sprintf(
+      "New rows cannot be given the design of `model`: %s. Compute such terms in the data before building the model.",
+      spec$row_by_row
+    ), call, "sgais_error_not_row_by_row")
+  }
+  known <- names(spec$column_classes)
+  used <- intersect(all.vars(spec$terms), known)
+  check_column_names(names(data), known, used, what, call)
+  for (name in setdiff(used, all.vars(spec$terms[[2L]]))) {
+    was <- column_kind(spec$column_classes[[name]])
+    is <- column_kind(class(data[[name]])[1L])
+    if (!identical(is, was)) {
+      abort_mismatch(sprintf("Column `%s` of %s is %s, but it was %s when the model was built.",
+                             name, what, is, was), call, "sgais_error_column_type", column = name)
+    }
+  }
+}
+
+# What a column of class `class` is to model.matrix(): integers and doubles are numbers, factors
+# and characters categories.
+column_kind <- function(class) {
+  switch(class,
+         integer = , numeric = "numeric",
+         factor = , ordered = , character = "categorical (a factor or character)",
+         logical = "logical",
+         paste("of class", class))
+}
+
+# NULL when the design of a row depends on that row alone, as model_data() needs; otherwise why
+# not. Found by building the first row alone and comparing it with the first row of the design of
+# all the rows: a term such as I(x - mean(x)) changes; poly(), scale() and splines do not, as
+# their `predvars` hold the coefficients of all the rows.
+row_by_row <- function(spec, data, a, call) {
+  if (nrow(data) < 2L) return(NULL)
+  first <- tryCatch(formula_matrix(spec, data[1L, , drop = FALSE], "`data`", call)$a,
+                    error = function(e) e)
+  if (inherits(first, "error")) {
+    return(sprintf("the formula does not fit one row of the data (%s)", conditionMessage(first)))
+  }
+  same <- vapply(seq_len(ncol(a)), function(j) identical(unname(first[1L, j]), unname(a[1L, j])), NA)
+  if (all(same)) return(NULL)
+  sprintf("the design %s %s %s on all the rows at once (as with `mean()` or `sd()`)",
+          plural(sum(!same), "column", "columns"), backticked(colnames(a)[!same]),
+          plural(sum(!same), "depends", "depend"))
+}
+
+# Matrix interface -----------------------------------------------------------------------------
+
+matrix_design <- function(x, y, call) {
   if (is.null(x)) abort("`x` is missing: give covariates `x` with the response `y`.", call)
   if (is.null(y)) abort("`y` is missing: give a response `y` with the covariates `x`.", call)
-  if (is.data.frame(x)) {
-    check_numeric_columns(x, "`x`", call)
-    x <- as.matrix(x)
-  }
-  if (is.null(dim(x))) x <- matrix(x, ncol = 1L)
-  if (!is.numeric(x) || length(dim(x)) != 2L) {
-    abort(sprintf("`x` must be a numeric matrix, not %s.", describe(x)), call)
-  }
-  if (nrow(x) < 1L) abort("`x` must have at least one row.", call)
-  if (!is.atomic(y)) abort(sprintf("`y` must be a vector, not %s.", describe(y)), call)
+  x <- as_numeric_matrix(x, "`x`", call)
+  spec <- c(list(interface = "matrix", response = "y"), matrix_columns(x, "x"))
+  c(list(spec = spec), matrix_rows(spec, x, y, call, "`x`", "`y`"))
+}
+
+matrix_rows <- function(spec, x, y, call, x_what, y_what) {
+  x <- match_columns(as_numeric_matrix(x, x_what, call), spec, x_what, call)
+  if (!is.atomic(y)) abort(sprintf("%s must be a vector, not %s.", y_what, describe(y)), call)
   if (length(y) != nrow(x)) {
-    abort(sprintf("`x` has %d rows but `y` has %d elements; they must match.", nrow(x), length(y)), call)
+    abort(sprintf("%s has %d rows but %s has %d elements; they must match.",
+                  x_what, nrow(x), y_what, length(y)), call)
   }
-  names <- colnames(x)
-  if (is.null(names)) names <- paste0("x", seq_len(ncol(x)))
   a <- cbind(1, x)
   storage.mode(a) <- "double"
-  colnames(a) <- c("(Intercept)", names)
-  check_design(a, "`x`", call)
-  list(a = a, y = y, response = "y", what = "`y`", formula = NULL)
+  colnames(a) <- c("(Intercept)", spec$columns)
+  check_design(a, x_what, call)
+  list(a = a, y = y, what = y_what)
 }
 
 check_design <- function(a, what, call) {
   if (ncol(a) < 1L) abort(sprintf("The design built from %s has no columns.", what), call)
   check_finite_cells(a, what, call)
 }
-

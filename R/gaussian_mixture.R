@@ -46,7 +46,7 @@
 gaussian_mixture <- function(y, components = 5, concentration = 1, variance_shape = 1,
                              variance_scale = 1, mean_variance_ratio = 4) {
   call <- sys.call()
-  y <- check_mixture_data(y, call)
+  y <- as_mixture_matrix(y, "`y`", call)
   components <- check_whole_number(components, "components", 1, call)
   if (components > nrow(y)) {
     abort(sprintf("`components` (%d) must not exceed the number of observations (%s).",
@@ -59,13 +59,14 @@ gaussian_mixture <- function(y, components = 5, concentration = 1, variance_shap
     variance_scale = check_positive(variance_scale, "variance_scale", call),
     mean_variance_ratio = check_positive(mean_variance_ratio, "mean_variance_ratio", call)
   )
+  spec <- c(matrix_columns(y, "y"), list(hyper = hyper))
   k <- components
   d <- ncol(y)
-  cells <- paste0("[", rep(seq_len(k), each = d), ",", rep(colnames(y), k), "]")
+  cells <- paste0("[", rep(seq_len(k), each = d), ",", rep(spec$columns, k), "]")
   new_sgais_model(
     family = "gaussian_mixture",
-    data = list(yt = by_observation(y)),
-    hyper = hyper,
+    data = gaussian_mixture_data(spec, y, "`y`", call),
+    spec = spec,
     n = nrow(y),
     # as the C core stores theta: weight log-ratios, means, log-variances (component after component)
     parameter_names = c(
@@ -83,28 +84,30 @@ gaussian_mixture <- function(y, components = 5, concentration = 1, variance_shap
       ),
       sampled = "log(w_k / w_K), mu, log(sigma2); log-Jacobian in the prior"
     ),
-    columns = colnames(y),
+    columns = spec$columns,
     class = "sgais_gaussian_mixture"
   )
 }
 
-# The data of a mixture as a finite numeric matrix with column names.
-check_mixture_data <- function(y, call) {
-  if (is.data.frame(y)) {
-    check_numeric_columns(y, "`y`", call,
-                          " Select the columns to model, e.g. `y[c(\"y1\", \"y2\")]`.")
-    if (nrow(y) < 1L) abort("`y` must have at least one row.", call)
-    y <- as.matrix(y)
-  }
-  if (is.numeric(y) && is.null(dim(y))) y <- matrix(y, ncol = 1L)
-  if (!is.numeric(y) || length(dim(y)) != 2L) {
-    abort(sprintf("`y` must be a numeric matrix or data frame, not %s.", describe(y)), call)
-  }
-  if (nrow(y) < 1L) abort("`y` must have at least one row.", call)
-  if (ncol(y) < 1L) abort("`y` must have at least one column.", call)
-  if (is.null(colnames(y))) colnames(y) <- paste0("y", seq_len(ncol(y)))
-  check_finite_cells(y, "`y`", call)
+# The data the C core reads from rows `y` (called `what` in errors): their columns are matched to
+# the spec's by name when both have names, else by position (see match_columns()).
+gaussian_mixture_data <- function(spec, y, what, call) {
+  y <- match_columns(as_mixture_matrix(y, what, call), spec, what, call)
+  check_finite_cells(y, what, call)
   storage.mode(y) <- "double"
+  list(yt = by_observation(y))
+}
+
+#' @exportS3Method
+model_data.sgais_gaussian_mixture <- function(model, new_data, call = NULL) {
+  gaussian_mixture_data(spec_of(model, call), new_data, "`new_data`", call)
+}
+
+# The data of a mixture as a numeric matrix with at least one row and one column.
+as_mixture_matrix <- function(y, what, call) {
+  y <- as_numeric_matrix(y, what, call,
+                         " Select the columns to model, e.g. `y[c(\"y1\", \"y2\")]`.")
+  if (ncol(y) < 1L) abort(sprintf("%s must have at least one column.", what), call)
   y
 }
 

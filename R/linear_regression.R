@@ -36,23 +36,33 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
   noise_sd <- check_positive(noise_sd, "noise_sd", call)
   prior_sd <- check_positive(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
-  check_response(design$y, design$what, call)
-  a <- design$a
+  spec <- c(design$spec, list(hyper = list(noise_sd = noise_sd, prior_sd = prior_sd)))
   new_sgais_model(
     family = "linear_regression",
-    data = list(xt = by_observation(a), y = as.double(design$y)),
-    hyper = list(noise_sd = noise_sd, prior_sd = prior_sd),
-    n = nrow(a),
-    parameter_names = colnames(a),
+    data = linear_regression_data(design, call),
+    spec = spec,
+    n = nrow(design$a),
+    parameter_names = colnames(design$a),
     label = "Bayesian linear regression",
     details = c(
-      likelihood = sprintf("%s ~ N(a'theta, sd = %s), a = row of the design", design$response,
+      likelihood = sprintf("%s ~ N(a'theta, sd = %s), a = row of the design", spec$response,
                            format(noise_sd)),
       prior = sprintf("theta_j ~ N(0, sd = %s), independent", format(prior_sd))
     ),
-    formula = design$formula,
+    formula = formula,
     class = "sgais_linear_regression"
   )
+}
+
+# The data the C core reads from the design of some rows (see model_data()).
+linear_regression_data <- function(design, call) {
+  check_response(design$y, design$what, call)
+  list(xt = by_observation(design$a), y = as.double(design$y))
+}
+
+#' @exportS3Method
+model_data.sgais_linear_regression <- function(model, new_data, call = NULL) {
+  linear_regression_data(regression_rows(spec_of(model, call), new_data, call), call)
 }
 
 # The response of a linear regression: numeric and finite.

@@ -1,18 +1,20 @@
 # The R side of the model interface. A model object (class `sgais_model`) is a list whose fields
 # `family`, `data` and `hyper` are read by the C core (src/model.c builds its sg_model from them);
-# the other fields are for people: a label, sizes, parameter names and a description of the
-# likelihood and prior for print().
+# `spec` is what turns rows of data into `data` (R/model_spec.R), hyperparameters included: `hyper`
+# is `spec$hyper`. The other fields are for people: a label, sizes, parameter names and a
+# description of the likelihood and prior for print().
 
-new_sgais_model <- function(family, data, hyper, n, parameter_names, label, details, ...,
+new_sgais_model <- function(family, data, spec, n, parameter_names, label, details, ...,
                             class = character()) {
+  hyper <- spec$hyper
   stopifnot(
-    is.character(family), length(family) == 1L, is.list(data), is.list(hyper),
+    is.character(family), length(family) == 1L, is.list(data), is.list(spec), is.list(hyper),
     !is.null(names(hyper)), is.numeric(n), is.character(parameter_names),
     is.character(details), !is.null(names(details))
   )
   structure(
     list(
-      family = family, data = data, hyper = hyper, n = as.integer(n),
+      family = family, data = data, hyper = hyper, spec = spec, n = as.integer(n),
       dim = length(parameter_names), parameter_names = parameter_names,
       label = label, details = details, ...
     ),

@@ -39,43 +39,55 @@ softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NU
   call <- sys.call()
   prior_sd <- check_positive(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
-  classes <- check_classes(design$y, design$what, call)
-  a <- design$a
-  labels <- levels(classes)
+  labels <- levels(check_classes(design$y, design$what, call))
   k <- length(labels)
+  a <- design$a
+  spec <- c(design$spec, list(classes = labels, hyper = list(classes = k, prior_sd = prior_sd)))
   new_sgais_model(
     family = "softmax_regression",
-    data = list(xt = by_observation(a), y = as.integer(classes)),
-    hyper = list(classes = k, prior_sd = prior_sd),
+    data = softmax_regression_data(design, labels, call),
+    spec = spec,
     n = nrow(a),
     # class after class, as the C core stores theta
     parameter_names = paste0(rep(colnames(a), k), "[", rep(labels, each = ncol(a)), "]"),
     label = "Bayesian softmax regression",
     details = c(
       likelihood = sprintf("%s ~ Categorical(softmax(a'theta_1, ..., a'theta_%d)), a = row of the design",
-                           design$response, k),
+                           spec$response, k),
       classes = sprintf("%d: %s", k, paste(utils::head(labels, 10), collapse = ", ")),
       prior = sprintf("every coefficient ~ N(0, sd = %s), independent", format(prior_sd))
     ),
-    formula = design$formula,
+    formula = formula,
     classes = labels,
     class = "sgais_softmax_regression"
   )
 }
 
+# The data the C core reads from the design of some rows (see model_data()): the labels as
+# positions in `classes`, the labels of the data the model was built from.
+softmax_regression_data <- function(design, classes, call) {
+  y <- check_labels(design$y, design$what, call)
+  codes <- match(as.character(y), classes)
+  unseen <- unique(as.character(y)[is.na(codes)])
+  if (length(unseen)) {
+    abort_mismatch(sprintf(
+      "%s has %s %s that the model was not built with (it knows %s).", design$what,
+      plural(length(unseen), "the class", "the classes"), quoted(unseen), quoted(classes)
+    ), call, "sgais_error_unseen_class", class_label = unseen)
+  }
+  list(xt = by_observation(design$a), y = codes)
+}
+
+#' @exportS3Method
+model_data.sgais_softmax_regression <- function(model, new_data, call = NULL) {
+  spec <- spec_of(model, call)
+  softmax_regression_data(regression_rows(spec, new_data, call), spec$classes, call)
+}
+
 # The response of a softmax regression as a factor whose levels are the classes: no missing
 # values, at least two classes, every class observed.
 check_classes <- function(y, what, call) {
-  bad <- which(is.na(y) | (is.numeric(y) & !is.finite(y)))
-  if (length(bad)) abort_bad_observations(what, bad, "missing or infinite", call)
-  if (is.numeric(y) && !is.factor(y) && any(y != round(y))) {
-    abort(sprintf("%s must be a factor or whole-number class codes; it has fractional values such as %s.",
-                  what, format(y[y != round(y)][1])), call)
-  }
-  if (!is.factor(y) && !is.numeric(y) && !is.character(y) && !is.logical(y)) {
-    abort(sprintf("%s must be a factor, or character, logical or whole-number labels, not %s.",
-                  what, describe(y)), call)
-  }
+  y <- check_labels(y, what, call)
   y <- if (is.factor(y)) y else factor(y)
   counts <- table(y)
   empty <- names(counts)[counts == 0L]
@@ -88,6 +100,21 @@ check_classes <- function(y, what, call) {
   if (nlevels(y) < 2L) {
     abort(sprintf("%s has only one class (\"%s\"); softmax regression needs at least two.",
                   what, levels(y)[1]), call)
+  }
+  y
+}
+
+# Class labels: a factor, or character, logical or whole-number labels, none missing.
+check_labels <- function(y, what, call) {
+  bad <- which(is.na(y) | (is.numeric(y) & !is.finite(y)))
+  if (length(bad)) abort_bad_observations(what, bad, "missing or infinite", call)
+  if (is.numeric(y) && !is.factor(y) && any(y != round(y))) {
+    abort(sprintf("%s must be a factor or whole-number class codes; it has fractional values such as %s.",
+                  what, format(y[y != round(y)][1])), call)
+  }
+  if (!is.factor(y) && !is.numeric(y) && !is.character(y) && !is.logical(y)) {
+    abort(sprintf("%s must be a factor, or character, logical or whole-number labels, not %s.",
+                  what, describe(y)), call)
   }
   y
 }

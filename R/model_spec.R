@@ -1,0 +1,151 @@
+# Models separate their specification from their data.
+#
+# Every model keeps in its field `spec` all it needs to turn rows of data into the `data` list the
+# C core reads, and nothing that depends on which rows it was built from:
+# - formula interface (R/design.R), `interface = "formula"`: the `formula`; the `terms` of the
+#   model frame (`y ~ .` expanded), whose `predvars` keep the coefficients of data-dependent terms
+#   such as poly(), scale() or splines::ns(); the factor levels `xlevels` and the `contrasts`
+#   (stored, so a later change of options(contrasts) does not change the coding); the `response`
+#   name; `column_classes`, the class of each column of the data, named by column; the
+#   `design_columns`; and `row_by_row`, NULL when the design of a row depends on that row alone,
+#   else the reason it does not (a term such as I(x - mean(x)) uses all the rows);
+# - matrix interfaces (regression `x`, `interface = "matrix"`; mixture `y`): the `columns` (names)
+#   and whether the user `named` them, which decides whether new rows are matched to them by name
+#   or by position;
+# - softmax regression: the class labels `classes`, in the order of the parameter blocks;
+# - `hyper`, the hyperparameters, which the model also has as its field `hyper` for C.
+#
+# A constructor builds the spec from the data it is given, then builds its data from the spec
+# with the same function model_data() uses for new rows. So the model built from all the rows and
+# model_data() on any split of them, bound back together, have identical data.
+
+# model_data(model, new_data, call): the `data` list, in the layout the C core reads (one column
+# per observation, see by_observation()), of the rows `new_data` and of those rows only, built from
+# `model$spec` alone; the model is not changed. `new_data` is what the model's constructor took:
+# - formula interface: a data frame with the columns the formula uses (others the data had when
+#   the model was built may be there or not; a column it did not have is an error), response
+#   included;
+# - matrix interface of the regressions: a list (or data frame) with elements `x` (covariates: a
+#   numeric matrix, data frame or vector) and `y` (the response);
+# - gaussian_mixture(): a numeric matrix, data frame or vector.
+# Columns of a matrix interface are matched to the model's by name when both name every column,
+# else by position (then there must be as many).
+# Rows that do not fit the spec give errors of class `sgais_error_data_mismatch` (under
+# `sgais_error`), and more precisely:
+#   sgais_error_missing_column  a column the model uses is absent (field `column`);
+#   sgais_error_extra_column    a column the model was not built with (field `column`);
+#   sgais_error_column_type     a column changed kind, e.g. numeric to factor (field `column`);
+#   sgais_error_column_count    unnamed columns, but not as many as the model has;
+#   sgais_error_unseen_level    a factor level the model was not built with (`column`, `level`);
+#   sgais_error_unseen_class    a softmax class label the model was not built with (`class_label`);
+#   sgais_error_not_row_by_row  the formula has a term that needs all rows at once;
+#   sgais_error_design_columns  the design has other columns than the model's (a safety net the
+#                               checks above should leave unused).
+# Non-finite values are errors of class `sgais_error_non_finite`, as in the constructors.
+model_data <- function(model, new_data, call = NULL) {
+  UseMethod("model_data")
+}
+
+#' @exportS3Method
+model_data.default <- function(model, new_data, call = NULL) {
+  check_model(model, call)
+  abort(sprintf("`model` (%s) cannot take new rows.", model$label), call)
+}
+
+# A copy of `model` whose data are the rows `new_data` (and only those): same spec, parameters,
+# prior and class, so an estimator can run on one chunk of a stream.
+model_with_data <- function(model, new_data, call = NULL) {
+  data <- model_data(model, new_data, call)
+  model$data <- data
+  # every model's data list leads with its matrix of one column per observation
+  model$n <- ncol(data[[1L]])
+  model
+}
+
+# The spec of `model`, or an error for a model that has none (one saved by an older version).
+spec_of <- function(model, call) {
+  if (is.null(model$spec)) {
+    abort(sprintf(
+      "`model` (%s) was built without a specification, so it cannot take new rows; build it again.",
+      model$label
+    ), call)
+  }
+  model$spec
+}
+
+abort_mismatch <- function(message, call, class, ...) {
+  abort(message, call, c(class, "sgais_error_data_mismatch"), ...)
+}
+
+# `a`, `b` for messages.
+backticked <- function(x) paste0("`", x, "`", collapse = ", ")
+
+plural <- function(n, word, words = paste0(word, "s")) if (n == 1L) word else words
+
+# Data columns named `names` against a spec's `expected` names, of which a model uses `used`:
+# every used column must be there, and no column the spec does not have (nor one twice).
+check_column_names <- function(names, expected, used, what, call) {
+  missing <- setdiff(used, names)
+  if (length(missing)) {
+    abort_mismatch(sprintf(
+      "%s has no %s %s, which the model uses.", what, plural(length(missing), "column"),
+      backticked(missing)
+    ), call, "sgais_error_missing_column", column = missing)
+  }
+  extra <- unique(c(setdiff(names, expected), names[duplicated(names)]))
+  if (length(extra)) {
+    abort_mismatch(sprintf(
+      "%s has %s %s that the model was not built with; its columns are fixed when it is built (also with `y ~ .`), so drop %s.",
+      what, plural(length(extra), "a column", "columns"), backticked(extra),
+      plural(length(extra), "it", "them")
+    ), call, "sgais_error_extra_column", column = extra)
+  }
+}
+
+# Matrix interfaces (regression `x`, mixture `y`) ---------------------------------------------
+
+# `x` as a numeric matrix, from a data frame of numeric columns, a matrix or a vector (one column).
+as_numeric_matrix <- function(x, what, call, hint = "") {
+  no_rows <- sprintf("%s must have at least one row.", what)
+  if (is.data.frame(x)) {
+    check_numeric_columns(x, what, call, hint)
+    if (nrow(x) < 1L) abort(no_rows, call) # as.matrix() would make it logical
+    x <- as.matrix(x)
+  }
+  if (is.numeric(x) && is.null(dim(x))) x <- matrix(x, ncol = 1L)
+  if (!is.numeric(x) || length(dim(x)) != 2L) {
+    abort(sprintf("%s must be a numeric matrix or data frame, not %s.", what, describe(x)), call)
+  }
+  if (nrow(x) < 1L) abort(no_rows, call)
+  x
+}
+
+# The spec of a matrix's columns: their names (`prefix`1, `prefix`2, ... when it has none) and
+# whether new rows are matched to them by name (the user named every column, each once) or by
+# position.
+matrix_columns <- function(x, prefix) {
+  names <- colnames(x)
+  list(
+    columns = if (is.null(names)) paste0(prefix, seq_len(ncol(x))) else names,
+    named = all_named(names) && !anyDuplicated(names)
+  )
+}
+
+all_named <- function(names) !is.null(names) && !anyNA(names) && all(nzchar(names))
+
+# The numeric matrix `x` with the columns of `spec`, in its order and with its names: matched by
+# name when both name all their columns, else by position.
+match_columns <- function(x, spec, what, call) {
+  names <- colnames(x)
+  if (spec$named && all_named(names)) {
+    check_column_names(names, spec$columns, spec$columns, what, call)
+    if (!identical(names, spec$columns)) x <- x[, spec$columns, drop = FALSE]
+  } else if (ncol(x) != length(spec$columns)) {
+    abort_mismatch(sprintf(
+      "%s has %d %s, but the model was built with %d (%s).", what, ncol(x),
+      plural(ncol(x), "column"), length(spec$columns), backticked(spec$columns)
+    ), call, "sgais_error_column_count")
+  }
+  colnames(x) <- spec$columns
+  x
+}

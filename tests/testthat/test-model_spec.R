@@ -1,0 +1,285 @@
+# Models keep a specification apart from their data: model_data() turns new rows into the data the
+# C core reads with the spec alone, and model_with_data() gives a copy of a model on those rows.
+
+# A data frame with every kind of column a formula can use: a factor with its own contrasts, an
+# ordered factor, a character column, a logical, and numbers (z > 0 for log()).
+mixed_data <- function(n = 60, seed = 1) {
+  data <- simulate_linear_regression(n, dim = 3, seed = seed)
+  withr::with_seed(seed, {
+    data$f <- factor(sample(c("a", "b", "c"), n, TRUE), levels = c("c", "a", "b"))
+    data$o <- factor(sample(c("lo", "mid", "hi"), n, TRUE), levels = c("lo", "mid", "hi"),
+                     ordered = TRUE)
+    data$g <- sample(c("u", "v"), n, TRUE)
+  })
+  contrasts(data$f) <- contr.sum(3)
+  data$z <- exp(data$x3)
+  data$flag <- data$x1 > 0
+  data
+}
+
+# The rows of `data` (a data frame, matrix or vector) cut before the rows `at`.
+split_rows <- function(data, at) {
+  n <- NROW(data)
+  starts <- c(1L, at)
+  ends <- c(at - 1L, n)
+  lapply(seq_along(starts), function(i) {
+    rows <- seq.int(starts[i], ends[i])
+    if (is.null(dim(data))) data[rows] else data[rows, , drop = FALSE]
+  })
+}
+
+# model_data() of each piece, bound back together into one data list.
+bind_pieces <- function(model, pieces) {
+  parts <- lapply(pieces, function(rows) model_data(model, rows))
+  fields <- names(parts[[1]])
+  out <- lapply(fields, function(field) {
+    values <- lapply(parts, `[[`, field)
+    if (is.matrix(values[[1]])) do.call(cbind, values) else do.call(c, values)
+  })
+  stats::setNames(out, fields)
+}
+
+# Pieces as a regression's matrix interface takes them: list(x = , y = ).
+xy_pieces <- function(x, y, at) {
+  Map(function(x, y) list(x = x, y = y), split_rows(x, at), split_rows(y, at))
+}
+
+at <- c(2L, 18L, 19L, 41L) # pieces of 1, 16, 1, 22 and 20 rows: some lack factor levels
+
+test_that("formula models: the pieces' data bound together are the model's data", {
+  data <- mixed_data()
+  formulas <- list(
+    y ~ .,
+    y ~ f * x1 + poly(x2, 3) + log(z) - 1,
+    y ~ o + g:x3 + scale(x1) + flag + splines::ns(x2, df = 3)
+  )
+  for (formula in formulas) {
+    model <- linear_regression(formula, data)
+    expect_identical(bind_pieces(model, split_rows(data, at)), model$data)
+    expect_identical(model_data(model, data), model$data)
+  }
+  softmax_data <- simulate_softmax_regression(60, dim = 2, classes = 3, seed = 2)
+  softmax_data$y <- factor(softmax_data$y, levels = c("3", "1", "2"))
+  softmax_data$f <- mixed_data()$f
+  model <- softmax_regression(y ~ f:x1 + poly(x2, 2), softmax_data)
+  expect_identical(model$classes, c("3", "1", "2"))
+  expect_identical(bind_pieces(model, split_rows(softmax_data, at)), model$data)
+})
+
+test_that("categories may come back as characters or with their levels in another order", {
+  data <- mixed_data()
+  model <- linear_regression(y ~ f * x1 + o + g, data)
+  rows <- data[18:40, ]
+  expected <- model_data(model, rows)
+  expect_identical(expected$xt, model$data$xt[, 18:40])
+  rows$f <- as.character(rows$f)
+  rows$o <- factor(rows$o, levels = c("hi", "lo", "mid"))
+  rows$g <- factor(rows$g, levels = c("v", "u"))
+  expect_identical(model_data(model, rows), expected)
+  # the coding is the spec's, not that of options(contrasts) now
+  withr::local_options(contrasts = c("contr.helmert", "contr.treatment"))
+  expect_identical(model_data(model, rows), expected)
+  # softmax labels as codes or characters: the classes keep the model's order
+  softmax_data <- simulate_softmax_regression(60, dim = 2, classes = 3, seed = 2)
+  softmax_data$y <- factor(softmax_data$y, levels = c("3", "1", "2"))
+  model <- softmax_regression(y ~ ., softmax_data)
+  rows <- softmax_data[5:30, ]
+  expected <- model_data(model, rows)
+  expect_identical(expected$y, match(as.character(rows$y), c("3", "1", "2")))
+  rows$y <- as.integer(as.character(rows$y))
+  expect_identical(model_data(model, rows), expected)
+  rows$y <- as.character(rows$y)
+  expect_identical(model_data(model, rows), expected)
+})
+
+test_that("poly() and scale() keep the coefficients of the rows the model was built from", {
+  data <- mixed_data()
+  model <- linear_regression(y ~ poly(x2, 3) + scale(x1), data)
+  expect_false(is.null(attr(model$spec$terms, "predvars")))
+  # one row alone: poly() of one point would fail, scale() of one point would be NaN
+  expect_identical(model_data(model, data[7, ])$xt, model$data$xt[, 7, drop = FALSE])
+  # the design is that of lm() (poly()'s recurrence differs from its QR in the last bits)
+  reference <- model.matrix(lm(y ~ poly(x2, 3) + scale(x1), data))
+  expect_equal(model$data$xt, t(unname(reference[, ])), tolerance = 1e-12)
+})
+
+test_that("matrix interfaces: pieces by position, or by name in any order", {
+  data <- mixed_data()
+  x <- as.matrix(data[c("x1", "x2", "x3")])
+  for (model in list(linear_regression(x = x, y = data$y),
+                     linear_regression(x = unname(x), y = data$y))) {
+    expect_identical(bind_pieces(model, xy_pieces(x, data$y, at)), model$data)
+  }
+  model <- linear_regression(x = x, y = data$y)
+  expect_identical(model_data(model, list(x = data[c("x3", "x1", "x2")], y = data$y)), model$data)
+  expect_identical(model_data(model, data.frame(y = data$y, x = I(x))), model$data)
+  labels <- c("b", "a", "c")[1 + (data$x1 > 0) + (data$x2 > 0)]
+  model <- softmax_regression(x = x, y = labels)
+  expect_identical(bind_pieces(model, xy_pieces(x, labels, at)), model$data)
+  model <- softmax_regression(x = data$x1, y = labels)
+  expect_identical(bind_pieces(model, xy_pieces(data$x1, labels, at)), model$data)
+  # mixtures: a data frame, an unnamed matrix, one dimension as a vector
+  y <- simulate_gaussian_mixture(60, components = 2, dim = 3, seed = 4)
+  model <- gaussian_mixture(y, components = 2)
+  expect_identical(bind_pieces(model, split_rows(y, at)), model$data)
+  expect_identical(model_data(model, y[c("y3", "y1", "y2")]), model$data)
+  expect_identical(model_data(model, as.matrix(y)), model$data)
+  model <- gaussian_mixture(unname(as.matrix(y)), components = 2)
+  expect_identical(bind_pieces(model, split_rows(unname(as.matrix(y)), at)), model$data)
+  expect_identical(model_data(model, y), model$data) # unnamed model: by position
+  model <- gaussian_mixture(y$y1, components = 1)
+  expect_identical(bind_pieces(model, split_rows(y$y1, at)), model$data)
+})
+
+test_that("the spec holds the design, the classes and the hyperparameters", {
+  data <- mixed_data()
+  model <- linear_regression(y ~ f + x1, data, noise_sd = 2)
+  spec <- model$spec
+  expect_identical(spec$interface, "formula")
+  expect_s3_class(spec$terms, "terms")
+  expect_identical(spec$xlevels, list(f = c("c", "a", "b")))
+  expect_identical(spec$contrasts, list(f = `dimnames<-`(contr.sum(3), list(c("c", "a", "b"), NULL))))
+  expect_identical(spec$response, "y")
+  expect_identical(names(spec$column_classes), names(data))
+  expect_identical(spec$column_classes[["g"]], "character")
+  expect_identical(spec$design_columns, model$parameter_names)
+  expect_null(spec$row_by_row)
+  expect_identical(spec$hyper, model$hyper)
+  # `y ~ .` is expanded when the model is built
+  expect_identical(attr(linear_regression(y ~ ., data)$spec$terms, "term.labels"),
+                   setdiff(names(data), "y"))
+  model <- softmax_regression(Species ~ Petal.Width, iris)
+  expect_identical(model$spec$classes, levels(iris$Species))
+  model <- gaussian_mixture(unname(as.matrix(iris[1:2])), components = 2)
+  expect_identical(model$spec[c("columns", "named")], list(columns = c("y1", "y2"), named = FALSE))
+  expect_identical(model$spec$hyper, model$hyper)
+})
+
+test_that("rows that do not fit the spec are errors that name what is wrong", {
+  data <- mixed_data()
+  model <- linear_regression(y ~ f * x1 + g, data)
+  rows <- data[1:5, ]
+  mismatch <- function(rows, class, pattern, m = model) {
+    err <- expect_error(model_data(m, rows), pattern, class = class)
+    expect_s3_class(err, c("sgais_error_data_mismatch", "sgais_error"))
+    invisible(err)
+  }
+  bad <- rows; bad$f <- as.character(bad$f); bad$f[3] <- "d"
+  err <- mismatch(bad, "sgais_error_unseen_level",
+                  "`new_data` has the level \"d\" of `f` that the model was not built with \\(it knows \"c\", \"a\", \"b\"\\)")
+  expect_identical(err$column, "f")
+  expect_identical(err$level, "d")
+  bad <- rows; bad$g[1:2] <- c("w", "x")
+  mismatch(bad, "sgais_error_unseen_level", "the levels \"w\", \"x\" of `g`")
+  err <- mismatch(rows[setdiff(names(rows), "x1")], "sgais_error_missing_column",
+                  "`new_data` has no column `x1`, which the model uses")
+  expect_identical(err$column, "x1")
+  mismatch(rows[setdiff(names(rows), "y")], "sgais_error_missing_column", "no column `y`")
+  err <- mismatch(cbind(rows, w = 1, v = 2), "sgais_error_extra_column",
+                  "`new_data` has columns `w`, `v` that the model was not built with.*drop them")
+  expect_identical(err$column, c("w", "v"))
+  # columns the data had but the formula does not use may be there or not
+  expect_identical(model_data(model, rows[c("y", "x1", "f", "g")]), model_data(model, rows))
+  # with `y ~ .` a new column would not be used: an error too
+  mismatch(cbind(rows, w = 1), "sgais_error_extra_column", "`w`.*also with `y ~ .`",
+           linear_regression(y ~ ., data))
+  bad <- rows; bad$x1 <- as.character(bad$x1)
+  err <- mismatch(bad, "sgais_error_column_type",
+                  "Column `x1` of `new_data` is categorical \\(a factor or character\\), but it was numeric")
+  expect_identical(err$column, "x1")
+  bad <- rows; bad$g <- bad$x1 > 0
+  mismatch(bad, "sgais_error_column_type", "`g` of `new_data` is logical, but it was categorical")
+  model <- linear_regression(y ~ I(x1 - mean(x1)) + x2, data)
+  mismatch(rows, "sgais_error_not_row_by_row",
+           "design column `I\\(x1 - mean\\(x1\\)\\)` depends on all the rows at once")
+
+  # softmax: a class label the model does not know
+  softmax_data <- simulate_softmax_regression(60, dim = 2, classes = 3, seed = 2)
+  model <- softmax_regression(y ~ ., softmax_data)
+  bad <- softmax_data[1:4, ]; bad$y <- c("1", "9", "2", "9")
+  err <- mismatch(bad, "sgais_error_unseen_class",
+                  "the response `y` in `new_data` has the class \"9\" that the model was not built with \\(it knows \"1\", \"2\", \"3\"\\)")
+  expect_identical(err$class_label, "9")
+  model <- softmax_regression(x = as.matrix(softmax_data[1:2]), y = softmax_data$y)
+  mismatch(list(x = as.matrix(softmax_data[1:2]), y = rep(4, 60)), "sgais_error_unseen_class",
+           "`new_data\\$y` has the class \"4\"")
+
+  # matrix interfaces: columns by name, or as many by position
+  x <- as.matrix(data[c("x1", "x2")])
+  model <- linear_regression(x = x, y = data$y)
+  mismatch(list(x = x[, "x1", drop = FALSE], y = data$y), "sgais_error_missing_column",
+           "`new_data\\$x` has no column `x2`")
+  mismatch(list(x = cbind(x, x3 = 1), y = data$y), "sgais_error_extra_column",
+           "`new_data\\$x` has a column `x3` that the model was not built with")
+  err <- mismatch(list(x = unname(cbind(x, 1)), y = data$y), "sgais_error_column_count",
+                  "`new_data\\$x` has 3 columns, but the model was built with 2 \\(`x1`, `x2`\\)")
+  y <- simulate_gaussian_mixture(20, components = 2, seed = 4)
+  model <- gaussian_mixture(y, components = 2)
+  mismatch(unname(as.matrix(y))[, 1], "sgais_error_column_count",
+           "`new_data` has 1 column, but the model was built with 2 \\(`y1`, `y2`\\)")
+  mismatch(y["y1"], "sgais_error_missing_column", "`new_data` has no column `y2`")
+  mismatch(cbind(y, y3 = 0), "sgais_error_extra_column", "`new_data` has a column `y3`")
+})
+
+test_that("new rows are checked as the model's data were", {
+  data <- mixed_data()
+  model <- linear_regression(y ~ x1 + f, data)
+  bad <- data[1:5, ]; bad$x1[2] <- NA
+  err <- expect_error(model_data(model, bad), "`new_data` contains non-finite.*`x1` at row 2",
+                      class = "sgais_error_non_finite")
+  expect_identical(err$row, 2L)
+  bad <- data[1:5, ]; bad$y[4] <- Inf
+  expect_error(model_data(model, bad), "response `y` in `new_data` contains a non-finite value.*observation 4",
+               class = "sgais_error_non_finite")
+  expect_error(model_data(model, data[0, ]), "`new_data` must have at least one row")
+  expect_error(model_data(model, as.matrix(data[1:3])), "`new_data` must be a data frame")
+  softmax_data <- simulate_softmax_regression(30, dim = 2, classes = 3, seed = 2)
+  model <- softmax_regression(y ~ ., softmax_data)
+  bad <- softmax_data; bad$y[3] <- NA
+  expect_error(model_data(model, bad), "contains a missing or infinite value.*observation 3",
+               class = "sgais_error_non_finite")
+  model <- linear_regression(x = data$x1, y = data$y)
+  expect_error(model_data(model, data), "`new_data` must be a list with the covariates `x` and the response `y`")
+  expect_error(model_data(model, list(x = data$x1, y = data$y[-1])),
+               "`new_data\\$x` has 60 rows but `new_data\\$y` has 59 elements")
+  y <- simulate_gaussian_mixture(20, components = 2, seed = 4)
+  model <- gaussian_mixture(y, components = 2)
+  bad <- y; bad$y2[5] <- Inf
+  expect_error(model_data(model, bad), "`new_data` contains non-finite.*`y2` at row 5",
+               class = "sgais_error_non_finite")
+  expect_error(model_data(model, letters), "`new_data` must be a numeric matrix or data frame")
+  # a model without a spec (saved by an older version) and things that are not models
+  old <- model; old$spec <- NULL
+  expect_error(model_data(old, y), "built without a specification", class = "sgais_error")
+  expect_error(model_data(list(), y), "`model` must be an sgais model")
+})
+
+test_that("model_with_data() is the model on the new rows only", {
+  data <- mixed_data()
+  rows <- data[21:35, ]
+  cases <- list(
+    list(model = linear_regression(y ~ f * x1 + poly(x2, 2), data), rows = rows),
+    list(model = softmax_regression(f ~ x1 + x2, data), rows = rows),
+    list(model = gaussian_mixture(data[c("x1", "x2")], components = 2), rows = rows[c("x1", "x2")])
+  )
+  for (case in cases) {
+    model <- case$model
+    chunk <- model_with_data(model, case$rows)
+    expect_identical(chunk$n, 15L)
+    expect_identical(nobs(chunk), 15L)
+    expect_identical(chunk$data, model_data(model, case$rows))
+    expect_identical(chunk$data, lapply(model$data, function(field) {
+      if (is.matrix(field)) field[, 21:35, drop = FALSE] else field[21:35]
+    }))
+    for (field in c("spec", "hyper", "parameter_names", "dim", "family", "label", "details")) {
+      expect_identical(chunk[[field]], model[[field]])
+    }
+    expect_identical(class(chunk), class(model))
+    expect_identical(model$n, 60L) # the model itself is left alone
+    # the C core reads the copy as it reads those rows of the model
+    theta <- withr::with_seed(1, rnorm(model$dim, sd = 0.3))
+    expect_equal(model_evaluate(chunk, theta), model_evaluate(model, theta, start = 20L, n = 15L))
+  }
+  # on all the rows, the copy is the model
+  expect_identical(model_with_data(cases[[1]]$model, data), cases[[1]]$model)
+})
