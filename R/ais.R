@@ -23,6 +23,7 @@
 #' and a check of [sgais()] on your own model.
 #'
 #' @inheritParams sgais
+#' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()].
 #' @param ... Settings that replace those of `control`, by name; see [ais_control()].
 #' @param control The tuning: [ais_control()] (`"robust"`, the default) or
 #'   `ais_control("paper")`.
@@ -72,7 +73,7 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
   check_seed(seed, call)
   cs <- c_settings(settings)
 
-  runs <- run_replicates(replicates, seed, progress, function(progress, label) {
+  runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
     state <- list(theta = model_prior_draw(model, settings$particles),
                   logw = numeric(settings$particles), loglik = numeric(0), lambda = 0,
                   steps = 0L, log_z = 0, step_size = 0)

@@ -62,6 +62,24 @@ model_with_data <- function(model, new_data, call = NULL) {
   model
 }
 
+# A copy of `model` with the rows `new_data` after its own: what a continued fit runs on (with
+# every past row kept; see sgais()). Each element of a model's data holds one column (matrix) or
+# one element (vector) per observation, so rows are added element by element.
+model_add_rows <- function(model, new_data, call = NULL) {
+  add <- model_data(model, new_data, call)
+  n_add <- ncol(add[[1L]])
+  if (model$n + n_add > .Machine$integer.max) {
+    abort(sprintf("A model can hold at most %s observations; it has %s and `new_data` %s.",
+                  format_count(.Machine$integer.max), format_count(model$n), format_count(n_add)),
+          call)
+  }
+  stopifnot(identical(names(add), names(model$data)))
+  model$data <- Map(function(old, new) if (is.matrix(old)) cbind(old, new) else c(old, new),
+                    model$data, add)
+  model$n <- model$n + n_add
+  model
+}
+
 # The spec of `model`, or an error for a model that has none (one saved by an older version).
 spec_of <- function(model, call) {
   if (is.null(model$spec)) {

@@ -38,6 +38,7 @@
 #' their spread (`log_evidence_se`).
 #'
 #' @inheritParams sgais
+#' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()].
 #' @param ... Settings that replace those of `control`, by name (e.g. `live_points = 200`); see
 #'   [nested_control()].
 #' @param control The tuning: [nested_control()] (`"robust"`, the default) or
@@ -87,7 +88,7 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
   cs <- c_settings(settings)
   M <- settings$live_points
 
-  runs <- run_replicates(replicates, seed, progress, function(progress, label) {
+  runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
     state <- list(theta = model_prior_draw(model, M), loglik = numeric(0), iteration = 0,
                   log_z = -Inf, information = 0, status = 0L, walk_scale = 0,
                   walk_jump = 0)

@@ -10,29 +10,67 @@
 # L'Ecuyer-CMRG generator; the caller's generator and its state are restored afterwards, or every
 # later set.seed() in the session would give other streams. Returns a list of runs, each with its
 # RNG states (seeded_run()), and the elapsed seconds as attribute "seconds".
-run_replicates <- function(replicates, seed, progress, run) {
+# `run` is called as run(progress, label, r) for replicate r.
+# With `streams` (a list of one saved `.Random.seed` per replicate, as a continued fit has), each
+# replicate instead runs from its own saved state, under every plan, and the caller's random
+# stream is left as it was: a continuation is determined by the fit alone.
+run_replicates <- function(replicates, seed, progress, run, streams = NULL) {
   started <- proc.time()[["elapsed"]]
-  if (replicates == 1L) {
-    runs <- list(seeded_run(seed, run(progress, "")))
+  if (!is.null(streams)) {
+    runs <- run_from_streams(streams, progress, run)
+  } else if (replicates == 1L) {
+    runs <- list(seeded_run(seed, run(progress, "", 1L)))
   } else {
     # Progress bars only where they can be seen: replicates running in this R session.
     shown <- progress && inherits(future::plan(), "sequential")
     runs <- with_seed(seed, {
       base <- sample.int(.Machine$integer.max, 1L)
-      kind <- RNGkind()
-      state <- get(".Random.seed", envir = globalenv())
-      on.exit({
-        RNGkind(kind[1], kind[2], kind[3])
-        assign(".Random.seed", state, envir = globalenv())
-      }, add = TRUE)
-      future.apply::future_lapply(
+      with_rng_restored(future.apply::future_lapply(
         seq_len(replicates),
-        function(r) seeded_run(NULL, run(shown, sprintf("%d/%d ", r, replicates))),
+        function(r) seeded_run(NULL, run(shown, sprintf("%d/%d ", r, replicates), r)),
         future.seed = base, future.packages = "sgais"
-      )
+      ))
     })
   }
   structure(runs, seconds = proc.time()[["elapsed"]] - started)
+}
+
+# Replicate r runs with R's RNG state set to streams[[r]]; the caller's RNG state (and kind) is
+# restored afterwards. Several replicates run through future.apply, whose own seeding (a fixed
+# one, which the saved states replace) only keeps it from warning about random numbers.
+run_from_streams <- function(streams, progress, run) {
+  R <- length(streams)
+  one <- function(r, progress, label) {
+    assign(".Random.seed", streams[[r]], envir = globalenv())
+    seeded_run(NULL, run(progress, label, r))
+  }
+  with_rng_restored({
+    if (R == 1L) {
+      list(one(1L, progress, ""))
+    } else {
+      shown <- progress && inherits(future::plan(), "sequential")
+      future.apply::future_lapply(
+        seq_len(R), function(r) one(r, shown, sprintf("%d/%d ", r, R)),
+        future.seed = 1L, future.packages = "sgais"
+      )
+    }
+  })
+}
+
+# Evaluates `code` and puts R's RNG kind and state (or its absence) back as they were.
+with_rng_restored <- function(code) {
+  env <- globalenv()
+  kind <- RNGkind()
+  old <- get0(".Random.seed", envir = env, inherits = FALSE)
+  on.exit({
+    RNGkind(kind[1], kind[2], kind[3])
+    if (is.null(old)) {
+      if (exists(".Random.seed", envir = env, inherits = FALSE)) rm(".Random.seed", envir = env)
+    } else {
+      assign(".Random.seed", old, envir = env)
+    }
+  }, add = TRUE)
+  code
 }
 
 # log(mean(exp(x))) without overflow.

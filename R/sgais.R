@@ -22,6 +22,23 @@
 #' [sgais_control()] for what the robust preset changes and why. Log-weights and evidence are kept
 #' in log space throughout.
 #'
+#' @section Continuing a fit on new data:
+#' `sgais(fit, new_data)` (or `update(fit, new_data)`) adds observations to a fit: the particles
+#' carry on from the posterior of the data seen, so a new chunk costs the same however many came
+#' before it (paper Section 5). `new_data` is turned into the model's design by the model's own
+#' specification, so a factor level, class label or column the model was not built with is an
+#' error (of class `sgais_error_data_mismatch`), never a silently different model. The fit keeps
+#' every observation it has seen, for the mini-batches.
+#'
+#' Chunks end at multiples of `chunk_size` from the first observation whatever pieces the data
+#' came in, and each replicate keeps its own random number stream in the fit. So a fit continued
+#' in any number of pieces, split anywhere, also after [saveRDS()] and [readRDS()], is exactly
+#' (bit for bit) the fit of all the data at once with the same seed. When the data end inside a
+#' chunk, that last partial chunk is added to a copy of the sampler state: the estimate reports
+#' all observations (the trajectory's last row, marked `partial`), and a continuation starts from
+#' the last whole chunk. A continuation neither uses nor advances the session's random stream, and
+#' keeps the fit's settings: start a new fit to change them.
+#'
 #' @section Standard error and how far to trust it:
 #' With `replicates = R > 1`, R independent runs are combined by the mean of their evidence
 #' estimates (log-mean-exp of the log evidences), which is unbiased for \eqn{Z}, and
@@ -51,7 +68,8 @@
 #' large information (a far intercept, H = 230 nats: use more `walk_steps`) and runs whose
 #' replicates agreed more closely than their common bias (within 0.6 nats).
 #'
-#' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()].
+#' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()];
+#'   or a fit from `sgais()` to continue on `new_data`.
 #' @param ... Settings that replace those of `control`, by name (e.g. `particles = 50`); see
 #'   [sgais_control()].
 #' @param control The tuning: [sgais_control()] (`"robust"`, the default) or
@@ -77,11 +95,14 @@
 #'     or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they ran off to
 #'     non-finite values), and the cumulative cost so far: `seconds`, `gradient_evaluations` and
 #'     `likelihood_evaluations` (per observation and particle, all replicates); with several
-#'     replicates the diagnostics are their means (`min_ess` their minimum);}
+#'     replicates the diagnostics are their means (`min_ess` their minimum); and `partial`,
+#'     `TRUE` for a last chunk that the data ended inside (see "Continuing a fit on new data");}
 #'   \item{`diagnostics`}{one row per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
 #'     `final_log_weight_var`, `many_steps_fraction`;}
-#'   \item{`state`}{the sampler state for continuing on new data: `particles` (a
-#'     particles x parameters matrix, all replicates' particles stacked), `log_weights` and `n`;}
+#'   \item{`state`}{the sampler state, of class `sgais_state`: `particles` (a particles x
+#'     parameters matrix, all replicates' particles stacked) and `log_weights` after all `n`
+#'     observations, and what a continuation starts from (each replicate's sampler state after
+#'     the last whole chunk, with its random stream, and its trace);}
 #'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`}{how it was run, with R's RNG
 #'     state (`.Random.seed`) before and after (of the first replicate);}
 #'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost;}
@@ -104,26 +125,110 @@
 #'
 #' # the paper's algorithm and settings, and a standard error from 4 replicates
 #' sgais(model, control = sgais_control("paper"), seed = 2)
+#'
+#' # continue on 3000 new observations: exactly the fit of all 8000 at once
+#' more <- simulate_linear_regression(8000, seed = 1)[5001:8000, ]
+#' fit <- sgais(fit, more)
+#' tail(as.data.frame(fit), 3)
 #' \donttest{
 #' sgais(model, replicates = 4, seed = 2)
 #' }
-sgais <- function(model, ..., control = sgais_control(), replicates = 1,
-                  progress = default_progress(), seed = NULL) {
-  call <- sys.call()
-  check_model(model, call)
+sgais <- function(model, ...) {
+  UseMethod("sgais")
+}
+
+#' @export
+sgais.default <- function(model, ...) {
+  check_model(model, sys.call(-1L))
+}
+
+#' @rdname sgais
+#' @export
+sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates = 1,
+                              progress = default_progress(), seed = NULL) {
+  call <- sys.call(-1L)
   settings <- control_settings(control, list(...), "sgais", call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
 
-  runs <- run_replicates(replicates, seed, progress, function(progress, label) {
+  runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
     state <- list(theta = model_prior_draw(model, settings$early_particles),
                   logw = numeric(settings$early_particles), n = 0L, anchor = numeric(0),
                   anchor_grad = numeric(0), anchor_n = 0L, step_size = 0,
                   precond_cov = numeric(0), precond_n = 0, precond_ess = 0)
-    sgais_advance(model, state, model$n, settings, progress, label)
+    sgais_replicate(model, state, NULL, settings, progress, label)
   })
   warn_if_unreliable(new_sgais_fit(model, runs, settings, call, seed))
+}
+
+#' @rdname sgais
+#' @param new_data Observations to add to a fit, as its model's constructor took its data: a data
+#'   frame for a model built from a formula, a list with `x` and `y` for one built from `x` and
+#'   `y`, a matrix or data frame for [gaussian_mixture()]. They are turned into the model's design
+#'   by its specification (its factor levels, class labels and columns); rows that do not fit it
+#'   are an error of class `sgais_error_data_mismatch`.
+#' @export
+sgais.sgais_fit <- function(model, new_data, ..., progress = default_progress()) {
+  call <- sys.call(-1L)
+  fit <- model
+  state <- validate_sgais_state(fit$state, fit$model, call)
+  given <- list(...)
+  if (length(given)) {
+    abort(sprintf(paste(
+      "A fit is continued with the settings it was made with; %s cannot be changed.",
+      "Start a new fit with `sgais(model, ...)` to change them."),
+      backticked(if (is.null(names(given))) "..." else names(given))), call)
+  }
+  if (missing(new_data)) abort("`new_data` is missing: give the observations to add.", call)
+  progress <- check_flag(progress, "progress", call)
+  model <- model_add_rows(fit$model, new_data, call)
+  settings <- fit$settings
+  runs <- run_replicates(length(state$resume), NULL, progress, function(progress, label, r) {
+    sgais_replicate(model, state$resume[[r]], state$traces[[r]], settings, progress, label)
+  }, streams = lapply(state$resume, `[[`, "seed"))
+  out <- new_sgais_fit(model, runs, settings, fit$call, fit$seed)
+  # a continuation starts where the fit's random streams were left, not from a seed of its own
+  out$initial_seed <- fit$initial_seed
+  out$seconds <- fit$seconds + out$seconds
+  warn_if_unreliable(out)
+}
+
+#' @rdname sgais
+#' @param object A fit from [sgais()], to continue on `new_data`.
+#' @importFrom stats update
+#' @export
+update.sgais_fit <- function(object, new_data, ..., progress = default_progress()) {
+  sgais(object, new_data, ..., progress = progress)
+}
+
+# One replicate: adds observations state$n + 1, ..., model$n to `state`, whose past trace is
+# `trace` (NULL for a new run). Chunks end at multiples of chunk_size from the first
+# observation, whatever pieces the data came in, so a fit continued in pieces is the fit of all
+# the data at once. Only whole chunks go into the state that a continuation starts from
+# (`resume`, with R's RNG state after them as `seed`); observations after the last whole chunk
+# are added to a copy of it, and that copy is the fit reported (its particles, its last trace
+# row, marked `partial`). The random numbers the copy used are not the continuation's.
+sgais_replicate <- function(model, state, trace, settings, progress, label) {
+  chunk <- settings$chunk_size
+  whole <- max(state$n, model$n %/% chunk * chunk)
+  done <- sgais_advance(model, state, whole, settings, progress, label)
+  resume <- done$state
+  resume$seed <- rng_state()
+  if (!is.null(trace)) trace <- trace[!trace$partial, , drop = FALSE]
+  trace <- rbind(trace, mark_partial(done$trace, FALSE))
+  final <- resume
+  if (whole < model$n) {
+    part <- sgais_advance(model, resume, model$n, settings, FALSE, label)
+    trace <- rbind(trace, mark_partial(part$trace, TRUE))
+    final <- part$state
+  }
+  list(state = final, resume = resume, trace = trace, seconds = done$seconds)
+}
+
+mark_partial <- function(trace, partial) {
+  if (!is.null(trace)) trace$partial <- rep(partial, nrow(trace))
+  trace
 }
 
 # Adds observations state$n + 1, ..., n_end to a run, in slices of about `budget` seconds (see
@@ -177,7 +282,8 @@ new_sgais_fit <- function(model, runs, settings, call, seed) {
     divergent = mean_of("divergent"),
     seconds = cumsum(sum_of("seconds")),
     gradient_evaluations = cumsum(sum_of("gradient_evaluations")),
-    likelihood_evaluations = cumsum(sum_of("likelihood_evaluations"))
+    likelihood_evaluations = cumsum(sum_of("likelihood_evaluations")),
+    partial = traces[[1]]$partial
   )
   if (length(runs) == 1L) trajectory$annealing_steps <- as.integer(trajectory$annealing_steps)
   last <- log_z[length(n), ]
@@ -197,9 +303,13 @@ new_sgais_fit <- function(model, runs, settings, call, seed) {
       seed = seed,
       trajectory = trajectory,
       diagnostics = diagnostics,
-      state = list(particles = do.call(rbind, lapply(runs, particle_matrix, model = model)),
-                   log_weights = unlist(lapply(runs, function(r) r$state$logw)),
-                   n = runs[[1]]$state$n),
+      state = new_sgais_state(
+        particles = do.call(rbind, lapply(runs, particle_matrix, model = model)),
+        log_weights = unlist(lapply(runs, function(r) r$state$logw)),
+        n = model$n,
+        resume = lapply(runs, `[[`, "resume"),
+        traces = lapply(runs, `[[`, "trace")
+      ),
       class = "sgais_fit"
     ),
     replicate_summary(last)

@@ -1,0 +1,229 @@
+#' Compare models on the same data as the data arrive
+#'
+#' Fits every model by [sgais()] on the same observations, in the same chunks, and compares them
+#' along the way: for every prefix length \eqn{n} on the chunk grid, each model's log evidence
+#' \eqn{\log \hat Z_k(n)} (with its standard error when there are replicates), its log Bayes
+#' factor against the best model at that \eqn{n}, and the posterior model probabilities
+#' \deqn{p(M_k \mid y_{1:n}) = \frac{p(M_k) Z_k(n)}{\sum_j p(M_j) Z_j(n)}}{p(M_k | y_1..n) =
+#' p(M_k) Z_k(n) / sum_j p(M_j) Z_j(n)}
+#' (thesis eq. 1.7). Because SGAIS updates the evidence chunk by chunk, the whole history of the
+#' comparison costs one pass over the data per model. `update(comparison, new_data)` continues
+#' every fit on new observations (see [sgais()], "Continuing a fit on new data").
+#'
+#' Every model is fitted with the same settings (`control` and `...`) and the same `seed`: a
+#' model's fit depends only on the model, the data and the seed, so adding a model to a
+#' comparison or removing one never changes another model's fit. With `seed = NULL` one seed is
+#' drawn from the session's random stream and used for all of them.
+#'
+#' @param models A named list of models ([linear_regression()], [softmax_regression()],
+#'   [gaussian_mixture()]), each built on data like `data`; they are fitted to `data` (through
+#'   their specification, as new rows are in [sgais()]), so the comparison is on exactly the same
+#'   observations.
+#' @param data The observations, as the models' constructors take them (e.g. a data frame for
+#'   models built from formulas, a matrix for mixtures).
+#' @param ... Settings for [sgais()], the same for every model (e.g. `chunk_size = 1000`).
+#' @param prior Prior model probabilities, in the order of `models` (normalised to sum to 1);
+#'   `NULL` means equal.
+#' @inheritParams sgais
+#' @return An object of class `sgais_comparison`: a list with `fits` (the [sgais()] fits, named as
+#'   `models`), `prior`, and `trajectory`, a data frame with one row per model and prefix length:
+#'   `model`, `n`, `log_evidence`, `log_evidence_se`, `log_bayes_factor` (against the best model
+#'   at that `n`) and `probability` (the posterior model probability). Use `print()`, `summary()`
+#'   and `as.data.frame()` (the trajectory).
+#' @seealso [sgais()]
+#' @export
+#' @examples
+#' data <- simulate_linear_regression(5000, seed = 1)
+#' models <- list(
+#'   all = linear_regression(y ~ ., data),
+#'   two = linear_regression(y ~ x1 + x2, data)
+#' )
+#' cmp <- compare_models(models, data[1:3000, ], seed = 1)
+#' cmp
+#' tail(as.data.frame(cmp))
+#'
+#' # and as more data arrive
+#' cmp <- update(cmp, data[3001:5000, ])
+#' summary(cmp)
+compare_models <- function(models, data, ..., control = sgais_control(), prior = NULL,
+                           replicates = 1, progress = default_progress(), seed = NULL) {
+  call <- sys.call()
+  if (!is.list(models) || inherits(models, "sgais_model") || length(models) < 2L) {
+    abort(sprintf("`models` must be a list of at least two models, not %s.", describe(models)), call)
+  }
+  names <- names(models)
+  if (is.null(names) || anyNA(names) || !all(nzchar(names)) || anyDuplicated(names)) {
+    abort("`models` must be named, each with its own name (e.g. `list(small = m1, large = m2)`).",
+          call)
+  }
+  for (name in names) {
+    if (!inherits(models[[name]], "sgais_model")) {
+      abort(sprintf("`models$%s` must be an sgais model, not %s.", name,
+                    describe(models[[name]])), call)
+    }
+  }
+  if (missing(data)) abort("`data` is missing: give the observations to compare the models on.", call)
+  prior <- check_model_prior(prior, names, call)
+  check_seed(seed, call)
+  # one seed for all, so that each fit depends on its own model alone
+  if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
+  fits <- lapply(names, function(name) {
+    model <- model_with_data(models[[name]], data, call)
+    sgais(model, ..., control = control, replicates = replicates, progress = progress,
+          seed = seed)
+  })
+  names(fits) <- names
+  new_sgais_comparison(fits, prior)
+}
+
+check_model_prior <- function(prior, names, call) {
+  if (is.null(prior)) return(stats::setNames(rep(1 / length(names), length(names)), names))
+  if (!is.numeric(prior) || length(prior) != length(names) || anyNA(prior) ||
+      any(!is.finite(prior)) || any(prior < 0) || sum(prior) <= 0) {
+    abort(sprintf(
+      "`prior` must be %d non-negative numbers (one per model), not all zero; not %s.",
+      length(names), describe(prior)), call)
+  }
+  if (!is.null(names(prior)) && !setequal(names(prior), names)) {
+    abort("The names of `prior` must be the names of `models`.", call)
+  }
+  if (!is.null(names(prior))) prior <- prior[names]
+  stats::setNames(prior / sum(prior), names)
+}
+
+new_sgais_comparison <- function(fits, prior) {
+  validate_sgais_comparison(structure(
+    list(fits = fits, prior = prior, trajectory = comparison_trajectory(fits, prior)),
+    class = "sgais_comparison"
+  ))
+}
+
+# The fits must be SGAIS fits of the same observations, on the same chunk grid.
+validate_sgais_comparison <- function(x, call = NULL) {
+  fits <- x$fits
+  ok <- is.list(fits) && length(fits) >= 2L && !is.null(names(fits)) &&
+    all(vapply(fits, inherits, logical(1), "sgais_fit"))
+  if (!ok) abort("A comparison must hold at least two named SGAIS fits.", call)
+  n <- vapply(fits, function(f) f$n, numeric(1))
+  if (length(unique(n)) != 1L) {
+    abort(sprintf("The fits have seen different numbers of observations (%s); they cannot be compared.",
+                  paste(sprintf("%s: %s", names(fits), format_count(n)), collapse = ", ")), call)
+  }
+  grids <- lapply(fits, function(f) f$trajectory$n)
+  if (!all(vapply(grids, identical, logical(1), grids[[1]]))) {
+    abort("The fits do not share their chunks (`chunk_size`); they cannot be compared along n.", call)
+  }
+  if (!is.numeric(x$prior) || length(x$prior) != length(fits)) {
+    abort("A comparison's `prior` must have one probability per fit.", call)
+  }
+  x
+}
+
+# One row per model and prefix length: log evidence, its SE, the log Bayes factor against the
+# best model at that n, and the posterior model probability (log-sum-exp over the models).
+comparison_trajectory <- function(fits, prior) {
+  n <- fits[[1]]$trajectory$n
+  log_z <- vapply(fits, function(f) f$trajectory$log_evidence, numeric(length(n)))
+  se <- vapply(fits, function(f) f$trajectory$log_evidence_se, numeric(length(n)))
+  log_z <- matrix(log_z, nrow = length(n))
+  se <- matrix(se, nrow = length(n))
+  log_post <- sweep(log_z, 2, log(prior), `+`)
+  norm <- apply(log_post, 1, log_sum_exp)
+  best <- apply(log_z, 1, max)
+  K <- length(fits)
+  data.frame(
+    model = factor(rep(names(fits), each = length(n)), levels = names(fits)),
+    n = rep(n, K),
+    log_evidence = as.vector(log_z),
+    log_evidence_se = as.vector(se),
+    log_bayes_factor = as.vector(log_z - best),
+    probability = as.vector(exp(log_post - norm)),
+    stringsAsFactors = FALSE
+  )
+}
+
+#' @rdname compare_models
+#' @param object A comparison from `compare_models()`.
+#' @param new_data New observations for every model (see [sgais()]).
+#' @export
+update.sgais_comparison <- function(object, new_data, ..., progress = default_progress()) {
+  object <- validate_sgais_comparison(object, sys.call())
+  fits <- lapply(object$fits, function(fit) sgais(fit, new_data, ..., progress = progress))
+  new_sgais_comparison(fits, object$prior)
+}
+
+#' @export
+as.data.frame.sgais_comparison <- function(x, ...) {
+  x$trajectory
+}
+
+# The comparison after all observations: one row per model, best first.
+comparison_final <- function(x) {
+  tr <- x$trajectory
+  last <- tr[tr$n == max(tr$n), ]
+  last <- last[order(-last$log_evidence), ]
+  rownames(last) <- NULL
+  last
+}
+
+#' @export
+format.sgais_comparison <- function(x, ...) {
+  last <- comparison_final(x)
+  shown <- data.frame(
+    model = as.character(last$model),
+    log_evidence = sprintf("%.4f", last$log_evidence),
+    se = ifelse(is.na(last$log_evidence_se), "", sprintf("%.4f", last$log_evidence_se)),
+    log_bf = sprintf("%.3f", last$log_bayes_factor),
+    probability = format(signif(last$probability, 4), scientific = 3)
+  )
+  if (all(!nzchar(shown$se))) shown$se <- NULL
+  c(
+    sprintf("<SGAIS comparison of %d models on %s observations>", length(x$fits),
+            format_count(max(x$trajectory$n))),
+    utils::capture.output(print(shown, row.names = FALSE, right = TRUE)),
+    "  (log_bf: log Bayes factor against the best model; probability: posterior, with the prior given)"
+  )
+}
+
+#' @export
+print.sgais_comparison <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+summary.sgais_comparison <- function(object, ...) {
+  tr <- object$trajectory
+  best <- tapply(seq_len(nrow(tr)), tr$n, function(i) as.character(tr$model[i][which.max(tr$log_evidence[i])]))
+  n <- as.numeric(names(best))
+  changes <- c(TRUE, best[-1] != best[-length(best)])
+  structure(
+    list(final = comparison_final(object), prior = object$prior,
+         leaders = data.frame(from_n = n[changes], best = unname(best[changes])),
+         settings = object$fits[[1]]$settings),
+    class = "summary.sgais_comparison"
+  )
+}
+
+#' @export
+format.summary.sgais_comparison <- function(x, ...) {
+  c(
+    sprintf("SGAIS comparison of %d models on %s observations (prior %s).", nrow(x$final),
+            format_count(max(x$final$n)),
+            paste(sprintf("%s %.3g", names(x$prior), x$prior), collapse = ", ")),
+    "",
+    "After all observations:",
+    utils::capture.output(print(x$final[c("model", "log_evidence", "log_evidence_se",
+                                          "log_bayes_factor", "probability")],
+                                row.names = FALSE, digits = 8)),
+    "",
+    "Best model as the data arrived:",
+    utils::capture.output(print(x$leaders, row.names = FALSE))
+  )
+}
+
+#' @export
+print.summary.sgais_comparison <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}

@@ -1,0 +1,80 @@
+# The state of an SGAIS fit: what it reports about its particles, and what a continuation on new
+# data starts from (see sgais.sgais_fit()).
+#
+# `particles`, `log_weights`: the particles and log-weights after all observations (all
+#   replicates' stacked), for posterior_samples() and for people;
+# `n`: the observations the fit has seen;
+# `resume`: one list per replicate, the C sampler state after the last whole chunk (theta, logw,
+#   n, the control-variate anchor, the adapted step, the preconditioner's running covariance; see
+#   ffi_sgais_run() in src/sgais.c) with R's RNG state at that point as `seed`: the replicate's own
+#   random stream, so a continuation neither uses nor changes the session's;
+# `traces`: one data frame per replicate, its chunk by chunk trace (the last row `partial` when
+#   the observations end inside a chunk), from which the trajectory and the diagnostics of the
+#   continued fit are made.
+new_sgais_state <- function(particles, log_weights, n, resume, traces) {
+  stopifnot(is.matrix(particles), is.numeric(log_weights), is.list(resume), is.list(traces),
+            length(resume) == length(traces))
+  structure(
+    list(particles = particles, log_weights = log_weights, n = n, resume = resume,
+         traces = traces),
+    class = "sgais_state"
+  )
+}
+
+# Checks that `state` is a state a continuation can start from, for a fit of `model`: every field
+# the C sampler reads has the right type and size, so a damaged or hand-edited fit gives a clear
+# error rather than a wrong number.
+validate_sgais_state <- function(state, model, call = NULL) {
+  bad <- function(what) {
+    abort(sprintf("The fit's `state` %s, so the fit cannot be continued.", what), call,
+          "sgais_error_invalid_state")
+  }
+  if (!inherits(state, "sgais_state")) {
+    bad("is not an SGAIS state (a fit made by an older version of sgais, or altered)")
+  }
+  resume <- state$resume
+  traces <- state$traces
+  if (!is.list(resume) || length(resume) < 1L || !is.list(traces) ||
+      length(traces) != length(resume)) {
+    bad("has no sampler state for its replicates")
+  }
+  if (!identical(state$n, model$n)) bad("does not hold as many observations as its model")
+  n_done <- NULL
+  for (r in seq_along(resume)) {
+    s <- resume[[r]]
+    theta <- s$theta
+    if (!is.list(s) || !is.matrix(theta) || !is.double(theta) || nrow(theta) != model$dim ||
+        ncol(theta) < 1L || !all(is.finite(theta))) {
+      bad(sprintf("has no valid particles for replicate %d", r))
+    }
+    if (!is.double(s$logw) || length(s$logw) != ncol(theta) || anyNA(s$logw)) {
+      bad(sprintf("has no valid log-weights for replicate %d", r))
+    }
+    if (!is_number(s$n) || s$n < 0 || s$n > model$n || s$n != round(s$n) ||
+        (!is.null(n_done) && s$n != n_done)) {
+      bad(sprintf("has an invalid count of observations for replicate %d", r))
+    }
+    n_done <- s$n
+    if (!is.integer(s$seed) || length(s$seed) < 2L) {
+      bad(sprintf("has no random number stream for replicate %d", r))
+    }
+    tr <- traces[[r]]
+    if (!is.data.frame(tr) || !all(c("n", "log_evidence", "partial") %in% names(tr))) {
+      bad(sprintf("has no trace for replicate %d", r))
+    }
+  }
+  state
+}
+
+#' @export
+format.sgais_state <- function(x, ...) {
+  sprintf("<SGAIS state: %s observations, %d replicate%s of %d particles, continuable from n = %s>",
+          format_count(x$n), length(x$resume), if (length(x$resume) == 1L) "" else "s",
+          ncol(x$resume[[1]]$theta), format_count(x$resume[[1]]$n))
+}
+
+#' @export
+print.sgais_state <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}

@@ -1,0 +1,85 @@
+comparison_data <- function(n) simulate_linear_regression(n, seed = 21)
+
+comparison_models <- function(d) {
+  list(
+    all = linear_regression(y ~ ., d),
+    two = linear_regression(y ~ x1 + x2, d),
+    none = linear_regression(y ~ 1, d)
+  )
+}
+
+test_that("compare_models() gives evidence, Bayes factors and probabilities along n", {
+  d <- comparison_data(1600)
+  cmp <- quietly(compare_models(comparison_models(d[1:20, ]), d, seed = 3, progress = FALSE))
+  expect_s3_class(cmp, "sgais_comparison")
+  tr <- as.data.frame(cmp)
+  expect_named(tr, c("model", "n", "log_evidence", "log_evidence_se", "log_bayes_factor",
+                     "probability"))
+  expect_identical(levels(tr$model), c("all", "two", "none"))
+  expect_identical(unique(tr$n), c(500L, 1000L, 1500L, 1600L))
+  # each model's trajectory is its own fit of all the data
+  alone <- quietly(sgais(linear_regression(y ~ x1 + x2, d), seed = 3, progress = FALSE))
+  expect_identical(tr$log_evidence[tr$model == "two"], alone$trajectory$log_evidence)
+  # probabilities sum to one at every n; the best model's log Bayes factor is 0
+  expect_equal(as.vector(tapply(tr$probability, tr$n, sum)), rep(1, 4))
+  expect_equal(as.vector(tapply(tr$log_bayes_factor, tr$n, max)), rep(0, 4))
+  # the data come from the model with all covariates: it wins, by a wide margin
+  final <- tr[tr$n == 1600, ]
+  expect_identical(as.character(final$model[which.max(final$probability)]), "all")
+  expect_gt(final$probability[final$model == "all"], 0.999)
+  # the estimates agree with the exact evidence
+  exact <- vapply(comparison_models(d), exact_log_evidence, numeric(1))
+  expect_lt(max(abs(final$log_evidence - exact)), 3)
+  expect_output(print(cmp), "<SGAIS comparison of 3 models on 1,600 observations>")
+  expect_output(print(summary(cmp)), "Best model as the data arrived")
+})
+
+test_that("adding or removing a model does not change another model's fit", {
+  d <- comparison_data(1200)
+  m <- comparison_models(d[1:20, ])
+  three <- quietly(compare_models(m, d, seed = 9, progress = FALSE))
+  two <- quietly(compare_models(m[c("none", "two")], d, seed = 9, progress = FALSE))
+  expect_identical(two$fits$two$trajectory$log_evidence, three$fits$two$trajectory$log_evidence)
+  expect_identical(two$fits$none$state$particles, three$fits$none$state$particles)
+})
+
+test_that("a comparison continues on new data as if run on all of it", {
+  d <- comparison_data(1500)
+  m <- comparison_models(d[1:20, ])
+  whole <- quietly(compare_models(m, d, seed = 4, progress = FALSE))
+  part <- quietly(compare_models(m, d[1:900, ], seed = 4, progress = FALSE))
+  cont <- quietly(update(part, d[901:1500, ], progress = FALSE))
+  expect_identical(cont$trajectory, whole$trajectory)
+})
+
+test_that("the prior shifts the posterior model probabilities", {
+  d <- comparison_data(600)
+  m <- comparison_models(d[1:20, ])[c("all", "two")]
+  flat <- quietly(compare_models(m, d, seed = 1, progress = FALSE))
+  tilted <- quietly(compare_models(m, d, seed = 1, prior = c(two = 3, all = 1), progress = FALSE))
+  lp <- function(x) {
+    p <- x$trajectory$probability[x$trajectory$model == "two"]
+    log(p / (1 - p))
+  }
+  expect_equal(lp(tilted), lp(flat) + log(3))
+  expect_equal(unname(tilted$prior), c(0.25, 0.75))
+})
+
+test_that("compare_models() checks its arguments", {
+  d <- comparison_data(300)
+  m <- comparison_models(d)
+  expect_error(compare_models(m$all, d), "list of at least two models", class = "sgais_error")
+  expect_error(compare_models(unname(m), d), "must be named", class = "sgais_error")
+  expect_error(compare_models(list(a = m$all, b = 1), d), "`models\\$b` must be an sgais model",
+               class = "sgais_error")
+  expect_error(compare_models(m), "`data` is missing", class = "sgais_error")
+  expect_error(compare_models(m, d, prior = c(1, -1, 1)), "`prior` must be 3 non-negative",
+               class = "sgais_error")
+  expect_error(compare_models(m, d, prior = c(a = 1, b = 1, c = 1)), "names of `prior`",
+               class = "sgais_error")
+  expect_error(compare_models(m, d[, -2]), class = "sgais_error_missing_column")
+  cmp <- quietly(compare_models(m[1:2], d, seed = 1, progress = FALSE))
+  cmp$fits$two <- quietly(sgais(cmp$fits$two, d[1:10, ], progress = FALSE))
+  expect_error(sgais:::validate_sgais_comparison(cmp), "different numbers of observations",
+               class = "sgais_error")
+})
