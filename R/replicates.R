@@ -108,25 +108,50 @@ anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps) {
 # samplers a predicted sd of log Z-hat over 1 nat means an expected bias of about -sd^2 / 2
 # (Jensen: log of an unbiased estimate of Z) and a replicate SE that may understate the error;
 # for nested sampling sqrt(H / M) over 1 nat is a standard error too large to rank models whose
-# evidence differs by a few nats.
+# evidence differs by a few nats. Replicates that disagree far more than each one's predicted sd
+# say so too: the weights cannot see a mode that a run never reached (a mixture whose particles
+# all settled in a minor mode is off by hundreds of nats with a predicted sd of 0.35), but another
+# replicate that reached it can.
 warn_if_unreliable <- function(fit, what = "particles") {
   sd <- max(fit$diagnostics$predicted_sd)
-  if (!is.finite(sd) || sd <= 1) return(invisible(fit))
-  message <- if (inherits(fit, "nested_fit")) {
-    sprintf(paste(
-      "Nested sampling estimate is imprecise: its standard error sqrt(H / M) is %.1f nats,",
-      "more than 1. Use more `live_points` (or `replicates`)."), sd)
+  spread <- replicate_disagreement(fit)
+  if (!is.null(spread)) {
+    message <- sprintf(paste(
+      "The %d replicates of %s disagree: their log evidences span %.3g nats, while each one's",
+      "weights predict an sd of about %.2g. Some runs probably missed a mode of the posterior,",
+      "and the estimate and its standard error cannot be trusted. Use more `%s`, or check with",
+      "`nested_sampling()`; for a mixture, standardise the data (see ?gaussian_mixture)."),
+      length(fit$replicate_log_evidence), fit$method, spread, sd, what)
+  } else if (is.finite(sd) && sd > 1) {
+    message <- if (inherits(fit, "nested_fit")) {
+      sprintf(paste(
+        "Nested sampling estimate is imprecise: its standard error sqrt(H / M) is %.1f nats,",
+        "more than 1. Use more `live_points` (or `replicates`)."), sd)
+    } else {
+      sprintf(paste(
+        "%s estimate may be unreliable: the weights predict a spread of %.1f nats in log Z",
+        "(a bias of about %.1f nats), more than 1. Use more `%s` (or `replicates`)."),
+        fit$method, sd, -sd^2 / 2, what)
+    }
   } else {
-    sprintf(paste(
-      "%s estimate may be unreliable: the weights predict a spread of %.1f nats in log Z",
-      "(a bias of about %.1f nats), more than 1. Use more `%s` (or `replicates`)."),
-      fit$method, sd, -sd^2 / 2, what)
+    return(invisible(fit))
   }
   warning(structure(
     class = c("sgais_warning_unreliable", "sgais_warning", "warning", "condition"),
     list(message = message, call = NULL)
   ))
   invisible(fit)
+}
+
+# The range of the replicates' log evidences when their sd is more than 3 times the largest sd
+# the replicates predict for themselves and more than 1 nat; NULL otherwise (or for one
+# replicate). With honest predictions the sd of R replicates exceeds 3 times the true sd with
+# probability about 0.3% for R = 2, far less for more.
+replicate_disagreement <- function(fit) {
+  x <- fit$replicate_log_evidence
+  if (length(x) < 2L || !all(is.finite(x))) return(NULL)
+  predicted <- max(fit$diagnostics$predicted_sd)
+  if (stats::sd(x) > max(1, 3 * predicted)) diff(range(x)) else NULL
 }
 
 # The replicate part of a fit: the combined log evidence, its SE, the replicates' values and
