@@ -36,3 +36,9 @@ initial_sgais_state <- function(model, particles) {
        anchor = numeric(0), anchor_grad = numeric(0), anchor_n = 0L, step_size = 0,
        precond_cov = numeric(0), precond_n = 0, precond_ess = 0)
 }
+
+# An SGAIS state without the timings in its traces (which no two runs share).
+state_without_time <- function(state) {
+  state$traces <- lapply(state$traces, function(tr) tr[names(tr) != "seconds"])
+  state
+}
