@@ -27,7 +27,7 @@
 #' @param ... Settings that replace those of `control`, by name; see [ais_control()].
 #' @param control The tuning: [ais_control()] (`"robust"`, the default) or
 #'   `ais_control("paper")`.
-#' @return An object of class `c("ais_fit", "evidence_fit")`, a list with
+#' @return An object of class `c("sgais_ais_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_se`, `replicate_log_evidence`, `replicate_sd`,
 #'     `diagnostics`}{the log evidence and, as for [sgais()], its standard error from replicates
@@ -40,7 +40,9 @@
 #'     ran off to non-finite values), `log_evidence` (the estimate
 #'     \eqn{\log \frac1M \sum_i w_i}{log mean(w)} with the weights so far, the log normalising
 #'     constant of \eqn{f_\lambda}), and the cumulative cost: `seconds`,
-#'     `gradient_evaluations` and `likelihood_evaluations` (per observation and particle);}
+#'     `gradient_evaluations` and `likelihood_evaluations` (per observation and particle);
+#'     [as.data.frame()] gives it with the columns every fit shares first (see
+#'     [sgais_evidence]);}
 #'   \item{`state`}{the final `particles` (a `particles` x parameters matrix, approximately
 #'     posterior draws with weights; all replicates' stacked) and `log_weights`;}
 #'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`}{how it was run;}
@@ -88,7 +90,7 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
       status = function(state) sprintf("step %d, log Z %.6g", state$steps, state$log_z)
     )
   })
-  warn_if_unreliable(new_ais_fit(model, runs, settings, call, seed))
+  warn_if_unreliable(new_sgais_ais_fit(model, runs, settings, call, seed))
 }
 
 ais_slice <- function(model, state, settings, budget) {
@@ -106,7 +108,7 @@ ais_slice <- function(model, state, settings, budget) {
   )
 }
 
-new_ais_fit <- function(model, runs, settings, call, seed) {
+new_sgais_ais_fit <- function(model, runs, settings, call, seed) {
   cost <- c("seconds", "gradient_evaluations", "likelihood_evaluations")
   schedule <- do.call(rbind, lapply(seq_along(runs), function(r) {
     trace <- runs[[r]]$trace
@@ -129,7 +131,7 @@ new_ais_fit <- function(model, runs, settings, call, seed) {
       anneal_diagnostics(trace, r$state$logw, steps = NULL)
     }))
   )
-  do.call(new_evidence_fit, quote = TRUE, c(
+  do.call(new_sgais_evidence, quote = TRUE, c(
     list(
       method = "AIS",
       model = model,
@@ -141,7 +143,7 @@ new_ais_fit <- function(model, runs, settings, call, seed) {
       diagnostics = diagnostics,
       state = list(particles = do.call(rbind, lapply(runs, particle_matrix, model = model)),
                    log_weights = unlist(lapply(runs, function(r) r$state$logw))),
-      class = "ais_fit"
+      class = "sgais_ais_fit"
     ),
     replicate_summary(last)
   ))
@@ -159,7 +161,7 @@ log_sum_exp <- function(x) {
 }
 
 #' @export
-format.ais_fit <- function(x, ...) {
+format.sgais_ais_fit <- function(x, ...) {
   sc <- x$schedule
   s <- x$settings
   c(
@@ -174,6 +176,6 @@ format.ais_fit <- function(x, ...) {
 }
 
 #' @export
-as.data.frame.ais_fit <- function(x, ...) {
-  x$schedule
+as.data.frame.sgais_ais_fit <- function(x, ...) {
+  contract_frame(x, data.frame(n = rep(x$n, nrow(x$schedule)), x$schedule))
 }

@@ -43,18 +43,20 @@
 #'   [nested_control()].
 #' @param control The tuning: [nested_control()] (`"robust"`, the default) or
 #'   `nested_control("paper")`.
-#' @return An object of class `c("nested_fit", "evidence_fit")`, a list with
+#' @return An object of class `c("sgais_ns_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z}, its standard
 #'     error \eqn{\sqrt{H/M}} and the information \eqn{H} (nats);}
 #'   \item{`iterations`, `converged`}{the number of iterations and whether `tolerance` was
 #'     reached (rather than `max_iterations`);}
 #'   \item{`trace`}{a data frame with one row per iteration: `iteration`, `log_likelihood`
-#'     (\eqn{\log L^*_i}), `log_volume` (\eqn{\log X_i}), `log_evidence` (so far),
-#'     `steps` (SGHMC steps or random-walk proposals made for the new point),
-#'     `rejected_steps` (steps that would have left the constrained region while making the new
-#'     point: reflected by the SGHMC move, rejected by the walk) and the cumulative
-#'     `gradient_evaluations` and `likelihood_evaluations` (per observation);}
+#'     (\eqn{\log L^*_i}), `log_volume` (\eqn{\log X_i}), `log_evidence` (so far), `ess` (of
+#'     the posterior weights of the points removed so far), `steps` (SGHMC steps or random-walk
+#'     proposals made for the new point), `rejected_steps` (steps that would have left the
+#'     constrained region while making the new point: reflected by the SGHMC move, rejected by
+#'     the walk) and the cumulative `seconds`, `gradient_evaluations` and
+#'     `likelihood_evaluations` (per observation); [as.data.frame()] gives it with the columns
+#'     every fit shares first (see [sgais_evidence]);}
 #'   \item{`dead`}{a matrix with one row per removed point and then the final live points: the
 #'     parameters, `log_likelihood` and `log_weight` (\eqn{\log(L_i w_i)}, unnormalised posterior
 #'     weight); see [posterior_samples()];}
@@ -104,7 +106,7 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
                                        format_count(state$iteration), state$log_z)
     )
   })
-  fit <- new_nested_fit(model, runs, settings, call, seed)
+  fit <- new_sgais_ns_fit(model, runs, settings, call, seed)
   if (!fit$converged) {
     warning(sprintf(paste(
       "nested sampling reached `max_iterations` = %s before the remaining evidence fell below",
@@ -117,10 +119,12 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
 nested_slice <- function(model, state, settings, budget) {
   res <- .Call(C_ffi_nested_sampling_run, model, state, settings, budget)
   cols <- c("iteration", "log_likelihood", "log_volume", "log_weight", "log_evidence",
-            "reflections", "moves", "gradient_evaluations", "likelihood_evaluations")
+            "reflections", "moves", "iteration_seconds", "gradient_evaluations",
+            "likelihood_evaluations")
   trace <- as.data.frame(res[cols])
   names(trace)[names(trace) == "reflections"] <- "rejected_steps"
   names(trace)[names(trace) == "moves"] <- "steps"
+  names(trace)[names(trace) == "iteration_seconds"] <- "seconds"
   trace$theta <- t(res$dead_theta)
   list(
     state = list(theta = res$theta, loglik = res$loglik, iteration = res$iteration_end,
@@ -130,7 +134,7 @@ nested_slice <- function(model, state, settings, budget) {
   )
 }
 
-new_nested_fit <- function(model, runs, settings, call, seed) {
+new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
   M <- settings$live_points
   last <- vapply(runs, function(r) r$state$log_z, numeric(1))
   info <- vapply(runs, function(r) r$state$information, numeric(1))
@@ -141,8 +145,11 @@ new_nested_fit <- function(model, runs, settings, call, seed) {
     all <- runs[[r]]$trace
     it <- !is.na(all$iteration)
     trace <- data.frame(
-      all[it, c("iteration", "log_likelihood", "log_volume", "log_evidence", "steps", "rejected_steps")],
-      lapply(all[c("gradient_evaluations", "likelihood_evaluations")], function(x) cumsum(x)[it])
+      all[it, c("iteration", "log_likelihood", "log_volume", "log_evidence")],
+      ess = running_ess(all$log_weight)[it],
+      all[it, c("steps", "rejected_steps")],
+      lapply(all[c("seconds", "gradient_evaluations", "likelihood_evaluations")],
+             function(x) cumsum(x)[it])
     )
     rownames(trace) <- NULL
     dead <- cbind(all$theta, log_likelihood = all$log_likelihood,
@@ -150,7 +157,7 @@ new_nested_fit <- function(model, runs, settings, call, seed) {
     colnames(dead) <- c(model$parameter_names, "log_likelihood", "log_weight")
     list(trace = trace, dead = dead)
   })
-  do.call(new_evidence_fit, quote = TRUE, c(
+  do.call(new_sgais_evidence, quote = TRUE, c(
     list(
       method = "Nested sampling",
       model = model,
@@ -166,14 +173,14 @@ new_nested_fit <- function(model, runs, settings, call, seed) {
       dead = do.call(rbind, lapply(pieces, `[[`, "dead")),
       diagnostics = data.frame(replicate = seq_along(runs), log_evidence = last,
                                predicted_sd = sqrt(info / M), information = info),
-      class = "nested_fit"
+      class = "sgais_ns_fit"
     ),
     combined
   ))
 }
 
 #' @export
-format.nested_fit <- function(x, ...) {
+format.sgais_ns_fit <- function(x, ...) {
   s <- x$settings
   c(
     NextMethod(),
@@ -183,6 +190,29 @@ format.nested_fit <- function(x, ...) {
             format_count(x$iterations), if (x$converged) "" else " (stopped at max_iterations)",
             x$information, x$log_evidence_sd)
   )
+}
+
+# The effective sample size (sum w)^2 / sum w^2 of the first k weights exp(lw), for every k,
+# accumulated with a running maximum so that nothing overflows or underflows to 0 / 0.
+running_ess <- function(lw) {
+  out <- numeric(length(lw))
+  m <- -Inf
+  s1 <- s2 <- 0
+  for (i in seq_along(lw)) {
+    if (!(lw[i] > -Inf)) { # a point of zero likelihood adds no weight
+      out[i] <- if (s2 > 0) s1^2 / s2 else 0
+      next
+    }
+    if (lw[i] > m) {
+      s1 <- s1 * exp(m - lw[i])
+      s2 <- s2 * exp(2 * (m - lw[i]))
+      m <- lw[i]
+    }
+    s1 <- s1 + exp(lw[i] - m)
+    s2 <- s2 + exp(2 * (lw[i] - m))
+    out[i] <- s1^2 / s2
+  }
+  out
 }
 
 # How new live points were made, for print(): the random walk's proposals (with the range used
@@ -201,22 +231,22 @@ format_ns_move <- function(s, steps) {
 }
 
 #' @export
-as.data.frame.nested_fit <- function(x, ...) {
-  x$trace
+as.data.frame.sgais_ns_fit <- function(x, ...) {
+  contract_frame(x, data.frame(n = rep(x$n, nrow(x$trace)), x$trace))
 }
 
 #' @export
-summary.nested_fit <- function(object, ...) {
+summary.sgais_ns_fit <- function(object, ...) {
   out <- NextMethod()
   out$log_evidence_sd <- object$log_evidence_sd
   out$information <- object$information
   out$iterations <- object$iterations
-  class(out) <- c("summary.nested_fit", class(out))
+  class(out) <- c("summary.sgais_ns_fit", class(out))
   out
 }
 
 #' @export
-format.summary.nested_fit <- function(x, ...) {
+format.summary.sgais_ns_fit <- function(x, ...) {
   c(
     NextMethod(),
     sprintf("Nested sampling: %s iterations, information H = %.2f nats, sd(log Z) = %.4f.",
@@ -246,7 +276,7 @@ posterior_samples <- function(x, n = 1000, ...) {
 
 #' @rdname posterior_samples
 #' @export
-posterior_samples.nested_fit <- function(x, n = 1000, ...) {
+posterior_samples.sgais_ns_fit <- function(x, n = 1000, ...) {
   n <- check_whole_number(n, "n", 0, sys.call())
   d <- x$dead
   draw_weighted(d[, x$model$parameter_names, drop = FALSE], d[, "log_weight"], n)
@@ -254,7 +284,7 @@ posterior_samples.nested_fit <- function(x, n = 1000, ...) {
 
 #' @rdname posterior_samples
 #' @export
-posterior_samples.evidence_fit <- function(x, n = 1000, ...) {
+posterior_samples.sgais_evidence <- function(x, n = 1000, ...) {
   n <- check_whole_number(n, "n", 0, sys.call())
   draw_weighted(x$state$particles, x$state$log_weights, n)
 }

@@ -123,7 +123,7 @@ warn_if_unreliable <- function(fit, what = "particles") {
       "`nested_sampling()`; for a mixture, standardise the data (see ?gaussian_mixture)."),
       length(fit$replicate_log_evidence), fit$method, spread, sd, what)
   } else if (is.finite(sd) && sd > 1) {
-    message <- if (inherits(fit, "nested_fit")) {
+    message <- if (inherits(fit, "sgais_ns_fit")) {
       sprintf(paste(
         "Nested sampling estimate is imprecise: its standard error sqrt(H / M) is %.1f nats,",
         "more than 1. Use more `live_points` (or `replicates`)."), sd)
@@ -171,7 +171,7 @@ format_se <- function(x) {
   sprintf(" +/- %.4f (SE from %d replicates)", se, length(x$replicate_log_evidence))
 }
 
-# The cost and RNG states of a set of replicate runs, as new_evidence_fit() reads them from a run:
+# The cost and RNG states of a set of replicate runs, as new_sgais_evidence() reads them from a run:
 # every replicate's cost, the elapsed time of them all, and the first replicate's RNG states.
 combine_runs <- function(runs) {
   cost <- c("seconds", "gradient_evaluations", "likelihood_evaluations")
@@ -204,7 +204,7 @@ combine_runs <- function(runs) {
 #' confint(fit)
 #' exact_log_evidence(model)
 #' @importFrom stats confint
-confint.evidence_fit <- function(object, parm, level = 0.95, ...) {
+confint.sgais_evidence <- function(object, parm, level = 0.95, ...) {
   call <- sys.call()
   if (!is_number(level) || !(level > 0 && level < 1)) {
     abort(sprintf("`level` must be a number in (0, 1), not %s.", describe(level)), call)

@@ -81,7 +81,7 @@
 #' @param seed Optional seed for a reproducible run; the caller's random stream is then left as
 #'   it was. Without it the run draws from (and advances) R's random stream, so
 #'   [set.seed()] before the call also makes it reproducible.
-#' @return An object of class `c("sgais_fit", "evidence_fit")`, a list with
+#' @return An object of class `c("sgais_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_se`}{the log evidence of all the data and its standard
 #'     error (`NA` for one replicate);}
@@ -108,7 +108,8 @@
 #'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost;}
 #'   \item{`model`}{the model.}
 #'   }
-#'   Use [log_evidence()], [as.data.frame()] (the trajectory), `print()` and `summary()`.
+#'   Use [log_evidence()], [as.data.frame()] (the trajectory, with the columns every fit
+#'   shares first: see [sgais_evidence]), `print()` and `summary()`.
 #' @references Cameron, S. A., Eggers, H. C. and Kroon, S. (2019). Stochastic Gradient Annealed
 #'   Importance Sampling for Efficient Online Marginal Likelihood Estimation. *Entropy* 21(11),
 #'   1109. \doi{10.3390/e21111109}
@@ -293,7 +294,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed) {
       anneal_diagnostics(r$trace, r$state$logw)
     }))
   )
-  do.call(new_evidence_fit, quote = TRUE, c(
+  do.call(new_sgais_evidence, quote = TRUE, c(
     list(
       method = "SGAIS",
       model = model,
@@ -337,7 +338,7 @@ format.sgais_fit <- function(x, ...) {
 
 #' @export
 as.data.frame.sgais_fit <- function(x, ...) {
-  x$trajectory
+  contract_frame(x, x$trajectory)
 }
 
 #' @export

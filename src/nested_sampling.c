@@ -50,11 +50,11 @@ typedef struct {
 #define NS_WALK_DISTANCE 12.0
 
 /* Per removed point: iteration, its log-likelihood, log volume, log weight (log w_i + log L),
- * log Z after it, cost, reflections, the moves (steps or proposals) made for its replacement;
- * and its parameters (dim per point). */
+ * log Z after it, cost, reflections, the moves (steps or proposals) made for its replacement,
+ * the seconds the iteration took; and its parameters (dim per point). */
 typedef struct {
   double *iteration, *log_likelihood, *log_volume, *log_weight, *log_evidence;
-  double *gradient_evaluations, *likelihood_evaluations, *reflections, *moves, *theta;
+  double *gradient_evaluations, *likelihood_evaluations, *reflections, *moves, *seconds, *theta;
 } ns_dead;
 
 typedef struct {
@@ -146,6 +146,7 @@ static void record(ns_dead *d, int k, int dim, const double *theta, double itera
   d->likelihood_evaluations[k] = count->likelihood;
   d->reflections[k] = reflections;
   d->moves[k] = 0.0;
+  d->seconds[k] = 0.0;
   memcpy(d->theta + (size_t) k * dim, theta, dim * sizeof(double));
 }
 
@@ -181,6 +182,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
       break;
     }
     count.likelihood = count.gradient = 0.0;
+    const double iteration_start = sg_now();
     int worst = 0;
     for (int i = 1; i < M; i++)
       if (loglik[i] < loglik[worst]) worst = i;
@@ -234,6 +236,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     d->likelihood_evaluations[k] = count.likelihood;
     d->reflections[k] = refl;
     d->moves[k] = walk_steps;
+    d->seconds[k] = sg_now() - iteration_start;
     k++;
     st->iteration = i_now;
 
@@ -300,8 +303,8 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
 
   const int cap = NS_SLICE_ITERATIONS + M;
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 19)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 19)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 20)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 20)); nprot++;
   SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
   SEXP loglik_out = sg_new_column(out, names, 1, "loglik", REALSXP, M);
   SEXP iteration_out = sg_new_column(out, names, 2, "iteration_end", REALSXP, 1);
@@ -322,6 +325,7 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   SEXP scale_out = sg_new_column(out, names, 16, "walk_scale", REALSXP, 1);
   SEXP jump_out = sg_new_column(out, names, 17, "walk_jump", REALSXP, 1);
   d.moves = REAL(sg_new_column(out, names, 18, "moves", REALSXP, cap));
+  d.seconds = REAL(sg_new_column(out, names, 19, "iteration_seconds", REALSXP, cap));
   Rf_setAttrib(out, R_NamesSymbol, names);
   d.theta = (double *) R_alloc((size_t) cap * dim, sizeof(double));
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
@@ -356,7 +360,7 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   SET_VECTOR_ELT(out, 14, dead_theta);
   memcpy(REAL(dead_theta), d.theta, (size_t) k * dim * sizeof(double));
   for (int i = 6; i < 14; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
-  SET_VECTOR_ELT(out, 18, Rf_lengthgets(VECTOR_ELT(out, 18), k));
+  for (int i = 18; i < 20; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
   REAL(seconds_out)[0] = sg_now() - start;
   UNPROTECT(nprot);
   return out;

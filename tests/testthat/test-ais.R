@@ -64,14 +64,14 @@ test_that("AIS results do not depend on how the run is sliced", {
 
 test_that("AIS fits print, summarise and convert like the other fits", {
   fit <- paper_ais(reference_model(200), seed = 1)
-  expect_s3_class(fit, c("ais_fit", "evidence_fit"))
+  expect_s3_class(fit, c("sgais_ais_fit", "sgais_evidence"))
   expect_output(print(fit), "<AIS evidence estimate>")
   expect_output(print(fit), "annealing: \\d+ steps")
   expect_output(print(summary(fit)), "exact log Z")
   df <- as.data.frame(fit)
-  expect_named(df, c("step", "lambda", "ess", "resampled", "sghmc_steps", "acceptance",
-                     "step_size", "divergent", "log_evidence", "seconds", "gradient_evaluations",
-                     "likelihood_evaluations"))
+  expect_named(df, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
+                     "gradient_evaluations", "likelihood_evaluations", "step", "lambda",
+                     "resampled", "sghmc_steps", "acceptance", "step_size", "divergent"))
   expect_equal(df$lambda[nrow(df)], 1)
   expect_true(all(diff(df$lambda) > 0))
   expect_equal(log_evidence(fit), df$log_evidence[nrow(df)])

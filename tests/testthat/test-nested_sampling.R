@@ -71,13 +71,14 @@ test_that("nested sampling results do not depend on how the run is sliced", {
 test_that("nested sampling fits have the documented parts", {
   model <- reference_model(200)
   fit <- paper_ns(model, live_points = 5, seed = 1)
-  expect_s3_class(fit, c("nested_fit", "evidence_fit"))
+  expect_s3_class(fit, c("sgais_ns_fit", "sgais_evidence"))
   expect_output(print(fit), "<Nested sampling evidence estimate>")
   expect_output(print(fit), "sd\\(log Z\\)")
   expect_output(print(summary(fit)), "exact log Z")
   df <- as.data.frame(fit)
-  expect_named(df, c("iteration", "log_likelihood", "log_volume", "log_evidence", "steps",
-                     "rejected_steps", "gradient_evaluations", "likelihood_evaluations"))
+  expect_named(df, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
+                     "gradient_evaluations", "likelihood_evaluations", "iteration",
+                     "log_likelihood", "log_volume", "steps", "rejected_steps"))
   expect_equal(df$iteration, seq_len(fit$iterations))
   expect_true(all(df$steps == 20))
   expect_equal(df$log_volume, -df$iteration / 5)

@@ -43,10 +43,10 @@ test_that("the trajectory has the documented columns and a consistent cost", {
   model <- small_model(1234)
   fit <- paper_sgais(model, seed = 1, chunk_size = 300, batch_size = 200)
   tr <- as.data.frame(fit)
-  expect_named(tr, c("n", "log_evidence", "log_evidence_se", "log_evidence_per_obs",
-                     "annealing_steps", "min_ess", "ess", "resamples", "sghmc_steps", "acceptance",
-                     "step_size", "divergent", "seconds", "gradient_evaluations",
-                     "likelihood_evaluations", "partial"))
+  expect_named(tr, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
+                     "gradient_evaluations", "likelihood_evaluations", "log_evidence_per_obs",
+                     "annealing_steps", "min_ess", "resamples", "sghmc_steps", "acceptance",
+                     "step_size", "divergent", "partial"))
   expect_identical(tr$partial, c(FALSE, FALSE, FALSE, FALSE, TRUE))
   # the paper's kernel: no Metropolis test, step sqrt(learning_rate / n)
   expect_true(all(is.na(tr$acceptance)))
@@ -133,7 +133,7 @@ test_that("fits print, summarise and convert", {
   expect_output(print(s), "Annealing: 2 chunks")
   expect_identical(log_evidence(fit), fit$log_evidence)
   expect_s3_class(as.data.frame(fit), "data.frame")
-  expect_s3_class(fit, c("sgais_fit", "evidence_fit"), exact = TRUE)
+  expect_s3_class(fit, c("sgais_fit", "sgais_evidence"), exact = TRUE)
 })
 
 test_that("a single chunk and a single observation work", {

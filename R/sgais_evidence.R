@@ -1,0 +1,208 @@
+# The parent class of every estimator's result (sgais_fit, sgais_ais_fit and sgais_ns_fit).
+# Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
+# initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
+
+# `run` is what run_in_slices() returned, with the RNG states added: its seeds, time and the
+# evaluation counts in its trace become the fit's.
+new_sgais_evidence <- function(method, log_evidence, model, run, settings, call, seed, ...,
+                             n = model$n, class = character()) {
+  stopifnot(
+    is.character(method), is.numeric(log_evidence), length(log_evidence) == 1L,
+    inherits(model, "sgais_model"), is.list(settings), is.numeric(run$seconds),
+    is.data.frame(run$trace)
+  )
+  structure(
+    list(
+      method = method, log_evidence = log_evidence, n = as.integer(n), model = model,
+      settings = settings, call = call, seed = seed, initial_seed = run$initial_seed,
+      final_seed = run$final_seed, seconds = run$seconds,
+      gradient_evaluations = sum(run$trace$gradient_evaluations),
+      likelihood_evaluations = sum(run$trace$likelihood_evaluations), ...
+    ),
+    class = c(class, "sgais_evidence")
+  )
+}
+
+# Checks the fields every fit has before a method trusts them; a damaged or hand-edited fit
+# gives an error of class `sgais_error_invalid_fit` that names the field, not a wrong number.
+validate_sgais_evidence <- function(x, call = NULL) {
+  bad <- function(what) {
+    abort(sprintf("The fit is not valid: %s.", what), call, "sgais_error_invalid_fit")
+  }
+  if (!inherits(x, "sgais_evidence") || !is.list(x)) bad("it is not an sgais fit")
+  if (!is.character(x$method) || length(x$method) != 1L) bad("its `method` is not a string")
+  if (!is.numeric(x$log_evidence) || length(x$log_evidence) != 1L || is.na(x$log_evidence)) {
+    bad("its `log_evidence` is not a number")
+  }
+  if (!inherits(x$model, "sgais_model")) bad("its `model` is not an sgais model")
+  if (!is_number(x$n) || x$n != x$model$n) bad("its `n` is not the number of its model's observations")
+  for (field in c("seconds", "gradient_evaluations", "likelihood_evaluations")) {
+    if (!is_number(x[[field]]) || x[[field]] < 0) bad(sprintf("its `%s` is not a count", field))
+  }
+  x
+}
+
+#' Results of the evidence estimators
+#'
+#' [sgais()], [ais()] and [nested_sampling()] return objects of classes `sgais_fit`,
+#' `sgais_ais_fit` and `sgais_ns_fit`, all with the parent class `sgais_evidence`. They share
+#' [log_evidence()], [confint()] (with replicates), [posterior_samples()], `print()`, `summary()`
+#' and [as.data.frame()], whose data frame begins with the same columns for every method, in
+#' this order:
+#' \describe{
+#'   \item{`method`}{`"SGAIS"`, `"AIS"` or `"Nested sampling"`;}
+#'   \item{`n`}{the observations in that row's target (SGAIS: the prefix so far; AIS and nested
+#'     sampling: all of them);}
+#'   \item{`log_evidence`}{the estimate so far (SGAIS: of the prefix; AIS: of the tempered target
+#'     at that step; nested sampling: the sum so far);}
+#'   \item{`log_evidence_se`}{its standard error from replicates where the method has one
+#'     (SGAIS), else `NA`;}
+#'   \item{`ess`}{an effective sample size (SGAIS: of the weights after the chunk; AIS: of the
+#'     step's incremental weights; nested sampling: of the posterior weights of the points
+#'     removed so far);}
+#'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the cumulative cost
+#'     (evaluations per observation and particle);}
+#' }
+#' followed by the method's own columns (see each function's Value section): one row per chunk
+#' for SGAIS, per annealing step for AIS, per iteration for nested sampling.
+#'
+#' @name sgais_evidence
+#' @examples
+#' model <- linear_regression(y ~ ., simulate_linear_regression(1000, seed = 1))
+#' fits <- list(sgais(model, seed = 1), ais(model, seed = 1), nested_sampling(model, seed = 1))
+#' shared <- lapply(fits, function(f) utils::tail(as.data.frame(f)[1:8], 1))
+#' do.call(rbind, shared)
+NULL
+
+# The result contract. Every fit's as.data.frame() begins with these columns, in this order,
+# whatever the method, so that plots, comparisons and users can read any fit the same way:
+#   method                  "SGAIS", "AIS" or "Nested sampling";
+#   n                       observations in the target of that row (SGAIS: the prefix so far;
+#                           AIS and nested sampling: all of them);
+#   log_evidence            the estimate so far (SGAIS: of the prefix; AIS: of the tempered
+#                           target at that step; nested sampling: the sum so far);
+#   log_evidence_se         its standard error from replicates where the method has one, else NA;
+#   ess                     an effective sample size (SGAIS: of the weights after the chunk; AIS:
+#                           of the step's incremental weights; nested sampling: of the posterior
+#                           weights of the points removed so far);
+#   seconds, gradient_evaluations, likelihood_evaluations   the cumulative cost;
+# then the method's own columns.
+contract_columns <- c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
+                      "gradient_evaluations", "likelihood_evaluations")
+
+contract_frame <- function(x, rows) {
+  validate_sgais_evidence(x)
+  shared <- data.frame(method = rep(x$method, nrow(rows)), stringsAsFactors = FALSE)
+  for (col in contract_columns[-1L]) {
+    shared[[col]] <- if (is.null(rows[[col]])) rep(NA_real_, nrow(rows)) else rows[[col]]
+  }
+  out <- cbind(shared, rows[setdiff(names(rows), contract_columns)])
+  rownames(out) <- NULL
+  out
+}
+
+# The particles of an annealing run as a particles x parameters matrix.
+particle_matrix <- function(run, model) {
+  particles <- t(run$state$theta)
+  colnames(particles) <- model$parameter_names
+  particles
+}
+
+#' Log evidence of a fit
+#'
+#' The estimated log marginal likelihood \eqn{\log p(y)} of the data a fit has seen.
+#'
+#' @param x A fit from [sgais()], [ais()] or [nested_sampling()].
+#' @param ... Unused.
+#' @return A number.
+#' @export
+#' @examples
+#' model <- linear_regression(y ~ ., simulate_linear_regression(2000, seed = 1))
+#' fit <- sgais(model, seed = 1)
+#' log_evidence(fit)
+log_evidence <- function(x, ...) {
+  UseMethod("log_evidence")
+}
+
+#' @rdname log_evidence
+#' @export
+log_evidence.sgais_evidence <- function(x, ...) {
+  validate_sgais_evidence(x, sys.call())$log_evidence
+}
+
+#' @export
+format.sgais_evidence <- function(x, ...) {
+  m <- x$model
+  c(
+    sprintf("<%s evidence estimate>", x$method),
+    sprintf("  model:     %s, %s observations, %d parameters", m$label, format_count(x$n), m$dim),
+    sprintf("  log Z:     %.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
+            x$log_evidence / x$n),
+    sprintf("  cost:      %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
+            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)),
+    format_reliability(x)
+  )
+}
+
+# The diagnostics' verdict in one line: the predicted sd of log Z (largest over replicates).
+format_reliability <- function(x) {
+  sd <- x$diagnostics$predicted_sd
+  if (is.null(sd)) return(character())
+  sprintf("  check:     predicted sd of log Z %.2f nats%s", max(sd),
+          if (max(sd) > 1) " (over 1: unreliable, see ?sgais)" else "")
+}
+
+#' @export
+print.sgais_evidence <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+summary.sgais_evidence <- function(object, ...) {
+  exact <- tryCatch(exact_log_evidence(object$model, n = object$n), sgais_error = function(e) NULL)
+  structure(
+    list(
+      method = object$method, label = object$model$label, n = object$n, dim = object$model$dim,
+      log_evidence = object$log_evidence, log_evidence_se = object$log_evidence_se,
+      replicate_log_evidence = object$replicate_log_evidence, exact_log_evidence = exact,
+      seconds = object$seconds, gradient_evaluations = object$gradient_evaluations,
+      likelihood_evaluations = object$likelihood_evaluations, settings = object$settings,
+      diagnostics = object$diagnostics,
+      call = object$call
+    ),
+    class = "summary.sgais_evidence"
+  )
+}
+
+#' @export
+format.summary.sgais_evidence <- function(x, ...) {
+  out <- c(
+    sprintf("%s estimate of the evidence of a %s", x$method, x$label),
+    sprintf("(%s observations, %d parameters)", format_count(x$n), x$dim),
+    "",
+    sprintf("Call: %s", paste(deparse(x$call, width.cutoff = 500L), collapse = " ")),
+    "",
+    sprintf("log Z:       %.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
+            x$log_evidence / x$n)
+  )
+  if (!is.null(x$exact_log_evidence)) {
+    err <- x$log_evidence - x$exact_log_evidence
+    out <- c(out,
+      sprintf("exact log Z: %.4f (error %+.4f, relative %+.2e)", x$exact_log_evidence, err,
+              err / abs(x$exact_log_evidence)))
+  }
+  c(out,
+    sprintf("Cost:        %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
+            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)),
+    if (!is.null(x$diagnostics)) {
+      c("", "Diagnostics (one row per replicate):",
+        utils::capture.output(print(x$diagnostics, digits = 8, row.names = FALSE)))
+    })
+}
+
+#' @export
+print.summary.sgais_evidence <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}

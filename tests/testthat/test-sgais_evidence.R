@@ -1,0 +1,61 @@
+test_that("every fit's data frame begins with the shared columns", {
+  model <- reference_model(300)
+  fits <- list(
+    quietly(sgais(model, seed = 1, progress = FALSE)),
+    quietly(sgais(model, replicates = 2, seed = 1, progress = FALSE)),
+    quietly(ais(model, seed = 1, progress = FALSE)),
+    quietly(ais(model, replicates = 2, seed = 1, progress = FALSE)),
+    quietly(nested_sampling(model, live_points = 20, seed = 1, progress = FALSE))
+  )
+  shared <- c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
+              "gradient_evaluations", "likelihood_evaluations")
+  for (fit in fits) {
+    df <- as.data.frame(fit)
+    expect_identical(names(df)[1:8], shared)
+    expect_true(all(df$method == fit$method))
+    expect_type(df$n, "integer")
+    # cumulative costs (for each replicate, where AIS stacks the replicates' schedules)
+    for (rows in split(df, if (is.null(df$replicate)) 1 else df$replicate)) {
+      expect_true(all(diff(rows$seconds) >= 0))
+      expect_true(all(diff(rows$gradient_evaluations) >= 0))
+      expect_true(all(diff(rows$likelihood_evaluations) >= 0))
+    }
+    expect_true(all(df$ess > 0))
+  }
+  expect_identical(unique(vapply(fits, function(f) as.data.frame(f)$method[1], "")),
+                   c("SGAIS", "AIS", "Nested sampling"))
+  # SGAIS: the prefix grows, with an SE from replicates; the others: all observations, no SE
+  sg <- as.data.frame(fits[[2]])
+  expect_identical(sg$n, c(300L))
+  expect_true(all(is.finite(sg$log_evidence_se)))
+  ns <- as.data.frame(fits[[5]])
+  expect_true(all(ns$n == 300L) && all(is.na(ns$log_evidence_se)))
+  expect_equal(tail(ns$ess, 1), {
+    lw <- fits[[5]]$dead[seq_len(nrow(ns)), "log_weight"]
+    w <- exp(lw - max(lw))
+    sum(w)^2 / sum(w^2)
+  })
+  expect_equal(tail(ns$seconds, 1), fits[[5]]$seconds, tolerance = 0.5)
+})
+
+test_that("a damaged fit gives a classed error, not a wrong number", {
+  fit <- quietly(sgais(reference_model(300), seed = 1, progress = FALSE))
+  broken <- fit
+  broken$log_evidence <- NULL
+  expect_error(log_evidence(broken), "`log_evidence` is not a number",
+               class = "sgais_error_invalid_fit")
+  broken <- fit
+  broken$n <- 100L
+  expect_error(as.data.frame(broken), "`n` is not the number", class = "sgais_error_invalid_fit")
+})
+
+test_that("the running effective sample size is exact and never 0 / 0", {
+  lw <- c(-Inf, -1000, -2, -1, -3, -Inf)
+  ess <- sgais:::running_ess(lw)
+  direct <- vapply(seq_along(lw), function(k) {
+    w <- exp(lw[1:k] - max(lw[1:k]))
+    if (!is.finite(max(lw[1:k]))) return(0)
+    sum(w)^2 / sum(w^2)
+  }, numeric(1))
+  expect_equal(ess, direct)
+})
