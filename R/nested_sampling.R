@@ -276,17 +276,10 @@ posterior_samples <- function(x, n = 1000, ...) {
 
 #' @rdname posterior_samples
 #' @export
-posterior_samples.sgais_ns_fit <- function(x, n = 1000, ...) {
-  n <- check_whole_number(n, "n", 0, sys.call())
-  d <- x$dead
-  draw_weighted(d[, x$model$parameter_names, drop = FALSE], d[, "log_weight"], n)
-}
-
-#' @rdname posterior_samples
-#' @export
 posterior_samples.sgais_evidence <- function(x, n = 1000, ...) {
   n <- check_whole_number(n, "n", 0, sys.call())
-  draw_weighted(x$state$particles, x$state$log_weights, n)
+  p <- weighted_particles(x)
+  draw_weighted(p$theta, p$logw, n)
 }
 
 draw_weighted <- function(theta, logw, n) {

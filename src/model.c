@@ -93,6 +93,26 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
   return out;
 }
 
+/* The log-likelihood of every observation at every parameter vector (the columns of the dim x M
+ * matrix theta): an n_obs x M matrix, for predictive densities. Interruptible between columns. */
+SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim)
+    Rf_errorcall(R_NilValue, "`theta` must be a numeric matrix with %d rows.", m.dim);
+  const int M = Rf_ncols(theta);
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m.n_obs, M));
+  double *o = REAL(out);
+  for (int i = 0; i < M; i++) {
+    const double *th = REAL(theta) + (size_t) i * m.dim;
+    for (int j = 0; j < m.n_obs; j++)
+      o[(size_t) i * m.n_obs + j] = sg_model_log_lik(&m, th, NULL, j, 1, 1.0, NULL, NULL);
+    R_CheckUserInterrupt();
+  }
+  UNPROTECT(1);
+  return out;
+}
+
 /* n prior draws as a dim x n matrix (column per draw). */
 SEXP ffi_model_prior_draw(SEXP model, SEXP n) {
   sg_model m;

@@ -45,9 +45,11 @@ test_that("the trajectory has the documented columns and a consistent cost", {
   tr <- as.data.frame(fit)
   expect_named(tr, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                      "gradient_evaluations", "likelihood_evaluations", "log_evidence_per_obs",
-                     "annealing_steps", "min_ess", "resamples", "sghmc_steps", "acceptance",
+                     "log_predictive", "log_predictive_per_obs", "annealing_steps", "min_ess", "resamples", "sghmc_steps", "acceptance",
                      "step_size", "divergent", "partial"))
   expect_identical(tr$partial, c(FALSE, FALSE, FALSE, FALSE, TRUE))
+  expect_equal(cumsum(tr$log_predictive), tr$log_evidence)
+  expect_equal(tr$log_predictive_per_obs, tr$log_predictive / c(300, 300, 300, 300, 34))
   # the paper's kernel: no Metropolis test, step sqrt(learning_rate / n)
   expect_true(all(is.na(tr$acceptance)))
   expect_equal(tr$step_size, sqrt(0.1 / tr$n))
