@@ -37,14 +37,14 @@ control_presets <- list(
   ),
   nested_sampling = list(
     paper = list(
-      live_points = 2, move = "sghmc", sghmc_steps = 20, walk_steps = NULL, max_walk_steps = NULL,
-      step_scale = "per_observation", learning_rate = 1e-3,
+      live_points = 2, move = "sghmc", sghmc_steps = 20, walk_steps = NULL,
+      max_walk_steps = NULL, step_scale = "per_observation", learning_rate = 1e-3,
       step_size = 0.1, momentum_decay = 0.1, preconditioner = "none", integrator = "euler", tolerance = 0.01,
       max_iterations = 1e6
     ),
     robust = list(
-      live_points = 100, move = "walk", sghmc_steps = 20, walk_steps = NULL, max_walk_steps = NULL,
-      step_scale = "width", learning_rate = 1e-3,
+      live_points = 100, move = "walk", sghmc_steps = 20, walk_steps = NULL,
+      max_walk_steps = NULL, step_scale = "width", learning_rate = 1e-3,
       step_size = 0.3, momentum_decay = 0.1, preconditioner = "dense", integrator = "euler", tolerance = 0.01,
       max_iterations = 1e6
     )

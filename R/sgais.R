@@ -178,7 +178,7 @@ sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates 
 #' @export
 sgais.sgais_fit <- function(model, new_data, ..., progress = default_progress()) {
   call <- sys.call(-1L)
-  fit <- model
+  fit <- validate_sgais_evidence(model, call)
   state <- validate_sgais_state(fit$state, fit$model, call)
   given <- list(...)
   if (length(given)) {

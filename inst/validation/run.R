@@ -164,4 +164,4 @@ coverage(sprintf("replicate SE: reference within confint() (estimate +/- t(0.975
 cat(sprintf("median |error| / SE: %.2f (for an honest SE with %s replicates about %s)\n",
             stats::median(abs(cov$error) / cov$se), paste(R, collapse = ", "),
             paste(sprintf("%.2f", stats::qt(0.75, R - 1)), collapse = ", ")))
-cat(sprintf("\nResults written to %s\n", out_file))
+if (!nzchar(report)) cat(sprintf("\nResults written to %s\n", out_file))
