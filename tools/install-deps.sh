@@ -3,7 +3,8 @@
 #   R packages cli, future, future.apply (imported), testthat, withr, knitr, rmarkdown (suggested: tests, vignette),
 #   and pandoc (to build the vignette).
 # As root on Debian/Ubuntu they come prebuilt from the distribution (r-cran-*, pandoc); anything
-# still missing is installed from CRAN (https://cloud.r-project.org).
+# still missing is installed from CRAN, through the repository R is configured with
+# (getOption("repos")).
 set -eu
 PKGS="cli future future.apply testthat withr knitr rmarkdown"
 missing_r() {
@@ -22,7 +23,7 @@ fi
 missing=$(missing_r)
 if [ -n "$missing" ]; then
   echo "install-deps: installing from CRAN: $missing"
-  Rscript -e 'install.packages(commandArgs(TRUE), repos = "https://cloud.r-project.org")' $missing
+  Rscript -e 'r <- getOption("repos"); if (!length(r) || any(r == "@CRAN@")) stop("no CRAN repository is configured (options(repos))"); install.packages(commandArgs(TRUE), repos = r)' $missing
 fi
 missing=$(missing_r)
 if [ -n "$missing" ]; then
