@@ -111,7 +111,8 @@ anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps) {
 # evidence differs by a few nats. Replicates that disagree far more than each one's predicted sd
 # say so too: the weights cannot see a mode that a run never reached (a mixture whose particles
 # all settled in a minor mode is off by hundreds of nats with a predicted sd of 0.35), but another
-# replicate that reached it can.
+# replicate that reached it can. Returns the fit, visibly: the estimators end with this call,
+# and their result must print at the top level.
 warn_if_unreliable <- function(fit, what = "particles") {
   sd <- max(fit$diagnostics$predicted_sd)
   spread <- replicate_disagreement(fit)
@@ -134,13 +135,13 @@ warn_if_unreliable <- function(fit, what = "particles") {
         fit$method, sd, -sd^2 / 2, what)
     }
   } else {
-    return(invisible(fit))
+    return(fit)
   }
   warning(structure(
     class = c("sgais_warning_unreliable", "sgais_warning", "warning", "condition"),
     list(message = message, call = NULL)
   ))
-  invisible(fit)
+  fit
 }
 
 # The range of the replicates' log evidences when their sd is more than 3 times the largest sd

@@ -59,3 +59,10 @@ test_that("the running effective sample size is exact and never 0 / 0", {
   }, numeric(1))
   expect_equal(ess, direct)
 })
+
+test_that("the estimators' results print at the top level", {
+  model <- reference_model(300)
+  expect_visible(quietly(sgais(model, seed = 1, progress = FALSE)))
+  expect_visible(quietly(ais(model, seed = 1, progress = FALSE)))
+  expect_visible(quietly(nested_sampling(model, live_points = 10, seed = 1, progress = FALSE)))
+})

@@ -1,0 +1,227 @@
+#' SGAIS on a stream of data: from memory, a CSV file, a database query or a function
+#'
+#' Runs [sgais()] over data that arrive in blocks and need never be in memory at once as a data
+#' frame: each block is turned into the model's design by its specification and added to the fit
+#' with `sgais(fit, block)` (see "Continuing a fit on new data" in [sgais()]). Because chunks end
+#' at fixed multiples of `chunk_size` whatever the blocks are, the result is exactly that of
+#' `sgais()` on all the rows at once with the same seed, for every source and `block_size`.
+#'
+#' The fit keeps every row it has seen (the mini-batches are drawn from all earlier rows), so
+#' memory grows with the stream; a bounded reservoir of past rows is not available yet.
+#'
+#' @section Interrupts, errors and checkpoints:
+#' Nothing computed is lost when a stream stops early. On an interrupt (Ctrl-C / Esc) the fit of
+#' the blocks added so far is returned, with a warning of class `sgais_warning_interrupted`. When
+#' the source (or the data it returns) raises an error, the error is re-raised with class
+#' `sgais_error_stream` and the fit so far in its field `fit`:
+#' `tryCatch(sgais_stream(...), sgais_error_stream = function(e) e$fit)`. Either fit continues
+#' with `sgais(fit, more_rows)` or another `sgais_stream(fit, ...)` on the rest of the data.
+#' With `checkpoint = "file.rds"` the fit is also written there at the end of a block whenever
+#' `checkpoint_every` seconds have passed since the last write, and at the end; the file is
+#' written to a temporary name and renamed, so it always holds a whole fit, which `readRDS()`
+#' returns ready to continue.
+#'
+#' @param model A model built on a sample of the data (its specification is used, not its
+#'   rows: e.g. `linear_regression(y ~ ., head(data))`), or a fit from [sgais()] or
+#'   `sgais_stream()` to continue.
+#' @param source Where the rows come from: a data frame or matrix (or, for a model built from `x`
+#'   and `y`, a list with `x` and `y`); the path of a CSV file with a header row, read
+#'   `block_size` rows at a time through a connection; a `DBIResult` from
+#'   `DBI::dbSendQuery()`, fetched with `DBI::dbFetch(n = block_size)` (and cleared at the end);
+#'   or a function of one argument, the number of rows wanted, returning the next rows or `NULL`
+#'   at the end.
+#' @param ... Settings for [sgais()] (with a model; a fit keeps its own).
+#' @param block_size Rows read per block; by default 20 chunks.
+#' @param checkpoint Optional path of an `.rds` file to keep the latest fit in.
+#' @param checkpoint_every Seconds between checkpoint writes.
+#' @inheritParams sgais
+#' @return A fit from [sgais()] on all rows of the stream.
+#' @seealso [sgais()], [compare_models()]
+#' @export
+#' @examples
+#' data <- simulate_linear_regression(6000, seed = 1)
+#' model <- linear_regression(y ~ ., head(data))
+#'
+#' # from a CSV file, read 2000 rows at a time
+#' file <- tempfile(fileext = ".csv")
+#' write.csv(data, file, row.names = FALSE)
+#' fit <- sgais_stream(model, file, block_size = 2000, seed = 1)
+#' fit
+#' # the fit of all the rows at once (as the file holds them: 15 significant digits)
+#' identical(log_evidence(fit),
+#'           log_evidence(sgais(linear_regression(y ~ ., read.csv(file)), seed = 1)))
+#'
+#' # from any function that returns the next rows, or NULL at the end
+#' next_rows <- local({
+#'   at <- 0
+#'   function(n) {
+#'     if (at >= nrow(data)) return(NULL)
+#'     rows <- data[seq(at + 1, min(at + n, nrow(data))), ]
+#'     at <<- at + nrow(rows)
+#'     rows
+#'   }
+#' })
+#' sgais_stream(model, next_rows, seed = 1)
+#' unlink(file)
+sgais_stream <- function(model, source, ..., control = sgais_control(), replicates = 1,
+                         block_size = NULL, checkpoint = NULL, checkpoint_every = 60,
+                         progress = default_progress(), seed = NULL) {
+  call <- sys.call()
+  fit <- NULL
+  if (inherits(model, "sgais_fit")) {
+    fit <- validate_sgais_evidence(model, call)
+    settings <- fit$settings
+    if (...length()) abort("A fit is continued with its own settings; give none in `...`.", call)
+  } else {
+    check_model(model, call)
+    settings <- control_settings(control, list(...), "sgais", call)
+  }
+  if (missing(source)) abort("`source` is missing: give the data or where to read them.", call)
+  block_size <- if (is.null(block_size)) 20 * settings$chunk_size else
+    check_whole_number(block_size, "block_size", 1, call)
+  if (!is.null(checkpoint) && (!is.character(checkpoint) || length(checkpoint) != 1L ||
+                               is.na(checkpoint) || !nzchar(checkpoint))) {
+    abort("`checkpoint` must be NULL or the path of a file.", call)
+  }
+  checkpoint_every <- check_positive(checkpoint_every, "checkpoint_every", call)
+  progress <- check_flag(progress, "progress", call)
+  next_block <- stream_source(source, block_size, call)
+  on.exit(next_block(NULL), add = TRUE) # closes a file, clears a query
+
+  seen <- if (is.null(fit)) 0 else fit$n
+  if (progress) {
+    bar <- cli::cli_progress_bar(
+      format = "SGAIS stream {cli::pb_spin} {format_count(seen)} observations | log Z {status} | {cli::pb_elapsed}",
+      total = NA, .auto_close = FALSE
+    )
+    on.exit(cli::cli_progress_done(id = bar), add = TRUE)
+  }
+  status <- ""
+  written <- proc.time()[["elapsed"]]
+  save_checkpoint <- function(fit) {
+    if (is.null(checkpoint) || is.null(fit)) return(invisible())
+    tmp <- paste0(checkpoint, ".tmp")
+    saveRDS(fit, tmp)
+    if (!file.rename(tmp, checkpoint)) abort(sprintf("Could not write the checkpoint `%s`.", checkpoint), call)
+    written <<- proc.time()[["elapsed"]]
+  }
+  stopped <- function(e, what) {
+    save_checkpoint(fit)
+    if (is.null(fit)) return(NULL)
+    sprintf("%s after %s observations; the fit of those is %s.", what, format_count(fit$n),
+            if (is.null(checkpoint)) "kept" else sprintf("kept (and in `%s`)", checkpoint))
+  }
+
+  result <- tryCatch({
+    repeat {
+      block <- next_block(block_size)
+      if (is.null(block)) break
+      # the fit's reliability is judged once, at the end, not for every block
+      fit <- withCallingHandlers(
+        if (is.null(fit)) {
+          sgais(model_with_data(model, block, call), control = control, ..., replicates = replicates,
+                progress = FALSE, seed = seed)
+        } else {
+          sgais(fit, block, progress = FALSE)
+        },
+        sgais_warning_unreliable = function(w) invokeRestart("muffleWarning")
+      )
+      seen <- fit$n
+      status <- sprintf("%.6g", fit$log_evidence)
+      if (progress) cli::cli_progress_update(id = bar, set = seen)
+      if (proc.time()[["elapsed"]] - written >= checkpoint_every) save_checkpoint(fit)
+    }
+    if (is.null(fit)) abort("`source` gave no rows.", call)
+    save_checkpoint(fit)
+    fit
+  }, interrupt = function(e) {
+    message <- stopped(e, "Interrupted")
+    if (is.null(message)) stop("Interrupted before any rows were added.", call. = FALSE)
+    warning(structure(
+      class = c("sgais_warning_interrupted", "sgais_warning", "warning", "condition"),
+      list(message = paste(message, "Continue it with `sgais(fit, more_rows)`."), call = call)
+    ))
+    fit
+  }, error = function(e) {
+    if (inherits(e, "sgais_error") && is.null(fit)) stop(e)
+    message <- stopped(e, "The stream stopped")
+    abort(paste0(conditionMessage(e), if (!is.null(message)) paste0("\n", message, " Get it as `e$fit` from ",
+                 "tryCatch(..., sgais_error_stream = function(e) e$fit).")),
+          call, "sgais_error_stream", fit = fit, parent = e)
+  })
+  warn_if_unreliable(result)
+}
+
+# A function next(n) returning up to n next rows of `source`, or NULL at its end; next(NULL)
+# releases the source (closes the file, clears the query). One kind of source each:
+# in-memory data, a CSV file path, a DBIResult or a user function.
+stream_source <- function(source, block_size, call) {
+  if (is.function(source)) {
+    done <- FALSE
+    return(function(n) {
+      if (is.null(n) || done) return(NULL)
+      rows <- source(n)
+      if (is.null(rows) || nrow_of(rows) == 0L) {
+        done <<- TRUE
+        return(NULL)
+      }
+      rows
+    })
+  }
+  if (inherits(source, "DBIResult")) {
+    if (!requireNamespace("DBI", quietly = TRUE)) abort("Reading a database query needs the DBI package.", call)
+    return(function(n) {
+      if (is.null(n)) {
+        if (DBI::dbIsValid(source)) DBI::dbClearResult(source)
+        return(NULL)
+      }
+      if (!DBI::dbIsValid(source) || DBI::dbHasCompleted(source)) return(NULL)
+      rows <- DBI::dbFetch(source, n = n)
+      if (nrow(rows) == 0L) NULL else rows
+    })
+  }
+  if (is.character(source) && length(source) == 1L && !is.na(source)) {
+    if (!file.exists(source)) abort(sprintf("`source`: there is no file `%s`.", source), call)
+    con <- file(source, open = "r")
+    open <- TRUE
+    finish <- function() {
+      if (open) close(con)
+      open <<- FALSE
+      NULL
+    }
+    header <- NULL
+    classes <- NA
+    return(function(n) {
+      if (is.null(n) || !open) return(finish())
+      rows <- tryCatch(
+        if (is.null(header)) utils::read.csv(con, nrows = n, check.names = FALSE)
+        else utils::read.csv(con, header = FALSE, nrows = n, col.names = header,
+                             colClasses = classes, check.names = FALSE),
+        error = function(e) {
+          if (grepl("no lines available", conditionMessage(e))) NULL else stop(e)
+        }
+      )
+      if (is.null(rows) || nrow(rows) == 0L) return(finish())
+      if (is.null(header)) {
+        header <<- names(rows)
+        # later blocks are read as the first was (a column of whole numbers stays integer)
+        classes <<- vapply(rows, function(x) class(x)[1L], character(1))
+      }
+      rows
+    })
+  }
+  if (is.data.frame(source) || is.matrix(source) || (is.list(source) && !is.null(source$x))) {
+    total <- nrow_of(source)
+    at <- 0L
+    return(function(n) {
+      if (is.null(n) || at >= total) return(NULL)
+      take <- seq.int(at + 1L, min(at + n, total))
+      at <<- at + length(take)
+      if (is.data.frame(source) || is.matrix(source)) source[take, , drop = FALSE]
+      else list(x = source$x[take, , drop = FALSE], y = source$y[take])
+    })
+  }
+  abort(sprintf(paste(
+    "`source` must be a data frame or matrix, the path of a CSV file, a DBIResult from",
+    "DBI::dbSendQuery() or a function returning the next rows; not %s."), describe(source)), call)
+}

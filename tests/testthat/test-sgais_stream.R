@@ -1,0 +1,101 @@
+# rounded to multiples of 1/1024, which a CSV file holds and read.csv() reads back exactly
+stream_data <- function(n = 2600) {
+  d <- simulate_linear_regression(n, seed = 41)
+  d[] <- lapply(d, function(x) round(x * 1024) / 1024)
+  d
+}
+
+same_fit <- function(a, b) {
+  cols <- setdiff(names(a$trajectory), "seconds")
+  expect_identical(b$trajectory[cols], a$trajectory[cols])
+  expect_identical(b$state$particles, a$state$particles)
+}
+
+test_that("every source gives the fit of all the rows at once", {
+  d <- stream_data()
+  whole <- quietly(sgais(linear_regression(y ~ ., d), seed = 3, progress = FALSE))
+  spec <- linear_regression(y ~ ., head(d))
+  # in memory, in blocks that split chunks
+  same_fit(whole, quietly(sgais_stream(spec, d, block_size = 777, seed = 3, progress = FALSE)))
+  # a CSV file read through a connection
+  file <- withr::local_tempfile(fileext = ".csv")
+  utils::write.csv(d, file, row.names = FALSE)
+  same_fit(whole, quietly(sgais_stream(spec, file, block_size = 1000, seed = 3, progress = FALSE)))
+  # a function
+  at <- 0
+  next_rows <- function(n) {
+    if (at >= nrow(d)) return(NULL)
+    rows <- d[seq(at + 1, min(at + n, nrow(d))), ]
+    at <<- at + nrow(rows)
+    rows
+  }
+  same_fit(whole, quietly(sgais_stream(spec, next_rows, block_size = 600, seed = 3,
+                                       progress = FALSE)))
+})
+
+test_that("a database query is read with dbFetch() and gives the same fit", {
+  skip_if_not_installed("DBI")
+  skip_if_not_installed("RSQLite")
+  d <- stream_data(1800)
+  db <- withr::local_tempfile(fileext = ".sqlite")
+  con <- DBI::dbConnect(RSQLite::SQLite(), db)
+  on.exit(DBI::dbDisconnect(con), add = TRUE)
+  DBI::dbWriteTable(con, "obs", d)
+  res <- DBI::dbSendQuery(con, "SELECT * FROM obs")
+  fit <- quietly(sgais_stream(linear_regression(y ~ ., head(d)), res, block_size = 500, seed = 5,
+                              progress = FALSE))
+  expect_false(DBI::dbIsValid(res)) # cleared at the end
+  same_fit(quietly(sgais(linear_regression(y ~ ., d), seed = 5, progress = FALSE)), fit)
+})
+
+test_that("an error from the source loses nothing: the fit so far comes with the error", {
+  d <- stream_data()
+  at <- 0
+  failing <- function(n) {
+    if (at >= 1500) stop("connection lost")
+    rows <- d[seq(at + 1, at + n), ]
+    at <<- at + n
+    rows
+  }
+  spec <- linear_regression(y ~ ., head(d))
+  file <- withr::local_tempfile(fileext = ".rds")
+  e <- tryCatch(sgais_stream(spec, failing, block_size = 500, seed = 3, checkpoint = file,
+                             progress = FALSE),
+                sgais_error_stream = identity)
+  expect_s3_class(e, "sgais_error_stream")
+  expect_match(conditionMessage(e), "connection lost")
+  expect_match(conditionMessage(e), "after 1,500 observations")
+  expect_identical(e$fit$n, 1500L)
+  # the checkpoint holds the same fit, and either continues to the fit of all the rows
+  saved <- readRDS(file)
+  expect_identical(saved$state$particles, e$fit$state$particles)
+  whole <- quietly(sgais(linear_regression(y ~ ., d), seed = 3, progress = FALSE))
+  same_fit(whole, quietly(sgais_stream(saved, d[1501:2600, ], progress = FALSE)))
+  same_fit(whole, quietly(sgais(e$fit, d[1501:2600, ], progress = FALSE)))
+})
+
+test_that("checkpoints are written whole and hold a continuable fit", {
+  d <- stream_data(1200)
+  file <- withr::local_tempfile(fileext = ".rds")
+  fit <- quietly(sgais_stream(linear_regression(y ~ ., head(d)), d, block_size = 400,
+                              checkpoint = file, checkpoint_every = 1e-9, seed = 2,
+                              progress = FALSE))
+  expect_true(file.exists(file))
+  expect_false(file.exists(paste0(file, ".tmp")))
+  expect_identical(readRDS(file)$state$particles, fit$state$particles)
+})
+
+test_that("sgais_stream() checks its arguments", {
+  d <- stream_data(300)
+  spec <- linear_regression(y ~ ., head(d))
+  expect_error(sgais_stream(spec), "`source` is missing", class = "sgais_error")
+  expect_error(sgais_stream(spec, 42), "`source` must be", class = "sgais_error")
+  expect_error(sgais_stream(spec, "no/such/file.csv"), "there is no file", class = "sgais_error")
+  expect_error(sgais_stream(spec, d, block_size = 0), "`block_size`", class = "sgais_error")
+  expect_error(sgais_stream(spec, d, checkpoint = NA), "`checkpoint`", class = "sgais_error")
+  expect_error(sgais_stream(spec, function(n) NULL, progress = FALSE), "gave no rows",
+               class = "sgais_error")
+  fit <- quietly(sgais_stream(spec, d, seed = 1, progress = FALSE))
+  expect_error(sgais_stream(fit, d, particles = 5), "its own settings", class = "sgais_error")
+  expect_error(sgais_stream(spec, d[, -1], progress = FALSE), class = "sgais_error_missing_column")
+})
