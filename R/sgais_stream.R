@@ -71,7 +71,10 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
   if (inherits(model, "sgais_fit")) {
     fit <- validate_sgais_evidence(model, call)
     settings <- fit$settings
-    if (...length()) abort("A fit is continued with its own settings; give none in `...`.", call)
+    if (...length() || !missing(control) || !missing(replicates) || !is.null(seed)) {
+      abort(paste("A fit is continued with its own settings, replicates and random streams;",
+                  "give none of `...`, `control`, `replicates` or `seed`."), call)
+    }
   } else {
     check_model(model, call)
     settings <- control_settings(control, list(...), "sgais", call)
@@ -217,8 +220,9 @@ stream_source <- function(source, block_size, call) {
       if (is.null(n) || at >= total) return(NULL)
       take <- seq.int(at + 1L, min(at + n, total))
       at <<- at + length(take)
-      if (is.data.frame(source) || is.matrix(source)) source[take, , drop = FALSE]
-      else list(x = source$x[take, , drop = FALSE], y = source$y[take])
+      if (is.data.frame(source) || is.matrix(source)) return(source[take, , drop = FALSE])
+      x <- source$x
+      list(x = if (is.null(dim(x))) x[take] else x[take, , drop = FALSE], y = source$y[take])
     })
   }
   abort(sprintf(paste(

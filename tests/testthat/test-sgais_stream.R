@@ -31,6 +31,16 @@ test_that("every source gives the fit of all the rows at once", {
   }
   same_fit(whole, quietly(sgais_stream(spec, next_rows, block_size = 600, seed = 3,
                                        progress = FALSE)))
+  # the matrix interface: a list of x (matrix or vector) and y
+  x <- as.matrix(d[1:5])
+  whole <- quietly(sgais(linear_regression(x = x, y = d$y), seed = 3, progress = FALSE))
+  spec <- linear_regression(x = x[1:10, ], y = d$y[1:10])
+  same_fit(whole, quietly(sgais_stream(spec, list(x = x, y = d$y), block_size = 900, seed = 3,
+                                       progress = FALSE)))
+  whole <- quietly(sgais(linear_regression(x = d$x1, y = d$y), seed = 3, progress = FALSE))
+  spec <- linear_regression(x = d$x1[1:10], y = d$y[1:10])
+  same_fit(whole, quietly(sgais_stream(spec, list(x = d$x1, y = d$y), block_size = 900, seed = 3,
+                                       progress = FALSE)))
 })
 
 test_that("a database query is read with dbFetch() and gives the same fit", {
@@ -97,5 +107,7 @@ test_that("sgais_stream() checks its arguments", {
                class = "sgais_error")
   fit <- quietly(sgais_stream(spec, d, seed = 1, progress = FALSE))
   expect_error(sgais_stream(fit, d, particles = 5), "its own settings", class = "sgais_error")
+  expect_error(sgais_stream(fit, d, seed = 2), "its own settings", class = "sgais_error")
+  expect_error(sgais_stream(fit, d, replicates = 2), "its own settings", class = "sgais_error")
   expect_error(sgais_stream(spec, d[, -1], progress = FALSE), class = "sgais_error_missing_column")
 })
