@@ -53,8 +53,7 @@ predictive_density.sgais_evidence <- function(x, new_data, ...) {
 predictive_density.sgais_comparison <- function(x, new_data, ...) {
   call <- sys.call()
   x <- validate_sgais_comparison(x, call)
-  tr <- x$trajectory
-  last <- tr[tr$n == max(tr$n), ]
+  last <- comparison_final(x)
   log_prob <- log(last$probability[match(names(x$fits), as.character(last$model))])
   each <- vapply(x$fits, predictive_density, numeric(nrow_of(new_data)), new_data = new_data)
   each <- matrix(each, ncol = length(x$fits))

@@ -16,61 +16,33 @@
 # stream is left as it was: a continuation is determined by the fit alone.
 run_replicates <- function(replicates, seed, progress, run, streams = NULL) {
   started <- proc.time()[["elapsed"]]
-  if (!is.null(streams)) {
-    runs <- run_from_streams(streams, progress, run)
-  } else if (replicates == 1L) {
-    runs <- list(seeded_run(seed, run(progress, "", 1L)))
-  } else {
-    # Progress bars only where they can be seen: replicates running in this R session.
+  if (!is.null(streams)) replicates <- length(streams)
+  one <- function(r, progress, label) {
+    if (!is.null(streams)) assign(".Random.seed", streams[[r]], envir = globalenv())
+    seeded_run(NULL, run(progress, label, r))
+  }
+  # Several replicates run through future.apply; `future_seed` seeds their streams (or, with
+  # saved streams, only keeps future from warning about random numbers: they replace it).
+  # Progress bars only where they can be seen: replicates running in this R session.
+  several <- function(future_seed) {
     shown <- progress && inherits(future::plan(), "sequential")
-    runs <- with_seed(seed, {
+    with_rng_restored(future.apply::future_lapply(
+      seq_len(replicates), function(r) one(r, shown, sprintf("%d/%d ", r, replicates)),
+      future.seed = future_seed, future.packages = "sgais"
+    ))
+  }
+  runs <- if (!is.null(streams)) {
+    if (replicates == 1L) with_rng_restored(list(one(1L, progress, ""))) else several(1L)
+  } else if (replicates == 1L) {
+    list(seeded_run(seed, run(progress, "", 1L)))
+  } else {
+    # the draw advances the caller's (seeded) stream, before several() restores the RNG state
+    with_seed(seed, {
       base <- sample.int(.Machine$integer.max, 1L)
-      with_rng_restored(future.apply::future_lapply(
-        seq_len(replicates),
-        function(r) seeded_run(NULL, run(shown, sprintf("%d/%d ", r, replicates), r)),
-        future.seed = base, future.packages = "sgais"
-      ))
+      several(base)
     })
   }
   structure(runs, seconds = proc.time()[["elapsed"]] - started)
-}
-
-# Replicate r runs with R's RNG state set to streams[[r]]; the caller's RNG state (and kind) is
-# restored afterwards. Several replicates run through future.apply, whose own seeding (a fixed
-# one, which the saved states replace) only keeps it from warning about random numbers.
-run_from_streams <- function(streams, progress, run) {
-  R <- length(streams)
-  one <- function(r, progress, label) {
-    assign(".Random.seed", streams[[r]], envir = globalenv())
-    seeded_run(NULL, run(progress, label, r))
-  }
-  with_rng_restored({
-    if (R == 1L) {
-      list(one(1L, progress, ""))
-    } else {
-      shown <- progress && inherits(future::plan(), "sequential")
-      future.apply::future_lapply(
-        seq_len(R), function(r) one(r, shown, sprintf("%d/%d ", r, R)),
-        future.seed = 1L, future.packages = "sgais"
-      )
-    }
-  })
-}
-
-# Evaluates `code` and puts R's RNG kind and state (or its absence) back as they were.
-with_rng_restored <- function(code) {
-  env <- globalenv()
-  kind <- RNGkind()
-  old <- get0(".Random.seed", envir = env, inherits = FALSE)
-  on.exit({
-    RNGkind(kind[1], kind[2], kind[3])
-    if (is.null(old)) {
-      if (exists(".Random.seed", envir = env, inherits = FALSE)) rm(".Random.seed", envir = env)
-    } else {
-      assign(".Random.seed", old, envir = env)
-    }
-  }, add = TRUE)
-  code
 }
 
 # log(mean(exp(x))) without overflow.

@@ -108,7 +108,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     if (!file.rename(tmp, checkpoint)) abort(sprintf("Could not write the checkpoint `%s`.", checkpoint), call)
     written <<- proc.time()[["elapsed"]]
   }
-  stopped <- function(e, what) {
+  stopped <- function(what) {
     save_checkpoint(fit)
     if (is.null(fit)) return(NULL)
     sprintf("%s after %s observations; the fit of those is %s.", what, format_count(fit$n),
@@ -138,7 +138,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     save_checkpoint(fit)
     fit
   }, interrupt = function(e) {
-    message <- stopped(e, "Interrupted")
+    message <- stopped("Interrupted")
     if (is.null(message)) stop("Interrupted before any rows were added.", call. = FALSE)
     warning(structure(
       class = c("sgais_warning_interrupted", "sgais_warning", "warning", "condition"),
@@ -147,7 +147,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     fit
   }, error = function(e) {
     if (inherits(e, "sgais_error") && is.null(fit)) stop(e)
-    message <- stopped(e, "The stream stopped")
+    message <- stopped("The stream stopped")
     abort(paste0(conditionMessage(e), if (!is.null(message)) paste0("\n", message, " Get it as `e$fit` from ",
                  "tryCatch(..., sgais_error_stream = function(e) e$fit).")),
           call, "sgais_error_stream", fit = fit, parent = e)

@@ -3,17 +3,25 @@
 # code draws from (and advances) the user's stream.
 with_seed <- function(seed, code) {
   if (is.null(seed)) return(code)
+  with_rng_restored({
+    set.seed(seed)
+    code
+  })
+}
+
+# Evaluates `code` and puts R's RNG kind and state (or its absence) back as they were.
+with_rng_restored <- function(code) {
   env <- globalenv()
+  kind <- RNGkind()
   old <- get0(".Random.seed", envir = env, inherits = FALSE)
-  on.exit(
+  on.exit({
+    RNGkind(kind[1], kind[2], kind[3])
     if (is.null(old)) {
-      rm(".Random.seed", envir = env)
+      if (exists(".Random.seed", envir = env, inherits = FALSE)) rm(".Random.seed", envir = env)
     } else {
       assign(".Random.seed", old, envir = env)
-    },
-    add = TRUE
-  )
-  set.seed(seed)
+    }
+  }, add = TRUE)
   code
 }
 

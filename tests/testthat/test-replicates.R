@@ -63,6 +63,9 @@ test_that("replicates give identical results under sequential and multisession p
   set.seed(3); a <- quiet_sgais(model, replicates = 2)
   set.seed(3); b <- quiet_sgais(model, replicates = 2)
   expect_identical(a$replicate_log_evidence, b$replicate_log_evidence)
+  # an unseeded call advances the session's stream: the next one is another run
+  c <- quiet_sgais(model, replicates = 2)
+  expect_false(identical(b$replicate_log_evidence, c$replicate_log_evidence))
 })
 
 test_that("replicates leave the session's random number generator as it was", {
