@@ -91,7 +91,9 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     p(y | a)]}, where \eqn{G} is the exact gradient sum over all earlier observations at the
 #'     anchor, updated chunk by chunk. The anchor is renewed whenever the earlier data have
 #'     doubled since it was set, at a cost of one gradient evaluation per earlier observation
-#'     (about 2N in all, counted in `gradient_evaluations`). The gradient noise then shrinks with
+#'     (about 2N in all, counted in `gradient_evaluations`), and also whenever the particles'
+#'     mean has moved more than two target widths from it, which happens after a shift in the
+#'     data (trajectory column `reanchors`). The gradient noise then shrinks with
 #'     the posterior instead of growing with n; each mini-batch costs two gradient evaluations
 #'     per observation instead of one.}
 #'   \item{An exact early phase (SGAIS).}{While there are at most `exact_until` earlier

@@ -99,7 +99,10 @@
 #'     `acceptance` (the median acceptance rate of the Metropolis-adjusted moves, `NA` where
 #'     the moves use mini-batches or the paper's kernel), `step_size` (the step in target widths,
 #'     or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they ran off to
-#'     non-finite values), and the cumulative cost so far: `seconds`, `gradient_evaluations` and
+#'     non-finite values), `reanchors` (times the control-variate anchor moved in this chunk:
+#'     when the earlier data have doubled, or after a shift that moved the posterior more than
+#'     two target widths; each costs a gradient pass over the earlier data), and the cumulative
+#'     cost so far: `seconds`, `gradient_evaluations` and
 #'     `likelihood_evaluations` (per observation and particle, all replicates); with several
 #'     replicates the diagnostics are their means (`min_ess` their minimum); and `partial`,
 #'     `TRUE` for a last chunk that the data ended inside (see "Continuing a fit on new data");}
@@ -291,6 +294,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed) {
     acceptance = mean_of("acceptance"),
     step_size = mean_of("step_size"),
     divergent = mean_of("divergent"),
+    reanchors = mean_of("reanchors"),
     seconds = cumsum(sum_of("seconds")),
     gradient_evaluations = cumsum(sum_of("gradient_evaluations")),
     likelihood_evaluations = cumsum(sum_of("likelihood_evaluations")),

@@ -183,6 +183,29 @@ void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, dou
   }
 }
 
+/* ||L^-1 z||^2 for z = x - y: squared distance in the metric Sigma^-1. z is dim scratch. */
+static double whitened_norm2(const sg_precond *p, const double *x, const double *y, double *z) {
+  const int dim = p->dim;
+  double ss = 0.0;
+  for (int j = 0; j < dim; j++) z[j] = x[j] - y[j];
+  if (p->kind == SG_PRECOND_DIAGONAL) {
+    for (int j = 0; j < dim; j++) z[j] /= p->factor[j];
+  } else if (p->kind == SG_PRECOND_DENSE) {
+    /* forward substitution: z <- L^-1 z */
+    for (int j = 0; j < dim; j++) {
+      double v = z[j];
+      for (int k = 0; k < j; k++) v -= p->factor[j + (size_t) k * dim] * z[k];
+      z[j] = v / p->factor[j + (size_t) j * dim];
+    }
+  }
+  for (int j = 0; j < dim; j++) ss += z[j] * z[j];
+  return ss;
+}
+
+double sg_precond_distance2(const sg_precond *p, const double *x, const double *y, double *work) {
+  return whitened_norm2(p, x, y, work) / p->dim;
+}
+
 double sg_precond_spread(const sg_precond *p, const double *theta, const double *logw, int M,
                          double *work) {
   const int dim = p->dim;
@@ -193,22 +216,8 @@ double sg_precond_spread(const sg_precond *p, const double *theta, const double 
     double w = exp(logw[i] - lse);
     for (int j = 0; j < dim; j++) mean[j] += w * theta[(size_t) i * dim + j];
   }
-  for (int i = 0; i < M; i++) {
-    double w = exp(logw[i] - lse), ss = 0.0;
-    for (int j = 0; j < dim; j++) z[j] = theta[(size_t) i * dim + j] - mean[j];
-    if (p->kind == SG_PRECOND_DIAGONAL) {
-      for (int j = 0; j < dim; j++) z[j] /= p->factor[j];
-    } else if (p->kind == SG_PRECOND_DENSE) {
-      /* forward substitution: z <- L^-1 z */
-      for (int j = 0; j < dim; j++) {
-        double v = z[j];
-        for (int k = 0; k < j; k++) v -= p->factor[j + (size_t) k * dim] * z[k];
-        z[j] = v / p->factor[j + (size_t) j * dim];
-      }
-    }
-    for (int j = 0; j < dim; j++) ss += z[j] * z[j];
-    total += w * ss;
-  }
+  for (int i = 0; i < M; i++)
+    total += exp(logw[i] - lse) * whitened_norm2(p, theta + (size_t) i * dim, mean, z);
   return total / dim;
 }
 

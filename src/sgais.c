@@ -12,7 +12,8 @@
  *       grad U(theta) = ... + G(a) + (n_prev / |B|) sum_B [grad log p(y|theta) - grad log p(y|a)]
  *     with the anchor a the weighted particle mean and G(a) the exact gradient sum over all
  *     earlier observations at a, kept up to date chunk by chunk and recomputed (re-anchoring)
- *     whenever n_prev has doubled since, which costs O(N) gradient evaluations in all. The
+ *     whenever n_prev has doubled since, which costs O(N) gradient evaluations in all, or when
+ *     the particles have moved more than SGAIS_REANCHOR_DISTANCE target widths from it. The
  *     mini-batch noise then shrinks with the posterior, instead of heating it in proportion to n;
  *   - the exact potential while n_prev <= exact_until (thesis Section 4.1: the early terms
  *     dominate the error), with early_particles particles, resampled down to `particles` when
@@ -39,6 +40,14 @@
  * preconditioner averages each new particle covariance with the earlier ones (rescaled to the
  * current n) with this weight, about ten chunks' worth (precond.c). */
 #define SGAIS_PRECOND_SMOOTHING 0.1
+/* The control variate's error grows with the distance between the particles and the anchor
+ * (the difference grad log p(y|theta) - grad log p(y|a) is about the per-observation Hessian
+ * times theta - a), so the anchor also moves when the weighted particle mean is more than this
+ * many target widths (root mean square per coordinate, in the preconditioner's metric) from it.
+ * In a stationary stream the mean drifts by about one width while n doubles, so the doubling
+ * rule re-anchors first; after a shift in the data the posterior moves by many widths within
+ * a chunk, and a distant anchor turns the gradient noise into a heated, exploding target. */
+#define SGAIS_REANCHOR_DISTANCE 2.0
 
 typedef struct {
   sg_anneal_settings a;
@@ -54,7 +63,7 @@ typedef struct {
 
 /* One entry per processed chunk. */
 typedef struct {
-  int *n, *annealing_steps, *resamples, *sghmc_steps, *divergent;
+  int *n, *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors;
   double *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
       *gradient_evaluations, *likelihood_evaluations;
 } sgais_trace;
@@ -131,18 +140,26 @@ static void check_chunk_loglik(const double *loglik, int M, int from, int to, in
   }
 }
 
-/* Re-anchor at the weighted particle mean when the earlier data have doubled since the last
- * anchor (or there is none), recomputing G over all of them; otherwise G is already current. */
-static void refresh_anchor(const sg_model *m, sgais_anchor *a, const double *theta,
-                           const double *logw, int M, int n_prev, sg_counter *count) {
-  if (a->n_anchor > 0 && n_prev < 2 * a->n_anchor) return;
+/* Re-anchor at the weighted particle mean when there is no anchor, when the earlier data have
+ * doubled since the last one, or when the mean is more than SGAIS_REANCHOR_DISTANCE target
+ * widths from it (needs the preconditioner), recomputing G over all earlier data; otherwise G
+ * is already current. Returns 1 when it re-anchored. mean: dim scratch; work: dim scratch. */
+static int refresh_anchor(const sg_model *m, sgais_anchor *a, const double *theta,
+                          const double *logw, int M, int n_prev, const sg_precond *pcp,
+                          double *mean, double *work, sg_counter *count) {
   const int dim = m->dim;
   double lse = sg_log_sum_exp(logw, M);
-  memset(a->theta, 0, dim * sizeof(double));
+  memset(mean, 0, dim * sizeof(double));
   for (int i = 0; i < M; i++) {
     double w = exp(logw[i] - lse);
-    for (int j = 0; j < dim; j++) a->theta[j] += w * theta[(size_t) i * dim + j];
+    for (int j = 0; j < dim; j++) mean[j] += w * theta[(size_t) i * dim + j];
   }
+  if (a->n_anchor > 0 && n_prev < 2 * a->n_anchor &&
+      (!pcp || pcp->acc_n == 0.0 ||
+       sg_precond_distance2(pcp, mean, a->theta, work) <=
+           SGAIS_REANCHOR_DISTANCE * SGAIS_REANCHOR_DISTANCE))
+    return 0;
+  memcpy(a->theta, mean, dim * sizeof(double));
   memset(a->grad, 0, dim * sizeof(double));
   sg_model_log_lik(m, a->theta, NULL, 0, n_prev, 1.0, a->grad, count);
   if (!sg_all_finite(a->grad, dim))
@@ -150,6 +167,7 @@ static void refresh_anchor(const sg_model *m, sgais_anchor *a, const double *the
                  "(observations 1 to %d).", n_prev);
   a->n_anchor = n_prev;
   a->n_grad = n_prev;
+  return 1;
 }
 
 /* Resamples the M_from particles (systematically, in proportion to their weights) down to M_to,
@@ -181,6 +199,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   double *grad = (double *) R_alloc(dim, sizeof(double));
   double *before = (double *) R_alloc(dim, sizeof(double));
   double *acc = (double *) R_alloc(M_cap, sizeof(double));
+  double *mean = (double *) R_alloc(dim, sizeof(double));
   sg_anneal_scratch scratch;
   sg_anneal_scratch_alloc(&scratch, M_cap, dim);
   sg_kernel kernel;
@@ -220,8 +239,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       pcp->n = n_now;
       pcp->smoothing = target.exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
     }
+    int reanchors = 0;
     if (s->control_variates && !target.exact) {
-      refresh_anchor(m, anchor, theta, logw, M, n_done, &count);
+      reanchors += refresh_anchor(m, anchor, theta, logw, M, n_done, pcp, mean, work, &count);
       target.anchor = anchor;
     }
 
@@ -249,7 +269,10 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
       steps++;
 
-      /* Line 9: SGHMC moves leaving f at the new lambda invariant. */
+      /* Line 9: SGHMC moves leaving f at the new lambda invariant. The reweighting may have
+       * moved the particles' mean far from the anchor (a shift in the data): follow it. */
+      if (target.anchor)
+        reanchors += refresh_anchor(m, anchor, theta, logw, M, n_done, pcp, mean, work, &count);
       target.lambda = lambda;
       int k = sg_move_steps(mv, ess, target_ess, M);
       const int metropolis = pot.log_target && mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
@@ -308,6 +331,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->sghmc_steps[chunks] = moves;
     tr->min_ess[chunks] = min_ess;
     tr->divergent[chunks] = divergent;
+    tr->reanchors[chunks] = reanchors;
     tr->acceptance[chunks] = acc_steps ? acc_sum / acc_steps : NA_REAL;
     tr->step_size[chunks] = sqrt(kernel.eta);
     tr->predicted_var[chunks] = predicted_var;
@@ -389,7 +413,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
 
   const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end",
                         "precond_cov", "precond_n", "precond_ess", "n", "log_evidence", "annealing_steps", "resamples", "sghmc_steps",
-                        "divergent", "min_ess", "ess", "predicted_var", "acceptance", "step_size",
+                        "divergent", "reanchors", "min_ess", "ess", "predicted_var", "acceptance", "step_size",
                         "seconds", "gradient_evaluations", "likelihood_evaluations"};
   const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 9;
   int nprot = 0, max_chunks = (int) ((to - from + (double) s.chunk_size - 1) / s.chunk_size);
@@ -420,6 +444,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   tr.resamples = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
   tr.sghmc_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
   tr.divergent = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.reanchors = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
   tr.min_ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.predicted_var = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;

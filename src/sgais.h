@@ -141,6 +141,8 @@ int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, 
  * work is scratch of 2 dim. */
 double sg_precond_spread(const sg_precond *p, const double *theta, const double *logw, int M,
                          double *work);
+/* The squared distance between x and y in the metric Sigma^-1, per coordinate. work: dim. */
+double sg_precond_distance2(const sg_precond *p, const double *x, const double *y, double *work);
 /* out = Sigma g; x = L x in place; out = L' g. */
 void sg_precond_apply(const sg_precond *p, const double *g, double *out);
 void sg_precond_factor_apply(const sg_precond *p, double *x);

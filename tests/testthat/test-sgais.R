@@ -46,7 +46,7 @@ test_that("the trajectory has the documented columns and a consistent cost", {
   expect_named(tr, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                      "gradient_evaluations", "likelihood_evaluations", "log_evidence_per_obs",
                      "log_predictive", "log_predictive_per_obs", "annealing_steps", "min_ess", "resamples", "sghmc_steps", "acceptance",
-                     "step_size", "divergent", "partial"))
+                     "step_size", "divergent", "reanchors", "partial"))
   expect_identical(tr$partial, c(FALSE, FALSE, FALSE, FALSE, TRUE))
   expect_equal(cumsum(tr$log_predictive), tr$log_evidence)
   expect_equal(tr$log_predictive_per_obs, tr$log_predictive / c(300, 300, 300, 300, 34))
@@ -265,4 +265,26 @@ test_that("the robust default is accurate with 20 covariates", {
   err <- log_evidence(quiet_sgais(model, seed = 11)) - exact_log_evidence(model)
   expect_gt(err, -0.01 - 4 * 0.70)
   expect_lt(err, -0.01 + 4 * 0.70)
+})
+
+test_that("an abrupt change in the data re-anchors the control variates instead of exploding", {
+  # Coefficients change at observation 2,500 of 4,000: the posterior moves many widths inside
+  # one chunk. Before the anchor followed the particles, SGHMC spread them by 1e3 to 1e25 and
+  # the run stopped (seeds 4-9). Measured on seeds 4-9: error -2.9 +- 1.75 nats (the mini-batch
+  # moves lag behind the jump), 16-17 re-anchors; the bound is that mean +- 4 sd; seed 21 tests.
+  set.seed(3)
+  n <- 4000
+  x <- matrix(rnorm(n * 5), n, 5)
+  beta <- ifelse(seq_len(n) <= 2500, 1, 0) %o% c(1, -1, 0.5, 0, 2) +
+    ifelse(seq_len(n) > 2500, 1, 0) %o% c(-1, 1, 0.5, 1, 0)
+  d <- data.frame(y = rowSums(x * beta) + rnorm(n), x)
+  model <- linear_regression(y ~ ., d)
+  fit <- suppressWarnings(sgais(model, seed = 21, progress = FALSE))
+  error <- fit$log_evidence - exact_log_evidence(model)
+  expect_gt(error, -10)
+  expect_lt(error, 4)
+  tr <- fit$trajectory
+  # more re-anchors than the doubling rule alone makes (exact phase to 1,000, then 1,500, 3,000)
+  expect_gt(sum(tr$reanchors), 3)
+  expect_gt(sum(tr$reanchors[tr$n > 2500]), 0)
 })
