@@ -50,15 +50,27 @@ log_mean_exp <- function(x) {
   log_sum_exp(x) - log(length(x))
 }
 
-# The standard error of log(mean(Z_r)) from replicate log evidences x (delta method:
-# sd(Z_r) / (sqrt(R) mean(Z_r)), computed with Z_r scaled by its largest value). NA for one
-# replicate. The mean of R replicates is unbiased for Z, its log is not: for a spread s of the
-# replicates' log Z, log mean(Z) is low by about s^2 / (2 R), and with a heavy right tail of Z_r
-# the replicates seldom show it, so the SE understates the error when s is large (see ?sgais).
+# The standard error of log(mean(Z_r)) from replicate log evidences x: the jackknife over
+# replicates, sqrt((R - 1) / R * sum_r (L_(r) - mean L_(.))^2) with L_(r) the log-mean-exp
+# without replicate r. NA for one replicate. For replicates that agree it is the delta method's
+# sd(Z_r) / (sqrt(R) mean(Z_r)); unlike the delta method it is not bounded when one replicate
+# dominates the mean (the delta method's SE is then about 1 nat however far the others are:
+# two replicates d nats apart get tanh(d / 2), the jackknife d / 2), so an estimate that rests
+# on one replicate shows an SE as large as the replicates' disagreement.
+# The mean of R replicates is unbiased for Z, its log is not: for a spread s of the replicates'
+# log Z, log mean(Z) is low by about s^2 / (2 R), and with a heavy right tail of Z_r the
+# replicates seldom show it, so the SE understates the error when s is large (see ?sgais).
 log_mean_exp_se <- function(x) {
-  if (length(x) < 2L || !all(is.finite(x))) return(NA_real_)
+  r <- length(x)
+  if (r < 2L || !all(is.finite(x))) return(NA_real_)
+  # leave-one-out log-mean-exp, relative to max(x) so that no sum overflows or cancels badly
   z <- exp(x - max(x))
-  stats::sd(z) / (sqrt(length(z)) * mean(z))
+  loo <- log(sum(z) - z) - log(r - 1)
+  # sum(z) - z can cancel to a tiny or zero value when one replicate dominates: recompute those
+  # directly from the other replicates
+  bad <- !(sum(z) - z > 1e-8 * sum(z))
+  loo[bad] <- vapply(which(bad), function(i) log_mean_exp(x[-i]) - max(x), numeric(1))
+  sqrt((r - 1) / r * sum((loo - mean(loo))^2))
 }
 
 # Per-replicate diagnostics of an annealing run (SGAIS or AIS) from its trace: the chi-square

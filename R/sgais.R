@@ -42,8 +42,11 @@
 #' @section Standard error and how far to trust it:
 #' With `replicates = R > 1`, R independent runs are combined by the mean of their evidence
 #' estimates (log-mean-exp of the log evidences), which is unbiased for \eqn{Z}, and
-#' `log_evidence_se` is the delta-method standard error \eqn{sd(\hat Z_r) / (\sqrt R \,
-#' mean(\hat Z_r))}{sd(Z_r) / (sqrt(R) mean(Z_r))}, along the whole trajectory too. The
+#' `log_evidence_se` is the jackknife standard error of that log-mean-exp over the replicates,
+#' along the whole trajectory too. When the replicates agree it equals the delta-method
+#' \eqn{sd(\hat Z_r) / (\sqrt R \, mean(\hat Z_r))}{sd(Z_r) / (sqrt(R) mean(Z_r))}; unlike
+#' it, it grows with their disagreement when one replicate dominates the mean (as when only some
+#' runs found a posterior mode), where the delta method stays near 1 nat. The
 #' replicates run through the future framework (\pkg{future.apply}, `future.seed = TRUE`), so
 #' `future::plan(future::multisession)` runs them on the cores of this machine and a cluster plan
 #' on a cluster, with the same result under every plan.

@@ -22,7 +22,8 @@
 # default here). --quick runs the cases with n <= 10^4 and 2 replicates. --report reads the CSV
 # files of earlier runs (e.g. of different --cases) and prints the targets over all of them. The replicates run through the future
 # framework on `workers` local processes (future::plan(multisession)). The results are also
-# written to a CSV file (by default inst/validation/results-<date>.csv).
+# written to a CSV file (by default inst/validation/results-<date>.csv), with every replicate's
+# log evidence (column replicate_log_evidence, separated by ";").
 #
 # Run from the package's root with sgais installed. The 17 exact cases with 10 replicates take
 # about 40 minutes on 2 cores; the Stan cases of references.csv about as long again.
@@ -65,6 +66,8 @@ run_method <- function(method, model) {
     estimate = fit$log_evidence,
     se = if (is.null(fit$log_evidence_se)) NA_real_ else fit$log_evidence_se,
     predicted_sd = max(fit$diagnostics$predicted_sd),
+    # every replicate's log evidence, so that other combinations and SEs can be checked later
+    replicate_log_evidence = paste(sprintf("%.10g", fit$replicate_log_evidence), collapse = ";"),
     seconds = proc.time()[["elapsed"]] - t0,
     gradients = fit$gradient_evaluations
   )
@@ -97,7 +100,8 @@ for (case in cases) {
       estimate = if (is.null(res)) NA else res$estimate, se = if (is.null(res)) NA else res$se,
       predicted_sd = if (is.null(res)) NA else res$predicted_sd,
       seconds = if (is.null(res)) NA else res$seconds,
-      gradients = if (is.null(res)) NA else res$gradients
+      gradients = if (is.null(res)) NA else res$gradients,
+      replicate_log_evidence = if (is.null(res)) NA else res$replicate_log_evidence
     )
     row$error <- row$estimate - row$reference
     row$error_in_se <- row$error / row$se

@@ -1,11 +1,14 @@
-test_that("replicates combine by log-mean-exp with a delta-method standard error", {
+test_that("replicates combine by log-mean-exp with a jackknife standard error", {
   model <- small_model(1000)
   fit <- quiet_sgais(model, replicates = 3, seed = 1)
   z <- fit$replicate_log_evidence
   expect_length(z, 3)
   expect_equal(fit$log_evidence, log(mean(exp(z - max(z)))) + max(z))
+  loo <- vapply(1:3, function(i) log(mean(exp(z[-i] - max(z)))), numeric(1))
+  expect_equal(fit$log_evidence_se, sqrt(2 / 3 * sum((loo - mean(loo))^2)))
+  # for replicates that agree, about the delta method's
   w <- exp(z - max(z))
-  expect_equal(fit$log_evidence_se, sd(w) / (sqrt(3) * mean(w)))
+  expect_equal(fit$log_evidence_se, sd(w) / (sqrt(3) * mean(w)), tolerance = 0.2)
   expect_equal(fit$replicate_sd, sd(z))
   # the trajectory carries the combination and its SE at every n
   tr <- fit$trajectory
@@ -42,6 +45,13 @@ test_that("log_mean_exp_se() is stable and NA where undefined", {
   expect_true(is.na(sgais:::log_mean_exp_se(c(1, NA))))
   expect_equal(sgais:::log_mean_exp_se(c(-1e6, -1e6)), 0)
   expect_equal(sgais:::log_mean_exp(c(-1e6, -1e6 + log(3))), -1e6 + log(2))
+  # one dominating replicate: the SE shows the disagreement (the delta method says tanh(d / 2))
+  expect_equal(sgais:::log_mean_exp_se(c(0, -2000)), 1000)
+  expect_equal(sgais:::log_mean_exp_se(c(-1e6, -1e6 - 4)), 2)
+  x <- c(-1557, rep(-1557.5, 8), -1247)
+  loo <- vapply(seq_along(x), function(i) sgais:::log_mean_exp(x[-i]), numeric(1))
+  expect_equal(sgais:::log_mean_exp_se(x), sqrt(9 / 10 * sum((loo - mean(loo))^2)))
+  expect_gt(sgais:::log_mean_exp_se(x), 250)
 })
 
 test_that("replicates give identical results under sequential and multisession plans", {
