@@ -1,0 +1,92 @@
+# A trajectory with the columns shift_scores() reads: chunks of 500, log predictive per
+# observation x (with noise) and annealing steps.
+fake_trajectory <- function(x, steps = rep(2, length(x))) {
+  data.frame(n = 500 * seq_along(x), log_predictive_per_obs = x, annealing_steps = steps,
+             partial = FALSE)
+}
+
+test_that("the scores follow the documented rule", {
+  set.seed(1)
+  x <- c(-6, -4 + rnorm(29, sd = 0.03))
+  x[16] <- x[16] - 1  # a chunk predicted 1 nat per observation worse
+  s <- sgais:::shift_scores(fake_trajectory(x), threshold = 5)
+  expect_identical(s$chunk, 1:30)
+  expect_identical(s$at, 500 * (0:29))
+  expect_true(all(is.na(s$score[1:2])))  # the first is from the prior; the second has no baseline
+  noise <- mad(diff(x[-1])) / sqrt(2)
+  base <- 2:15
+  expect_equal(s$baseline_log_predictive_per_obs[16], median(x[base]))
+  expect_equal(s$surprise[16], (median(x[base]) - x[16]) / max(mad(x[base]), noise))
+  expect_identical(which(s$flagged), 16L)
+  expect_identical(s$signal[16], "surprise")
+  # after the flag, the baseline restarts at the flagged chunk
+  expect_equal(s$baseline_log_predictive_per_obs[17], x[16])
+  expect_equal(s$baseline_log_predictive_per_obs[18], median(x[16:17]))
+  # one-sided: a chunk predicted better is no shift
+  y <- x
+  y[16] <- x[16] + 2
+  expect_false(any(sgais:::shift_scores(fake_trajectory(y), 5)$flagged))
+  # the threshold is the knob
+  expect_false(any(sgais:::shift_scores(fake_trajectory(x), 1000)$flagged))
+})
+
+test_that("annealing effort alone can flag a chunk, but a step or two more cannot", {
+  set.seed(2)
+  x <- -4 + rnorm(30, sd = 0.03)
+  steps <- c(30, rep(2, 29))
+  steps[c(10, 20)] <- c(4, 60)
+  s <- sgais:::shift_scores(fake_trajectory(x, steps), threshold = 5)
+  expect_identical(which(s$flagged), 20L)
+  expect_identical(s$signal[20], "effort")
+  expect_equal(s$effort[20], (sqrt(60) - sqrt(2)) / 0.5)
+  expect_lt(s$effort[10], 5)
+})
+
+test_that("a partial last chunk and short trajectories are not scored", {
+  tr <- fake_trajectory(c(-6, -4, -4.01, -3.99, -9))
+  tr$partial[5] <- TRUE
+  s <- sgais:::shift_scores(tr, 5)
+  expect_identical(nrow(s), 4L)
+  expect_false(any(s$flagged))
+  expect_identical(nrow(sgais:::shift_scores(fake_trajectory(c(-6, -4)), 5)), 2L)
+})
+
+test_that("detect_shifts() finds the changes of the shifting mixture and none when shuffled", {
+  # the paper's stream: 3, then 5, then 7 clusters, changes at 1,000 and 10,000; its first
+  # 14,000 observations, and a shuffled copy of them (the same data, no change)
+  data <- simulate_shifting_mixture(seed = 1)[1:14000, c("y1", "y2")]
+  fit <- quietly(sgais(gaussian_mixture(data, components = 3), seed = 2, progress = FALSE))
+  shifts <- detect_shifts(fit)
+  expect_s3_class(shifts, "sgais_shifts")
+  expect_identical(as.data.frame(shifts)$at, c(1000, 10000))
+  expect_true(all(as.data.frame(shifts)$signal == "surprise"))
+  expect_output(print(shifts), "2 shifts detected in 14,000 observations")
+  expect_output(print(shifts), "10,001-10,500")
+  scores <- as.data.frame(shifts, which = "scores")
+  expect_identical(nrow(scores), 28L)
+
+  set.seed(5)
+  shuffled <- data[sample(nrow(data)), ]
+  fit2 <- quietly(sgais(gaussian_mixture(shuffled, components = 3), seed = 2, progress = FALSE))
+  none <- detect_shifts(fit2)
+  expect_identical(nrow(as.data.frame(none)), 0L)
+  expect_output(print(none), "No shift detected")
+})
+
+test_that("detect_shifts() scores each model of a comparison and checks its arguments", {
+  data <- simulate_linear_regression(3000, seed = 4)
+  cmp <- compare_models(list(all = linear_regression(y ~ ., data),
+                             one = linear_regression(y ~ x1, data)),
+                        data, seed = 1, progress = FALSE, chunk_size = 250)
+  s <- detect_shifts(cmp)
+  expect_identical(unique(s$scores$model), c("all", "one"))
+  expect_identical(nrow(s$shifts), 0L)
+  fit <- cmp$fits$all
+  expect_error(detect_shifts(fit, threshold = -1), "`threshold` must be a positive", class = "sgais_error")
+  expect_error(detect_shifts(ais(cmp$fits$all$model, seed = 1, progress = FALSE)),
+               "only SGAIS makes", class = "sgais_error_argument")
+  expect_error(detect_shifts(1), "a comparison from compare_models", class = "sgais_error")
+  bad <- detect_shifts(fit)
+  bad$shifts <- NULL
+  expect_error(print(bad), "not a valid sgais_shifts", class = "sgais_error_corrupt")
+})
