@@ -30,7 +30,7 @@
 #'   `model`, `n`, `log_evidence`, `log_evidence_se`, `log_bayes_factor` (against the best model
 #'   at that `n`) and `probability` (the posterior model probability). Use `print()`, `summary()`
 #'   and `as.data.frame()` (the trajectory).
-#' @seealso [sgais()]
+#' @seealso [sgais()], [detect_shifts()] (each model's trajectory scored for shifts)
 #' @export
 #' @examples
 #' data <- simulate_linear_regression(5000, seed = 1)

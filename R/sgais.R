@@ -126,7 +126,7 @@
 #'   Importance Sampling for Efficient Online Marginal Likelihood Estimation. *Entropy* 21(11),
 #'   1109. \doi{10.3390/e21111109}
 #' @seealso [sgais_control()] for the tuning, [ais()] and [nested_sampling()] for reference
-#'   estimates.
+#'   estimates, [detect_shifts()] for changes in the data read from the trajectory.
 #' @export
 #' @examples
 #' data <- simulate_linear_regression(5000, seed = 1)

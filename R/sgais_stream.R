@@ -36,7 +36,7 @@
 #' @param checkpoint_every Seconds between checkpoint writes.
 #' @inheritParams sgais
 #' @return A fit from [sgais()] on all rows of the stream.
-#' @seealso [sgais()], [compare_models()]
+#' @seealso [sgais()], [compare_models()], [detect_shifts()] to find where the stream changed
 #' @export
 #' @examples
 #' data <- simulate_linear_regression(6000, seed = 1)
