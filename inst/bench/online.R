@@ -2,7 +2,7 @@
 #   1. cost per chunk at n ~ 10^4, 10^5 and 10^6 on the paper's linear regression, both presets
 #      (median seconds and gradient evaluations per chunk over 21 chunks around each n, and the
 #      mean including the control-variate re-anchors, which come once per doubling of n);
-#      target: last / first <= 1.2;
+#      target: last / first <= 1.2; and detect_shifts() on these stationary streams;
 #   2. the peak memory of the run (R's heap, gc()) at 10^6;
 #   3. streams: sgais_stream() from a data frame in memory, a CSV file and an SQLite query,
 #      seconds against plain sgais() on the same rows (target: the source adds <= 20%);
@@ -46,6 +46,9 @@ if (1 %in% parts || 2 %in% parts) {
     cat(sprintf("  last / first: seconds %.2f, gradients %.2f (target <= 1.2)\n",
                 at["median_seconds", 3] / at["median_seconds", 1],
                 at["median_gradients", 3] / at["median_gradients", 1]))
+    sh <- detect_shifts(fit)
+    cat(sprintf("  detect_shifts() on this stationary stream: %d flagged, largest score %.1f\n",
+                nrow(as.data.frame(sh)), max(sh$scores$score, na.rm = TRUE)))
     if (2 %in% parts) {
       cat(sprintf("  peak R heap during the run: %.0f Mb (the data: %.0f Mb); reservoir_size is not implemented\n",
                   peak, as.numeric(utils::object.size(model)) / 2^20))

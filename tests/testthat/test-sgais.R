@@ -288,3 +288,21 @@ test_that("an abrupt change in the data re-anchors the control variates instead 
   expect_gt(sum(tr$reanchors), 3)
   expect_gt(sum(tr$reanchors[tr$n > 2500]), 0)
 })
+
+test_that("mini-batch moves that spread the particles are redone with half the step", {
+  # The paper's mixture on data whose smallest component has a wide, correlated posterior: when
+  # the exact phase ends (n = 2,500) the moves with the configured 0.3 widths spread the
+  # particles 9 to 24 times (seeds 2-6; the run used to stop with an error there). They are
+  # undone and redone with 0.15, which stays for the rest of the run.
+  data <- simulate_gaussian_mixture(3500, components = 3, seed = 102)
+  fit <- quietly(sgais(gaussian_mixture(data, components = 3), seed = 2, progress = FALSE))
+  tr <- fit$trajectory
+  expect_identical(tr$n, seq(500L, 3500L, by = 500L))
+  expect_equal(tr$step_size[tr$n > 2500], c(0.15, 0.15))
+  expect_true(is.finite(fit$log_evidence))
+  # continuing from before the halving gives the same run: the halved step is in the state
+  first <- quietly(sgais(gaussian_mixture(data[1:2500, ], components = 3), seed = 2,
+                         progress = FALSE))
+  expect_identical(quietly(sgais(first, data[2501:3500, ], progress = FALSE))$log_evidence,
+                   fit$log_evidence)
+})
