@@ -83,7 +83,10 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     damping. The number of steps adapts to how far the target moved: `sghmc_steps` after a
 #'     full annealing step (incremental ESS at `target_ess`), fewer, down to `min_sghmc_steps`,
 #'     when a chunk barely changed the posterior, in proportion to the chi-square distance
-#'     \eqn{M / ESS - 1}.}
+#'     \eqn{M / ESS - 1}. Mini-batch moves have no Metropolis test, so SGAIS checks them: moves
+#'     that leave the particles more than 4 times as spread (in the metric) as before are undone
+#'     and redone with half the step, which then stays halved (trajectory column `step_size`);
+#'     after 4 halvings it stops with an error.}
 #'   \item{Control-variate gradients (SGAIS).}{The mini-batch estimate of the gradient over the
 #'     earlier observations is centred at an anchor \eqn{\hat\theta}{a} (the weighted particle
 #'     mean): \eqn{G(\hat\theta) + (n_{prev}/|B|) \sum_B [\nabla \log p(y \mid \theta) - \nabla
