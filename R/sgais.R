@@ -280,15 +280,16 @@ new_sgais_fit <- function(model, runs, settings, call, seed) {
   mean_of <- function(col) rowMeans(matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n)))
   sum_of <- function(col) rowSums(matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n)))
   le <- apply(log_z, 1, log_mean_exp)
+  # each chunk's sequential log predictive log p(C | earlier data) = the change in log Z
+  # (paper Section 5; a jump flags data the model did not expect)
+  lp <- diff(c(0, le))
   trajectory <- data.frame(
     n = n,
     log_evidence = le,
     log_evidence_se = apply(log_z, 1, log_mean_exp_se),
     log_evidence_per_obs = le / n,
-    # the chunk's sequential log predictive log p(C | earlier data) = the change in log Z
-    # (paper Section 5; a jump flags data the model did not expect)
-    log_predictive = diff(c(0, le)),
-    log_predictive_per_obs = diff(c(0, le)) / diff(c(0L, n)),
+    log_predictive = lp,
+    log_predictive_per_obs = lp / diff(c(0L, n)),
     annealing_steps = mean_of("annealing_steps"),
     min_ess = do.call(pmin, lapply(traces, `[[`, "min_ess")),
     ess = mean_of("ess"),

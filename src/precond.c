@@ -211,11 +211,7 @@ double sg_precond_spread(const sg_precond *p, const double *theta, const double 
   const int dim = p->dim;
   double *mean = work, *z = work + dim;
   double lse = sg_log_sum_exp(logw, M), total = 0.0;
-  memset(mean, 0, dim * sizeof(double));
-  for (int i = 0; i < M; i++) {
-    double w = exp(logw[i] - lse);
-    for (int j = 0; j < dim; j++) mean[j] += w * theta[(size_t) i * dim + j];
-  }
+  sg_weighted_mean(theta, logw, M, dim, mean);
   for (int i = 0; i < M; i++)
     total += exp(logw[i] - lse) * whitened_norm2(p, theta + (size_t) i * dim, mean, z);
   return total / dim;

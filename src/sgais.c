@@ -155,12 +155,7 @@ static int refresh_anchor(const sg_model *m, sgais_anchor *a, const double *thet
                           const double *logw, int M, int n_prev, const sg_precond *pcp,
                           double *mean, double *work, sg_counter *count) {
   const int dim = m->dim;
-  double lse = sg_log_sum_exp(logw, M);
-  memset(mean, 0, dim * sizeof(double));
-  for (int i = 0; i < M; i++) {
-    double w = exp(logw[i] - lse);
-    for (int j = 0; j < dim; j++) mean[j] += w * theta[(size_t) i * dim + j];
-  }
+  sg_weighted_mean(theta, logw, M, dim, mean);
   if (a->n_anchor > 0 && n_prev < 2 * a->n_anchor &&
       (!pcp || pcp->acc_n == 0.0 ||
        sg_precond_distance2(pcp, mean, a->theta, work) <=

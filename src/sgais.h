@@ -203,6 +203,9 @@ double sg_move_adapt(const sg_move_settings *s, double *step_size, double *accep
 /* ---------------------------------------------------------------- log-space utilities */
 
 double sg_log_sum_exp(const double *x, int n);
+/* mean = the mean of the M rows of dim in theta, weighted by exp(logw) (normalised in log
+ * space). */
+void sg_weighted_mean(const double *theta, const double *logw, int M, int dim, double *mean);
 /* ESS of the weights exp(scale * logw): (sum w)^2 / sum w^2. */
 double sg_ess(const double *logw, int n, double scale, double *work);
 /* Largest step in (0, max_delta] whose incremental ESS reaches target (paper Section 3). */

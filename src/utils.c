@@ -16,6 +16,15 @@ double sg_log_sum_exp(const double *x, int n) {
   return mx + log(s);
 }
 
+void sg_weighted_mean(const double *theta, const double *logw, int M, int dim, double *mean) {
+  double lse = sg_log_sum_exp(logw, M);
+  memset(mean, 0, dim * sizeof(double));
+  for (int i = 0; i < M; i++) {
+    double w = exp(logw[i] - lse);
+    for (int j = 0; j < dim; j++) mean[j] += w * theta[(size_t) i * dim + j];
+  }
+}
+
 /* ESS of weights w_i = exp(scale * logw_i) computed in log space:
  * log ESS = 2 logsumexp(a) - logsumexp(2a), a = scale * logw (paper Section 3). */
 double sg_ess(const double *logw, int n, double scale, double *work) {
