@@ -68,7 +68,7 @@
 ais <- function(model, ..., control = ais_control(), replicates = 1,
                 progress = default_progress(), seed = NULL) {
   call <- sys.call()
-  check_model(model, call)
+  check_all_rows(check_model(model, call), call)
   settings <- control_settings(control, list(...), "ais", call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)

@@ -14,13 +14,13 @@ control_presets <- list(
       min_sghmc_steps = NULL, step_scale = "per_observation", learning_rate = 0.1,
       step_size = 0.1, momentum_decay = 0.2, preconditioner = "none", integrator = "euler",
       batch_size = 500, chunk_size = NULL, control_variates = FALSE, exact_until = NULL,
-      early_particles = NULL
+      early_particles = NULL, reservoir_size = Inf
     ),
     robust = list(
       particles = 50, target_ess = NULL, resample = 0.5, sghmc_steps = 20, min_sghmc_steps = 5,
       step_scale = "width", learning_rate = 0.1, step_size = 0.3, momentum_decay = 0.6,
       preconditioner = "dense", integrator = "baoab", batch_size = 500, chunk_size = NULL,
-      control_variates = TRUE, exact_until = NULL, early_particles = 100
+      control_variates = TRUE, exact_until = NULL, early_particles = 100, reservoir_size = Inf
     )
   ),
   ais = list(
@@ -147,6 +147,11 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     robust preset 100). The early phase anneals away from the prior, the hardest part, and is
 #'     cheap; a dense covariance estimated from 50 particles in 14 dimensions let the particles
 #'     collapse on a real regression (+5 nats), from 100 it did not;}
+#'   \item{`reservoir_size`}{(SGAIS) how many earlier observations the mini-batches are drawn
+#'     from: `Inf` (the default), all of them, kept in the fit; or a whole number at least
+#'     `exact_until`, a uniform sample of that many (Vitter's Algorithm R), so that memory stays
+#'     bounded on an unbounded stream (paper Section 5). See "A bounded reservoir" in [sgais()]
+#'     for what it costs in accuracy;}
 #'   \item{`live_points`, `tolerance`, `max_iterations`}{(nested sampling) number of live
 #'     points, the stopping tolerance (remaining evidence as a fraction of \eqn{\hat Z}), and
 #'     the most iterations;}
@@ -284,8 +289,30 @@ resolve_settings <- function(method, v, call) {
       abort(sprintf("`early_particles` (%d) must be at least `particles` (%d).",
                     s$early_particles, s$particles), call)
     }
+    s$reservoir_size <- check_reservoir_size(v$reservoir_size, s$exact_until, call)
   }
   s
+}
+
+# Inf, or a whole number: the exact early phase needs every earlier observation, so at least
+# exact_until of them.
+check_reservoir_size <- function(x, exact_until, call) {
+  if (is_number(x) && x == Inf) return(Inf)
+  if (!is_number(x) || !is.finite(x) || x != round(x) || x < 1 || x > .Machine$integer.max) {
+    abort(sprintf("`reservoir_size` must be Inf or a whole number, not %s.", describe(x)), call)
+  }
+  if (x < exact_until) {
+    abort(sprintf(paste(
+      "`reservoir_size` (%s) must be at least `exact_until` (%s): the exact early phase uses",
+      "every earlier observation. Lower `exact_until` or enlarge the reservoir."),
+      format_count(x), format_count(exact_until)), call)
+  }
+  as.integer(x)
+}
+
+# The reservoir size of a fit's settings; fits made before it existed kept every observation.
+reservoir_cap <- function(settings) {
+  if (is.null(settings$reservoir_size)) Inf else settings$reservoir_size
 }
 
 check_choice <- function(x, arg, choices, call) {

@@ -132,6 +132,7 @@ exact_log_evidence.sgais_gaussian_mixture <- function(model, n = NULL) {
       model$hyper$components
     ), call)
   }
+  check_all_rows(model, call)
   n <- check_prefix_lengths(n, model$n, call)
   h <- model$hyper
   yt <- model$data$yt

@@ -78,6 +78,7 @@ check_response <- function(y, what, call) {
 #' @rdname exact_log_evidence
 #' @export
 exact_log_evidence.sgais_linear_regression <- function(model, n = NULL) {
+  check_all_rows(model, sys.call())
   n <- check_prefix_lengths(n, model$n, sys.call())
   s2 <- model$hyper[["noise_sd"]]^2
   t2 <- model$hyper[["prior_sd"]]^2

@@ -28,7 +28,9 @@ format.sgais_model <- function(x, ...) {
   shown <- if (length(names) > 8) c(names[1:7], "...") else names
   c(
     sprintf("<sgais model: %s>", x$label),
-    sprintf("  observations: %s", format_count(x$n)),
+    sprintf("  observations: %s%s", format_count(x$n),
+            if (model_dropped(x) > 0) sprintf(" (holds the last %s: from a fit with a bounded reservoir)",
+                                              format_count(x$n - model_dropped(x))) else ""),
     sprintf("  parameters:   %d (%s)", x$dim, paste(shown, collapse = ", ")),
     sprintf("  %-13s %s", paste0(names(x$details), ":"), x$details)
   )

@@ -57,26 +57,66 @@ model_data.default <- function(model, new_data, call = NULL) {
 model_with_data <- function(model, new_data, call = NULL) {
   data <- model_data(model, new_data, call)
   model$data <- data
-  # every model's data list leads with its matrix of one column per observation
-  model$n <- ncol(data[[1L]])
+  model$n <- data_rows(data)
+  model$dropped <- NULL
   model
 }
 
-# A copy of `model` with the rows `new_data` after its own: what a continued fit runs on (with
-# every past row kept; see sgais()). Each element of a model's data holds one column (matrix) or
-# one element (vector) per observation, so rows are added element by element.
+# A copy of `model` with the rows `new_data` after its own: what a continued fit runs on. Each
+# element of a model's data holds one column (matrix) or one element (vector) per observation,
+# so rows are added element by element.
+#
+# `model$n` counts every observation the model has seen; a model from a fit with a bounded
+# reservoir holds only its last ones, after the first `model$dropped` (see sgais(), "A bounded
+# reservoir"). Only the rows held are limited to what R can index.
 model_add_rows <- function(model, new_data, call = NULL) {
   add <- model_data(model, new_data, call)
-  n_add <- ncol(add[[1L]])
-  if (model$n + n_add > .Machine$integer.max) {
+  n_add <- data_rows(add)
+  held <- data_rows(model$data)
+  if (held + n_add > .Machine$integer.max) {
     abort(sprintf("A model can hold at most %s observations; it has %s and `new_data` %s.",
-                  format_count(.Machine$integer.max), format_count(model$n), format_count(n_add)),
+                  format_count(.Machine$integer.max), format_count(held), format_count(n_add)),
           call)
   }
   stopifnot(identical(names(add), names(model$data)))
-  model$data <- Map(function(old, new) if (is.matrix(old)) cbind(old, new) else c(old, new),
-                    model$data, add)
-  model$n <- model$n + n_add
+  model$data <- data_bind(model$data, add)
+  model$n <- as_count(model$n + n_add)
+  model
+}
+
+# A copy of `model` holding only its observations after the first `from` (it has seen them all).
+model_drop_rows <- function(model, from) {
+  dropped <- model_dropped(model)
+  if (from == dropped) return(model)
+  keep <- seq.int(from - dropped + 1, length.out = model$n - from)
+  model$data <- data_columns(model$data, keep)
+  model$dropped <- as_count(from)
+  model
+}
+
+# How many of the observations a model has seen it no longer holds.
+model_dropped <- function(model) if (is.null(model$dropped)) 0 else model$dropped
+
+# Models' data lists: every element has one column (matrix) or element (vector) per observation,
+# and the first is a matrix.
+data_rows <- function(data) ncol(data[[1L]])
+data_bind <- function(a, b) {
+  Map(function(old, new) if (is.matrix(old)) cbind(old, new) else c(old, new), a, b)
+}
+data_columns <- function(data, idx) {
+  lapply(data, function(x) if (is.matrix(x)) x[, idx, drop = FALSE] else x[idx])
+}
+
+# Estimators that start from a model need all its rows; a model from a fit with a bounded
+# reservoir holds only its last ones.
+check_all_rows <- function(model, call) {
+  dropped <- model_dropped(model)
+  if (dropped > 0) {
+    abort(sprintf(paste(
+      "`model` holds only its last %s of %s observations: it comes from a fit with a bounded",
+      "`reservoir_size`, which keeps no more. Build the model on the data again."),
+      format_count(model$n - dropped), format_count(model$n)), call, "sgais_error_rows_dropped")
+  }
   model
 }
 

@@ -81,7 +81,7 @@
 nested_sampling <- function(model, ..., control = nested_control(), replicates = 1,
                             progress = default_progress(), seed = NULL) {
   call <- sys.call()
-  check_model(model, call)
+  check_all_rows(check_model(model, call), call)
   settings <- control_settings(control, list(...), "nested_sampling", call)
   if (is.null(settings$max_walk_steps)) settings$max_walk_steps <- max(250L, 100L * model$dim)
   replicates <- check_whole_number(replicates, "replicates", 1, call)

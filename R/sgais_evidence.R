@@ -13,7 +13,7 @@ new_sgais_evidence <- function(method, log_evidence, model, run, settings, call,
   )
   structure(
     list(
-      method = method, log_evidence = log_evidence, n = as.integer(n), model = model,
+      method = method, log_evidence = log_evidence, n = as_count(n), model = model,
       settings = settings, call = call, seed = seed, initial_seed = run$initial_seed,
       final_seed = run$final_seed, seconds = run$seconds,
       gradient_evaluations = sum(run$trace$gradient_evaluations),

@@ -24,7 +24,8 @@ new_sgais_state <- function(particles, log_weights, n, resume, traces) {
 # Checks that `state` is a state a continuation can start from, for a fit of `model`: every field
 # the C sampler reads has the right type and size, so a damaged or hand-edited fit gives a clear
 # error rather than a wrong number.
-validate_sgais_state <- function(state, model, call = NULL) {
+validate_sgais_state <- function(state, model, settings, call = NULL) {
+  cap <- reservoir_cap(settings)
   bad <- function(what) {
     abort(sprintf("The fit's `state` %s, so the fit cannot be continued.", what), call,
           "sgais_error_invalid_state")
@@ -39,6 +40,10 @@ validate_sgais_state <- function(state, model, call = NULL) {
     bad("has no sampler state for its replicates")
   }
   if (!identical(state$n, model$n)) bad("does not hold as many observations as its model")
+  if (!is.list(model$data) || !is.matrix(model$data[[1L]]) ||
+      data_rows(model$data) != model$n - model_dropped(model)) {
+    bad("belongs to a model whose data are not the observations it counts")
+  }
   n_done <- NULL
   for (r in seq_along(resume)) {
     s <- resume[[r]]
@@ -55,6 +60,15 @@ validate_sgais_state <- function(state, model, call = NULL) {
       bad(sprintf("has an invalid count of observations for replicate %d", r))
     }
     n_done <- s$n
+    if (n_done < model_dropped(model)) {
+      bad(sprintf("starts before the observations its model holds, for replicate %d", r))
+    }
+    if (is.finite(cap)) {
+      if (!is_data_like(s$reservoir, model$data, min(n_done, cap))) {
+        bad(sprintf("has no valid reservoir of %s observations for replicate %d",
+                    format_count(min(n_done, cap)), r))
+      }
+    }
     if (!is.integer(s$seed) || length(s$seed) < 2L) {
       bad(sprintf("has no random number stream for replicate %d", r))
     }
@@ -77,4 +91,14 @@ format.sgais_state <- function(x, ...) {
 print.sgais_state <- function(x, ...) {
   cat(format(x, ...), sep = "\n")
   invisible(x)
+}
+
+# Whether `data` is a model data list like `like` (same elements, types and rows per observation)
+# holding `rows` observations.
+is_data_like <- function(data, like, rows) {
+  is.list(data) && identical(names(data), names(like)) &&
+    all(unlist(Map(function(x, y) {
+      typeof(x) == typeof(y) && is.matrix(x) == is.matrix(y) &&
+        (if (is.matrix(y)) nrow(x) == nrow(y) && ncol(x) == rows else length(x) == rows)
+    }, data, like)))
 }

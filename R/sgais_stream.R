@@ -7,7 +7,9 @@
 #' `sgais()` on all the rows at once with the same seed, for every source and `block_size`.
 #'
 #' The fit keeps every row it has seen (the mini-batches are drawn from all earlier rows), so
-#' memory grows with the stream; a bounded reservoir of past rows is not available yet.
+#' memory grows with the stream, unless `reservoir_size` (a setting, see [sgais_control()]) bounds
+#' it: the fit then keeps a uniform sample of that many earlier rows per replicate (see "A
+#' bounded reservoir" in [sgais()] for what it costs in accuracy).
 #'
 #' @section Interrupts, errors and checkpoints:
 #' Nothing computed is lost when a stream stops early. On an interrupt (Ctrl-C / Esc) the fit of
@@ -62,6 +64,10 @@
 #'   }
 #' })
 #' sgais_stream(model, next_rows, seed = 1)
+#'
+#' # memory bounded by a reservoir of 3000 earlier rows
+#' fit <- sgais_stream(model, file, reservoir_size = 3000, seed = 1)
+#' fit$model
 #' unlink(file)
 sgais_stream <- function(model, source, ..., control = sgais_control(), replicates = 1,
                          block_size = NULL, checkpoint = NULL, checkpoint_every = 60,

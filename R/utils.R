@@ -48,8 +48,13 @@ default_progress <- function() {
   getOption("sgais.progress", interactive())
 }
 
+# A count of observations: an integer while R can index it, else a double (exact to 2^53).
+as_count <- function(x) {
+  if (all(x <= .Machine$integer.max)) as.integer(x) else as.double(x)
+}
+
 format_count <- function(x) {
-  formatC(x, format = "d", big.mark = ",")
+  formatC(as.double(x), format = "f", digits = 0, big.mark = ",")
 }
 
 format_big <- function(x) {

@@ -59,30 +59,45 @@
 typedef struct {
   sg_anneal_settings a;
   int batch_size, chunk_size, control_variates, exact_until, early_particles;
+  int reservoir_size; /* 0: every earlier observation is kept */
 } sgais_settings;
 
-/* The control-variate anchor: a, the exact gradient sum G over observations [0, n_grad) at a,
+/* Counts of observations seen are doubles: a stream may pass 2^31 observations (only the rows
+ * held in memory, a reservoir and the current chunks, are indexed by int). */
+
+/* The earlier observations the mini-batches are drawn from (paper Section 5). Unbounded (cap 0):
+ * all of them, at buffer positions 0, ..., n_prev - 1. Bounded: a uniform sample of at most cap
+ * of them kept by Vitter's Algorithm R, slot[0..size) their buffer positions; while n_prev <=
+ * cap it holds every earlier observation, in order. */
+typedef struct {
+  int *slot;
+  int size, cap;
+} sgais_reservoir;
+
+/* The control-variate anchor: a, the gradient sum G over the n_grad earlier observations at a,
  * and n_anchor, the n_prev at which a was chosen (0: no anchor yet). */
 typedef struct {
   double *theta, *grad;
-  int n_anchor, n_grad;
+  double n_anchor, n_grad;
 } sgais_anchor;
 
 /* One entry per processed chunk. */
 typedef struct {
-  int *n, *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors;
-  double *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
+  int *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors;
+  double *n, *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
       *gradient_evaluations, *likelihood_evaluations;
 } sgais_trace;
 
-/* The stochastic potential of eq. 4 at temperature lambda for the chunk [chunk_start,
- * chunk_start + chunk_n): the chunk exactly, the n_prev earlier observations exactly when
- * `exact`, else through a mini-batch drawn with replacement and scaled by n_prev / |B|, with the
- * control variate of the anchor when there is one. */
+/* The stochastic potential of eq. 4 at temperature lambda for the chunk at buffer positions
+ * [chunk_start, chunk_start + chunk_n): the chunk exactly, the n_prev earlier observations
+ * exactly when `exact`, else through a mini-batch drawn with replacement from the `past` earlier
+ * observations held (slot: their buffer positions, NULL for 0, ..., past - 1) and scaled by
+ * n_prev / |B|, with the control variate of the anchor when there is one. */
 typedef struct {
   const sg_model *m;
-  int chunk_start, chunk_n, n_prev, batch_size, exact;
-  double lambda;
+  int chunk_start, chunk_n, past, batch_size, exact;
+  double n_prev, lambda;
+  const int *slot;
   int *idx;
   const sgais_anchor *anchor; /* NULL: plain mini-batch gradient (paper eq. 4) */
   sg_counter *count;
@@ -94,18 +109,21 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
   memset(grad, 0, m->dim * sizeof(double));
   m->log_prior(m, theta, grad);
   sg_model_log_lik(m, theta, NULL, t->chunk_start, t->chunk_n, t->lambda, grad, t->count);
-  if (t->n_prev == 0) return;
+  if (t->past == 0) return;
   if (t->exact) {
-    sg_model_log_lik(m, theta, NULL, 0, t->n_prev, 1.0, grad, t->count);
+    sg_model_log_lik(m, theta, t->slot, 0, t->past, 1.0, grad, t->count);
     return;
   }
   /* One uniform per index: R_unif_index() spends two or more and a log2() on each, a third of
    * the run time here. The non-uniformity of floor(u n) is below n / 2^32 per index. */
   for (int k = 0; k < t->batch_size; k++) {
-    int i = (int) (unif_rand() * t->n_prev);
-    t->idx[k] = (i < t->n_prev) ? i : t->n_prev - 1;
+    int i = (int) (unif_rand() * t->past);
+    if (i >= t->past) i = t->past - 1;
+    t->idx[k] = t->slot ? t->slot[i] : i;
   }
-  const double scale = (double) t->n_prev / t->batch_size;
+  /* with a bounded reservoir the mini-batch is unbiased for the sum over all n_prev earlier
+   * observations given the reservoir, itself a uniform sample of them */
+  const double scale = t->n_prev / t->batch_size;
   sg_model_log_lik(m, theta, t->idx, 0, t->batch_size, scale, grad, t->count);
   if (t->anchor) {
     for (int j = 0; j < m->dim; j++) grad[j] += t->anchor->grad[j];
@@ -122,54 +140,83 @@ static double sgais_log_target(void *ctx, const double *theta, double *grad) {
   double lf = m->log_prior(m, theta, grad);
   lf += t->lambda * sg_model_log_lik(m, theta, NULL, t->chunk_start, t->chunk_n, t->lambda, grad,
                                      t->count);
-  if (t->n_prev > 0) lf += sg_model_log_lik(m, theta, NULL, 0, t->n_prev, 1.0, grad, t->count);
+  if (t->past > 0) lf += sg_model_log_lik(m, theta, t->slot, 0, t->past, 1.0, grad, t->count);
   return lf;
 }
 
-static void abort_diverged(int n_obs) {
+static void abort_diverged(double n_obs) {
   Rf_errorcall(R_NilValue,
-               "SGHMC diverged (non-finite parameters) while adding observations up to %d; "
+               "SGHMC diverged (non-finite parameters) while adding observations up to %.0f; "
                "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", n_obs);
 }
 
 
 /* After SGHMC moves, zero likelihood everywhere means the particles ran off: say so. */
-static void check_chunk_loglik(const double *loglik, int M, int from, int to, int moved) {
+static void check_chunk_loglik(const double *loglik, int M, double from, double to, int moved) {
   switch (sg_check_loglik(loglik, M)) {
   case SG_LOGLIK_NOT_FINITE:
-    Rf_errorcall(R_NilValue, "the log-likelihood of observations %d to %d is NaN or +Inf for a particle%s.",
+    Rf_errorcall(R_NilValue, "the log-likelihood of observations %.0f to %.0f is NaN or +Inf for a particle%s.",
                  from, to, moved ? "; try a smaller step (`step_size` or `learning_rate`)" : "");
   case SG_LOGLIK_ALL_ZERO:
     if (moved)
-      Rf_errorcall(R_NilValue, "SGHMC diverged (every particle has zero likelihood on observations %d to %d); "
+      Rf_errorcall(R_NilValue, "SGHMC diverged (every particle has zero likelihood on observations %.0f to %.0f); "
                    "try a smaller step (`step_size` or `learning_rate`).", from, to);
-    Rf_errorcall(R_NilValue, "every particle has zero likelihood on observations %d to %d.", from, to);
+    Rf_errorcall(R_NilValue, "every particle has zero likelihood on observations %.0f to %.0f.", from, to);
   }
 }
 
 /* Re-anchor at the weighted particle mean when there is no anchor, when the earlier data have
  * doubled since the last one, or when the mean is more than SGAIS_REANCHOR_DISTANCE target
- * widths from it (needs the preconditioner), recomputing G over all earlier data; otherwise G
- * is already current. Returns 1 when it re-anchored. mean: dim scratch; work: dim scratch. */
-static int refresh_anchor(const sg_model *m, sgais_anchor *a, const double *theta,
-                          const double *logw, int M, int n_prev, const sg_precond *pcp,
+ * widths from it (needs the preconditioner), recomputing G over the earlier data of the target
+ * t; otherwise G is already current. Returns 1 when it re-anchored. mean, work: dim scratch.
+ * When a bounded reservoir holds only some of the earlier observations, G at the new anchor is
+ * G at the old one plus the reservoir's estimate of the change,
+ *   G(a') = G(a) + (n_prev / r) sum_reservoir [grad log p(y | a') - grad log p(y | a)],
+ * whose error is about the per-observation Hessian's sampling error times a' - a: a shift of the
+ * target's mean by about |a' - a| / sqrt(r) target widths (the exact part G(a) is kept). */
+static int refresh_anchor(const sg_model *m, sgais_anchor *a, const sgais_target *t,
+                          const double *theta, const double *logw, int M, const sg_precond *pcp,
                           double *mean, double *work, sg_counter *count) {
   const int dim = m->dim;
+  const double n_prev = t->n_prev;
   sg_weighted_mean(theta, logw, M, dim, mean);
   if (a->n_anchor > 0 && n_prev < 2 * a->n_anchor &&
       (!pcp || pcp->acc_n == 0.0 ||
        sg_precond_distance2(pcp, mean, a->theta, work) <=
            SGAIS_REANCHOR_DISTANCE * SGAIS_REANCHOR_DISTANCE))
     return 0;
-  memcpy(a->theta, mean, dim * sizeof(double));
-  memset(a->grad, 0, dim * sizeof(double));
-  sg_model_log_lik(m, a->theta, NULL, 0, n_prev, 1.0, a->grad, count);
+  if (t->past == n_prev) {
+    memcpy(a->theta, mean, dim * sizeof(double));
+    memset(a->grad, 0, dim * sizeof(double));
+    sg_model_log_lik(m, a->theta, t->slot, 0, t->past, 1.0, a->grad, count);
+  } else {
+    const double scale = n_prev / t->past;
+    if (a->n_anchor > 0) sg_model_log_lik(m, a->theta, t->slot, 0, t->past, -scale, a->grad, count);
+    else memset(a->grad, 0, dim * sizeof(double));
+    memcpy(a->theta, mean, dim * sizeof(double));
+    sg_model_log_lik(m, a->theta, t->slot, 0, t->past, scale, a->grad, count);
+  }
   if (!sg_all_finite(a->grad, dim))
     Rf_errorcall(R_NilValue, "the log-likelihood gradient at the particles' mean is not finite "
-                 "(observations 1 to %d).", n_prev);
+                 "(observations 1 to %.0f).", n_prev);
   a->n_anchor = n_prev;
   a->n_grad = n_prev;
   return 1;
+}
+
+/* Vitter's Algorithm R for the chunk's cn observations, at buffer positions base, base + 1, ...,
+ * the first of them the (n_done + 1)-th of the stream: the k-th observation seen is kept with
+ * probability cap / k, in a uniformly chosen slot, so that the reservoir is a uniform sample of
+ * every observation seen. R_unif_index() is exact also past 2^32 observations. */
+static void reservoir_add(sgais_reservoir *r, int base, int cn, double n_done) {
+  for (int k = 0; k < cn; k++) {
+    if (r->size < r->cap) {
+      r->slot[r->size++] = base + k;
+      continue;
+    }
+    double j = R_unif_index(n_done + k + 1.0);
+    if (j < r->cap) r->slot[(int) j] = base + k;
+  }
 }
 
 /* Resamples the M_from particles (systematically, in proportion to their weights) down to M_to,
@@ -185,13 +232,16 @@ static void resample_down(double *theta, double *logw, int M_from, int M_to, int
   for (int i = 0; i < M_to; i++) logw[i] = mean;
 }
 
-/* Processes chunks until n_end or until time_budget seconds have passed; returns their number.
- * theta holds the *M_io particles (rows of dim, particle-major; room for max(early_particles,
- * particles)) and logw their log-weights; *M_io becomes `particles` when the mini-batch phase
- * begins. */
+/* Processes chunks from n_done until n_end observations or until time_budget seconds have
+ * passed; returns their number. theta holds the *M_io particles (rows of dim, particle-major;
+ * room for max(early_particles, particles)) and logw their log-weights; *M_io becomes
+ * `particles` when the mini-batch phase begins. The (k + 1)-th observation of the stream is at
+ * buffer position k - buffer_start of the model's data; res holds the earlier ones that the
+ * mini-batches are drawn from. */
 static int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
                          int *M_io, sgais_anchor *anchor, double *step_size, sg_precond *pcp,
-                         int n_done, int n_end, double time_budget, sgais_trace *tr) {
+                         sgais_reservoir *res, double buffer_start, double n_done, double n_end,
+                         double time_budget, sgais_trace *tr) {
   const int dim = m->dim;
   const int M_cap = (s->early_particles > s->a.particles) ? s->early_particles : s->a.particles;
   int M = *M_io;
@@ -211,23 +261,27 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   int *idx = (int *) R_alloc(s->batch_size, sizeof(int));
 
   sg_counter count;
-  sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, idx, NULL, &count};
+  sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, 0.0, NULL, idx, NULL, &count};
   sg_potential pot = {sgais_grad_log_target, &target, NULL};
   const double start_time = sg_now();
   int chunks = 0;
 
   while (n_done < n_end) {
     const double chunk_time = sg_now();
-    const int cn = (n_end - n_done < s->chunk_size) ? n_end - n_done : s->chunk_size;
-    const int n_now = n_done + cn;
+    const int cn = (n_end - n_done < s->chunk_size) ? (int) (n_end - n_done) : s->chunk_size;
+    const double n_now = n_done + cn;
+    const int base = (int) (n_done - buffer_start);
     /* eta in the units of the move settings (ALGORITHM-NOTES, SGHMC; precond.c), with n the
      * observations in the current target; in units of the width the step is the adapted one */
     const int width = mv->scale == SG_STEP_WIDTH;
     count.likelihood = count.gradient = 0.0;
-    target.chunk_start = n_done;
+    target.chunk_start = base;
     target.chunk_n = cn;
     target.n_prev = n_done;
-    target.exact = n_done <= s->exact_until;
+    target.past = res->cap ? res->size : (int) n_done;
+    target.slot = res->cap ? res->slot : NULL;
+    /* exact while every earlier observation is held (the settings make exact_until <= cap) */
+    target.exact = n_done <= s->exact_until && target.past == n_done;
     target.anchor = NULL;
     if (!target.exact && M > s->a.particles) {
       resample_down(theta, logw, M, s->a.particles, dim, &scratch);
@@ -243,19 +297,19 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     }
     int reanchors = 0;
     if (s->control_variates && !target.exact) {
-      reanchors += refresh_anchor(m, anchor, theta, logw, M, n_done, pcp, mean, work, &count);
+      reanchors += refresh_anchor(m, anchor, &target, theta, logw, M, pcp, mean, work, &count);
       target.anchor = anchor;
     }
 
     for (int i = 0; i < M; i++)
-      loglik[i] = sg_model_log_lik(m, theta + (size_t) i * dim, NULL, n_done, cn, 1.0, NULL, &count);
+      loglik[i] = sg_model_log_lik(m, theta + (size_t) i * dim, NULL, base, cn, 1.0, NULL, &count);
     check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0);
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
     int steps = 0, resamples = 0, moves = 0, divergent = 0, acc_steps = 0;
     while (lambda < 1.0) {
       if (steps == SGAIS_MAX_ANNEALING_STEPS)
-        Rf_errorcall(R_NilValue, "annealing over observations %d to %d did not finish in %d steps; "
+        Rf_errorcall(R_NilValue, "annealing over observations %.0f to %.0f did not finish in %d steps; "
                      "try a smaller `target_ess` or `batch_size`.", n_done + 1, n_now, steps);
       /* Algorithm 1 lines 6-8: Delta by the ESS of the incremental weights, then the weights,
        * then resampling before the moves (paper Section 3) when it is due. */
@@ -274,7 +328,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       /* Line 9: SGHMC moves leaving f at the new lambda invariant. The reweighting may have
        * moved the particles' mean far from the anchor (a shift in the data): follow it. */
       if (target.anchor)
-        reanchors += refresh_anchor(m, anchor, theta, logw, M, n_done, pcp, mean, work, &count);
+        reanchors += refresh_anchor(m, anchor, &target, theta, logw, M, pcp, mean, work, &count);
       target.lambda = lambda;
       int k = sg_move_steps(mv, ess, target_ess, M);
       const int metropolis = pot.log_target && mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
@@ -309,7 +363,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
           memcpy(th, before, dim * sizeof(double));
           diverged++;
         }
-        if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, n_done, cn, 1.0, NULL, &count);
+        if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, base, cn, 1.0, NULL, &count);
       }
       if (check_spread) {
         double growth = sg_precond_spread(pcp, theta, logw, M, work) / spread_before;
@@ -320,7 +374,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
                                    1 << halvings);
             Rf_errorcall(R_NilValue,
                          "SGHMC moves spread the particles %.3g times wider than their target while "
-                         "adding observations up to %d%s: the mini-batch moves cannot sample this "
+                         "adding observations up to %.0f%s: the mini-batch moves cannot sample this "
                          "posterior; try a smaller `step_size`, more `particles` or a larger "
                          "`batch_size`.", growth, n_now, smaller);
           }
@@ -346,9 +400,23 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     }
     /* keep G(a) the gradient sum over all observations absorbed so far */
     if (anchor->n_anchor > 0) {
-      sg_model_log_lik(m, anchor->theta, NULL, n_done, cn, 1.0, anchor->grad, &count);
+      sg_model_log_lik(m, anchor->theta, NULL, base, cn, 1.0, anchor->grad, &count);
       anchor->n_grad = n_now;
     }
+    /* With a bounded reservoir, G at the first anchor is exact only while the reservoir holds
+     * every earlier observation; a G estimated from the reservoir alone would be off by about
+     * n / sqrt(r) per-observation gradients and shift the target by sqrt(n / r) widths for
+     * good. So the anchor is set here, over all n_now observations (the chunk's still in
+     * the buffer), before the reservoir starts to sample. */
+    if (res->cap && s->control_variates && anchor->n_anchor == 0 && n_now > res->cap) {
+      sg_weighted_mean(theta, logw, M, dim, anchor->theta);
+      memset(anchor->grad, 0, dim * sizeof(double));
+      sg_model_log_lik(m, anchor->theta, res->slot, 0, res->size, 1.0, anchor->grad, &count);
+      sg_model_log_lik(m, anchor->theta, NULL, base, cn, 1.0, anchor->grad, &count);
+      anchor->n_anchor = anchor->n_grad = n_now;
+      reanchors++;
+    }
+    if (res->cap) reservoir_add(res, base, cn, n_done);
 
     tr->n[chunks] = n_now;
     tr->log_evidence[chunks] = sg_log_sum_exp(logw, M) - log((double) M);
@@ -382,6 +450,18 @@ static sgais_settings settings_from_r(SEXP x) {
   s.early_particles = sg_scalar_int(sg_list_get(x, "early_particles"), "early_particles", 2);
   if (s.early_particles < s.a.particles)
     Rf_errorcall(R_NilValue, "`early_particles` must be at least `particles`.");
+  /* Inf (or NULL, as settings of older fits): unbounded */
+  SEXP rs = sg_list_get(x, "reservoir_size");
+  double r = Rf_isNull(rs) ? R_PosInf : sg_scalar_double(rs, "reservoir_size");
+  if (R_FINITE(r)) {
+    s.reservoir_size = sg_scalar_int(rs, "reservoir_size", 1);
+    if (s.reservoir_size < s.exact_until)
+      Rf_errorcall(R_NilValue, "`reservoir_size` must be at least `exact_until`.");
+  } else if (r > 0) {
+    s.reservoir_size = 0;
+  } else {
+    Rf_errorcall(R_NilValue, "`reservoir_size` must be a whole number or Inf.");
+  }
   return s;
 }
 
@@ -396,17 +476,41 @@ static SEXP state_vector(SEXP state, const char *name, int len) {
  * logw; n, the observations absorbed; anchor, anchor_grad and anchor_n, the control-variate
  * anchor, of length 0 before there is one; step_size, the adapted step in target widths, 0 at
  * the start; precond_cov, precond_n and precond_ess, the preconditioner's running covariance,
- * precond_n = 0 before there is one), adding observations up to n_end. Returns the new
- * state's fields and one trace entry per chunk processed. */
+ * precond_n = 0 before there is one; buffer_start and slots, where the model's data hold the
+ * observations: the (k + 1)-th of the stream at column k - buffer_start, and with a bounded
+ * reservoir the earlier ones it keeps at the 0-based columns `slots`), adding observations up
+ * to n_end. Returns the new state's fields and one trace entry per chunk processed. */
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget) {
   sg_model m;
   sg_model_from_r(model, &m);
   sgais_settings s = settings_from_r(settings);
   const int dim = m.dim;
-  int from = sg_scalar_int(sg_list_get(state, "n"), "state$n", 0);
-  int to = sg_scalar_int(n_end, "n_end", 0);
+  double from = sg_scalar_count(sg_list_get(state, "n"), "state$n");
+  double to = sg_scalar_count(n_end, "n_end");
+  double buffer_start = sg_scalar_count(sg_list_get(state, "buffer_start"), "state$buffer_start");
   double budget = sg_scalar_double(time_budget, "time_budget");
-  if (to > m.n_obs || from > to) Rf_errorcall(R_NilValue, "`n_end` must lie between `state$n` and the number of observations.");
+  if (from > to || from < buffer_start || to - buffer_start > m.n_obs)
+    Rf_errorcall(R_NilValue, "`n_end` must lie between `state$n` and the number of observations.");
+  /* the reservoir: its slots must point at held observations before the first new one */
+  SEXP slots_in = sg_list_get(state, "slots");
+  const int held = (int) (from - buffer_start);
+  sgais_reservoir res = {NULL, 0, s.reservoir_size};
+  if (res.cap) {
+    res.slot = (int *) R_alloc(res.cap, sizeof(int));
+    res.size = Rf_length(slots_in);
+    if (TYPEOF(slots_in) != INTSXP || res.size != (from < res.cap ? from : res.cap))
+      Rf_errorcall(R_NilValue, "`state$slots` must be an integer vector of length %.0f.",
+                   from < res.cap ? from : (double) res.cap);
+    for (int i = 0; i < res.size; i++) {
+      int k = INTEGER(slots_in)[i];
+      if (k == NA_INTEGER || k < 0 || k >= held)
+        Rf_errorcall(R_NilValue, "`state$slots` must hold columns of the model's data before "
+                     "the first new observation.");
+      res.slot[i] = k;
+    }
+  } else if (buffer_start != 0.0) {
+    Rf_errorcall(R_NilValue, "`state$buffer_start` must be 0 without a reservoir.");
+  }
   SEXP theta = sg_list_get(state, "theta");
   /* early_particles particles until the mini-batch phase, `particles` after */
   const int M_in = (TYPEOF(theta) == REALSXP && Rf_isMatrix(theta)) ? Rf_ncols(theta) : -1;
@@ -415,7 +519,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
                  from <= s.exact_until ? s.early_particles : s.a.particles);
   int M = M_in;
   SEXP logw = state_vector(state, "logw", M);
-  int anchor_n = sg_scalar_int(sg_list_get(state, "anchor_n"), "state$anchor_n", 0);
+  double anchor_n = sg_scalar_count(sg_list_get(state, "anchor_n"), "state$anchor_n");
   int has_anchor = anchor_n > 0;
   SEXP anchor_theta = state_vector(state, "anchor", has_anchor ? dim : 0);
   SEXP anchor_grad = state_vector(state, "anchor_grad", has_anchor ? dim : 0);
@@ -438,10 +542,11 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   }
 
   const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end",
-                        "precond_cov", "precond_n", "precond_ess", "n", "log_evidence", "annealing_steps", "resamples", "sghmc_steps",
-                        "divergent", "reanchors", "min_ess", "ess", "predicted_var", "acceptance", "step_size",
-                        "seconds", "gradient_evaluations", "likelihood_evaluations"};
-  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 9;
+                        "precond_cov", "precond_n", "precond_ess", "slots", "n", "log_evidence",
+                        "annealing_steps", "resamples", "sghmc_steps", "divergent", "reanchors",
+                        "min_ess", "ess", "predicted_var", "acceptance", "step_size", "seconds",
+                        "gradient_evaluations", "likelihood_evaluations"};
+  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 10;
   int nprot = 0, max_chunks = (int) ((to - from + (double) s.chunk_size - 1) / s.chunk_size);
   SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol)); nprot++;
   SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol)); nprot++;
@@ -449,11 +554,12 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   SEXP logw_out = sg_new_column(out, names, 1, cols[1], REALSXP, M);
   SEXP anchor_out = sg_new_column(out, names, 2, cols[2], REALSXP, dim);
   SEXP anchor_grad_out = sg_new_column(out, names, 3, cols[3], REALSXP, dim);
-  SEXP anchor_n_out = sg_new_column(out, names, 4, cols[4], INTSXP, 1);
+  SEXP anchor_n_out = sg_new_column(out, names, 4, cols[4], REALSXP, 1);
   SEXP step_out = sg_new_column(out, names, 5, cols[5], REALSXP, 1);
   SEXP acc_out = sg_new_column(out, names, 6, cols[6], REALSXP, acc_len);
   SEXP acc_n_out = sg_new_column(out, names, 7, cols[7], REALSXP, 1);
   SEXP acc_ess_out = sg_new_column(out, names, 8, cols[8], REALSXP, 1);
+  SEXP slots_out = sg_new_column(out, names, 9, cols[9], INTSXP, 0);
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
   memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
   Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
@@ -464,7 +570,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   }
   sgais_trace tr;
   int c = first_trace;
-  tr.n = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.n = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.log_evidence = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.annealing_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
   tr.resamples = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
@@ -483,8 +589,13 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
 
   GetRNGstate();
   int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &M, &anchor, &step_size,
-                             pcp, from, to, budget, &tr);
+                             pcp, &res, buffer_start, from, to, budget, &tr);
   PutRNGstate();
+  if (res.cap) {
+    slots_out = Rf_allocVector(INTSXP, res.size);
+    SET_VECTOR_ELT(out, 9, slots_out);
+    memcpy(INTEGER(slots_out), res.slot, res.size * sizeof(int));
+  }
   if (M != M_in) {
     /* fewer particles now: the first M columns and weights */
     SEXP th = Rf_allocMatrix(REALSXP, dim, M);
@@ -497,7 +608,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   REAL(acc_n_out)[0] = pcp ? pc.acc_n : 0.0;
   REAL(acc_ess_out)[0] = pcp ? pc.acc_ess : 0.0;
 
-  INTEGER(anchor_n_out)[0] = anchor.n_anchor;
+  REAL(anchor_n_out)[0] = anchor.n_anchor;
   if (anchor.n_anchor == 0) {
     SET_VECTOR_ELT(out, 2, Rf_allocVector(REALSXP, 0));
     SET_VECTOR_ELT(out, 3, Rf_allocVector(REALSXP, 0));

@@ -250,6 +250,7 @@ double sg_now(void);
 /* Argument checks for entry points; errors name the argument. */
 int sg_scalar_int(SEXP x, const char *what, int lower);
 double sg_scalar_double(SEXP x, const char *what);
+double sg_scalar_count(SEXP x, const char *what);
 SEXP sg_list_get(SEXP list, const char *name);
 SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, R_xlen_t n);
 

@@ -101,6 +101,15 @@ int sg_scalar_int(SEXP x, const char *what, int lower) {
   return (int) v;
 }
 
+/* A count of observations: a whole number >= 0, held in a double (exact up to 2^53). */
+double sg_scalar_count(SEXP x, const char *what) {
+  if (Rf_length(x) != 1) Rf_errorcall(R_NilValue, "`%s` must be a single number.", what);
+  double v = Rf_asReal(x);
+  if (!R_FINITE(v) || v != floor(v) || v < 0 || v > 9007199254740992.0)
+    Rf_errorcall(R_NilValue, "`%s` must be a whole number >= 0.", what);
+  return v;
+}
+
 double sg_scalar_double(SEXP x, const char *what) {
   if (Rf_length(x) != 1) Rf_errorcall(R_NilValue, "`%s` must be a single number.", what);
   double v = Rf_asReal(x);

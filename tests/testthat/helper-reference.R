@@ -16,7 +16,7 @@ without_timing <- function(fit) {
   fit$seconds <- NULL
   fit$call <- NULL
   for (part in c("schedule", "trace", "trajectory")) {
-    if (!is.null(fit[[part]])) fit[[part]]$seconds <- NULL
+    if (!is.null(fit[[part]])) fit[[part]]$seconds <- fit[[part]]$chunk_seconds <- NULL
   }
   fit
 }

@@ -46,7 +46,10 @@ test_that("the trajectory has the documented columns and a consistent cost", {
   expect_named(tr, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                      "gradient_evaluations", "likelihood_evaluations", "log_evidence_per_obs",
                      "log_predictive", "log_predictive_per_obs", "annealing_steps", "min_ess", "resamples", "sghmc_steps", "acceptance",
-                     "step_size", "divergent", "reanchors", "partial"))
+                     "step_size", "divergent", "reanchors", "chunk_seconds",
+                     "chunk_gradient_evaluations", "partial"))
+  expect_equal(cumsum(tr$chunk_gradient_evaluations), tr$gradient_evaluations)
+  expect_equal(cumsum(tr$chunk_seconds), tr$seconds)
   expect_identical(tr$partial, c(FALSE, FALSE, FALSE, FALSE, TRUE))
   expect_equal(cumsum(tr$log_predictive), tr$log_evidence)
   expect_equal(tr$log_predictive_per_obs, tr$log_predictive / c(300, 300, 300, 300, 34))
@@ -79,7 +82,7 @@ test_that("the same seed gives the same fit, another seed another", {
   f1 <- quiet_sgais(model, seed = 42)
   f2 <- quiet_sgais(model, seed = 42)
   f3 <- quiet_sgais(model, seed = 43)
-  cols <- setdiff(names(f1$trajectory), "seconds")
+  cols <- setdiff(names(f1$trajectory), c("seconds", "chunk_seconds"))
   expect_identical(f1$trajectory[cols], f2$trajectory[cols])
   expect_identical(state_without_time(f1$state), state_without_time(f2$state))
   expect_false(identical(f1$log_evidence, f3$log_evidence))

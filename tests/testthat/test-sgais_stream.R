@@ -6,7 +6,7 @@ stream_data <- function(n = 2600) {
 }
 
 same_fit <- function(a, b) {
-  cols <- setdiff(names(a$trajectory), "seconds")
+  cols <- setdiff(names(a$trajectory), c("seconds", "chunk_seconds"))
   expect_identical(b$trajectory[cols], a$trajectory[cols])
   expect_identical(b$state$particles, a$state$particles)
 }
@@ -21,6 +21,13 @@ test_that("every source gives the fit of all the rows at once", {
   file <- withr::local_tempfile(fileext = ".csv")
   utils::write.csv(d, file, row.names = FALSE)
   same_fit(whole, quietly(sgais_stream(spec, file, block_size = 1000, seed = 3, progress = FALSE)))
+  # with a bounded reservoir too, whose fit holds less than a chunk of rows
+  bounded <- quietly(sgais(linear_regression(y ~ ., d), seed = 3, reservoir_size = 2000,
+                           progress = FALSE))
+  streamed <- quietly(sgais_stream(spec, file, block_size = 700, seed = 3, reservoir_size = 2000,
+                                   progress = FALSE))
+  same_fit(bounded, streamed)
+  expect_identical(ncol(streamed$model$data$xt), 100L)
   # a function
   at <- 0
   next_rows <- function(n) {
