@@ -3,7 +3,9 @@
 #      (median seconds and gradient evaluations per chunk over 21 chunks around each n, and the
 #      mean including the control-variate re-anchors, which come once per doubling of n);
 #      target: last / first <= 1.2; and detect_shifts() on these stationary streams;
-#   2. the peak memory of the run (R's heap, gc()) at 10^6;
+#   2. a bounded reservoir at 10^6: the accuracy cost of reservoir_size = 10^4 and 10^5 against
+#      Inf (3 seeds, both presets, the same data as part 1), and the peak memory of a stream of
+#      10^6 rows made block by block (never in memory at once) with reservoir_size 10^4 vs Inf;
 #   3. streams: sgais_stream() from a data frame in memory, a CSV file and an SQLite query,
 #      seconds against plain sgais() on the same rows (target: the source adds <= 20%);
 #   4. the shifting mixture (simulate_shifting_mixture(), 100,000 points, changes at 1,000 and
@@ -11,7 +13,7 @@
 #      not depend on the order: a difference is the sampler's error), and detect_shifts() on
 #      each run.
 # Run with: Rscript inst/bench/online.R [part ...]   (parts 1-4; all by default; from an installed
-# sgais; part 3 needs DBI and RSQLite). About 15 minutes on one core.
+# sgais; part 3 needs DBI and RSQLite). About 25 minutes on one core.
 suppressPackageStartupMessages(library(sgais))
 args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args)) as.integer(args) else 1:4
@@ -19,14 +21,17 @@ cat(sprintf("sgais %s, %s, single-threaded\n", utils::packageVersion("sgais"), R
 quiet <- function(code) withCallingHandlers(code, warning = function(w) invokeRestart("muffleWarning"))
 
 if (1 %in% parts || 2 %in% parts) {
-  cat("\n== 1. Cost per chunk on the paper's linear regression, N = 10^6 ==\n")
   data <- simulate_linear_regression(1e6, seed = 2019)
   model <- linear_regression(y ~ ., data)
+  exact <- exact_log_evidence(model)
   rm(data)
+}
+
+if (1 %in% parts) {
+  cat("\n== 1. Cost per chunk on the paper's linear regression, N = 10^6 ==\n")
   for (preset in c("paper", "robust")) {
     invisible(gc(reset = TRUE))
     fit <- quiet(sgais(model, control = sgais_control(preset), seed = 1, progress = FALSE))
-    peak <- sum(gc()[, ncol(gc()) - 1L])  # "max used" in Mb
     tr <- fit$trajectory
     per_chunk <- data.frame(n = tr$n, seconds = diff(c(0, tr$seconds)),
                             gradients = diff(c(0, tr$gradient_evaluations)))
@@ -37,7 +42,7 @@ if (1 %in% parts || 2 %in% parts) {
         mean_gradients = mean(rows$gradients))
     })
     cat(sprintf("preset %-6s  error %.2f nats, %.1f s in all, %d chunks\n", preset,
-                fit$log_evidence - exact_log_evidence(model), fit$seconds, nrow(tr)))
+                fit$log_evidence - exact, fit$seconds, nrow(tr)))
     for (j in seq_len(ncol(at))) {
       cat(sprintf("  n ~ %9s: %.2f ms and %.3g gradient evaluations per chunk (median; mean with re-anchors %.3g)\n",
                   format(at["n", j], big.mark = ","), 1000 * at["median_seconds", j],
@@ -49,10 +54,64 @@ if (1 %in% parts || 2 %in% parts) {
     sh <- detect_shifts(fit)
     cat(sprintf("  detect_shifts() on this stationary stream: %d flagged, largest score %.1f\n",
                 nrow(as.data.frame(sh)), max(sh$scores$score, na.rm = TRUE)))
-    if (2 %in% parts) {
-      cat(sprintf("  peak R heap during the run: %.0f Mb (the data: %.0f Mb); reservoir_size is not implemented\n",
-                  peak, as.numeric(utils::object.size(model)) / 2^20))
+  }
+}
+
+if (2 %in% parts) {
+  cat("\n== 2. A bounded reservoir, the paper's linear regression, N = 10^6 ==\n")
+  cat(sprintf("exact log Z %.2f; error = estimate - exact, seeds 1-3\n", exact))
+  for (preset in c("robust", "paper")) {
+    for (size in c(Inf, 1e5, 1e4)) {
+      runs <- lapply(1:3, function(seed) {
+        quiet(sgais(model, control = sgais_control(preset, reservoir_size = size), seed = seed,
+                    progress = FALSE))
+      })
+      err <- vapply(runs, function(f) f$log_evidence - exact, 0)
+      cat(sprintf("  %-6s reservoir %-7s error %s (mean %+.2f, sd %.2f); %.1f s and %.3g gradient evaluations per run\n",
+                  preset, format(size, scientific = FALSE, big.mark = ","),
+                  paste(sprintf("%+.2f", err), collapse = " "), mean(err), sd(err),
+                  mean(vapply(runs, `[[`, 0, "seconds")),
+                  mean(vapply(runs, `[[`, 0, "gradient_evaluations"))))
     }
+  }
+  rm(model)
+  # the same 10^6 rows as simulate_linear_regression(1e6, seed = 2019), drawn block by block
+  # from their own random stream, so the stream is never in memory at once
+  rows_of <- function(total) {
+    stream <- NULL
+    theta <- NULL
+    done <- 0
+    function(n) {
+      if (done >= total) return(NULL)
+      n <- min(n, total - done)
+      old <- get0(".Random.seed", globalenv(), inherits = FALSE)
+      on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv())
+              else assign(".Random.seed", old, globalenv()))
+      if (is.null(stream)) {
+        set.seed(2019)
+        theta <<- stats::rnorm(6)
+      } else {
+        assign(".Random.seed", stream, globalenv())
+      }
+      draws <- matrix(stats::rnorm(n * 6), nrow = n, byrow = TRUE)
+      stream <<- .Random.seed
+      done <<- done + n
+      x <- draws[, 1:5, drop = FALSE]
+      colnames(x) <- paste0("x", 1:5)
+      data.frame(x, y = theta[1] + drop(x %*% theta[-1]) + draws[, 6])
+    }
+  }
+  spec <- linear_regression(y ~ ., simulate_linear_regression(10, seed = 1))
+  for (size in c(Inf, 1e4)) {
+    before <- sum(gc(reset = TRUE)[, 2L]) # in use before, Mb
+    t0 <- proc.time()[["elapsed"]]
+    fit <- quiet(sgais_stream(spec, rows_of(1e6), block_size = 1e4, reservoir_size = size,
+                              seed = 1, progress = FALSE))
+    seconds <- proc.time()[["elapsed"]] - t0
+    peak <- sum(gc()[, 6L]) - before # "max used" (Mb) above what was in use before
+    cat(sprintf("  stream of 10^6 rows in blocks of 10^4, robust, reservoir %-7s peak R heap %4.0f Mb above the start, fit %5.1f Mb, %.0f s, error %+.2f nats\n",
+                format(size, scientific = FALSE, big.mark = ","), peak,
+                as.numeric(utils::object.size(fit)) / 2^20, seconds, fit$log_evidence - exact))
   }
 }
 
