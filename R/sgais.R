@@ -291,7 +291,7 @@ sgais_buffer <- function(model, state, settings) {
   dropped <- model_dropped(model)
   held <- if (is.null(state$reservoir)) 0L else data_rows(state$reservoir)
   if (state$n > dropped) {
-    model$data <- data_columns(model$data, seq.int(state$n - dropped + 1, model$n - dropped))
+    model$data <- data_columns(model$data, state$n - dropped + seq_len(model$n - state$n))
   }
   if (held > 0L) model$data <- data_bind(state$reservoir, model$data)
   state$reservoir <- NULL
