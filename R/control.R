@@ -314,6 +314,7 @@ check_reservoir_size <- function(x, exact_until, call) {
 reservoir_cap <- function(settings) {
   if (is.null(settings$reservoir_size)) Inf else settings$reservoir_size
 }
+bounded_reservoir <- function(settings) is.finite(reservoir_cap(settings))
 
 check_choice <- function(x, arg, choices, call) {
   if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices) {

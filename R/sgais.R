@@ -283,16 +283,13 @@ sgais_replicate <- function(model, state, trace, settings, progress, label) {
 # state$n, so that observation k + 1 of the stream is at column k - buffer_start, and the
 # reservoir's are at the 0-based columns `slots`. Returns the model and the state to run.
 sgais_buffer <- function(model, state, settings) {
-  if (is.infinite(reservoir_cap(settings))) {
+  if (!bounded_reservoir(settings)) {
     state$slots <- integer(0)
     state$buffer_start <- 0
     return(list(model = model, state = state))
   }
-  dropped <- model_dropped(model)
   held <- if (is.null(state$reservoir)) 0L else data_rows(state$reservoir)
-  if (state$n > dropped) {
-    model$data <- data_columns(model$data, state$n - dropped + seq_len(model$n - state$n))
-  }
+  model <- model_drop_rows(model, state$n)
   if (held > 0L) model$data <- data_bind(state$reservoir, model$data)
   state$reservoir <- NULL
   state$slots <- seq_len(held) - 1L
@@ -304,7 +301,7 @@ sgais_buffer <- function(model, state, settings) {
 # The state a continuation starts from: with a bounded reservoir, the observations it holds,
 # copied out of the buffer in slot order.
 keep_reservoir <- function(state, buffer, settings) {
-  if (!is.infinite(reservoir_cap(settings))) {
+  if (bounded_reservoir(settings)) {
     state$reservoir <- data_columns(buffer$data, state$slots + 1L)
   }
   state$slots <- NULL
@@ -351,7 +348,7 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "",
 new_sgais_fit <- function(model, runs, settings, call, seed) {
   # with a bounded reservoir the fit keeps only the observations after its last whole chunk
   # (the replicates' reservoirs are in their states)
-  if (!is.infinite(reservoir_cap(settings))) model <- model_drop_rows(model, runs[[1]]$resume$n)
+  if (bounded_reservoir(settings)) model <- model_drop_rows(model, runs[[1]]$resume$n)
   traces <- lapply(runs, `[[`, "trace")
   n <- traces[[1]]$n
   log_z <- vapply(traces, `[[`, numeric(length(n)), "log_evidence")
@@ -428,7 +425,7 @@ format.sgais_fit <- function(x, ...) {
             format_count(s$batch_size), format_count(s$chunk_size),
             format(s$target_ess), format_settings(s),
             if (s$control_variates) ", control variates" else "",
-            if (is.finite(reservoir_cap(s))) sprintf(", reservoir of %s", format_count(s$reservoir_size)) else "",
+            if (bounded_reservoir(s)) sprintf(", reservoir of %s", format_count(s$reservoir_size)) else "",
             if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
     sprintf("  annealing: %s chunks, %s steps (at most %s in a chunk), lowest ESS %.2f, final weight ESS %.2f",
             format_count(nrow(tr)), format_count(round(sum(tr$annealing_steps))),

@@ -165,6 +165,22 @@ static void check_chunk_loglik(const double *loglik, int M, double from, double 
   }
 }
 
+/* Sets the anchor at `at`, with G the exact gradient sum over the `past` earlier observations
+ * held at the buffer positions slot (NULL: 0, ..., past - 1). */
+static void anchor_exact(const sg_model *m, sgais_anchor *a, const double *at, const int *slot,
+                         int past, sg_counter *count) {
+  memcpy(a->theta, at, m->dim * sizeof(double));
+  memset(a->grad, 0, m->dim * sizeof(double));
+  sg_model_log_lik(m, a->theta, slot, 0, past, 1.0, a->grad, count);
+}
+
+/* A non-finite G would make every mini-batch gradient non-finite: say where instead. */
+static void check_anchor_grad(const sgais_anchor *a, int dim, double n) {
+  if (!sg_all_finite(a->grad, dim))
+    Rf_errorcall(R_NilValue, "the log-likelihood gradient at the particles' mean is not finite "
+                 "(observations 1 to %.0f).", n);
+}
+
 /* Re-anchor at the weighted particle mean when there is no anchor, when the earlier data have
  * doubled since the last one, or when the mean is more than SGAIS_REANCHOR_DISTANCE target
  * widths from it (needs the preconditioner), recomputing G over the earlier data of the target
@@ -186,9 +202,7 @@ static int refresh_anchor(const sg_model *m, sgais_anchor *a, const sgais_target
            SGAIS_REANCHOR_DISTANCE * SGAIS_REANCHOR_DISTANCE))
     return 0;
   if (t->past == n_prev) {
-    memcpy(a->theta, mean, dim * sizeof(double));
-    memset(a->grad, 0, dim * sizeof(double));
-    sg_model_log_lik(m, a->theta, t->slot, 0, t->past, 1.0, a->grad, count);
+    anchor_exact(m, a, mean, t->slot, t->past, count);
   } else {
     const double scale = n_prev / t->past;
     if (a->n_anchor > 0) sg_model_log_lik(m, a->theta, t->slot, 0, t->past, -scale, a->grad, count);
@@ -196,9 +210,7 @@ static int refresh_anchor(const sg_model *m, sgais_anchor *a, const sgais_target
     memcpy(a->theta, mean, dim * sizeof(double));
     sg_model_log_lik(m, a->theta, t->slot, 0, t->past, scale, a->grad, count);
   }
-  if (!sg_all_finite(a->grad, dim))
-    Rf_errorcall(R_NilValue, "the log-likelihood gradient at the particles' mean is not finite "
-                 "(observations 1 to %.0f).", n_prev);
+  check_anchor_grad(a, dim, n_prev);
   a->n_anchor = n_prev;
   a->n_grad = n_prev;
   return 1;
@@ -409,10 +421,10 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
      * good. So the anchor is set here, over all n_now observations (the chunk's still in
      * the buffer), before the reservoir starts to sample. */
     if (res->cap && s->control_variates && anchor->n_anchor == 0 && n_now > res->cap) {
-      sg_weighted_mean(theta, logw, M, dim, anchor->theta);
-      memset(anchor->grad, 0, dim * sizeof(double));
-      sg_model_log_lik(m, anchor->theta, res->slot, 0, res->size, 1.0, anchor->grad, &count);
+      sg_weighted_mean(theta, logw, M, dim, mean);
+      anchor_exact(m, anchor, mean, res->slot, res->size, &count);
       sg_model_log_lik(m, anchor->theta, NULL, base, cn, 1.0, anchor->grad, &count);
+      check_anchor_grad(anchor, dim, n_now);
       anchor->n_anchor = anchor->n_grad = n_now;
       reanchors++;
     }
