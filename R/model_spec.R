@@ -94,6 +94,14 @@ model_drop_rows <- function(model, from) {
   model
 }
 
+# A copy of `model` that has seen only its first `n` observations (an interrupted fit's model).
+model_keep_first <- function(model, n) {
+  if (n == model$n) return(model)
+  model$data <- data_columns(model$data, seq_len(n - model_dropped(model)))
+  model$n <- as_count(n)
+  model
+}
+
 # How many of the observations a model has seen it no longer holds.
 model_dropped <- function(model) if (is.null(model$dropped)) 0 else model$dropped
 

@@ -40,6 +40,16 @@
 #' the last whole chunk. A continuation neither uses nor advances the session's random stream, and
 #' keeps the fit's settings: start a new fit to change them.
 #'
+#' @section Interrupts:
+#' An interrupt (Ctrl-C, Esc) during a run with one replicate loses at most the last quarter of a
+#' second of work: `sgais()` returns the fit of the observations up to its last whole chunk, with
+#' a warning of class `sgais_warning_interrupted` that says how many, and that fit continues
+#' exactly (bit for bit, as above) with `sgais(fit, new_data)` on the observations after them.
+#' Interrupted before its first chunk was done, a run has nothing to return and the interrupt
+#' goes on as usual. With several replicates an interrupt stops the call and nothing is returned
+#' (the replicates may be in other processes, each at its own point); for long runs with
+#' replicates use [sgais_stream()], which keeps the fit of each block read, with `checkpoint =`.
+#'
 #' @section A bounded reservoir:
 #' The mini-batches are drawn from the earlier observations, so by default a fit keeps all of
 #' them and its memory grows with the stream. With `reservoir_size = r` each replicate keeps
@@ -200,14 +210,22 @@ sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates 
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
 
+  fit <- sgais_start(model, settings, replicates, progress, seed, call)
+  warn_if_unreliable(warn_if_interrupted(fit, model$n, call))
+}
+
+# A new fit of `model` (the work of sgais.sgais_model(), with its arguments checked); one
+# replicate recovers from an interrupt (see sgais_fit_of()).
+sgais_start <- function(model, settings, replicates, progress, seed, call) {
+  recover <- replicates == 1L
   runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
     state <- list(theta = model_prior_draw(model, settings$early_particles),
                   logw = numeric(settings$early_particles), n = 0, anchor = numeric(0),
                   anchor_grad = numeric(0), anchor_n = 0, step_size = 0,
                   precond_cov = numeric(0), precond_n = 0, precond_ess = 0, reservoir = NULL)
-    sgais_replicate(model, state, NULL, settings, progress, label)
+    sgais_replicate(model, state, NULL, settings, progress, label, recover)
   })
-  warn_if_unreliable(new_sgais_fit(model, runs, settings, call, seed))
+  sgais_fit_of(model, runs, settings, call, seed)
 }
 
 #' @rdname sgais
@@ -231,15 +249,60 @@ sgais.sgais_fit <- function(model, new_data, ..., progress = default_progress())
   if (missing(new_data)) abort("`new_data` is missing: give the observations to add.", call)
   progress <- check_flag(progress, "progress", call)
   model <- model_add_rows(fit$model, new_data, call)
+  out <- sgais_more(fit, state, model, progress)
+  warn_if_unreliable(warn_if_interrupted(out, model$n, call))
+}
+
+# `fit` (whose validated state is `state`) continued on `model`, its model with the new rows
+# added (the work of sgais.sgais_fit()); one replicate recovers from an interrupt (see
+# sgais_fit_of()).
+sgais_more <- function(fit, state, model, progress) {
   settings <- fit$settings
+  recover <- length(state$resume) == 1L
   runs <- run_replicates(length(state$resume), NULL, progress, function(progress, label, r) {
-    sgais_replicate(model, state$resume[[r]], state$traces[[r]], settings, progress, label)
+    sgais_replicate(model, state$resume[[r]], state$traces[[r]], settings, progress, label,
+                    recover)
   }, streams = lapply(state$resume, `[[`, "seed"))
-  out <- new_sgais_fit(model, runs, settings, fit$call, fit$seed)
+  if (runs[[1]]$interrupted && runs[[1]]$resume$n == fit$n) {
+    # interrupted before a chunk of the new rows was done: the fit as it was
+    attr(fit, "interrupted") <- TRUE
+    return(fit)
+  }
+  out <- sgais_fit_of(model, runs, settings, fit$call, fit$seed)
   # a continuation starts where the fit's random streams were left, not from a seed of its own
   out$initial_seed <- fit$initial_seed
   out$seconds <- fit$seconds + out$seconds
-  warn_if_unreliable(out)
+  out
+}
+
+# The fit made by `runs` on `model`. Only a run with one replicate in this R session recovers
+# from an interrupt (sgais_replicate()): then the fit ends at the run's last whole chunk, its
+# model keeps the observations up to there only, and it carries the attribute "interrupted"
+# (TRUE), which warn_if_interrupted() turns into a warning. Interrupted before any chunk was
+# done, there is no fit and the interrupt goes on to the caller.
+sgais_fit_of <- function(model, runs, settings, call, seed) {
+  if (!runs[[1]]$interrupted) return(new_sgais_fit(model, runs, settings, call, seed))
+  done <- runs[[1]]$resume$n
+  if (done == 0) resignal_interrupt()
+  fit <- new_sgais_fit(model_keep_first(model, done), runs, settings, call, seed)
+  attr(fit, "interrupted") <- TRUE
+  fit
+}
+
+# Turns the attribute "interrupted" of a fit (sgais_fit_of()) into a warning of class
+# `sgais_warning_interrupted` saying how far the fit got of the `wanted` observations.
+warn_if_interrupted <- function(fit, wanted, call) {
+  if (is.null(attr(fit, "interrupted"))) return(fit)
+  attr(fit, "interrupted") <- NULL
+  warning(structure(
+    class = c("sgais_warning_interrupted", "sgais_warning", "warning", "condition"),
+    list(message = sprintf(paste(
+      "Interrupted: the fit returned is that of the first %s of the %s observations (its last",
+      "whole chunk). Continue it with `sgais(fit, new_data)` on observations %s to %s."),
+      format_count(fit$n), format_count(wanted), format_count(fit$n + 1), format_count(wanted)),
+      call = call)
+  ))
+  fit
 }
 
 #' @rdname sgais
@@ -257,23 +320,34 @@ update.sgais_fit <- function(object, new_data, ..., progress = default_progress(
 # (`resume`, with R's RNG state after them as `seed`); observations after the last whole chunk
 # are added to a copy of it, and that copy is the fit reported (its particles, its last trace
 # row, marked `partial`). The random numbers the copy used are not the continuation's.
-sgais_replicate <- function(model, state, trace, settings, progress, label) {
+#
+# With `recover = TRUE` (one replicate, running in this R session) an interrupt ends the run at
+# the last whole chunk done: the run is returned with `interrupted = TRUE` and its state, resume
+# state and trace at that chunk, as if the data had ended there (see sgais_interrupted()).
+sgais_replicate <- function(model, state, trace, settings, progress, label, recover = FALSE) {
   chunk <- settings$chunk_size
   whole <- max(state$n, model$n %/% chunk * chunk)
   buffer <- sgais_buffer(model, state, settings)
-  done <- sgais_advance(buffer$model, buffer$state, whole, settings, progress, label)
+  done <- sgais_advance(buffer$model, buffer$state, whole, settings, progress, label, recover)
   resume <- done$state
   resume$seed <- rng_state()
   if (!is.null(trace)) trace <- trace[!trace$partial, , drop = FALSE]
   trace <- rbind(trace, mark_partial(done$trace, FALSE))
   final <- resume
-  if (whole < model$n) {
-    part <- sgais_advance(buffer$model, resume, model$n, settings, FALSE, label)
-    trace <- rbind(trace, mark_partial(part$trace, TRUE))
-    final <- part$state
+  interrupted <- done$interrupted
+  if (!interrupted && whole < model$n) {
+    part <- sgais_advance(buffer$model, resume, model$n, settings, FALSE, label, recover)
+    if (part$interrupted) {
+      # the whole chunks are done; the partial one is dropped (run_in_slices() put the RNG
+      # stream back to where the whole chunks left it)
+      interrupted <- TRUE
+    } else {
+      trace <- rbind(trace, mark_partial(part$trace, TRUE))
+      final <- part$state
+    }
   }
   list(state = final, resume = keep_reservoir(resume, buffer$model, settings), trace = trace,
-       seconds = done$seconds)
+       seconds = done$seconds, interrupted = interrupted)
 }
 
 # The data the C sampler reads for a replicate continuing from `state` (src/sgais.c,
@@ -316,8 +390,8 @@ mark_partial <- function(trace, partial) {
 
 # Adds observations state$n + 1, ..., n_end to a run, in slices of about `budget` seconds (see
 # run_in_slices()). Returns the new state and the trace of the chunks added.
-sgais_advance <- function(model, state, n_end, settings, progress, label = "",
-                          budget = if (progress) 0.25 else Inf) {
+sgais_advance <- function(model, state, n_end, settings, progress, label = "", recover = FALSE,
+                          budget = if (progress || recover) 0.25 else Inf) {
   cs <- c_settings(settings)
   slice <- function(state, budget) {
     res <- .Call(C_ffi_sgais_run, model, state, n_end, cs, budget)
@@ -336,6 +410,7 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "",
     slice, state,
     finished = function(state) state$n >= n_end,
     progress = progress,
+    recover = recover,
     budget = budget,
     format = paste0("SGAIS ", label, "{cli::pb_bar} {cli::pb_current}/{cli::pb_total} observations",
                     " | log Z {label} | ETA {cli::pb_eta}"),

@@ -12,8 +12,10 @@
 #' bounded reservoir" in [sgais()] for what it costs in accuracy).
 #'
 #' @section Interrupts, errors and checkpoints:
-#' Nothing computed is lost when a stream stops early. On an interrupt (Ctrl-C / Esc) the fit of
-#' the blocks added so far is returned, with a warning of class `sgais_warning_interrupted`. When
+#' Nothing computed is lost when a stream stops early. On an interrupt (Ctrl-C / Esc) the fit so
+#' far is returned, with a warning of class `sgais_warning_interrupted` that says how many
+#' observations it holds: with one replicate, the fit up to the last whole chunk done, even inside
+#' a block (see "Interrupts" in [sgais()]); with several, the fit of the blocks added so far. When
 #' the source (or the data it returns) raises an error, the error is re-raised with class
 #' `sgais_error_stream` and the fit so far in its field `fit`:
 #' `tryCatch(sgais_stream(...), sgais_error_stream = function(e) e$fit)`. Either fit continues
@@ -76,6 +78,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
   fit <- NULL
   if (inherits(model, "sgais_fit")) {
     fit <- validate_sgais_evidence(model, call)
+    validate_sgais_state(fit$state, fit$model, fit$settings, call)
     settings <- fit$settings
     if (...length() || !missing(control) || !missing(replicates) || !is.null(seed)) {
       abort(paste("A fit is continued with its own settings, replicates and random streams;",
@@ -83,7 +86,10 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     }
   } else {
     check_model(model, call)
+    check_all_rows(model, call)
     settings <- control_settings(control, list(...), "sgais", call)
+    replicates <- check_whole_number(replicates, "replicates", 1, call)
+    check_seed(seed, call)
   }
   if (missing(source)) abort("`source` is missing: give the data or where to read them.", call)
   block_size <- if (is.null(block_size)) 20 * settings$chunk_size else
@@ -125,16 +131,18 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     repeat {
       block <- next_block(block_size)
       if (is.null(block)) break
-      # the fit's reliability is judged once, at the end, not for every block
-      fit <- withCallingHandlers(
-        if (is.null(fit)) {
-          sgais(model_with_data(model, block, call), control = control, ..., replicates = replicates,
-                progress = FALSE, seed = seed)
-        } else {
-          sgais(fit, block, progress = FALSE)
-        },
-        sgais_warning_unreliable = function(w) invokeRestart("muffleWarning")
-      )
+      # (the fit's reliability is judged once, at the end, not for every block)
+      fit <- if (is.null(fit)) {
+        sgais_start(model_with_data(model, block, call), settings, replicates, FALSE, seed, call)
+      } else {
+        sgais_more(fit, fit$state, model_add_rows(fit$model, block, call), FALSE)
+      }
+      if (!is.null(attr(fit, "interrupted"))) {
+        # one replicate, interrupted inside the block: the fit of its last whole chunk, kept
+        # as an interrupt between blocks keeps the fit of the last block
+        attr(fit, "interrupted") <- NULL
+        signalCondition(interrupt_condition())
+      }
       seen <- fit$n
       status <- sprintf("%.6g", fit$log_evidence)
       if (progress) cli::cli_progress_update(id = bar, set = seen)
@@ -148,7 +156,9 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     if (is.null(message)) stop("Interrupted before any rows were added.", call. = FALSE)
     warning(structure(
       class = c("sgais_warning_interrupted", "sgais_warning", "warning", "condition"),
-      list(message = paste(message, "Continue it with `sgais(fit, more_rows)`."), call = call)
+      list(message = paste0(message, " Continue it with `sgais(fit, new_data)` or `sgais_stream(fit, ",
+                            "source)` on the observations after the first ", format_count(fit$n), "."),
+           call = call)
     ))
     fit
   }, error = function(e) {

@@ -61,16 +61,32 @@ format_big <- function(x) {
   ifelse(x < 1e6, format_count(round(x)), formatC(x, format = "e", digits = 2))
 }
 
+# Passes on an interrupt that was caught and cannot be recovered from: signals it to the
+# caller's handlers, then returns to the top level as an unhandled interrupt does.
+resignal_interrupt <- function() {
+  signalCondition(interrupt_condition())
+  invokeRestart("abort")
+}
+
+interrupt_condition <- function() {
+  structure(class = c("interrupt", "condition"), list(message = "", call = NULL))
+}
+
 # The driver shared by every estimator: calls `slice(state, budget)` until `finished(state)`.
-# With a progress bar, each slice is given a time budget of about a quarter of a second and the
-# bar is updated between slices; without, one slice does all the work. The C samplers carry
-# their whole state (and R's RNG stream) across slices, so the result is the same either way.
-# `slice` returns list(state = , trace = <data frame of the rows it added>). The bar's `format`
-# may use `{label}`, set to `status(state)` after each slice; `position(state)` is its position
-# out of `total` (NA for a spinner).
+# Each slice is given a time budget of about a quarter of a second (with a progress bar, or when
+# an interrupt is to be recovered from); the bar is updated between slices. The C samplers carry
+# their whole state (and R's RNG stream) across slices, so the result is the same whatever the
+# budget. `slice` returns list(state = , trace = <data frame of the rows it added>). The bar's
+# `format` may use `{label}`, set to `status(state)` after each slice; `position(state)` is its
+# position out of `total` (NA for a spinner).
+#
+# With `recover = TRUE` an interrupt (Ctrl-C) ends the run instead of the call: the result is the
+# state after the last whole slice, with `interrupted = TRUE`, and R's RNG state put back to
+# where that slice left it (an interrupted .Call never stores its RNG state, but an interrupt
+# in R code just after one could leave the stream ahead of the state). The state and its trace
+# pieces are committed in one assignment, so an interrupt never separates them.
 run_in_slices <- function(slice, state, finished, progress, format, total, position, status,
-                          budget = if (progress) 0.25 else Inf) {
-  pieces <- list()
+                          budget = if (progress || recover) 0.25 else Inf, recover = FALSE) {
   label <- ""
   if (progress) {
     bar <- cli::cli_progress_bar(format = format, total = total, current = FALSE,
@@ -78,15 +94,27 @@ run_in_slices <- function(slice, state, finished, progress, format, total, posit
     on.exit(cli::cli_progress_done(id = bar), add = TRUE)
   }
   started <- proc.time()[["elapsed"]]
-  while (!finished(state)) {
-    res <- slice(state, budget)
-    state <- res$state
-    pieces[[length(pieces) + 1L]] <- res$trace
-    if (progress) {
-      label <- status(state)
-      cli::cli_progress_update(set = position(state), id = bar)
+  done <- list(state = state, pieces = list(), seed = if (recover) rng_state())
+  loop <- function() {
+    while (!finished(done$state)) {
+      res <- slice(done$state, budget)
+      done <<- list(state = res$state, pieces = c(done$pieces, list(res$trace)),
+                    seed = if (recover) rng_state())
+      if (progress) {
+        label <<- status(done$state)
+        cli::cli_progress_update(set = position(done$state), id = bar)
+      }
     }
+    FALSE
   }
-  list(state = state, trace = do.call(rbind, pieces),
-       seconds = proc.time()[["elapsed"]] - started)
+  interrupted <- if (recover) {
+    tryCatch(loop(), interrupt = function(e) {
+      assign(".Random.seed", done$seed, envir = globalenv())
+      TRUE
+    })
+  } else {
+    loop()
+  }
+  list(state = done$state, trace = do.call(rbind, done$pieces),
+       seconds = proc.time()[["elapsed"]] - started, interrupted = interrupted)
 }

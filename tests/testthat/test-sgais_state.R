@@ -225,3 +225,68 @@ test_that("counts of observations past 2^31 do not overflow", {
   expect_identical(sgais:::as_count(c(1, big)), c(1, big))
   expect_identical(sgais:::format_count(big), "3,000,000,000")
 })
+
+test_that("run_in_slices() recovers from an interrupt at the last whole slice", {
+  set.seed(1)
+  calls <- 0
+  slice <- function(state, budget) {
+    calls <<- calls + 1
+    x <- runif(1) # the random numbers a slice uses
+    if (calls == 3) signalCondition(sgais:::interrupt_condition())
+    list(state = state + 1, trace = data.frame(n = state + 1, x = x))
+  }
+  run <- sgais:::run_in_slices(slice, 0, function(s) s >= 5, progress = FALSE, format = "",
+                               total = 5, position = identity, status = format, recover = TRUE)
+  expect_true(run$interrupted)
+  expect_identical(run$state, 2)
+  expect_identical(run$trace$n, c(1, 2))
+  # the random stream is where the second slice left it, not the interrupted third
+  after_two <- { set.seed(1); runif(2); runif(1) }
+  calls <- 0
+  set.seed(1)
+  sgais:::run_in_slices(slice, 0, function(s) s >= 5, FALSE, "", 5, identity, format,
+                        recover = TRUE)
+  expect_identical(runif(1), after_two)
+  # without recover the interrupt goes on to the caller
+  calls <- 0
+  expect_identical(
+    tryCatch(sgais:::run_in_slices(slice, 0, function(s) s >= 5, FALSE, "", 5, identity, format),
+             interrupt = function(e) "interrupted"),
+    "interrupted"
+  )
+})
+
+# A real interrupt (SIGINT, as Ctrl-C sends) `after` seconds from now, from another process.
+interrupt_in <- function(after) {
+  system(sprintf("(sleep %g; kill -INT %d) >/dev/null 2>&1 &", after, Sys.getpid()))
+}
+
+test_that("an interrupted sgais() returns the fit of its last whole chunk, which continues exactly", {
+  skip_on_cran()
+  skip_on_os("windows")
+  d <- simulate_linear_regression(4e5, seed = 12)
+  model <- linear_regression(y ~ ., d)
+  interrupt_in(1.5)
+  w <- NULL
+  fit <- tryCatch(
+    withCallingHandlers(sgais(model, seed = 2, progress = FALSE),
+                        sgais_warning_interrupted = function(x) {
+                          w <<- x
+                          invokeRestart("muffleWarning")
+                        },
+                        sgais_warning_unreliable = function(x) invokeRestart("muffleWarning")),
+    interrupt = function(e) NULL
+  )
+  if (is.null(fit)) skip("the interrupt came before the first chunk was done")
+  n <- fit$n
+  expect_s3_class(w, "sgais_warning_interrupted")
+  expect_match(conditionMessage(w), sprintf("first %s of the 400,000", format(n, big.mark = ",")))
+  expect_true(n > 0 && n < 4e5 && n %% fit$settings$chunk_size == 0)
+  expect_identical(fit$model$n, n)
+  expect_identical(ncol(fit$model$data$xt), n)
+  expect_false(any(fit$trajectory$partial))
+  # it continues as if never stopped: the fit of the first n + 1234 rows in one run
+  more <- quietly(sgais(fit, d[n + seq_len(1234), ], progress = FALSE))
+  same_run(quietly(sgais(linear_regression(y ~ ., d[seq_len(n + 1234), ]), seed = 2,
+                         progress = FALSE)), more)
+})

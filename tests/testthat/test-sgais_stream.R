@@ -118,3 +118,35 @@ test_that("sgais_stream() checks its arguments", {
   expect_error(sgais_stream(fit, d, replicates = 2), "its own settings", class = "sgais_error")
   expect_error(sgais_stream(spec, d[, -1], progress = FALSE), class = "sgais_error_missing_column")
 })
+
+test_that("an interrupt inside a block keeps the fit up to the last whole chunk", {
+  skip_on_cran()
+  skip_on_os("windows")
+  d <- simulate_linear_regression(4e5, seed = 13)
+  spec <- linear_regression(y ~ ., head(d))
+  file <- withr::local_tempfile(fileext = ".rds")
+  interrupt_in <- function(after) {
+    system(sprintf("(sleep %g; kill -INT %d) >/dev/null 2>&1 &", after, Sys.getpid()))
+  }
+  interrupt_in(1.5)
+  w <- NULL
+  fit <- withCallingHandlers(
+    tryCatch(sgais_stream(spec, d, block_size = 1e5, seed = 4, checkpoint = file,
+                          progress = FALSE),
+             error = function(e) NULL), # interrupted before the first chunk was done
+    sgais_warning_interrupted = function(x) {
+      w <<- x
+      invokeRestart("muffleWarning")
+    },
+    sgais_warning_unreliable = function(x) invokeRestart("muffleWarning")
+  )
+  if (is.null(fit)) skip("the interrupt came before the first chunk was done")
+  n <- fit$n
+  expect_s3_class(w, "sgais_warning_interrupted")
+  expect_match(conditionMessage(w), sprintf("after the first %s\\.", format(n, big.mark = ",")))
+  expect_true(n > 0 && n < 4e5 && n %% fit$settings$chunk_size == 0)
+  # the checkpoint holds it, and it is the fit of the first n rows in one run
+  expect_identical(readRDS(file)$state$particles, fit$state$particles)
+  same_fit(quietly(sgais(linear_regression(y ~ ., d[seq_len(n), ]), seed = 4, progress = FALSE)),
+           fit)
+})
