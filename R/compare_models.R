@@ -15,13 +15,33 @@
 #' comparison or removing one never changes another model's fit. With `seed = NULL` one seed is
 #' drawn from the session's random stream and used for all of them.
 #'
+#' Fits made separately by [sgais()] or [sgais_stream()] can be compared too (give them as
+#' `models`, without `data`, or with `data` to continue them all), provided they are fits of the
+#' same observations on the same chunks: the same number, and the same responses, which every
+#' fit identifies by a digest (`fit$data_digest`, of the responses only, so models with other
+#' covariates compare); fits of other observations are an error of class
+#' `sgais_error_data_mismatch`.
+#'
+#' @section Streams and interrupts:
+#' `data` can also be a stream source as in [sgais_stream()]: a CSV file, a database query or a
+#' function returning the next rows. The rows are then read `block_size` at a time and every
+#' model takes a block before the next is read (in-memory data are one block unless `block_size`
+#' is given). The result is the same for every source and block size. An interrupt (Ctrl-C)
+#' keeps the comparison of the blocks done, returned with a warning of class
+#' `sgais_warning_interrupted`; an error of the source keeps it in the field `comparison` of an
+#' error of class `sgais_error_stream`. Either continues with `update(comparison, new_data)`. An
+#' interrupt during the only block (in-memory data without `block_size`) has nothing to keep.
+#'
 #' @param models A named list of models ([linear_regression()], [softmax_regression()],
 #'   [gaussian_mixture()]), each built on data like `data`; they are fitted to `data` (through
 #'   their specification, as new rows are in [sgais()]), so the comparison is on exactly the same
-#'   observations.
+#'   observations. Or a named list of fits from [sgais()] of the same observations.
 #' @param data The observations, as the models' constructors take them (e.g. a data frame for
-#'   models built from formulas, a matrix for mixtures).
+#'   models built from formulas, a matrix for mixtures), or a source to read them from (see
+#'   `source` in [sgais_stream()]). Optional when `models` are fits.
 #' @param ... Settings for [sgais()], the same for every model (e.g. `chunk_size = 1000`).
+#' @param block_size Rows read per block from a source; by default 20 chunks, and all of
+#'   in-memory data.
 #' @param prior Prior model probabilities, in the order of `models` (normalised to sum to 1);
 #'   `NULL` means equal.
 #' @inheritParams sgais
@@ -45,35 +65,139 @@
 #' # and as more data arrive
 #' cmp <- update(cmp, data[3001:5000, ])
 #' summary(cmp)
+#'
+#' # fits made separately, of the same observations, compare too
+#' compare_models(list(all = sgais(models$all, seed = 2), two = sgais(models$two, seed = 2)))
 compare_models <- function(models, data, ..., control = sgais_control(), prior = NULL,
-                           replicates = 1, progress = default_progress(), seed = NULL) {
+                           replicates = 1, block_size = NULL, progress = default_progress(),
+                           seed = NULL) {
   call <- sys.call()
-  if (!is.list(models) || inherits(models, "sgais_model") || length(models) < 2L) {
-    abort(sprintf("`models` must be a list of at least two models, not %s.", describe(models)), call)
+  if (!is.list(models) || inherits(models, "sgais_model") || inherits(models, "sgais_evidence") ||
+      length(models) < 2L) {
+    abort(sprintf("`models` must be a list of at least two models or fits, not %s.",
+                  describe(models)), call)
   }
   names <- names(models)
   if (is.null(names) || anyNA(names) || !all(nzchar(names)) || anyDuplicated(names)) {
     abort("`models` must be named, each with its own name (e.g. `list(small = m1, large = m2)`).",
           call)
   }
+  fitted <- vapply(models, inherits, logical(1), "sgais_fit")
   for (name in names) {
-    if (!inherits(models[[name]], "sgais_model")) {
-      abort(sprintf("`models$%s` must be an sgais model, not %s.", name,
+    if (!fitted[[name]] && !inherits(models[[name]], "sgais_model")) {
+      abort(sprintf("`models$%s` must be an sgais model or a fit from sgais(), not %s.", name,
                     describe(models[[name]])), call)
     }
   }
-  if (missing(data)) abort("`data` is missing: give the observations to compare the models on.", call)
+  if (any(fitted) && !all(fitted)) {
+    abort(sprintf("`models` must be all models or all fits; %s %s fits and %s not.",
+                  backticked(names[fitted]), if (sum(fitted) == 1L) "is" else "are",
+                  backticked(names[!fitted])), call)
+  }
   prior <- check_model_prior(prior, names, call)
+  progress <- check_flag(progress, "progress", call)
+  if (all(fitted)) {
+    if (...length() || !missing(control) || !missing(replicates) || !is.null(seed)) {
+      abort(paste("Fits are compared (and continued) with their own settings, replicates and",
+                  "random streams; give none of `...`, `control`, `replicates` or `seed`."), call)
+    }
+    fits <- lapply(models, function(fit) {
+      fit <- validate_sgais_evidence(fit, call)
+      validate_sgais_state(fit$state, fit$model, fit$settings, call)
+      fit
+    })
+    cmp <- new_sgais_comparison(fits, prior, call)
+    if (missing(data)) return(cmp)
+    return(compare_blocks(cmp$fits, NULL, data, block_size, prior, progress, call))
+  }
+  if (missing(data)) abort("`data` is missing: give the observations to compare the models on.", call)
+  for (name in names) check_all_rows(models[[name]], call)
+  settings <- control_settings(control, list(...), "sgais", call)
+  replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_seed(seed, call)
   # one seed for all, so that each fit depends on its own model alone
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
-  fits <- lapply(names, function(name) {
-    model <- model_with_data(models[[name]], data, call)
-    sgais(model, ..., control = control, replicates = replicates, progress = progress,
-          seed = seed)
+  new <- list(models = models, settings = settings, replicates = replicates, seed = seed)
+  compare_blocks(NULL, new, data, block_size, prior, progress, call)
+}
+
+# Fits the models of `new` (a list of models, settings, replicates and seed), or continues the
+# `fits`, on the rows of `source` (a stream source, see stream_source()), one block at a time:
+# every model takes a block before the next is read, so an interrupt or an error of the source
+# keeps the comparison of the blocks done. In-memory data are one block unless `block_size` is
+# given. Returns the comparison, with each fit's unreliable-estimate warning named by its model.
+compare_blocks <- function(fits, new, source, block_size, prior, progress, call, arg = "data") {
+  names <- if (is.null(fits)) names(new$models) else names(fits)
+  settings <- if (is.null(fits)) new$settings else fits[[1]]$settings
+  in_memory <- is_in_memory(source)
+  block_size <- if (!is.null(block_size)) check_whole_number(block_size, "block_size", 1, call)
+    else if (in_memory) max(1, nrow_of(source)) else 20 * settings$chunk_size
+  next_block <- stream_source(source, block_size, call, arg)
+  on.exit(next_block(NULL), add = TRUE)
+  # a bar per model fit for one block of data in memory; a count of rows for a stream
+  one_block <- in_memory && block_size >= nrow_of(source)
+  if (progress && !one_block) {
+    seen <- if (is.null(fits)) 0 else fits[[1]]$n
+    bar <- cli::cli_progress_bar(
+      format = "Comparing {length(names)} models {cli::pb_spin} {format_count(seen)} observations | {cli::pb_elapsed}",
+      total = NA, .auto_close = FALSE
+    )
+    on.exit(cli::cli_progress_done(id = bar), add = TRUE)
+  }
+  advance <- function(name, block) {
+    fit <- if (is.null(fits)) {
+      sgais_start(model_with_data(new$models[[name]], block, call), settings, new$replicates,
+                  progress && one_block, new$seed, call)
+    } else {
+      fit <- fits[[name]]
+      sgais_more(fit, fit$state, model_add_rows(fit$model, block, call), progress && one_block)
+    }
+    # one replicate, interrupted inside the block: the block is not done for every model
+    if (!is.null(attr(fit, "interrupted"))) signalCondition(interrupt_condition())
+    fit
+  }
+  done <- function() if (is.null(fits)) NULL else new_sgais_comparison(fits, prior, call)
+  stopped <- function() {
+    sprintf("the comparison of the %s observations of the blocks done is kept",
+            format_count(fits[[1]]$n))
+  }
+  added <- FALSE
+  cmp <- tryCatch({
+    repeat {
+      block <- next_block(block_size)
+      if (is.null(block)) break
+      fits <- stats::setNames(lapply(names, advance, block = block), names) # all or nothing
+      added <- TRUE
+      if (progress && !one_block) {
+        seen <- fits[[1]]$n
+        cli::cli_progress_update(id = bar, set = seen)
+      }
+    }
+    if (is.null(fits)) abort(sprintf("`%s` gave no rows.", arg), call)
+    done()
+  }, interrupt = function(e) {
+    if (is.null(fits)) resignal_interrupt()
+    warning(structure(
+      class = c("sgais_warning_interrupted", "sgais_warning", "warning", "condition"),
+      list(message = paste0("Interrupted: ", stopped(), ". Continue it with ",
+                            "`update(comparison, new_data)` on the observations after the first ",
+                            format_count(fits[[1]]$n), "."), call = call)
+    ))
+    done()
+  }, error = function(e) {
+    if (!added) stop(e)
+    abort(paste0(conditionMessage(e), "\nThe data stopped; ", stopped(), ". Get it as ",
+                 "`e$comparison` from tryCatch(..., sgais_error_stream = function(e) e$comparison)."),
+          call, "sgais_error_stream", comparison = done(), parent = e)
   })
-  names(fits) <- names
-  new_sgais_comparison(fits, prior)
+  for (name in names) {
+    withCallingHandlers(warn_if_unreliable(cmp$fits[[name]]), sgais_warning_unreliable = function(w) {
+      warning(structure(class = class(w), list(
+        message = sprintf("Model `%s`: %s", name, conditionMessage(w)), call = call)))
+      invokeRestart("muffleWarning")
+    })
+  }
+  cmp
 }
 
 check_model_prior <- function(prior, names, call) {
@@ -91,11 +215,11 @@ check_model_prior <- function(prior, names, call) {
   stats::setNames(prior / sum(prior), names)
 }
 
-new_sgais_comparison <- function(fits, prior) {
+new_sgais_comparison <- function(fits, prior, call = NULL) {
   validate_sgais_comparison(structure(
     list(fits = fits, prior = prior, trajectory = comparison_trajectory(fits, prior)),
     class = "sgais_comparison"
-  ))
+  ), call)
 }
 
 # The fits must be SGAIS fits of the same observations, on the same chunk grid.
@@ -108,6 +232,14 @@ validate_sgais_comparison <- function(x, call = NULL) {
   if (length(unique(n)) != 1L) {
     abort(sprintf("The fits have seen different numbers of observations (%s); they cannot be compared.",
                   paste(sprintf("%s: %s", names(fits), format_count(n)), collapse = ", ")), call)
+  }
+  digests <- vapply(fits, function(f) as.character(f$data_digest)[1], character(1))
+  if (anyNA(digests) || length(unique(digests)) != 1L) {
+    abort(sprintf(paste(
+      "The fits are not of the same observations: they have seen %s each, but their responses",
+      "differ (`data_digest`: %s); they cannot be compared."), format_count(n[1]),
+      paste(sprintf("%s: %s", names(fits), digests), collapse = ", ")), call,
+      "sgais_error_data_mismatch")
   }
   grids <- lapply(fits, function(f) f$trajectory$n)
   if (!all(vapply(grids, identical, logical(1), grids[[1]]))) {
@@ -144,12 +276,25 @@ comparison_trajectory <- function(fits, prior) {
 
 #' @rdname compare_models
 #' @param object A comparison from `compare_models()`.
-#' @param new_data New observations for every model (see [sgais()]).
+#' @param new_data New observations for every model (see [sgais()]), or a source to read them
+#'   from (see `data`).
 #' @export
-update.sgais_comparison <- function(object, new_data, ..., progress = default_progress()) {
-  object <- validate_sgais_comparison(object, sys.call())
-  fits <- lapply(object$fits, function(fit) sgais(fit, new_data, ..., progress = progress))
-  new_sgais_comparison(fits, object$prior)
+update.sgais_comparison <- function(object, new_data, ..., block_size = NULL,
+                                    progress = default_progress()) {
+  call <- sys.call()
+  object <- validate_sgais_comparison(object, call)
+  if (...length()) {
+    abort("A comparison is continued with the settings its fits were made with; give no `...`.",
+          call)
+  }
+  if (missing(new_data)) abort("`new_data` is missing: give the observations to add.", call)
+  progress <- check_flag(progress, "progress", call)
+  for (fit in object$fits) {
+    validate_sgais_evidence(fit, call)
+    validate_sgais_state(fit$state, fit$model, fit$settings, call)
+  }
+  compare_blocks(object$fits, NULL, new_data, block_size, object$prior, progress, call,
+                 "new_data")
 }
 
 #' @export

@@ -102,6 +102,21 @@ model_keep_first <- function(model, n) {
   model
 }
 
+# The response in a model's data list, what the likelihood is of: `y`, or, for a model of whole
+# observations (gaussian_mixture()), `yt`, one column per observation. Two fits are of the same
+# observations when their responses are the same, whatever their covariates.
+data_response <- function(data) if (!is.null(data$y)) data$y else data$yt
+
+# `digest` (src/utils.c, ffi_data_digest(); "" to start) continued over the responses of
+# observations from + 1, ..., to of `model`, which must hold them. The digest of n observations
+# is the same whatever pieces they came in.
+extend_digest <- function(digest, model, from, to) {
+  if (to <= from) return(digest)
+  cols <- seq.int(from - model_dropped(model) + 1, to - model_dropped(model))
+  response <- data_columns(list(data_response(model$data)), cols)[[1L]]
+  .Call(C_ffi_data_digest, digest, as.vector(response))
+}
+
 # How many of the observations a model has seen it no longer holds.
 model_dropped <- function(model) if (is.null(model$dropped)) 0 else model$dropped
 

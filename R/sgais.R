@@ -263,12 +263,12 @@ sgais_more <- function(fit, state, model, progress) {
     sgais_replicate(model, state$resume[[r]], state$traces[[r]], settings, progress, label,
                     recover)
   }, streams = lapply(state$resume, `[[`, "seed"))
-  if (runs[[1]]$interrupted && runs[[1]]$resume$n == fit$n) {
+  if (runs[[1]]$interrupted && runs[[1]]$resume$n <= fit$n) {
     # interrupted before a chunk of the new rows was done: the fit as it was
     attr(fit, "interrupted") <- TRUE
     return(fit)
   }
-  out <- sgais_fit_of(model, runs, settings, fit$call, fit$seed)
+  out <- sgais_fit_of(model, runs, settings, fit$call, fit$seed, before = fit)
   # a continuation starts where the fit's random streams were left, not from a seed of its own
   out$initial_seed <- fit$initial_seed
   out$seconds <- fit$seconds + out$seconds
@@ -280,12 +280,19 @@ sgais_more <- function(fit, state, model, progress) {
 # model keeps the observations up to there only, and it carries the attribute "interrupted"
 # (TRUE), which warn_if_interrupted() turns into a warning. Interrupted before any chunk was
 # done, there is no fit and the interrupt goes on to the caller.
-sgais_fit_of <- function(model, runs, settings, call, seed) {
-  if (!runs[[1]]$interrupted) return(new_sgais_fit(model, runs, settings, call, seed))
-  done <- runs[[1]]$resume$n
-  if (done == 0) resignal_interrupt()
-  fit <- new_sgais_fit(model_keep_first(model, done), runs, settings, call, seed)
-  attr(fit, "interrupted") <- TRUE
+#
+# The fit's `data_digest` identifies the responses of its observations (extend_digest()); a
+# continuation extends that of the fit it continues (`before`) over the new observations.
+sgais_fit_of <- function(model, runs, settings, call, seed, before = NULL) {
+  interrupted <- runs[[1]]$interrupted
+  if (interrupted) {
+    if (runs[[1]]$resume$n == 0) resignal_interrupt()
+    model <- model_keep_first(model, runs[[1]]$resume$n)
+  }
+  digest <- if (is.null(before)) extend_digest("", model, 0, model$n) else
+    extend_digest(before$data_digest, model, before$n, model$n)
+  fit <- new_sgais_fit(model, runs, settings, call, seed, digest)
+  if (interrupted) attr(fit, "interrupted") <- TRUE
   fit
 }
 
@@ -420,7 +427,7 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
   )
 }
 
-new_sgais_fit <- function(model, runs, settings, call, seed) {
+new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
   # with a bounded reservoir the fit keeps only the observations after its last whole chunk
   # (the replicates' reservoirs are in their states)
   if (bounded_reservoir(settings)) model <- model_drop_rows(model, runs[[1]]$resume$n)
@@ -473,6 +480,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed) {
       settings = settings,
       call = call,
       seed = seed,
+      data_digest = data_digest,
       trajectory = trajectory,
       diagnostics = diagnostics,
       state = new_sgais_state(

@@ -5,7 +5,8 @@
 # `run` is what run_in_slices() returned, with the RNG states added: its seeds, time and the
 # evaluation counts in its trace become the fit's.
 new_sgais_evidence <- function(method, log_evidence, model, run, settings, call, seed, ...,
-                             n = model$n, class = character()) {
+                             n = model$n, data_digest = extend_digest("", model, 0, n),
+                             class = character()) {
   stopifnot(
     is.character(method), is.numeric(log_evidence), length(log_evidence) == 1L,
     inherits(model, "sgais_model"), is.list(settings), is.numeric(run$seconds),
@@ -17,7 +18,8 @@ new_sgais_evidence <- function(method, log_evidence, model, run, settings, call,
       settings = settings, call = call, seed = seed, initial_seed = run$initial_seed,
       final_seed = run$final_seed, seconds = run$seconds,
       gradient_evaluations = sum(run$trace$gradient_evaluations),
-      likelihood_evaluations = sum(run$trace$likelihood_evaluations), ...
+      likelihood_evaluations = sum(run$trace$likelihood_evaluations),
+      data_digest = data_digest, ...
     ),
     class = c(class, "sgais_evidence")
   )
@@ -38,6 +40,10 @@ validate_sgais_evidence <- function(x, call = NULL) {
   if (!is_number(x$n) || x$n != x$model$n) bad("its `n` is not the number of its model's observations")
   for (field in c("seconds", "gradient_evaluations", "likelihood_evaluations")) {
     if (!is_number(x[[field]]) || x[[field]] < 0) bad(sprintf("its `%s` is not a count", field))
+  }
+  if (!is.character(x$data_digest) || length(x$data_digest) != 1L ||
+      !grepl("^[0-9a-f]{16}$", x$data_digest)) {
+    bad("its `data_digest` is not a digest of its observations")
   }
   x
 }
@@ -65,6 +71,10 @@ validate_sgais_evidence <- function(x, call = NULL) {
 #' }
 #' followed by the method's own columns (see each function's Value section): one row per chunk
 #' for SGAIS, per annealing step for AIS, per iteration for nested sampling.
+#'
+#' Every fit also carries `data_digest`, a 64-bit digest (FNV-1a, 16 hex digits) of the
+#' responses of the observations it is a fit of, in order and whatever pieces they came in, by
+#' which [compare_models()] checks that fits are of the same observations.
 #'
 #' @name sgais_evidence
 #' @examples

@@ -173,8 +173,8 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
 
 # A function next(n) returning up to n next rows of `source`, or NULL at its end; next(NULL)
 # releases the source (closes the file, clears the query). One kind of source each:
-# in-memory data, a CSV file path, a DBIResult or a user function.
-stream_source <- function(source, block_size, call) {
+# in-memory data, a CSV file path, a DBIResult or a user function. `arg` names the argument.
+stream_source <- function(source, block_size, call, arg = "source") {
   if (is.function(source)) {
     done <- FALSE
     return(function(n) {
@@ -200,7 +200,7 @@ stream_source <- function(source, block_size, call) {
     })
   }
   if (is.character(source) && length(source) == 1L && !is.na(source)) {
-    if (!file.exists(source)) abort(sprintf("`source`: there is no file `%s`.", source), call)
+    if (!file.exists(source)) abort(sprintf("`%s`: there is no file `%s`.", arg, source), call)
     con <- file(source, open = "r")
     open <- TRUE
     finish <- function() {
@@ -229,19 +229,26 @@ stream_source <- function(source, block_size, call) {
       rows
     })
   }
-  if (is.data.frame(source) || is.matrix(source) || (is.list(source) && !is.null(source$x))) {
+  if (is_in_memory(source)) {
     total <- nrow_of(source)
     at <- 0L
     return(function(n) {
       if (is.null(n) || at >= total) return(NULL)
       take <- seq.int(at + 1L, min(at + n, total))
       at <<- at + length(take)
+      if (length(take) == total) return(source)
       if (is.data.frame(source) || is.matrix(source)) return(source[take, , drop = FALSE])
       x <- source$x
       list(x = if (is.null(dim(x))) x[take] else x[take, , drop = FALSE], y = source$y[take])
     })
   }
   abort(sprintf(paste(
-    "`source` must be a data frame or matrix, the path of a CSV file, a DBIResult from",
-    "DBI::dbSendQuery() or a function returning the next rows; not %s."), describe(source)), call)
+    "`%s` must be a data frame or matrix, the path of a CSV file, a DBIResult from",
+    "DBI::dbSendQuery() or a function returning the next rows; not %s."), arg, describe(source)),
+    call)
+}
+
+# Data held in memory (rather than a file, query or function to read them from).
+is_in_memory <- function(source) {
+  is.data.frame(source) || is.matrix(source) || (is.list(source) && !is.null(source$x))
 }

@@ -10,6 +10,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_sgais_run", (DL_FUNC) &ffi_sgais_run, 5},
   {"ffi_ais_run", (DL_FUNC) &ffi_ais_run, 9},
   {"ffi_nested_sampling_run", (DL_FUNC) &ffi_nested_sampling_run, 4},
+  {"ffi_data_digest", (DL_FUNC) &ffi_data_digest, 2},
   {NULL, NULL, 0}
 };
 

@@ -259,6 +259,7 @@ SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type,
 SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
+SEXP ffi_data_digest(SEXP digest, SEXP values);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
                  SEXP steps_done, SEXP step_size, SEXP time_budget);

@@ -1,6 +1,8 @@
 /* Log-space weight utilities shared by every estimator, a timer, and argument checks. */
 #include "sgais.h"
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -134,4 +136,48 @@ SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type,
   SET_VECTOR_ELT(out, i, col);
   SET_STRING_ELT(names, i, Rf_mkChar(name));
   return col;
+}
+
+/* A digest of a sequence of observations that does not depend on how the sequence was split:
+ * 64-bit FNV-1a over the bytes of the values in order, continued from `digest` (16 hex digits,
+ * or "" to start). Doubles are hashed with -0 as +0, so equal numbers give equal digests. Used
+ * to check that fits compared are fits of the same observations (R/compare_models.R). */
+SEXP ffi_data_digest(SEXP digest, SEXP values) {
+  if (TYPEOF(digest) != STRSXP || XLENGTH(digest) != 1 || STRING_ELT(digest, 0) == NA_STRING)
+    Rf_errorcall(R_NilValue, "`digest` must be a string.");
+  const char *in = CHAR(STRING_ELT(digest, 0));
+  uint64_t h = 14695981039346656037ULL; /* the FNV offset basis */
+  if (in[0] != '\0') {
+    if (strlen(in) != 16) Rf_errorcall(R_NilValue, "`digest` must have 16 hex digits.");
+    h = 0;
+    for (int i = 0; i < 16; i++) {
+      char c = in[i];
+      int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+      if (v < 0) Rf_errorcall(R_NilValue, "`digest` must have 16 hex digits.");
+      h = (h << 4) | (uint64_t) v;
+    }
+  }
+  const uint64_t prime = 1099511628211ULL;
+  R_xlen_t n = XLENGTH(values);
+  if (TYPEOF(values) == REALSXP) {
+    const double *x = REAL(values);
+    for (R_xlen_t i = 0; i < n; i++) {
+      double v = x[i] == 0.0 ? 0.0 : x[i];
+      unsigned char b[sizeof(double)];
+      memcpy(b, &v, sizeof(double));
+      for (size_t k = 0; k < sizeof(double); k++) h = (h ^ b[k]) * prime;
+    }
+  } else if (TYPEOF(values) == INTSXP) {
+    const int *x = INTEGER(values);
+    for (R_xlen_t i = 0; i < n; i++) {
+      unsigned char b[sizeof(int)];
+      memcpy(b, &x[i], sizeof(int));
+      for (size_t k = 0; k < sizeof(int); k++) h = (h ^ b[k]) * prime;
+    }
+  } else {
+    Rf_errorcall(R_NilValue, "`values` must be a numeric or integer vector.");
+  }
+  char out[17];
+  snprintf(out, sizeof(out), "%016llx", (unsigned long long) h);
+  return Rf_mkString(out);
 }

@@ -52,6 +52,69 @@ test_that("a comparison continues on new data as if run on all of it", {
   expect_identical(cont$trajectory, whole$trajectory)
 })
 
+test_that("a comparison read from a file, a function or in blocks is the comparison of all the rows", {
+  d <- comparison_data(1500)
+  d[] <- lapply(d, function(x) round(x * 1024) / 1024) # exact in a CSV file
+  m <- comparison_models(d[1:20, ])[c("all", "none")]
+  whole <- quietly(compare_models(m, d, seed = 4, progress = FALSE))
+  file <- withr::local_tempfile(fileext = ".csv")
+  utils::write.csv(d, file, row.names = FALSE)
+  from_file <- quietly(compare_models(m, file, block_size = 400, seed = 4, progress = FALSE))
+  expect_identical(from_file$trajectory, whole$trajectory)
+  blocks <- quietly(compare_models(m, d, block_size = 333, seed = 4, progress = FALSE))
+  expect_identical(blocks$trajectory, whole$trajectory)
+  # an error of the source keeps the comparison of the blocks done, which continues
+  failing <- failing_source(d, 1000, function() stop("connection lost"))
+  e <- tryCatch(compare_models(m, failing, block_size = 500, seed = 4, progress = FALSE),
+                sgais_error_stream = identity)
+  expect_s3_class(e, "sgais_error_stream")
+  expect_match(conditionMessage(e), "connection lost")
+  expect_identical(e$comparison$fits$all$n, 1000L)
+  cont <- quietly(update(e$comparison, d[1001:1500, ], progress = FALSE))
+  expect_identical(cont$trajectory, whole$trajectory)
+})
+
+test_that("an interrupt keeps the comparison of the blocks done", {
+  d <- comparison_data(1500)
+  m <- comparison_models(d[1:20, ])[c("all", "two")]
+  interrupted <- failing_source(d, 1000, interrupt_now)
+  expect_warning(
+    cmp <- compare_models(m, interrupted, block_size = 500, seed = 2, progress = FALSE),
+    "after the first 1,000", class = "sgais_warning_interrupted"
+  )
+  expect_s3_class(cmp, "sgais_comparison")
+  expect_identical(cmp$fits$two$n, 1000L)
+  whole <- quietly(compare_models(m, d, seed = 2, progress = FALSE))
+  expect_identical(quietly(update(cmp, d[1001:1500, ], progress = FALSE))$trajectory,
+                   whole$trajectory)
+})
+
+test_that("fits made separately compare when they are fits of the same observations", {
+  d <- comparison_data(1200)
+  m <- comparison_models(d[1:20, ])
+  cmp <- quietly(compare_models(m, d, seed = 6, progress = FALSE))
+  fits <- lapply(comparison_models(d), function(model) quietly(sgais(model, seed = 6, progress = FALSE)))
+  expect_identical(quietly(compare_models(fits))$trajectory, cmp$trajectory)
+  # the digest identifies the responses, whatever pieces they came in
+  piece <- quietly(sgais(linear_regression(y ~ ., d[1:777, ]), seed = 6, progress = FALSE))
+  piece <- quietly(sgais(piece, d[778:1200, ], progress = FALSE))
+  expect_identical(piece$data_digest, fits$all$data_digest)
+  expect_match(fits$all$data_digest, "^[0-9a-f]{16}$")
+  # given data, the fits are continued
+  more <- comparison_data(1500)[1201:1500, ]
+  expect_identical(quietly(compare_models(fits, more, progress = FALSE))$trajectory,
+                   quietly(update(cmp, more, progress = FALSE))$trajectory)
+  # same number of observations, other responses: refused
+  other <- d
+  other$y[5] <- other$y[5] + 1
+  fits$none <- quietly(sgais(linear_regression(y ~ 1, other), seed = 6, progress = FALSE))
+  expect_error(compare_models(fits), "not of the same observations",
+               class = "sgais_error_data_mismatch")
+  expect_error(compare_models(list(a = fits$all, b = m$two)), "all models or all fits",
+               class = "sgais_error")
+  expect_error(compare_models(fits[1:2], seed = 1), "own settings", class = "sgais_error")
+})
+
 test_that("the prior shifts the posterior model probabilities", {
   d <- comparison_data(600)
   m <- comparison_models(d[1:20, ])[c("all", "two")]
@@ -68,9 +131,9 @@ test_that("the prior shifts the posterior model probabilities", {
 test_that("compare_models() checks its arguments", {
   d <- comparison_data(300)
   m <- comparison_models(d)
-  expect_error(compare_models(m$all, d), "list of at least two models", class = "sgais_error")
+  expect_error(compare_models(m$all, d), "list of at least two models or fits", class = "sgais_error")
   expect_error(compare_models(unname(m), d), "must be named", class = "sgais_error")
-  expect_error(compare_models(list(a = m$all, b = 1), d), "`models\\$b` must be an sgais model",
+  expect_error(compare_models(list(a = m$all, b = 1), d), "`models\\$b` must be an sgais model or a fit",
                class = "sgais_error")
   expect_error(compare_models(m), "`data` is missing", class = "sgais_error")
   expect_error(compare_models(m, d, prior = c(1, -1, 1)), "`prior` must be 3 non-negative",

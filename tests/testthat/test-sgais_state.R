@@ -5,6 +5,7 @@ same_run <- function(a, b) {
   expect_identical(b$state$particles, a$state$particles)
   expect_identical(b$state$log_weights, a$state$log_weights)
   expect_identical(b$model$data, a$model$data)
+  expect_identical(b$data_digest, a$data_digest)
 }
 
 online_data <- function(n = 2534) simulate_linear_regression(n, seed = 11)
@@ -255,11 +256,6 @@ test_that("run_in_slices() recovers from an interrupt at the last whole slice", 
     "interrupted"
   )
 })
-
-# A real interrupt (SIGINT, as Ctrl-C sends) `after` seconds from now, from another process.
-interrupt_in <- function(after) {
-  system(sprintf("(sleep %g; kill -INT %d) >/dev/null 2>&1 &", after, Sys.getpid()))
-}
 
 test_that("an interrupted sgais() returns the fit of its last whole chunk, which continues exactly", {
   skip_on_cran()

@@ -67,13 +67,7 @@ test_that("a database query is read with dbFetch() and gives the same fit", {
 
 test_that("an error from the source loses nothing: the fit so far comes with the error", {
   d <- stream_data()
-  at <- 0
-  failing <- function(n) {
-    if (at >= 1500) stop("connection lost")
-    rows <- d[seq(at + 1, at + n), ]
-    at <<- at + n
-    rows
-  }
+  failing <- failing_source(d, 1500, function() stop("connection lost"))
   spec <- linear_regression(y ~ ., head(d))
   file <- withr::local_tempfile(fileext = ".rds")
   e <- tryCatch(sgais_stream(spec, failing, block_size = 500, seed = 3, checkpoint = file,
@@ -89,6 +83,19 @@ test_that("an error from the source loses nothing: the fit so far comes with the
   whole <- quietly(sgais(linear_regression(y ~ ., d), seed = 3, progress = FALSE))
   same_fit(whole, quietly(sgais_stream(saved, d[1501:2600, ], progress = FALSE)))
   same_fit(whole, quietly(sgais(e$fit, d[1501:2600, ], progress = FALSE)))
+})
+
+test_that("an interrupt between blocks keeps the fit of the blocks done", {
+  d <- stream_data()
+  interrupted <- failing_source(d, 1500, interrupt_now)
+  spec <- linear_regression(y ~ ., head(d))
+  expect_warning(
+    fit <- sgais_stream(spec, interrupted, block_size = 500, seed = 3, progress = FALSE),
+    "after 1,500 observations.*after the first 1,500", class = "sgais_warning_interrupted"
+  )
+  expect_identical(fit$n, 1500L)
+  whole <- quietly(sgais(linear_regression(y ~ ., d), seed = 3, progress = FALSE))
+  same_fit(whole, quietly(sgais(fit, d[1501:2600, ], progress = FALSE)))
 })
 
 test_that("checkpoints are written whole and hold a continuable fit", {
@@ -125,9 +132,6 @@ test_that("an interrupt inside a block keeps the fit up to the last whole chunk"
   d <- simulate_linear_regression(4e5, seed = 13)
   spec <- linear_regression(y ~ ., head(d))
   file <- withr::local_tempfile(fileext = ".rds")
-  interrupt_in <- function(after) {
-    system(sprintf("(sleep %g; kill -INT %d) >/dev/null 2>&1 &", after, Sys.getpid()))
-  }
   interrupt_in(1.5)
   w <- NULL
   fit <- withCallingHandlers(
