@@ -41,7 +41,7 @@
 #'   `source` in [sgais_stream()]). Optional when `models` are fits.
 #' @param ... Settings for [sgais()], the same for every model (e.g. `chunk_size = 1000`).
 #' @param block_size Rows read per block from a source; by default 20 chunks, and all of
-#'   in-memory data.
+#'   in-memory data. Blocks are grouped as in [sgais_stream()].
 #' @param prior Prior model probabilities, in the order of `models` (normalised to sum to 1);
 #'   `NULL` means equal.
 #' @inheritParams sgais
@@ -132,7 +132,8 @@ compare_blocks <- function(fits, new, source, block_size, prior, progress, call,
   in_memory <- is_in_memory(source)
   block_size <- if (!is.null(block_size)) check_whole_number(block_size, "block_size", 1, call)
     else if (in_memory) max(1, nrow_of(source)) else 20 * settings$chunk_size
-  next_block <- stream_source(source, block_size, call, arg)
+  next_block <- grouped_blocks(stream_source(source, block_size, call, arg), block_size,
+                               function() if (is.null(fits)) 0 else data_rows(fits[[1]]$model$data))
   on.exit(next_block(NULL), add = TRUE)
   # a bar per model fit for one block of data in memory; a count of rows for a stream
   one_block <- in_memory && block_size >= nrow_of(source)

@@ -35,7 +35,10 @@
 #'   or a function of one argument, the number of rows wanted, returning the next rows or `NULL`
 #'   at the end.
 #' @param ... Settings for [sgais()] (with a model; a fit keeps its own).
-#' @param block_size Rows read per block; by default 20 chunks.
+#' @param block_size Rows read per block; by default 20 chunks. While the fit keeps every row
+#'   (no `reservoir_size`), blocks are added to it in groups of at least a quarter of the rows it
+#'   holds, since adding rows copies those held: the stream's cost then stays linear in its
+#'   length.
 #' @param checkpoint Optional path of an `.rds` file to keep the latest fit in.
 #' @param checkpoint_every Seconds between checkpoint writes.
 #' @inheritParams sgais
@@ -100,7 +103,8 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
   }
   checkpoint_every <- check_positive(checkpoint_every, "checkpoint_every", call)
   progress <- check_flag(progress, "progress", call)
-  next_block <- stream_source(source, block_size, call)
+  next_block <- grouped_blocks(stream_source(source, block_size, call), block_size,
+                               function() if (is.null(fit)) 0 else data_rows(fit$model$data))
   on.exit(next_block(NULL), add = TRUE) # closes a file, clears a query
 
   seen <- if (is.null(fit)) 0 else fit$n
@@ -246,6 +250,39 @@ stream_source <- function(source, block_size, call, arg = "source") {
     "`%s` must be a data frame or matrix, the path of a CSV file, a DBIResult from",
     "DBI::dbSendQuery() or a function returning the next rows; not %s."), arg, describe(source)),
     call)
+}
+
+# Groups the blocks of `next_block` (a stream_source()) so that each group adds at least
+# `growth` times the rows the fit already holds (`held()`), and at least one block: adding rows
+# to a fit copies those it holds (model_add_rows()), so with every row kept, blocks of a fixed
+# size would make a stream's cost quadratic in its length; groups growing with it keep the
+# copying linear (about 1 / growth copies of the stream in all). With a bounded reservoir a fit
+# holds few rows, and a group is a block. Returns a function like `next_block`.
+grouped_blocks <- function(next_block, block_size, held, growth = 0.25) {
+  force(next_block) # a bad source is an error here, not when the stream is closed
+  function(n) {
+    if (is.null(n)) return(next_block(NULL))
+    blocks <- list()
+    got <- 0
+    repeat {
+      block <- next_block(block_size)
+      if (is.null(block)) break
+      blocks[[length(blocks) + 1L]] <- block
+      got <- got + nrow_of(block)
+      if (got >= growth * held()) break
+    }
+    if (length(blocks) == 0L) NULL else bind_rows_of(blocks)
+  }
+}
+
+# The rows of several blocks of data (data frames, matrices, or lists with `x` and `y`) as one.
+bind_rows_of <- function(blocks) {
+  if (length(blocks) == 1L) return(blocks[[1L]])
+  first <- blocks[[1L]]
+  if (is.data.frame(first) || is.matrix(first)) return(do.call(rbind, blocks))
+  x <- lapply(blocks, `[[`, "x")
+  list(x = if (is.null(dim(first$x))) do.call(c, x) else do.call(rbind, x),
+       y = do.call(c, lapply(blocks, `[[`, "y")))
 }
 
 # Data held in memory (rather than a file, query or function to read them from).

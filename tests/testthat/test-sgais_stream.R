@@ -154,3 +154,30 @@ test_that("an interrupt inside a block keeps the fit up to the last whole chunk"
   same_fit(quietly(sgais(linear_regression(y ~ ., d[seq_len(n), ]), seed = 4, progress = FALSE)),
            fit)
 })
+
+test_that("blocks are added in groups that grow with the rows held, and bound row by row", {
+  d <- stream_data(1000)
+  held <- 0
+  next_group <- sgais:::grouped_blocks(sgais:::stream_source(d, 50, NULL), 50, function() held)
+  sizes <- integer(0)
+  got <- list()
+  while (!is.null(g <- next_group(50))) {
+    sizes <- c(sizes, nrow(g))
+    got[[length(got) + 1L]] <- g
+    held <- held + nrow(g)
+  }
+  # each group but the last adds at least a quarter of the rows held before it (and a block)
+  before <- cumsum(c(0, head(sizes, -1)))
+  expect_true(all(head(sizes >= pmax(50, 0.25 * before), -1)))
+  expect_true(any(sizes > 50))
+  expect_lt(length(sizes), 1000 / 50)
+  expect_identical(do.call(rbind, got), d)
+  # matrices and lists of x and y are bound too
+  m <- as.matrix(d)
+  expect_identical(sgais:::bind_rows_of(list(m[1:3, ], m[4:10, ])), m[1:10, ])
+  xy <- list(x = m[, -1], y = m[, 1])
+  parts <- list(list(x = xy$x[1:4, ], y = xy$y[1:4]), list(x = xy$x[5:9, ], y = xy$y[5:9]))
+  expect_identical(sgais:::bind_rows_of(parts), list(x = xy$x[1:9, ], y = xy$y[1:9]))
+  v <- list(list(x = 1:3, y = 4:6), list(x = 7L, y = 8L))
+  expect_identical(sgais:::bind_rows_of(v), list(x = c(1:3, 7L), y = c(4:6, 8L)))
+})
