@@ -4,23 +4,24 @@
 #      mean including the control-variate re-anchors, which come once per doubling of n);
 #      target: last / first <= 1.2; and detect_shifts() on these stationary streams;
 #   2. a bounded reservoir at 10^6: the accuracy cost of reservoir_size = 10^4 and 10^5 against
-#      Inf (3 seeds, both presets, the same data as part 1), and the peak memory of a stream of
-#      10^6 rows made block by block (never in memory at once) with reservoir_size 10^4 vs Inf;
+#      Inf (3 seeds, both presets, the same data as part 1);
 #   3. streams: sgais_stream() from a data frame in memory, a CSV file and an SQLite query,
 #      seconds against plain sgais() on the same rows (target: the source adds <= 20%);
 #   4. the shifting mixture (simulate_shifting_mixture(), 100,000 points, changes at 1,000 and
 #      10,000): the final log evidence for K = 3, 5, 7 in order and shuffled (the evidence does
 #      not depend on the order: a difference is the sampler's error), and detect_shifts() on
-#      each run.
-# Run with: Rscript inst/bench/online.R [part ...]   (parts 1-4; all by default; from an installed
-# sgais; part 3 needs DBI and RSQLite). About 25 minutes on one core.
+#      each run;
+#   5. a stream of 10^6 rows made block by block (never in memory at once): peak memory, size of
+#      the fit and seconds with reservoir_size 10^4 vs Inf, against sgais() on the rows in memory.
+# Run with: Rscript inst/bench/online.R [part ...]   (parts 1-5; all by default; from an installed
+# sgais; part 3 needs DBI and RSQLite). About 30 minutes on one core.
 suppressPackageStartupMessages(library(sgais))
 args <- commandArgs(trailingOnly = TRUE)
-parts <- if (length(args)) as.integer(args) else 1:4
+parts <- if (length(args)) as.integer(args) else 1:5
 cat(sprintf("sgais %s, %s, single-threaded\n", utils::packageVersion("sgais"), R.version.string))
 quiet <- function(code) withCallingHandlers(code, warning = function(w) invokeRestart("muffleWarning"))
 
-if (1 %in% parts || 2 %in% parts) {
+if (any(c(1, 2, 5) %in% parts)) {
   data <- simulate_linear_regression(1e6, seed = 2019)
   model <- linear_regression(y ~ ., data)
   exact <- exact_log_evidence(model)
@@ -75,44 +76,6 @@ if (2 %in% parts) {
     }
   }
   rm(model)
-  # the same 10^6 rows as simulate_linear_regression(1e6, seed = 2019), drawn block by block
-  # from their own random stream, so the stream is never in memory at once
-  rows_of <- function(total) {
-    stream <- NULL
-    theta <- NULL
-    done <- 0
-    function(n) {
-      if (done >= total) return(NULL)
-      n <- min(n, total - done)
-      old <- get0(".Random.seed", globalenv(), inherits = FALSE)
-      on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv())
-              else assign(".Random.seed", old, globalenv()))
-      if (is.null(stream)) {
-        set.seed(2019)
-        theta <<- stats::rnorm(6)
-      } else {
-        assign(".Random.seed", stream, globalenv())
-      }
-      draws <- matrix(stats::rnorm(n * 6), nrow = n, byrow = TRUE)
-      stream <<- .Random.seed
-      done <<- done + n
-      x <- draws[, 1:5, drop = FALSE]
-      colnames(x) <- paste0("x", 1:5)
-      data.frame(x, y = theta[1] + drop(x %*% theta[-1]) + draws[, 6])
-    }
-  }
-  spec <- linear_regression(y ~ ., simulate_linear_regression(10, seed = 1))
-  for (size in c(Inf, 1e4)) {
-    before <- sum(gc(reset = TRUE)[, 2L]) # in use before, Mb
-    t0 <- proc.time()[["elapsed"]]
-    fit <- quiet(sgais_stream(spec, rows_of(1e6), block_size = 1e4, reservoir_size = size,
-                              seed = 1, progress = FALSE))
-    seconds <- proc.time()[["elapsed"]] - t0
-    peak <- sum(gc()[, 6L]) - before # "max used" (Mb) above what was in use before
-    cat(sprintf("  stream of 10^6 rows in blocks of 10^4, robust, reservoir %-7s peak R heap %4.0f Mb above the start, fit %5.1f Mb, %.0f s, error %+.2f nats\n",
-                format(size, scientific = FALSE, big.mark = ","), peak,
-                as.numeric(utils::object.size(fit)) / 2^20, seconds, fit$log_evidence - exact))
-  }
 }
 
 if (3 %in% parts) {
@@ -178,4 +141,52 @@ if (4 %in% parts) {
                   max(sc$score[!sc$flagged], na.rm = TRUE)))
     }
   }
+}
+
+if (5 %in% parts) {
+  cat("\n== 5. A stream of 10^6 rows made block by block: memory and time ==\n")
+  # the same 10^6 rows as simulate_linear_regression(1e6, seed = 2019), drawn block by block
+  # from their own random stream, so the stream is never in memory at once
+  rows_of <- function(total) {
+    stream <- NULL
+    theta <- NULL
+    done <- 0
+    function(n) {
+      if (done >= total) return(NULL)
+      n <- min(n, total - done)
+      old <- get0(".Random.seed", globalenv(), inherits = FALSE)
+      on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv())
+              else assign(".Random.seed", old, globalenv()))
+      if (is.null(stream)) {
+        set.seed(2019)
+        theta <<- stats::rnorm(6)
+      } else {
+        assign(".Random.seed", stream, globalenv())
+      }
+      draws <- matrix(stats::rnorm(n * 6), nrow = n, byrow = TRUE)
+      stream <<- .Random.seed
+      done <<- done + n
+      x <- draws[, 1:5, drop = FALSE]
+      colnames(x) <- paste0("x", 1:5)
+      data.frame(x, y = theta[1] + drop(x %*% theta[-1]) + draws[, 6])
+    }
+  }
+  spec <- linear_regression(y ~ ., simulate_linear_regression(10, seed = 1))
+  for (size in c(Inf, 1e4)) {
+    before <- sum(gc(reset = TRUE)[, 2L]) # in use before, Mb
+    t0 <- proc.time()[["elapsed"]]
+    fit <- quiet(sgais_stream(spec, rows_of(1e6), block_size = 1e4, reservoir_size = size,
+                              seed = 1, progress = FALSE))
+    seconds <- proc.time()[["elapsed"]] - t0
+    peak <- sum(gc()[, 6L]) - before # "max used" (Mb) above what was in use before
+    cat(sprintf("  stream of 10^6 rows in blocks of 10^4, robust, reservoir %-7s peak R heap %4.0f Mb above the start, fit %5.1f Mb, %.0f s, error %+.2f nats\n",
+                format(size, scientific = FALSE, big.mark = ","), peak,
+                as.numeric(utils::object.size(fit)) / 2^20, seconds, fit$log_evidence - exact))
+  }
+  # against sgais() on the same rows in memory
+  data <- rows_of(1e6)(1e6)
+  t0 <- proc.time()[["elapsed"]]
+  fit <- quiet(sgais(linear_regression(y ~ ., data), seed = 1, progress = FALSE))
+  cat(sprintf("  sgais() on the same 10^6 rows in memory: %.0f s, error %+.2f nats\n",
+              proc.time()[["elapsed"]] - t0, fit$log_evidence - exact))
 }
