@@ -36,8 +36,14 @@
 #' observations are found with scores of 32 and 7.4 and nothing else is flagged (largest other
 #' score 2.2); on a shuffled copy of the same data the largest score is 3.3, and on four
 #' stationary linear regressions of 50,000 observations and a stationary 3-component mixture
-#' of 30,000 it is 2.3 to 3.5. Shifts smaller than the noise of one chunk's log predictive cannot be seen: use
-#' larger chunks (`chunk_size`) to see smaller ones, at the cost of locating them less finely.
+#' of 30,000 it is 2.3 to 3.5. With 5 and 7 components the same two changes are found (scores
+#' 17 and 21, 18 and 14), and nothing else in order; but on the shuffled copy the 7-component
+#' fit flags one chunk, at 8,500 (score 5.3). That fit is not reliable (its log evidence differs
+#' from the in-order fit's by 9,590 nats, when the evidence does not depend on the order): a
+#' sampler that finds a mode late makes a jump in effort and surprise that looks like a shift.
+#' Check a flagged chunk against the fit's diagnostics, or with more `particles`. Shifts smaller
+#' than the noise of one chunk's log predictive cannot be seen: use larger chunks (`chunk_size`)
+#' to see smaller ones, at the cost of locating them less finely.
 #'
 #' @param fit An [sgais()] fit, or a comparison from [compare_models()] (each model's fit is
 #'   scored; the result has a `model` column).
