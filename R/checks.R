@@ -11,6 +11,14 @@ abort <- function(message, call = NULL, class = NULL, ...) {
   ))
 }
 
+# A warning of class `class` (and `sgais_warning`), as abort() raises errors.
+warn <- function(message, call = NULL, class = NULL) {
+  warning(structure(
+    class = c(class, "sgais_warning", "warning", "condition"),
+    list(message = message, call = call)
+  ))
+}
+
 # A short description of a bad value for error messages.
 describe <- function(x) {
   if (is.null(x)) return("NULL")

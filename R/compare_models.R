@@ -101,11 +101,7 @@ compare_models <- function(models, data, ..., control = sgais_control(), prior =
       abort(paste("Fits are compared (and continued) with their own settings, replicates and",
                   "random streams; give none of `...`, `control`, `replicates` or `seed`."), call)
     }
-    fits <- lapply(models, function(fit) {
-      fit <- validate_sgais_evidence(fit, call)
-      validate_sgais_state(fit$state, fit$model, fit$settings, call)
-      fit
-    })
+    fits <- lapply(models, validate_continuable, call = call)
     cmp <- new_sgais_comparison(fits, prior, call)
     if (missing(data)) return(cmp)
     return(compare_blocks(cmp$fits, NULL, data, block_size, prior, progress, call))
@@ -151,7 +147,7 @@ compare_blocks <- function(fits, new, source, block_size, prior, progress, call,
                   progress && one_block, new$seed, call)
     } else {
       fit <- fits[[name]]
-      sgais_more(fit, fit$state, model_add_rows(fit$model, block, call), progress && one_block)
+      sgais_more(fit, model_add_rows(fit$model, block, call), progress && one_block)
     }
     # one replicate, interrupted inside the block: the block is not done for every model
     if (!is.null(attr(fit, "interrupted"))) signalCondition(interrupt_condition())
@@ -178,12 +174,9 @@ compare_blocks <- function(fits, new, source, block_size, prior, progress, call,
     done()
   }, interrupt = function(e) {
     if (is.null(fits)) resignal_interrupt()
-    warning(structure(
-      class = c("sgais_warning_interrupted", "sgais_warning", "warning", "condition"),
-      list(message = paste0("Interrupted: ", stopped(), ". Continue it with ",
-                            "`update(comparison, new_data)` on the observations after the first ",
-                            format_count(fits[[1]]$n), "."), call = call)
-    ))
+    warn(paste0("Interrupted: ", stopped(), ". Continue it with `update(comparison, new_data)` ",
+                "on the observations after the first ", format_count(fits[[1]]$n), "."),
+         call, "sgais_warning_interrupted")
     done()
   }, error = function(e) {
     if (!added) stop(e)
@@ -193,8 +186,7 @@ compare_blocks <- function(fits, new, source, block_size, prior, progress, call,
   })
   for (name in names) {
     withCallingHandlers(warn_if_unreliable(cmp$fits[[name]]), sgais_warning_unreliable = function(w) {
-      warning(structure(class = class(w), list(
-        message = sprintf("Model `%s`: %s", name, conditionMessage(w)), call = call)))
+      warn(sprintf("Model `%s`: %s", name, conditionMessage(w)), call, "sgais_warning_unreliable")
       invokeRestart("muffleWarning")
     })
   }
@@ -290,10 +282,7 @@ update.sgais_comparison <- function(object, new_data, ..., block_size = NULL,
   }
   if (missing(new_data)) abort("`new_data` is missing: give the observations to add.", call)
   progress <- check_flag(progress, "progress", call)
-  for (fit in object$fits) {
-    validate_sgais_evidence(fit, call)
-    validate_sgais_state(fit$state, fit$model, fit$settings, call)
-  }
+  for (fit in object$fits) validate_continuable(fit, call)
   compare_blocks(object$fits, NULL, new_data, block_size, object$prior, progress, call,
                  "new_data")
 }

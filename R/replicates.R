@@ -121,10 +121,7 @@ warn_if_unreliable <- function(fit, what = "particles") {
   } else {
     return(fit)
   }
-  warning(structure(
-    class = c("sgais_warning_unreliable", "sgais_warning", "warning", "condition"),
-    list(message = message, call = NULL)
-  ))
+  warn(message, NULL, "sgais_warning_unreliable")
   fit
 }
 

@@ -237,8 +237,7 @@ sgais_start <- function(model, settings, replicates, progress, seed, call) {
 #' @export
 sgais.sgais_fit <- function(model, new_data, ..., progress = default_progress()) {
   call <- sys.call(-1L)
-  fit <- validate_sgais_evidence(model, call)
-  state <- validate_sgais_state(fit$state, fit$model, fit$settings, call)
+  fit <- validate_continuable(model, call)
   given <- list(...)
   if (length(given)) {
     abort(sprintf(paste(
@@ -249,15 +248,16 @@ sgais.sgais_fit <- function(model, new_data, ..., progress = default_progress())
   if (missing(new_data)) abort("`new_data` is missing: give the observations to add.", call)
   progress <- check_flag(progress, "progress", call)
   model <- model_add_rows(fit$model, new_data, call)
-  out <- sgais_more(fit, state, model, progress)
+  out <- sgais_more(fit, model, progress)
   warn_if_unreliable(warn_if_interrupted(out, model$n, call))
 }
 
-# `fit` (whose validated state is `state`) continued on `model`, its model with the new rows
+# `fit` (validated by validate_continuable()) continued on `model`, its model with the new rows
 # added (the work of sgais.sgais_fit()); one replicate recovers from an interrupt (see
 # sgais_fit_of()).
-sgais_more <- function(fit, state, model, progress) {
+sgais_more <- function(fit, model, progress) {
   settings <- fit$settings
+  state <- fit$state
   recover <- length(state$resume) == 1L
   runs <- run_replicates(length(state$resume), NULL, progress, function(progress, label, r) {
     sgais_replicate(model, state$resume[[r]], state$traces[[r]], settings, progress, label,
@@ -301,14 +301,11 @@ sgais_fit_of <- function(model, runs, settings, call, seed, before = NULL) {
 warn_if_interrupted <- function(fit, wanted, call) {
   if (is.null(attr(fit, "interrupted"))) return(fit)
   attr(fit, "interrupted") <- NULL
-  warning(structure(
-    class = c("sgais_warning_interrupted", "sgais_warning", "warning", "condition"),
-    list(message = sprintf(paste(
-      "Interrupted: the fit returned is that of the first %s of the %s observations (its last",
-      "whole chunk). Continue it with `sgais(fit, new_data)` on observations %s to %s."),
-      format_count(fit$n), format_count(wanted), format_count(fit$n + 1), format_count(wanted)),
-      call = call)
-  ))
+  warn(sprintf(paste(
+    "Interrupted: the fit returned is that of the first %s of the %s observations (its last",
+    "whole chunk). Continue it with `sgais(fit, new_data)` on observations %s to %s."),
+    format_count(fit$n), format_count(wanted), format_count(fit$n + 1), format_count(wanted)),
+    call, "sgais_warning_interrupted")
   fit
 }
 

@@ -21,6 +21,14 @@ new_sgais_state <- function(particles, log_weights, n, resume, traces) {
   )
 }
 
+# `fit` checked as a fit (validate_sgais_evidence()) with a state a continuation can start from:
+# what every function that continues a fit calls first.
+validate_continuable <- function(fit, call = NULL) {
+  fit <- validate_sgais_evidence(fit, call)
+  validate_sgais_state(fit$state, fit$model, fit$settings, call)
+  fit
+}
+
 # Checks that `state` is a state a continuation can start from, for a fit of `model`: every field
 # the C sampler reads has the right type and size, so a damaged or hand-edited fit gives a clear
 # error rather than a wrong number.

@@ -80,8 +80,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
   call <- sys.call()
   fit <- NULL
   if (inherits(model, "sgais_fit")) {
-    fit <- validate_sgais_evidence(model, call)
-    validate_sgais_state(fit$state, fit$model, fit$settings, call)
+    fit <- validate_continuable(model, call)
     settings <- fit$settings
     if (...length() || !missing(control) || !missing(replicates) || !is.null(seed)) {
       abort(paste("A fit is continued with its own settings, replicates and random streams;",
@@ -139,7 +138,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
       fit <- if (is.null(fit)) {
         sgais_start(model_with_data(model, block, call), settings, replicates, FALSE, seed, call)
       } else {
-        sgais_more(fit, fit$state, model_add_rows(fit$model, block, call), FALSE)
+        sgais_more(fit, model_add_rows(fit$model, block, call), FALSE)
       }
       if (!is.null(attr(fit, "interrupted"))) {
         # one replicate, interrupted inside the block: the fit of its last whole chunk, kept
@@ -158,12 +157,9 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
   }, interrupt = function(e) {
     message <- stopped("Interrupted")
     if (is.null(message)) stop("Interrupted before any rows were added.", call. = FALSE)
-    warning(structure(
-      class = c("sgais_warning_interrupted", "sgais_warning", "warning", "condition"),
-      list(message = paste0(message, " Continue it with `sgais(fit, new_data)` or `sgais_stream(fit, ",
-                            "source)` on the observations after the first ", format_count(fit$n), "."),
-           call = call)
-    ))
+    warn(paste0(message, " Continue it with `sgais(fit, new_data)` or `sgais_stream(fit, ",
+                "source)` on the observations after the first ", format_count(fit$n), "."),
+         call, "sgais_warning_interrupted")
     fit
   }, error = function(e) {
     if (inherits(e, "sgais_error") && is.null(fit)) stop(e)
