@@ -78,8 +78,12 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   sg_precond pc;
   sg_precond_alloc(&pc, mv->preconditioner, dim);
   sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
+  /* each particle moves in the metric estimated without it (sg_precond_leave_out) */
+  sg_precond own;
+  sg_precond_alloc(&own, mv->preconditioner, dim);
+  double *own_work = pcp ? (double *) R_alloc((size_t) dim * (dim + 2), sizeof(double)) : NULL;
   sg_kernel kernel;
-  sg_kernel_init(&kernel, mv->integrator, pcp, dim);
+  sg_kernel_init(&kernel, mv->integrator, pcp ? &own : NULL, dim);
   kernel.alpha = mv->momentum_decay;
   const int width = mv->scale == SG_STEP_WIDTH;
 
@@ -113,6 +117,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     for (int i = 0; i < M; i++) {
       double *th = theta + (size_t) i * dim;
       memcpy(before, th, dim * sizeof(double));
+      if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i, th, &own, own_work);
       sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, &kernel);
       if (metropolis) acc[i] = (double) kernel.accepted / k;
       /* a move that ran off to non-finite values is undone (see sgais.c) */

@@ -165,8 +165,15 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   sg_precond_alloc(&pc, mv->preconditioner, dim);
   sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
   double *pwork = pcp ? (double *) R_alloc((size_t) M + (size_t) dim * (dim + 1), sizeof(double)) : NULL;
+  /* the live points' metric for the new point, estimated without the point it copies (see
+   * below); pw: the live points' log-weights, -Inf for the slot the copy fills */
+  sg_precond own;
+  sg_precond_alloc(&own, mv->preconditioner, dim);
+  sg_precond *ownp = pcp ? &own : NULL;
+  double *own_work = pcp ? (double *) R_alloc((size_t) dim * (dim + 2), sizeof(double)) : NULL;
+  double *pw = pcp ? (double *) R_alloc(M, sizeof(double)) : NULL;
   sg_kernel kernel;
-  sg_kernel_init(&kernel, mv->integrator, pcp, dim);
+  sg_kernel_init(&kernel, mv->integrator, ownp, dim);
   kernel.eta = sg_move_eta(mv, 1.0); /* the prior potential does not grow with n */
   kernel.alpha = mv->momentum_decay;
   sg_counter count;
@@ -209,13 +216,18 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
      * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
     if (pcp) {
       sg_model_canonicalize(m, theta, M); /* live points stay inside: likelihoods unchanged */
-      sg_precond_estimate(pcp, theta, NULL, M, pwork);
+      /* The metric must not depend on where the walk starts (precond.c, sg_precond_leave_out:
+       * a start in the tail would stretch it outwards and the new points would lie too far in):
+       * estimated from the other live points, neither the copy nor the point it copies. */
+      for (int i = 0; i < M; i++) pw[i] = (i == worst) ? R_NegInf : 0.0;
+      sg_precond_estimate(pcp, theta, pw, M, pwork);
+      sg_precond_leave_out(pcp, from, src, &own, own_work);
     }
     int refl, walk_steps = mv->steps;
     if (s->move_kind == NS_MOVE_WALK) {
       double ll = loglik[from], jump;
       const int steps = walk_length(mv, st, dim);
-      int acc = constrained_walk(m, pcp, th, &ll, lstar, steps, st->walk_scale, kscratch, &jump, &count);
+      int acc = constrained_walk(m, ownp, th, &ll, lstar, steps, st->walk_scale, kscratch, &jump, &count);
       refl = steps - acc;
       walk_steps = steps;
       if (steps > 0) {

@@ -266,8 +266,12 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   double *mean = (double *) R_alloc(dim, sizeof(double));
   sg_anneal_scratch scratch;
   sg_anneal_scratch_alloc(&scratch, M_cap, dim);
+  /* each particle moves in the metric estimated without it (sg_precond_leave_out) */
+  sg_precond own;
+  sg_precond_alloc(&own, mv->preconditioner, dim);
+  double *own_work = pcp ? (double *) R_alloc((size_t) dim * (dim + 2), sizeof(double)) : NULL;
   sg_kernel kernel;
-  sg_kernel_init(&kernel, mv->integrator, pcp, dim);
+  sg_kernel_init(&kernel, mv->integrator, pcp ? &own : NULL, dim);
   kernel.alpha = mv->momentum_decay;
   double *work = scratch.work;
   int *idx = (int *) R_alloc(s->batch_size, sizeof(int));
@@ -367,6 +371,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       for (int i = 0; i < M; i++) {
         double *th = theta + (size_t) i * dim;
         memcpy(before, th, dim * sizeof(double));
+        if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i, th, &own, own_work);
         sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, &kernel);
         if (metropolis) acc[i] = (double) kernel.accepted / k;
         /* A move that ran off to non-finite values is undone (the Metropolis-adjusted kernel

@@ -127,6 +127,11 @@ typedef struct {
    * effective number of particles (acc_n = 0: none yet). Set n (observations in the current
    * target) and smoothing (weight of a new estimate, 1 = none) before each estimate. */
   double *acc, acc_n, acc_ess, n, smoothing;
+  /* What sg_precond_leave_out() needs of the last estimate: its M normalised weights (room for
+   * loo_cap), weighted mean, unbiased covariance before averaging (layout of acc), sum of squared
+   * weights, and the averaging (loo_r times the new estimate plus loo_prev); loo_M = 0: none. */
+  double *loo_w, *loo_mean, *loo_cov, *loo_prev, loo_sum_w2, loo_r;
+  int loo_M, loo_cap;
 } sg_precond;
 void sg_precond_alloc(sg_precond *p, int kind, int dim);
 /* Sets Sigma to the weighted covariance of the M particles theta (M rows of dim) with log-weights
@@ -136,6 +141,14 @@ void sg_precond_alloc(sg_precond *p, int kind, int dim);
  * scratch of M + dim * (dim + 1). */
 int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, int M,
                         double *work);
+/* The metric for moving particle a of the last estimate, which sits at theta_a, estimated
+ * without it: out's factor becomes that of the same estimate with particle a left out (Sigma's
+ * own factor when that is not possible: one particle, degenerate weights). A kernel whose metric
+ * depends on the particle it moves is not invariant: a particle far out widens the metric along
+ * its own direction, leaves the tails faster than it enters them, and the particles contract
+ * (see precond.c). work is scratch of dim * (dim + 2). */
+void sg_precond_leave_out(const sg_precond *p, int a, const double *theta_a, sg_precond *out,
+                          double *work);
 /* The weighted mean squared distance of the particles from their weighted mean in the metric
  * Sigma^-1, per coordinate (about 1 for particles from a target whose covariance is Sigma).
  * work is scratch of 2 dim. */
@@ -260,6 +273,7 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
 SEXP ffi_data_digest(SEXP digest, SEXP values);
+SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
                  SEXP steps_done, SEXP step_size, SEXP time_budget);

@@ -84,3 +84,35 @@ test_that("controls print and reject bad presets and settings", {
   expect_error(nested_sampling(small_model(100), control = list()),
                "`control` must come from `nested_control\\(\\)`")
 })
+
+test_that("the kernels' metric is the particles' weighted covariance, and leaves the moved particle out", {
+  # unbiased weighted covariance, as src/precond.c computes it
+  wcov <- function(theta, logw) {
+    w <- exp(logw - max(logw))
+    w <- w / sum(w)
+    d <- theta - drop(theta %*% w)
+    (d %*% (w * t(d))) / (1 - sum(w^2))
+  }
+  set.seed(42)
+  dim <- 3L; M <- 40L
+  theta <- matrix(rnorm(dim * M), dim) + c(0, 5, -2)
+  theta[2, ] <- theta[2, ] + 0.8 * theta[1, ]
+  logw <- rnorm(M)
+  expect_equal(precond_metric(theta, logw), wcov(theta, logw), tolerance = 1e-12)
+  for (a in c(1L, 17L, M)) {
+    expect_equal(precond_metric(theta, logw, leave_out = a), wcov(theta[, -a], logw[-a]),
+                 tolerance = 1e-12)
+  }
+  # the diagonal kind keeps the variances only
+  expect_equal(precond_metric(theta, logw, "diagonal", leave_out = 5L),
+               diag(diag(wcov(theta[, -5L], logw[-5L]))), tolerance = 1e-12)
+  # fewer than 6 particles per dimension: the diagonal, with or without the moved particle
+  few <- theta[, 1:12]
+  expect_equal(precond_metric(few, logw[1:12], leave_out = 3L),
+               diag(diag(wcov(few[, -3L], logw[1:12][-3L]))), tolerance = 1e-12)
+  # a particle that carries nearly all the weight: the others' covariance
+  heavy <- logw
+  heavy[9] <- 8
+  expect_equal(precond_metric(theta, heavy, leave_out = 9L), wcov(theta[, -9L], heavy[-9L]),
+               tolerance = 1e-8)
+})
