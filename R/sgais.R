@@ -106,13 +106,13 @@
 #' With R replicates the standard error has R - 1 degrees of freedom: [confint()] uses the
 #' \eqn{t_{R-1}} quantile (estimate \eqn{\pm} 3.18 SE for 95% with 4 replicates), while
 #' \eqn{\pm} 2 SE covers only about 86% (92% with 10). Measured by `inst/validation/run.R`
-#' with 10 replicates on 17 cases with an exact evidence (SGAIS, AIS and nested sampling at their
-#' defaults, 42 estimates): the exact value lay within \eqn{\pm} 2 SE in 86% (SGAIS 82%, AIS
-#' 92%, nested sampling 83%) and within the 95% `confint()` in 90%; the median of |error| / SE
-#' was 0.68, as it should be for an honest SE (0.70). The misses are biases that all replicates
-#' share: +0.4 to +0.6 nats for AIS and SGAIS on a real regression with badly scaled covariates
-#' (`MASS::Boston`; +0.03 with 400 particles), -0.9 nats for SGAIS with 21 parameters and noise sd
-#' 0.5, -0.7 for nested sampling on a far intercept, and three estimates at 2.0 to 2.1 SE. A mode
+#' with 10 replicates on 19 cases with an exact evidence (SGAIS, AIS and nested sampling at their
+#' defaults, 48 estimates): the exact value lay within \eqn{\pm} 2 SE in 92% (SGAIS 89%, AIS
+#' 93%, nested sampling 93%) and within the 95% `confint()` in 96%; the median of |error| / SE
+#' was 0.72, as it should be for an honest SE (0.70). The misses are biases that all replicates
+#' share, of -0.5 to +0.4 nats: SGAIS with 51 parameters (-0.5) and on the paper's model (-0.2),
+#' AIS on a far intercept (-0.5), nested sampling with noise sd 0.1 (+0.4). On mixtures with 3
+#' or 4 components nested sampling runs +0.7 to +0.9 nats high. A mode
 #' that no replicate reaches is invisible to the SE; one that some reach and others do not makes
 #' the replicates disagree, which gives a warning (see [gaussian_mixture()] for a measured case).
 #'
