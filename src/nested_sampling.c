@@ -170,7 +170,6 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   sg_precond own;
   sg_precond_alloc(&own, mv->preconditioner, dim);
   sg_precond *ownp = pcp ? &own : NULL;
-  double *own_work = pcp ? (double *) R_alloc((size_t) dim * (dim + 2), sizeof(double)) : NULL;
   double *pw = pcp ? (double *) R_alloc(M, sizeof(double)) : NULL;
   sg_kernel kernel;
   sg_kernel_init(&kernel, mv->integrator, ownp, dim);
@@ -221,7 +220,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
        * estimated from the other live points, neither the copy nor the point it copies. */
       for (int i = 0; i < M; i++) pw[i] = (i == worst) ? R_NegInf : 0.0;
       sg_precond_estimate(pcp, theta, pw, M, pwork);
-      sg_precond_leave_out(pcp, from, src, &own, own_work);
+      sg_precond_leave_out(pcp, from, src, &own);
     }
     int refl, walk_steps = mv->steps;
     if (s->move_kind == NS_MOVE_WALK) {

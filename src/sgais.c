@@ -269,7 +269,6 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   /* each particle moves in the metric estimated without it (sg_precond_leave_out) */
   sg_precond own;
   sg_precond_alloc(&own, mv->preconditioner, dim);
-  double *own_work = pcp ? (double *) R_alloc((size_t) dim * (dim + 2), sizeof(double)) : NULL;
   sg_kernel kernel;
   sg_kernel_init(&kernel, mv->integrator, pcp ? &own : NULL, dim);
   kernel.alpha = mv->momentum_decay;
@@ -371,7 +370,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       for (int i = 0; i < M; i++) {
         double *th = theta + (size_t) i * dim;
         memcpy(before, th, dim * sizeof(double));
-        if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i, th, &own, own_work);
+        if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i, th, &own);
         sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, &kernel);
         if (metropolis) acc[i] = (double) kernel.accepted / k;
         /* A move that ran off to non-finite values is undone (the Metropolis-adjusted kernel

@@ -129,8 +129,9 @@ typedef struct {
   double *acc, acc_n, acc_ess, n, smoothing;
   /* What sg_precond_leave_out() needs of the last estimate: its M normalised weights (room for
    * loo_cap), weighted mean, unbiased covariance before averaging (layout of acc), sum of squared
-   * weights, and the averaging (loo_r times the new estimate plus loo_prev); loo_M = 0: none. */
-  double *loo_w, *loo_mean, *loo_cov, *loo_prev, loo_sum_w2, loo_r;
+   * weights, and the averaging (loo_r times the new estimate plus loo_prev); loo_M = 0: none.
+   * loo_work is the scratch of sg_precond_leave_out() when this is its `out`. */
+  double *loo_w, *loo_mean, *loo_cov, *loo_prev, *loo_work, loo_sum_w2, loo_r;
   int loo_M, loo_cap;
 } sg_precond;
 void sg_precond_alloc(sg_precond *p, int kind, int dim);
@@ -146,9 +147,8 @@ int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, 
  * own factor when that is not possible: one particle, degenerate weights). A kernel whose metric
  * depends on the particle it moves is not invariant: a particle far out widens the metric along
  * its own direction, leaves the tails faster than it enters them, and the particles contract
- * (see precond.c). work is scratch of dim * (dim + 2). */
-void sg_precond_leave_out(const sg_precond *p, int a, const double *theta_a, sg_precond *out,
-                          double *work);
+ * (see precond.c). out is allocated like p (sg_precond_alloc). */
+void sg_precond_leave_out(const sg_precond *p, int a, const double *theta_a, sg_precond *out);
 /* The weighted mean squared distance of the particles from their weighted mean in the metric
  * Sigma^-1, per coordinate (about 1 for particles from a target whose covariance is Sigma).
  * work is scratch of 2 dim. */
