@@ -137,11 +137,24 @@ replicate_disagreement <- function(fit) {
 }
 
 # The replicate part of a fit: the combined log evidence, its SE, the replicates' values and
-# their spread.
-replicate_summary <- function(log_z) {
+# their spread. `unbiased` says in which scale one replicate's estimate is unbiased:
+# - "z" (SGAIS, AIS): Z-hat_r is unbiased for Z, so the replicates are combined by the mean of
+#   the Z-hat_r (log-mean-exp), with the jackknife SE above;
+# - "log" (nested sampling): Skilling's volumes log X_i = -i/M are the expectation of log X_i (the
+#   shrinkages are Beta(M, 1), E log t = -1/M; thesis eq. 3.23), so a run's log Z-hat is unbiased
+#   in log to first order and its Z-hat is not unbiased in Z: the mean of the Z-hat_r would be high
+#   by about Var(log Z-hat_r) / 2 = H / (2M). They are combined by the mean of their log Z-hat,
+#   with SE sd / sqrt(R). Measured on the validation suite (21 cases, 10 replicates, 100 live
+#   points; inst/validation/results-2026-11-22c.csv): log-mean-exp erred by +0.14 nats on average
+#   (median +0.08) and covered the reference within 2 SE in 77% of cases; the mean of the logs
+#   erred by -0.09 (median -0.01) and covered it in 91%.
+replicate_summary <- function(log_z, unbiased = c("z", "log")) {
+  unbiased <- match.arg(unbiased)
+  r <- length(log_z)
   list(
-    log_evidence = log_mean_exp(log_z),
-    log_evidence_se = log_mean_exp_se(log_z),
+    log_evidence = if (unbiased == "z") log_mean_exp(log_z) else mean(log_z),
+    log_evidence_se = if (unbiased == "z") log_mean_exp_se(log_z)
+                      else if (r > 1L && all(is.finite(log_z))) stats::sd(log_z) / sqrt(r) else NA_real_,
     replicate_log_evidence = log_z,
     replicate_sd = if (length(log_z) > 1L) stats::sd(log_z) else NA_real_
   )

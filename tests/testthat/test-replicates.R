@@ -94,15 +94,21 @@ test_that("replicates leave the session's random number generator as it was", {
   expect_identical(y1, y2)
 })
 
-test_that("nested sampling replicates pool their dead points", {
+test_that("nested sampling replicates average their log evidences and pool their dead points", {
   model <- small_model(300)
-  fit <- nested_sampling(model, replicates = 2, live_points = 20, seed = 2, progress = FALSE)
-  expect_length(fit$replicate_log_evidence, 2)
+  fit <- nested_sampling(model, replicates = 3, live_points = 20, seed = 2, progress = FALSE)
+  x <- fit$replicate_log_evidence
+  expect_length(x, 3)
+  expect_false(x[1] == x[2])
+  # a run's log Z-hat is unbiased in the log (Skilling's volumes), so the logs are averaged
+  expect_equal(fit$log_evidence, mean(x))
+  expect_equal(fit$log_evidence_se, sd(x) / sqrt(3))
+  expect_lt(fit$log_evidence, sgais:::log_mean_exp(x))
+  expect_equal(unname(confint(fit)[1, ]), mean(x) + c(-1, 1) * qt(0.975, 2) * sd(x) / sqrt(3))
   lw <- fit$dead[, "log_weight"]
-  # the pooled weights sum to the combined evidence times the number of replicates
-  expect_equal(sgais:::log_sum_exp(lw), fit$log_evidence + log(2))
-  expect_equal(fit$log_evidence_sd, sqrt(fit$information / (20 * 2)))
-  expect_true(is.finite(fit$log_evidence_se))
+  # each replicate's weights sum to the combined evidence (equal shares of the posterior)
+  expect_equal(sgais:::log_sum_exp(lw), fit$log_evidence + log(3))
+  expect_equal(fit$log_evidence_sd, sqrt(fit$information / (20 * 3)))
 })
 
 test_that("diagnostics predict an unreliable estimate and warn with a class", {
