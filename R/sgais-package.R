@@ -17,4 +17,5 @@
 #' @keywords internal
 #' @aliases sgais-package
 #' @useDynLib sgais, .registration = TRUE, .fixes = "C_"
+#' @importFrom ggplot2 .data
 "_PACKAGE"

@@ -1,0 +1,463 @@
+# Plots of every result, with ggplot2. Each autoplot() method first builds a tidy data frame
+# from the object's as.data.frame() (the columns every fit shares, ?sgais_evidence, then the
+# method's own): plot_data() returns it, so the tests check the numbers behind every picture.
+# plot() prints the autoplot().
+
+# Okabe & Ito's colour-blind-safe palette (blue, vermillion, bluish green, reddish purple,
+# orange, sky blue, yellow, black).
+okabe_ito <- c("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
+               "#000000")
+
+palette_for <- function(levels) {
+  rep_len(okabe_ito, length(levels))
+}
+
+# Axis labels with thousands separators ("12,000"), blank where ggplot2 asks for NA.
+count_labels <- function(x) {
+  ifelse(is.na(x), "", formatC(x, format = "fg", big.mark = ",", digits = 15))
+}
+
+log_x_axis <- function() ggplot2::scale_x_log10(labels = count_labels)
+
+plot_theme <- function() {
+  ggplot2::theme_bw() + ggplot2::theme(legend.position = "bottom")
+}
+
+# `which` checked against the panels a class has, with a classed error naming them.
+check_which <- function(which, choices, call) {
+  if (!is.character(which) || length(which) != 1L || is.na(which) || !which %in% choices) {
+    abort(sprintf("`which` must be one of %s, not %s.",
+                  paste0("\"", choices, "\"", collapse = ", "), describe(which)),
+          call, class = "sgais_error_argument")
+  }
+  which
+}
+
+# The panel a plot method draws: `which` (its first element, the default being the first
+# choice), checked, after checking that nothing else was given.
+plot_panel <- function(which, choices, call, ...) {
+  check_no_dots(call, ...)
+  check_which(which[1L], choices, call)
+}
+
+check_no_dots <- function(call, ...) {
+  if (...length()) {
+    abort(sprintf("Unknown argument%s to the plot: %s.", if (...length() > 1L) "s" else "",
+                  paste(names(list(...)) %||% "(unnamed)", collapse = ", ")),
+          call, class = "sgais_error_argument")
+  }
+}
+
+`%||%` <- function(x, y) if (is.null(x)) y else x
+
+# The exact log evidence of `model` at prefix lengths n, or NULL when the model has none.
+exact_or_null <- function(model, n) {
+  tryCatch(exact_log_evidence(model, n = n), sgais_error = function(e) NULL)
+}
+
+#' Plot a fit, a comparison or detected shifts
+#'
+#' `autoplot()` methods (ggplot2's generic) for the results of the package, and `plot()`, which
+#' prints them. Each plot is built from a tidy data frame, which `plot_data()` returns with the
+#' same arguments, so the numbers behind a picture can be read or re-plotted.
+#'
+#' \describe{
+#'   \item{[sgais()] fits}{`which = "evidence"` (the default): the log evidence per observation
+#'     \eqn{\log \hat Z_n / n} against the observations \eqn{n} on a log axis (paper Figure 2a),
+#'     with a band of \eqn{\pm 2} standard errors when the fit has replicates and the exact curve
+#'     (dashed) when the model has one ([exact_log_evidence()]); `"steps"`: annealing steps per
+#'     chunk (paper Figure 5b); `"time"`: cumulative seconds (paper Figure 2b); `"ess"`: the
+#'     effective sample size after each chunk and the lowest within it.}
+#'   \item{[ais()] fits}{`"schedule"`: the annealing schedule \eqn{\lambda} against the step, on a
+#'     log axis; `"ess"`: the ESS of each step's incremental weights.}
+#'   \item{[nested_sampling()] fits}{`"likelihood"`: the log-likelihood of the removed points
+#'     against \eqn{-\log X}{-log X}, the log prior volume they enclose; `"contributions"`: each
+#'     removed point's share of the evidence, \eqn{L_i w_i / \hat Z}{L_i w_i / Z}, against
+#'     \eqn{-\log X}{-log X} (where the posterior mass lies, as ernest and dynesty plot it). With
+#'     replicates, the first replicate's run.}
+#'   \item{[compare_models()] comparisons}{`"probability"`: posterior model probabilities
+#'     against \eqn{n}; `"bayes_factor"`: each model's log Bayes factor against the best model at
+#'     each \eqn{n}.}
+#'   \item{[detect_shifts()] results}{`"trajectory"`: each chunk's log predictive per
+#'     observation against \eqn{n}, with the flagged chunks' starts marked by vertical lines;
+#'     `"scores"`: the chunk scores against the threshold.}
+#' }
+#' To overlay several fits of the same data (SGAIS trajectories, AIS and nested sampling
+#' estimates), see [plot_evidence()].
+#'
+#' @param object,x A fit from [sgais()], [ais()] or [nested_sampling()], a comparison from
+#'   [compare_models()], or the result of [detect_shifts()].
+#' @param which The panel (see Details); the first is the default.
+#' @param exact For SGAIS fits: draw the exact evidence when the model has one.
+#' @param ... Unused (an error if given).
+#' @return `autoplot()`: a ggplot object. `plot()`: `x`, invisibly, after printing the plot.
+#'   `plot_data()`: the data frame behind the plot.
+#' @name sgais_plots
+#' @examples
+#' model <- linear_regression(y ~ ., simulate_linear_regression(5000, seed = 1))
+#' fit <- sgais(model, replicates = 2, seed = 1, progress = FALSE)
+#' ggplot2::autoplot(fit)
+#' plot(fit, which = "steps")
+#' head(plot_data(fit))
+NULL
+
+#' @importFrom ggplot2 autoplot
+#' @export
+ggplot2::autoplot
+
+#' @rdname sgais_plots
+#' @export
+plot_data <- function(object, ...) {
+  UseMethod("plot_data")
+}
+
+#' @rdname sgais_plots
+#' @export
+plot_data.sgais_fit <- function(object, which = c("evidence", "steps", "time", "ess"),
+                                exact = TRUE, ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("evidence", "steps", "time", "ess"), call, ...)
+  exact <- check_flag(exact, "exact", call)
+  df <- as.data.frame(object)
+  n <- df$n
+  switch(which,
+    evidence = {
+      out <- data.frame(n = n, log_evidence_per_obs = df$log_evidence / n,
+                        lower = (df$log_evidence - 2 * df$log_evidence_se) / n,
+                        upper = (df$log_evidence + 2 * df$log_evidence_se) / n)
+      z <- if (exact) exact_or_null(object$model, n) else NULL
+      out$exact_per_obs <- if (is.null(z)) NA_real_ else z / n
+      out
+    },
+    steps = data.frame(n = n, annealing_steps = df$annealing_steps),
+    time = data.frame(n = n, seconds = df$seconds),
+    ess = data.frame(n = rep(n, 2L), ess = c(df$ess, df$min_ess),
+                     what = factor(rep(c("after the chunk", "lowest within it"), each = length(n)),
+                                   levels = c("after the chunk", "lowest within it")))
+  )
+}
+
+#' @rdname sgais_plots
+#' @export
+autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "ess"),
+                               exact = TRUE, ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("evidence", "steps", "time", "ess"), call, ...)
+  d <- plot_data.sgais_fit(object, which = which, exact = exact)
+  obs <- "observations (log scale)"
+  p <- switch(which,
+    evidence = {
+      p <- ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$log_evidence_per_obs))
+      if (any(!is.na(d$lower))) {
+        p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
+                                      fill = okabe_ito[1], alpha = 0.25, na.rm = TRUE)
+      }
+      p <- p + ggplot2::geom_line(ggplot2::aes(colour = "SGAIS")) +
+        ggplot2::geom_point(ggplot2::aes(colour = "SGAIS"), size = 0.8)
+      if (any(!is.na(d$exact_per_obs))) {
+        p <- p + ggplot2::geom_line(ggplot2::aes(y = .data$exact_per_obs, colour = "exact"),
+                                    linetype = "dashed")
+      }
+      p + ggplot2::scale_colour_manual(NULL, values = c(SGAIS = okabe_ito[1], exact = "black")) +
+        ggplot2::labs(y = "log evidence per observation")
+    },
+    steps = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$annealing_steps)) +
+      ggplot2::geom_line(colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
+      ggplot2::labs(y = "annealing steps per chunk"),
+    time = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$seconds)) +
+      ggplot2::geom_line(colour = okabe_ito[1]) +
+      ggplot2::labs(y = "seconds (cumulative)"),
+    ess = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$ess, colour = .data$what)) +
+      ggplot2::geom_line() +
+      ggplot2::scale_colour_manual(NULL, values = okabe_ito[1:2]) +
+      ggplot2::labs(y = "effective sample size")
+  )
+  p + log_x_axis() + ggplot2::labs(x = obs, title = fit_title(object)) + plot_theme()
+}
+
+fit_title <- function(object) {
+  sprintf("%s, %s observations", object$method, format_count(object$n))
+}
+
+#' @rdname sgais_plots
+#' @export
+plot_data.sgais_ais_fit <- function(object, which = c("schedule", "ess"), ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("schedule", "ess"), call, ...)
+  df <- as.data.frame(object)
+  switch(which,
+    schedule = data.frame(step = df$step, lambda = df$lambda),
+    ess = data.frame(step = df$step, ess = df$ess)
+  )
+}
+
+#' @rdname sgais_plots
+#' @export
+autoplot.sgais_ais_fit <- function(object, which = c("schedule", "ess"), ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("schedule", "ess"), call, ...)
+  d <- plot_data.sgais_ais_fit(object, which = which)
+  p <- switch(which,
+    schedule = ggplot2::ggplot(d, ggplot2::aes(.data$step, .data$lambda)) +
+      ggplot2::geom_line(colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
+      ggplot2::scale_y_log10() +
+      ggplot2::labs(y = "lambda (likelihood power, log scale)"),
+    ess = ggplot2::ggplot(d, ggplot2::aes(.data$step, .data$ess)) +
+      ggplot2::geom_line(colour = okabe_ito[1]) +
+      ggplot2::labs(y = "ESS of the incremental weights")
+  )
+  p + ggplot2::labs(x = "annealing step", title = fit_title(object)) + plot_theme()
+}
+
+#' @rdname sgais_plots
+#' @export
+plot_data.sgais_ns_fit <- function(object, which = c("likelihood", "contributions"), ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("likelihood", "contributions"), call, ...)
+  df <- as.data.frame(object)
+  lv <- df$log_volume
+  switch(which,
+    likelihood = data.frame(minus_log_volume = -lv, log_likelihood = df$log_likelihood),
+    contributions = {
+      # w_i = X_{i-1} - X_i, in logs: log X_{i-1} + log(1 - X_i / X_{i-1}); X_0 = 1
+      prev <- c(0, lv[-length(lv)])
+      log_w <- prev + log(-expm1(lv - prev))
+      lc <- df$log_likelihood + log_w
+      data.frame(minus_log_volume = -lv, share = exp(lc - log_sum_exp(lc)))
+    }
+  )
+}
+
+#' @rdname sgais_plots
+#' @export
+autoplot.sgais_ns_fit <- function(object, which = c("likelihood", "contributions"), ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("likelihood", "contributions"), call, ...)
+  d <- plot_data.sgais_ns_fit(object, which = which)
+  p <- switch(which,
+    likelihood = ggplot2::ggplot(d, ggplot2::aes(.data$minus_log_volume, .data$log_likelihood)) +
+      ggplot2::geom_line(colour = okabe_ito[1]) +
+      ggplot2::labs(y = "log-likelihood of the removed point"),
+    contributions = ggplot2::ggplot(d, ggplot2::aes(.data$minus_log_volume, .data$share)) +
+      ggplot2::geom_line(colour = okabe_ito[1]) +
+      ggplot2::labs(y = "share of the evidence per point")
+  )
+  p + ggplot2::labs(x = "-log prior volume (nats)", title = fit_title(object)) + plot_theme()
+}
+
+#' @rdname sgais_plots
+#' @export
+plot_data.sgais_comparison <- function(object, which = c("probability", "bayes_factor"), ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("probability", "bayes_factor"), call, ...)
+  object <- validate_sgais_comparison(object, call)
+  df <- as.data.frame(object)
+  value <- if (which == "probability") "probability" else "log_bayes_factor"
+  data.frame(model = df$model, n = df$n, value = df[[value]])
+}
+
+#' @rdname sgais_plots
+#' @export
+autoplot.sgais_comparison <- function(object, which = c("probability", "bayes_factor"), ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("probability", "bayes_factor"), call, ...)
+  d <- plot_data.sgais_comparison(object, which = which)
+  ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$value, colour = .data$model)) +
+    ggplot2::geom_line() + ggplot2::geom_point(size = 0.8) +
+    ggplot2::scale_colour_manual(NULL, values = palette_for(levels(d$model))) +
+    log_x_axis() +
+    ggplot2::labs(x = "observations (log scale)",
+                  y = if (which == "probability") "posterior model probability"
+                      else "log Bayes factor against the best model (nats)") +
+    plot_theme()
+}
+
+#' @rdname sgais_plots
+#' @export
+plot_data.sgais_shifts <- function(object, which = c("trajectory", "scores"), ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("trajectory", "scores"), call, ...)
+  s <- as.data.frame(object, which = "scores")
+  keep <- c(if ("model" %in% names(s)) "model", "at", "to",
+            if (which == "trajectory") "log_predictive_per_obs" else c("score", "signal"),
+            "flagged")
+  out <- s[keep]
+  if (which == "scores") out <- out[!is.na(out$score), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+#' @rdname sgais_plots
+#' @export
+autoplot.sgais_shifts <- function(object, which = c("trajectory", "scores"), ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("trajectory", "scores"), call, ...)
+  d <- plot_data.sgais_shifts(object, which = which)
+  by_model <- "model" %in% names(d)
+  aes_line <- if (by_model) {
+    ggplot2::aes(.data$to, .data[[if (which == "scores") "score" else "log_predictive_per_obs"]],
+                 colour = .data$model)
+  } else {
+    ggplot2::aes(.data$to, .data[[if (which == "scores") "score" else "log_predictive_per_obs"]])
+  }
+  p <- ggplot2::ggplot(d, aes_line)
+  flagged <- d[d$flagged, , drop = FALSE]
+  if (nrow(flagged)) {
+    p <- p + ggplot2::geom_vline(ggplot2::aes(xintercept = .data$at), data = flagged,
+                                 colour = okabe_ito[2], linetype = "dashed")
+  }
+  # a line needs two chunks in a group (one scored chunk makes a point only)
+  groups <- if (by_model) table(d$model) else nrow(d)
+  if (max(groups, 0L) > 1L) {
+    p <- p + (if (by_model) ggplot2::geom_line() else ggplot2::geom_line(colour = okabe_ito[1]))
+  }
+  p <- p + (if (by_model) ggplot2::geom_point(size = 0.8)
+            else ggplot2::geom_point(colour = okabe_ito[1], size = 0.8))
+  if (by_model) {
+    p <- p + ggplot2::scale_colour_manual(NULL, values = palette_for(unique(d$model)))
+  }
+  if (which == "scores") {
+    p <- p + ggplot2::geom_hline(yintercept = object$threshold, linetype = "dotted")
+  }
+  p + ggplot2::scale_x_continuous(labels = count_labels) +
+    ggplot2::labs(x = "observations (end of chunk)",
+                    y = if (which == "scores") "shift score (robust sds)"
+                        else "log predictive per observation of the chunk",
+                    caption = if (nrow(flagged)) "dashed: start of a flagged chunk" else NULL) +
+    plot_theme()
+}
+
+#' @rdname sgais_plots
+#' @export
+plot.sgais_evidence <- function(x, ...) {
+  print(autoplot(x, ...))
+  invisible(x)
+}
+
+#' @rdname sgais_plots
+#' @export
+plot.sgais_comparison <- plot.sgais_evidence
+
+#' @rdname sgais_plots
+#' @export
+plot.sgais_shifts <- plot.sgais_evidence
+
+#' Overlay evidence estimates of the same data
+#'
+#' One picture of several fits of the same observations, as the paper's accuracy figures
+#' (Figures 2a, 3a, 4a): each [sgais()] fit's trajectory \eqn{\log \hat Z_n / n} against
+#' \eqn{n}, with a band of \eqn{\pm 2} standard errors where it has replicates; each [ais()] and
+#' [nested_sampling()] estimate as a point at its \eqn{N} with \eqn{\pm 2} standard error bars
+#' (from replicates; for nested sampling without them, \eqn{\sqrt{H/M}}); and the exact curve when
+#' the model has one.
+#'
+#' @param ... Fits from [sgais()], [ais()] or [nested_sampling()], or one list of them. Names
+#'   (of the arguments or of the list) label them; unnamed fits are labelled by their method.
+#' @param exact Draw the exact evidence when the model has one.
+#' @return `plot_evidence()`: a ggplot object. `evidence_data()`: the data frame behind it, one
+#'   row per fit and \eqn{n} (`label`, `method`, `n`, `log_evidence_per_obs`, `lower`, `upper`),
+#'   with the exact values as rows labelled `"exact"`.
+#' @export
+#' @examples
+#' model <- linear_regression(y ~ ., simulate_linear_regression(2000, seed = 1))
+#' plot_evidence(sgais = sgais(model, seed = 1, progress = FALSE),
+#'               ais = ais(model, seed = 1, progress = FALSE),
+#'               ns = nested_sampling(model, seed = 1, progress = FALSE))
+plot_evidence <- function(..., exact = TRUE) {
+  d <- evidence_data(..., exact = exact)
+  fits <- d[d$label != "exact", , drop = FALSE]
+  labels <- unique(fits$label)
+  colours <- stats::setNames(palette_for(labels), labels)
+  lines <- fits[fits$method == "SGAIS", , drop = FALSE]
+  points <- fits[fits$method != "SGAIS", , drop = FALSE]
+  p <- ggplot2::ggplot(mapping = ggplot2::aes(.data$n, .data$log_evidence_per_obs,
+                                              colour = .data$label))
+  if (nrow(lines) && any(!is.na(lines$lower))) {
+    p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper,
+                                               fill = .data$label, colour = NULL),
+                                  data = lines, alpha = 0.2, na.rm = TRUE, show.legend = FALSE)
+  }
+  if (nrow(lines)) p <- p + ggplot2::geom_line(data = lines)
+  if (nrow(points)) {
+    if (any(!is.na(points$lower))) {
+      p <- p + ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
+                                      data = points[!is.na(points$lower), , drop = FALSE],
+                                      width = 0.05)
+    }
+    p <- p + ggplot2::geom_point(data = points, size = 2)
+  }
+  ex <- d[d$label == "exact", , drop = FALSE]
+  if (nrow(ex)) {
+    p <- p + ggplot2::geom_line(data = ex, ggplot2::aes(colour = NULL), colour = "black",
+                                linetype = "dashed")
+  }
+  p + ggplot2::scale_colour_manual(NULL, values = colours) +
+    ggplot2::scale_fill_manual(NULL, values = colours) +
+    log_x_axis() +
+    ggplot2::labs(x = "observations (log scale)", y = "log evidence per observation",
+                  caption = if (nrow(ex)) "dashed: exact" else NULL) +
+    plot_theme()
+}
+
+#' @rdname plot_evidence
+#' @export
+evidence_data <- function(..., exact = TRUE) {
+  call <- sys.call()
+  fits <- list(...)
+  if (length(fits) == 1L && is.list(fits[[1]]) && !inherits(fits[[1]], "sgais_evidence")) {
+    fits <- fits[[1]]
+  }
+  if (!length(fits)) abort("Give at least one fit.", call, class = "sgais_error_argument")
+  exact <- check_flag(exact, "exact", call)
+  for (i in seq_along(fits)) {
+    if (!inherits(fits[[i]], "sgais_evidence")) {
+      abort(sprintf("Fit %d is %s, not a fit from sgais(), ais() or nested_sampling().",
+                    i, describe(fits[[i]])), call, class = "sgais_error_argument")
+    }
+    fits[[i]] <- validate_sgais_evidence(fits[[i]], call)
+  }
+  labels <- names(fits) %||% rep("", length(fits))
+  methods <- vapply(fits, function(f) f$method, character(1))
+  labels[labels == ""] <- methods[labels == ""]
+  labels <- make.unique(labels, sep = " ")
+  # fits of the same number of observations must be of the same observations
+  n_all <- vapply(fits, function(f) as.numeric(f$n), numeric(1))
+  digests <- vapply(fits, function(f) as.character(f$data_digest)[1], character(1))
+  for (n in unique(n_all)) {
+    if (length(unique(digests[n_all == n])) > 1L) {
+      abort(sprintf("The fits of %s observations are not of the same observations (their `data_digest` differ).",
+                    format_count(n)), call, class = "sgais_error_argument")
+    }
+  }
+  rows <- lapply(seq_along(fits), function(i) {
+    f <- fits[[i]]
+    if (inherits(f, "sgais_fit")) {
+      tr <- as.data.frame(f)
+      n <- tr$n
+      z <- tr$log_evidence
+      se <- tr$log_evidence_se
+    } else {
+      n <- f$n
+      z <- f$log_evidence
+      se <- f$log_evidence_se
+      if (is.null(se) || is.na(se)) se <- f$log_evidence_sd %||% NA_real_
+    }
+    data.frame(label = labels[i], method = f$method, n = n, log_evidence_per_obs = z / n,
+               lower = (z - 2 * se) / n, upper = (z + 2 * se) / n, stringsAsFactors = FALSE)
+  })
+  out <- do.call(rbind, rows)
+  if (exact) {
+    # the exact curve of the fit with the most observations, at every n shown
+    model <- fits[[which.max(n_all)]]$model
+    n <- sort(unique(out$n))
+    z <- exact_or_null(model, n)
+    if (!is.null(z)) {
+      out <- rbind(out, data.frame(label = "exact", method = "exact", n = n,
+                                   log_evidence_per_obs = z / n, lower = NA_real_,
+                                   upper = NA_real_, stringsAsFactors = FALSE))
+    }
+  }
+  out$label <- factor(out$label, levels = unique(out$label))
+  rownames(out) <- NULL
+  out
+}
