@@ -107,14 +107,15 @@
 #' \eqn{t_{R-1}} quantile (estimate \eqn{\pm} 3.18 SE for 95% with 4 replicates), while
 #' \eqn{\pm} 2 SE covers only about 86% (92% with 10). Measured by `inst/validation/run.R`
 #' with 10 replicates on 19 cases with an exact evidence (SGAIS, AIS and nested sampling at their
-#' defaults, 48 estimates): the exact value lay within \eqn{\pm} 2 SE in 92% (SGAIS 89%, AIS
-#' 93%, nested sampling 93%) and within the 95% `confint()` in 96%; the median of |error| / SE
-#' was 0.72, as it should be for an honest SE (0.70). The misses are biases that all replicates
-#' share, of -0.5 to +0.4 nats: SGAIS with 51 parameters (-0.5) and on the paper's model (-0.2),
-#' AIS on a far intercept (-0.5), nested sampling with noise sd 0.1 (+0.4). Against Stan
-#' references, over all 74 estimates, \eqn{\pm} 2 SE covered 86% and `confint()` 91%: on
-#' standardised `faithful` with 3 or 4 components nested sampling is +0.7 nats high, and SGAIS
-#' and AIS +0.6 with 4. A mode
+#' defaults, 48 estimates; `inst/validation/results-2026-11-22d.csv`): the exact value lay within
+#' \eqn{\pm} 2 SE in 94% (SGAIS 89%, AIS 93%, nested sampling 100%) and within the 95%
+#' `confint()` in 96%; the median of |error| / SE was 0.70, as it should be for an honest SE
+#' (0.70). The misses are biases that all replicates share, of -0.5 to -0.2 nats: SGAIS with 51
+#' parameters (-0.5) and on the paper's model (-0.2), AIS on a far intercept (-0.5). Against Stan
+#' references too, over all 74 estimates, \eqn{\pm} 2 SE covered 91% and `confint()` 92%; SGAIS
+#' and AIS are +0.6 nats (2.6 SE) high on standardised `faithful` with 4 components (AIS with 10
+#' other seeds: -0.1). Nested sampling's replicates are averaged in the log, not in \eqn{Z}
+#' (see [nested_sampling()]); averaged in \eqn{Z} they covered only 77%. A mode
 #' that no replicate reaches is invisible to the SE; one that some reach and others do not makes
 #' the replicates disagree, which gives a warning (see [gaussian_mixture()] for a measured case).
 #'
