@@ -145,6 +145,7 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
   which <- plot_panel(which, c("evidence", "steps", "time", "ess"), call, ...)
   d <- plot_data.sgais_fit(object, which = which, exact = exact)
   obs <- "observations (log scale)"
+  several <- length(unique(d$n)) > 1L
   p <- switch(which,
     evidence = {
       p <- ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$log_evidence_per_obs))
@@ -152,27 +153,33 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
         p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
                                       fill = okabe_ito[1], alpha = 0.25, na.rm = TRUE)
       }
-      p <- p + ggplot2::geom_line(ggplot2::aes(colour = "SGAIS")) +
+      p <- p + line_if(several, ggplot2::aes(colour = "SGAIS")) +
         ggplot2::geom_point(ggplot2::aes(colour = "SGAIS"), size = 0.8)
       if (any(!is.na(d$exact_per_obs))) {
-        p <- p + ggplot2::geom_line(ggplot2::aes(y = .data$exact_per_obs, colour = "exact"),
-                                    linetype = "dashed")
+        p <- p + line_if(several, ggplot2::aes(y = .data$exact_per_obs, colour = "exact"),
+                         linetype = "dashed")
       }
       p + ggplot2::scale_colour_manual(NULL, values = c(SGAIS = okabe_ito[1], exact = "black")) +
         ggplot2::labs(y = "log evidence per observation")
     },
     steps = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$annealing_steps)) +
-      ggplot2::geom_line(colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
+      line_if(several, colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
       ggplot2::labs(y = "annealing steps per chunk"),
     time = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$seconds)) +
-      ggplot2::geom_line(colour = okabe_ito[1]) +
+      line_if(several, colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
       ggplot2::labs(y = "seconds (cumulative)"),
     ess = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$ess, colour = .data$what)) +
-      ggplot2::geom_line() +
+      line_if(several) + ggplot2::geom_point(size = 0.8) +
       ggplot2::scale_colour_manual(NULL, values = okabe_ito[1:2]) +
       ggplot2::labs(y = "effective sample size")
   )
   p + log_x_axis() + ggplot2::labs(x = obs, title = fit_title(object)) + plot_theme()
+}
+
+# geom_line(...) when the groups have two points or more (a one-chunk fit is a point, and
+# ggplot2 complains of a line through one point); NULL, which adds nothing, otherwise.
+line_if <- function(several, ...) {
+  if (several) ggplot2::geom_line(...) else NULL
 }
 
 fit_title <- function(object) {
@@ -199,11 +206,11 @@ autoplot.sgais_ais_fit <- function(object, which = c("schedule", "ess"), ...) {
   d <- plot_data.sgais_ais_fit(object, which = which)
   p <- switch(which,
     schedule = ggplot2::ggplot(d, ggplot2::aes(.data$step, .data$lambda)) +
-      ggplot2::geom_line(colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
+      line_if(nrow(d) > 1L, colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
       ggplot2::scale_y_log10() +
       ggplot2::labs(y = "lambda (likelihood power, log scale)"),
     ess = ggplot2::ggplot(d, ggplot2::aes(.data$step, .data$ess)) +
-      ggplot2::geom_line(colour = okabe_ito[1]) +
+      line_if(nrow(d) > 1L, colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
       ggplot2::labs(y = "ESS of the incremental weights")
   )
   p + ggplot2::labs(x = "annealing step", title = fit_title(object)) + plot_theme()
@@ -263,7 +270,7 @@ autoplot.sgais_comparison <- function(object, which = c("probability", "bayes_fa
   which <- plot_panel(which, c("probability", "bayes_factor"), call, ...)
   d <- plot_data.sgais_comparison(object, which = which)
   ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$value, colour = .data$model)) +
-    ggplot2::geom_line() + ggplot2::geom_point(size = 0.8) +
+    line_if(length(unique(d$n)) > 1L) + ggplot2::geom_point(size = 0.8) +
     ggplot2::scale_colour_manual(NULL, values = palette_for(levels(d$model))) +
     log_x_axis() +
     ggplot2::labs(x = "observations (log scale)",
@@ -307,10 +314,8 @@ autoplot.sgais_shifts <- function(object, which = c("trajectory", "scores"), ...
                                  colour = okabe_ito[2], linetype = "dashed")
   }
   # a line needs two chunks in a group (one scored chunk makes a point only)
-  groups <- if (by_model) table(d$model) else nrow(d)
-  if (max(groups, 0L) > 1L) {
-    p <- p + (if (by_model) ggplot2::geom_line() else ggplot2::geom_line(colour = okabe_ito[1]))
-  }
+  several <- max(if (by_model) table(d$model) else nrow(d), 0L) > 1L
+  p <- p + (if (by_model) line_if(several) else line_if(several, colour = okabe_ito[1]))
   p <- p + (if (by_model) ggplot2::geom_point(size = 0.8)
             else ggplot2::geom_point(colour = okabe_ito[1], size = 0.8))
   if (by_model) {
@@ -377,7 +382,9 @@ plot_evidence <- function(..., exact = TRUE) {
                                                fill = .data$label, colour = NULL),
                                   data = lines, alpha = 0.2, na.rm = TRUE, show.legend = FALSE)
   }
-  if (nrow(lines)) p <- p + ggplot2::geom_line(data = lines)
+  if (nrow(lines)) {
+    p <- p + line_if(max(table(lines$label)) > 1L, data = lines) + ggplot2::geom_point(data = lines, size = 0.6)
+  }
   if (nrow(points)) {
     if (any(!is.na(points$lower))) {
       p <- p + ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
@@ -388,14 +395,17 @@ plot_evidence <- function(..., exact = TRUE) {
   }
   ex <- d[d$label == "exact", , drop = FALSE]
   if (nrow(ex)) {
-    p <- p + ggplot2::geom_line(data = ex, ggplot2::aes(colour = NULL), colour = "black",
-                                linetype = "dashed")
+    # a dashed line, or a cross where there is one n only
+    p <- p + line_if(nrow(ex) > 1L, data = ex, ggplot2::aes(colour = NULL), colour = "black",
+                     linetype = "dashed") +
+      (if (nrow(ex) == 1L) ggplot2::geom_point(data = ex, ggplot2::aes(colour = NULL),
+                                               colour = "black", shape = 4, size = 3))
   }
   p + ggplot2::scale_colour_manual(NULL, values = colours) +
     ggplot2::scale_fill_manual(NULL, values = colours) +
     log_x_axis() +
     ggplot2::labs(x = "observations (log scale)", y = "log evidence per observation",
-                  caption = if (nrow(ex)) "dashed: exact" else NULL) +
+                  caption = if (nrow(ex) > 1L) "dashed: exact" else if (nrow(ex)) "cross: exact" else NULL) +
     plot_theme()
 }
 

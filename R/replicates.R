@@ -144,10 +144,11 @@ replicate_disagreement <- function(fit) {
 #   shrinkages are Beta(M, 1), E log t = -1/M; thesis eq. 3.23), so a run's log Z-hat is unbiased
 #   in log to first order and its Z-hat is not unbiased in Z: the mean of the Z-hat_r would be high
 #   by about Var(log Z-hat_r) / 2 = H / (2M). They are combined by the mean of their log Z-hat,
-#   with SE sd / sqrt(R). Measured on the validation suite (21 cases, 10 replicates, 100 live
+#   with SE sd / sqrt(R). Measured on the validation suite (22 cases, 10 replicates, 100 live
 #   points; inst/validation/results-2026-11-22c.csv): log-mean-exp erred by +0.14 nats on average
-#   (median +0.08) and covered the reference within 2 SE in 77% of cases; the mean of the logs
-#   erred by -0.09 (median -0.01) and covered it in 91%.
+#   (median +0.08; over the 21 cases where the runs found the posterior's mode) and covered the
+#   reference within 2 SE in 77% of the cases; the mean of the logs erred by -0.09 (median
+#   -0.01) and covered it in 91%.
 replicate_summary <- function(log_z, unbiased = c("z", "log")) {
   unbiased <- match.arg(unbiased)
   r <- length(log_z)

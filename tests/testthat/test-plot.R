@@ -138,3 +138,15 @@ test_that("plot() prints the autoplot and `which` is checked", {
                class = "sgais_error_argument")
   expect_error(autoplot(f$sgais, exact = NA), "exact")
 })
+
+test_that("one chunk, one step or one n make points, not lines through one point", {
+  model <- small_model(300)
+  fit <- quiet_sgais(model, particles = 20, early_particles = 20, seed = 1)
+  expect_equal(nrow(plot_data(fit)), 1)
+  for (w in c("evidence", "steps", "time", "ess")) renders(autoplot(fit, which = w))
+  a <- quietly(ais(model, particles = 20, seed = 1, progress = FALSE))
+  d <- evidence_data(a)
+  expect_equal(as.character(d$label), c("AIS", "exact"))
+  renders(plot_evidence(a))
+  renders(plot_evidence(fit, a))
+})
