@@ -55,6 +55,15 @@ check_half_open <- function(x, arg, lower, upper, call, upper_name = format(uppe
   as.double(x)
 }
 
+# One of `choices` (a string), or an error naming them.
+check_choice <- function(x, arg, choices, call, class = NULL) {
+  if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices) {
+    abort(sprintf("`%s` must be one of %s, not %s.", arg,
+                  paste0("\"", choices, "\"", collapse = ", "), describe(x)), call, class)
+  }
+  x
+}
+
 check_flag <- function(x, arg, call) {
   if (!is.logical(x) || length(x) != 1L || is.na(x)) {
     abort(sprintf("`%s` must be TRUE or FALSE, not %s.", arg, describe(x)), call)

@@ -321,14 +321,6 @@ reservoir_cap <- function(settings) {
 }
 bounded_reservoir <- function(settings) is.finite(reservoir_cap(settings))
 
-check_choice <- function(x, arg, choices, call) {
-  if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices) {
-    abort(sprintf("`%s` must be one of %s, not %s.", arg,
-                  paste0("\"", choices, "\"", collapse = ", "), describe(x)), call)
-  }
-  x
-}
-
 check_resample <- function(x, call) {
   if (is.logical(x) && length(x) == 1L && !is.na(x)) return(as.double(x))
   if (!is_number(x) || !(x >= 0 && x <= 1)) {

@@ -23,21 +23,11 @@ plot_theme <- function() {
   ggplot2::theme_bw() + ggplot2::theme(legend.position = "bottom")
 }
 
-# `which` checked against the panels a class has, with a classed error naming them.
-check_which <- function(which, choices, call) {
-  if (!is.character(which) || length(which) != 1L || is.na(which) || !which %in% choices) {
-    abort(sprintf("`which` must be one of %s, not %s.",
-                  paste0("\"", choices, "\"", collapse = ", "), describe(which)),
-          call, class = "sgais_error_argument")
-  }
-  which
-}
-
 # The panel a plot method draws: `which` (its first element, the default being the first
 # choice), checked, after checking that nothing else was given.
 plot_panel <- function(which, choices, call, ...) {
   check_no_dots(call, ...)
-  check_which(which[1L], choices, call)
+  check_choice(which[1L], "which", choices, call, "sgais_error_argument")
 }
 
 check_no_dots <- function(call, ...) {
@@ -46,13 +36,6 @@ check_no_dots <- function(call, ...) {
                   paste(names(list(...)) %||% "(unnamed)", collapse = ", ")),
           call, class = "sgais_error_argument")
   }
-}
-
-`%||%` <- function(x, y) if (is.null(x)) y else x
-
-# The exact log evidence of `model` at prefix lengths n, or NULL when the model has none.
-exact_or_null <- function(model, n) {
-  tryCatch(exact_log_evidence(model, n = n), sgais_error = function(e) NULL)
 }
 
 #' Plot a fit, a comparison or detected shifts
@@ -162,12 +145,8 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
       p + ggplot2::scale_colour_manual(NULL, values = c(SGAIS = okabe_ito[1], exact = "black")) +
         ggplot2::labs(y = "log evidence per observation")
     },
-    steps = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$annealing_steps)) +
-      line_if(several, colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
-      ggplot2::labs(y = "annealing steps per chunk"),
-    time = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$seconds)) +
-      line_if(several, colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
-      ggplot2::labs(y = "seconds (cumulative)"),
+    steps = series_plot(d, "n", "annealing_steps", "annealing steps per chunk"),
+    time = series_plot(d, "n", "seconds", "seconds (cumulative)"),
     ess = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$ess, colour = .data$what)) +
       line_if(several) + ggplot2::geom_point(size = 0.8) +
       ggplot2::scale_colour_manual(NULL, values = okabe_ito[1:2]) +
@@ -180,6 +159,15 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
 # ggplot2 complains of a line through one point); NULL, which adds nothing, otherwise.
 line_if <- function(several, ...) {
   if (several) ggplot2::geom_line(...) else NULL
+}
+
+# One series against x in the first colour: its points and a line through them (points = FALSE:
+# the line only, for long traces), with the y label.
+series_plot <- function(d, x, y, ylab, points = TRUE) {
+  ggplot2::ggplot(d, ggplot2::aes(.data[[x]], .data[[y]])) +
+    line_if(nrow(d) > 1L, colour = okabe_ito[1]) +
+    (if (points) ggplot2::geom_point(colour = okabe_ito[1], size = 0.8)) +
+    ggplot2::labs(y = ylab)
 }
 
 fit_title <- function(object) {
@@ -205,13 +193,9 @@ autoplot.sgais_ais_fit <- function(object, which = c("schedule", "ess"), ...) {
   which <- plot_panel(which, c("schedule", "ess"), call, ...)
   d <- plot_data.sgais_ais_fit(object, which = which)
   p <- switch(which,
-    schedule = ggplot2::ggplot(d, ggplot2::aes(.data$step, .data$lambda)) +
-      line_if(nrow(d) > 1L, colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
-      ggplot2::scale_y_log10() +
-      ggplot2::labs(y = "lambda (likelihood power, log scale)"),
-    ess = ggplot2::ggplot(d, ggplot2::aes(.data$step, .data$ess)) +
-      line_if(nrow(d) > 1L, colour = okabe_ito[1]) + ggplot2::geom_point(colour = okabe_ito[1], size = 0.8) +
-      ggplot2::labs(y = "ESS of the incremental weights")
+    schedule = series_plot(d, "step", "lambda", "lambda (likelihood power, log scale)") +
+      ggplot2::scale_y_log10(),
+    ess = series_plot(d, "step", "ess", "ESS of the incremental weights")
   )
   p + ggplot2::labs(x = "annealing step", title = fit_title(object)) + plot_theme()
 }
@@ -242,12 +226,10 @@ autoplot.sgais_ns_fit <- function(object, which = c("likelihood", "contributions
   which <- plot_panel(which, c("likelihood", "contributions"), call, ...)
   d <- plot_data.sgais_ns_fit(object, which = which)
   p <- switch(which,
-    likelihood = ggplot2::ggplot(d, ggplot2::aes(.data$minus_log_volume, .data$log_likelihood)) +
-      ggplot2::geom_line(colour = okabe_ito[1]) +
-      ggplot2::labs(y = "log-likelihood of the removed point"),
-    contributions = ggplot2::ggplot(d, ggplot2::aes(.data$minus_log_volume, .data$share)) +
-      ggplot2::geom_line(colour = okabe_ito[1]) +
-      ggplot2::labs(y = "share of the evidence per point")
+    likelihood = series_plot(d, "minus_log_volume", "log_likelihood",
+                             "log-likelihood of the removed point", points = FALSE),
+    contributions = series_plot(d, "minus_log_volume", "share", "share of the evidence per point",
+                                points = FALSE)
   )
   p + ggplot2::labs(x = "-log prior volume (nats)", title = fit_title(object)) + plot_theme()
 }

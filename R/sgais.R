@@ -530,7 +530,7 @@ summary.sgais_fit <- function(object, ...) {
   shown <- tr[at, c("n", "log_evidence", "log_evidence_se", "log_evidence_per_obs",
                     "annealing_steps", "min_ess", "seconds")]
   if (all(is.na(shown$log_evidence_se))) shown$log_evidence_se <- NULL
-  exact <- tryCatch(exact_log_evidence(object$model, n = shown$n), sgais_error = function(e) NULL)
+  exact <- exact_or_null(object$model, shown$n)
   if (!is.null(exact)) shown$exact <- exact
   rownames(shown) <- NULL
   out$trajectory <- shown

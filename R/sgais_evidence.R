@@ -170,7 +170,7 @@ print.sgais_evidence <- function(x, ...) {
 
 #' @export
 summary.sgais_evidence <- function(object, ...) {
-  exact <- tryCatch(exact_log_evidence(object$model, n = object$n), sgais_error = function(e) NULL)
+  exact <- exact_or_null(object$model, object$n)
   structure(
     list(
       method = object$method, label = object$model$label, n = object$n, dim = object$model$dim,

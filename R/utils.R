@@ -118,3 +118,5 @@ run_in_slices <- function(slice, state, finished, progress, format, total, posit
   list(state = done$state, trace = do.call(rbind, done$pieces),
        seconds = proc.time()[["elapsed"]] - started, interrupted = interrupted)
 }
+
+`%||%` <- function(x, y) if (is.null(x)) y else x
