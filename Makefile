@@ -1,5 +1,5 @@
 # sgais developer and user entry points. Every target installs what it needs first.
-#   make demo   fit the paper's linear regression and compare with the exact evidence
+#   make demo   fit the paper's linear regression, compare with the exact evidence, draw sgais-demo.png
 #   make test   run the test suite (prints "testthat: N passed, N failed, N skipped")
 #   make check  R CMD build + R CMD check --no-manual
 #   make bench  the linear-regression benchmark (N = 1e4, 1e5, 1e6)
@@ -11,6 +11,7 @@ RSCRIPT ?= Rscript
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := sgais_$(VERSION).tar.gz
 N ?= 100000
+PNG ?= sgais-demo.png
 
 .PHONY: deps install demo test check bench bench-models validate docs valgrind clean
 
@@ -21,7 +22,7 @@ install: deps
 	$(R) CMD INSTALL --preclean --no-multiarch .
 
 demo: install
-	$(RSCRIPT) inst/examples/demo.R $(N)
+	$(RSCRIPT) inst/examples/demo.R $(N) $(PNG)
 
 test: install
 	$(RSCRIPT) tools/run-tests.R

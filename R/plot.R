@@ -20,7 +20,10 @@ count_labels <- function(x) {
 log_x_axis <- function() ggplot2::scale_x_log10(labels = count_labels)
 
 plot_theme <- function() {
-  ggplot2::theme_bw() + ggplot2::theme(legend.position = "bottom")
+  # The wider right margin keeps the last log-axis label ("1,000,000") inside the picture.
+  ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom",
+                   plot.margin = ggplot2::margin(5.5, 20, 5.5, 5.5))
 }
 
 # The panel a plot method draws: `which` (its first element, the default being the first
@@ -136,13 +139,17 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
         p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
                                       fill = okabe_ito[1], alpha = 0.25, na.rm = TRUE)
       }
-      p <- p + line_if(several, ggplot2::aes(colour = "SGAIS")) +
-        ggplot2::geom_point(ggplot2::aes(colour = "SGAIS"), size = 0.8)
+      p <- p + line_if(several, ggplot2::aes(colour = "SGAIS", linetype = "SGAIS"))
+      # Points mark the chunks while they can be told apart; a long trajectory is a line.
+      if (nrow(d) <= 60L) {
+        p <- p + ggplot2::geom_point(ggplot2::aes(colour = "SGAIS"), size = 0.8)
+      }
       if (any(!is.na(d$exact_per_obs))) {
-        p <- p + line_if(several, ggplot2::aes(y = .data$exact_per_obs, colour = "exact"),
-                         linetype = "dashed")
+        p <- p + line_if(several, ggplot2::aes(y = .data$exact_per_obs, colour = "exact",
+                                               linetype = "exact"))
       }
       p + ggplot2::scale_colour_manual(NULL, values = c(SGAIS = okabe_ito[1], exact = "black")) +
+        ggplot2::scale_linetype_manual(NULL, values = c(SGAIS = "solid", exact = "dashed")) +
         ggplot2::labs(y = "log evidence per observation")
     },
     steps = series_plot(d, "n", "annealing_steps", "annealing steps per chunk"),

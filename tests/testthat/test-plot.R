@@ -150,3 +150,16 @@ test_that("one chunk, one step or one n make points, not lines through one point
   renders(plot_evidence(a))
   renders(plot_evidence(fit, a))
 })
+
+test_that("a trajectory marks its chunks with points while they can be told apart", {
+  geoms <- function(p) vapply(p$layers, function(l) class(l$geom)[1], "")
+  short <- plot_fixtures()$sgais                       # 3 chunks
+  expect_true("GeomPoint" %in% geoms(autoplot(short)))
+  model <- small_model(31000)
+  long <- quiet_sgais(model, particles = 10, early_particles = 10, chunk_size = 500,
+                      batch_size = 100, seed = 1)      # 62 chunks: a line only
+  expect_gt(nrow(plot_data(long)), 60)
+  expect_false("GeomPoint" %in% geoms(autoplot(long)))
+  expect_true("GeomLine" %in% geoms(autoplot(long)))
+  renders(autoplot(long))
+})
