@@ -142,7 +142,8 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
       p <- p + line_if(several, ggplot2::aes(colour = "SGAIS", linetype = "SGAIS"))
       # Points mark the chunks while they can be told apart; a long trajectory is a line.
       if (nrow(d) <= 60L) {
-        p <- p + ggplot2::geom_point(ggplot2::aes(colour = "SGAIS"), size = 0.8)
+        p <- p + ggplot2::geom_point(ggplot2::aes(colour = "SGAIS"), size = 0.8,
+                                     show.legend = FALSE)
       }
       if (any(!is.na(d$exact_per_obs))) {
         p <- p + line_if(several, ggplot2::aes(y = .data$exact_per_obs, colour = "exact",
