@@ -1,5 +1,5 @@
 # The paper's Bayesian linear regression (Cameron et al. 2019, Appendix B.1) on simulated data:
-# SGAIS with the paper's defaults against the exact evidence.
+# SGAIS with the package's default (robust) preset against the exact evidence.
 # Run with: Rscript demo.R [n] [png]   (default n = 100000, png = sgais-demo.png)
 # Ends by drawing the trajectory against the exact evidence to the PNG file and printing its path.
 library(sgais)

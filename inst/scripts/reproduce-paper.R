@@ -236,7 +236,7 @@ previous_cell <- function(model, method, preset, seed, n) {
 
 run_shift <- function() {
   data <- simulate_shifting_mixture(seed = 1)[, c("y1", "y2")]
-  shuffled <- data[withr_seed(1, sample.int(nrow(data))), ]
+  shuffled <- data[with_seed(1, sample.int(nrow(data))), ]
   for (preset in presets) for (k in c(3, 5, 7)) for (order in c("in order", "shuffled")) {
     d <- if (order == "in order") data else shuffled
     run_cell(cell_file("shift", preset, paste0("k", k), sub(" ", "_", order)), function() {
@@ -246,7 +246,7 @@ run_shift <- function() {
   }
 }
 # A permutation from a seed, without touching the session's random stream.
-withr_seed <- function(seed, expr) {
+with_seed <- function(seed, expr) {
   old <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
   on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else
     assign(".Random.seed", old, globalenv()))
