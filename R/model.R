@@ -113,13 +113,13 @@ by_observation <- function(a) {
   out
 }
 
-# The C model functions as R sees them: log prior, log likelihood of observations
-# start + 1, ..., start + n, and their gradients at theta. Used by tests and gradient checks.
 # The exact log evidence of `model` at prefix lengths n, or NULL when the model has none.
 exact_or_null <- function(model, n) {
   tryCatch(exact_log_evidence(model, n = n), sgais_error = function(e) NULL)
 }
 
+# The C model functions as R sees them: log prior, log likelihood of observations
+# start + 1, ..., start + n, and their gradients at theta. Used by tests and gradient checks.
 model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {
   .Call(C_ffi_model_evaluate, model, as.double(theta), as.integer(start), as.integer(n))
 }
