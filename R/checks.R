@@ -12,6 +12,15 @@ abort <- function(message, call = NULL, class = NULL, ...) {
 }
 
 # A warning of class `class` (and `sgais_warning`), as abort() raises errors.
+# Raised by the C core (src/ffi.c, sg_raise()) for a failure it reports by status code, so that
+# R users can catch it by class: sgais_error_model (a model's own function failed or returned
+# nonsense), sgais_error_likelihood (NaN, +Inf or zero likelihood), sgais_error_divergence (the
+# sampler's moves broke down), sgais_error_annealing (annealing did not finish) and
+# sgais_error_input (an object the core cannot use).
+core_error <- function(kind, message) {
+  abort(message, class = paste0("sgais_error_", kind))
+}
+
 warn <- function(message, call = NULL, class = NULL) {
   warning(structure(
     class = c(class, "sgais_warning", "warning", "condition"),
@@ -84,6 +93,10 @@ check_model <- function(model, call) {
       "`model` must be an sgais model (e.g. from `linear_regression()`), not %s.",
       describe(model)
     ), call)
+  }
+  # a compiled model's class must be registered (its package loaded) before C looks it up
+  if (inherits(model, "sgais_compiled_model")) {
+    ensure_model_class(model$class_name, model$package, call)
   }
   model
 }

@@ -14,7 +14,7 @@
  * ais_process() runs annealing steps until lambda = 1 or a time budget is spent; the particles,
  * log-weights, their log-likelihoods, lambda and R's RNG stream are the whole state, so the
  * result does not depend on how the run is split into calls. */
-#include "sgais.h"
+#include "ffi.h"
 #include <math.h>
 #include <string.h>
 
@@ -33,15 +33,15 @@ typedef struct {
 typedef struct {
   const sg_model *m;
   double lambda;
-  sg_counter *count;
+  sg_workspace *ws;
 } ais_target;
 
 static void ais_grad_log_target(void *ctx, const double *theta, double *grad) {
   ais_target *t = ctx;
   const sg_model *m = t->m;
   memset(grad, 0, m->dim * sizeof(double));
-  m->log_prior(m, theta, grad);
-  sg_model_log_lik(m, theta, NULL, 0, m->n_obs, t->lambda, grad, t->count);
+  m->log_prior(m, t->ws, theta, grad);
+  sg_model_grad_log_lik(m, t->ws, theta, NULL, 0, m->n_obs, t->lambda, grad);
 }
 
 /* The same potential with its value, for the Metropolis-adjusted kernel. */
@@ -49,24 +49,27 @@ static double ais_log_target(void *ctx, const double *theta, double *grad) {
   ais_target *t = ctx;
   const sg_model *m = t->m;
   memset(grad, 0, m->dim * sizeof(double));
-  double lf = m->log_prior(m, theta, grad);
-  return lf + t->lambda * sg_model_log_lik(m, theta, NULL, 0, m->n_obs, t->lambda, grad, t->count);
+  double lf = m->log_prior(m, t->ws, theta, grad);
+  return lf + t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, 0, m->n_obs, t->lambda, grad);
 }
 
-static void check_loglik(const double *loglik, int M, double lambda) {
+/* A model failure recorded already is the cause and is what st reports (sg_fail keeps it). */
+static int check_loglik(const double *loglik, int M, double lambda, sg_status *st) {
   switch (sg_check_loglik(loglik, M)) {
   case SG_LOGLIK_NOT_FINITE:
-    Rf_errorcall(R_NilValue, "the log-likelihood is not finite-valued for a particle (NaN or +Inf) at lambda = %g.", lambda);
+    return sg_fail(st, SG_ERR_LIKELIHOOD, "the log-likelihood is not finite-valued for a particle (NaN or +Inf) at lambda = %g.", lambda);
   case SG_LOGLIK_ALL_ZERO:
-    Rf_errorcall(R_NilValue, "every particle has zero likelihood at lambda = %g.", lambda);
+    return sg_fail(st, SG_ERR_LIKELIHOOD, "every particle has zero likelihood at lambda = %g.", lambda);
   }
+  return st->code;
 }
 
-/* Runs annealing steps from *lambda; returns their number. theta holds the particles (M rows of
+/* Runs annealing steps from *lambda; returns their number, or -1 after a failure described in st
+ * (its workspace reports to st). theta holds the particles (M rows of
  * dim), logw their log-weights and loglik their full-data log-likelihoods. */
 static int ais_process(const sg_model *m, const ais_settings *s, double *theta, double *logw,
                        double *loglik, double *lambda_io, double *step_size, int steps_done,
-                       double time_budget, ais_trace *tr) {
+                       double time_budget, ais_trace *tr, sg_workspace *ws) {
   const int M = s->particles, dim = m->dim, N = m->n_obs;
   const sg_move_settings *mv = &s->move;
   double *v = (double *) R_alloc(dim, sizeof(double));
@@ -86,22 +89,24 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   kernel.alpha = mv->momentum_decay;
   const int width = mv->scale == SG_STEP_WIDTH;
 
-  sg_counter count;
-  ais_target target = {m, *lambda_io, &count};
+  sg_status *st = ws->status;
+  ais_target target = {m, *lambda_io, ws};
   sg_potential pot = {ais_grad_log_target, &target, ais_log_target};
   const double start_time = sg_now();
   double lambda = *lambda_io;
   int steps = 0;
 
   while (lambda < 1.0 && steps < AIS_SLICE_STEPS) {
-    if (steps_done + steps == AIS_MAX_STEPS)
-      Rf_errorcall(R_NilValue, "annealing did not finish in %d steps; try a smaller `target_ess`.",
-                   AIS_MAX_STEPS);
+    if (steps_done + steps == AIS_MAX_STEPS) {
+      sg_fail(st, SG_ERR_ANNEALING, "annealing did not finish in %d steps; try a smaller `target_ess`.",
+              AIS_MAX_STEPS);
+      return -1;
+    }
     const double step_time = sg_now();
-    count.likelihood = count.gradient = 0.0;
+    ws->count.likelihood = ws->count.gradient = 0.0;
     double ess, max_delta = 1.0 - lambda;
     int resampled;
-    if (pcp) sg_model_canonicalize(m, theta, M);
+    if (pcp) sg_model_canonicalize(m, ws, theta, M);
     double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
                                       s->resample_ess, &ess, &resampled, pcp, &scratch);
     lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
@@ -124,24 +129,27 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
         memcpy(th, before, dim * sizeof(double));
         diverged++;
       }
-      if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, 0, N, 1.0, NULL, &count);
+      if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, ws, th, NULL, 0, N, 1.0, NULL);
+      if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       R_CheckUserInterrupt();
     }
-    if (diverged == M)
-      Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at lambda = %g; "
-                   "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", lambda);
+    if (diverged == M) {
+      sg_fail(st, SG_ERR_DIVERGED, "SGHMC diverged (non-finite parameters) at lambda = %g; "
+              "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", lambda);
+      return -1;
+    }
     tr->divergent[steps] = diverged;
     tr->acceptance[steps] = metropolis ? sg_move_adapt(mv, step_size, acc, M) : NA_REAL;
     tr->step_size[steps] = width ? *step_size : sqrt(kernel.eta);
-    if (lambda < 1.0) check_loglik(loglik, M, lambda);
+    if (lambda < 1.0 && check_loglik(loglik, M, lambda, st)) return -1;
 
     tr->lambda[steps] = lambda;
     tr->ess[steps] = ess;
     tr->resampled[steps] = resampled;
     tr->sghmc_steps[steps] = k;
     tr->log_evidence[steps] = sg_log_sum_exp(logw, M) - log((double) M);
-    tr->gradient_evaluations[steps] = count.gradient;
-    tr->likelihood_evaluations[steps] = count.likelihood;
+    tr->gradient_evaluations[steps] = ws->count.gradient;
+    tr->likelihood_evaluations[steps] = ws->count.likelihood;
     tr->seconds[steps] = sg_now() - step_time;
     steps++;
     R_CheckUserInterrupt();
@@ -201,19 +209,22 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
   if (Rf_length(loglik) == M) {
     memcpy(ll, REAL(loglik), M * sizeof(double));
   } else {
-    sg_counter count = {0.0, 0.0};
-    for (int i = 0; i < M; i++)
-      ll[i] = sg_model_log_lik(&m, th + (size_t) i * m.dim, NULL, 0, m.n_obs, 1.0, NULL, &count);
-    check_loglik(ll, M, lam);
-    initial = count.likelihood;
+    for (int i = 0; i < M && !st.code; i++)
+      ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * m.dim, NULL, 0, m.n_obs, 1.0, NULL);
+    if (check_loglik(ll, M, lam, &st)) sg_raise(&st);
+    initial = ws.count.likelihood;
   }
 
   GetRNGstate();
-  int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, &step, done, budget, &tr);
+  int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, &step, done, budget, &tr, &ws);
   PutRNGstate();
+  if (steps < 0) sg_raise(&st);
   if (steps > 0) tr.likelihood_evaluations[0] += initial;
   REAL(lambda_end)[0] = lam;
   REAL(step_end)[0] = step;

@@ -3,7 +3,7 @@
  * lines 6-8; thesis Alg. 6), update the log-weights by Delta * loglik, estimate the kernel's
  * preconditioner from the reweighted particles, and resample the particles systematically when
  * their weights have degenerated, setting the weights to their mean. */
-#include "sgais.h"
+#include "anneal.h"
 #include <math.h>
 #include <string.h>
 
@@ -52,23 +52,4 @@ int sg_check_loglik(const double *loglik, int M) {
     if (loglik[i] > R_NegInf) all_zero = 0;
   }
   return all_zero ? SG_LOGLIK_ALL_ZERO : SG_LOGLIK_OK;
-}
-
-int sg_all_finite(const double *x, int n) {
-  for (int j = 0; j < n; j++)
-    if (!R_FINITE(x[j])) return 0;
-  return 1;
-}
-
-sg_anneal_settings sg_anneal_settings_from_r(SEXP x) {
-  sg_anneal_settings s;
-  s.particles = sg_scalar_int(sg_list_get(x, "particles"), "particles", 2);
-  s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
-  s.resample_ess = sg_scalar_double(sg_list_get(x, "resample_ess"), "resample_ess");
-  s.move = sg_move_settings_from_r(x);
-  if (!(s.target_ess > 1.0 && s.target_ess <= s.particles))
-    Rf_errorcall(R_NilValue, "`target_ess` must be in (1, particles].");
-  if (!(s.resample_ess >= 0.0 && s.resample_ess <= 1.0))
-    Rf_errorcall(R_NilValue, "`resample_ess` must be in [0, 1].");
-  return s;
 }

@@ -15,7 +15,7 @@
  *   log p(z) = lgamma(K alpha) - K lgamma(alpha) + alpha sum_k log beta_k,
  *   d/dz_j = alpha (1 - K beta_j).
  * Inverse gamma: d sigma2 / ds = sigma2, so log p(s) = a log b - lgamma(a) - a s - b exp(-s). */
-#include "sgais.h"
+#include "model.h"
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -26,14 +26,33 @@ typedef struct {
   const double *yt; /* d x n, column i = observation i */
   int K, d;
   double alpha, shape, scale, ratio; /* prior: Dirichlet(alpha), InvGamma(shape, scale), N(0, ratio sigma2) */
-  /* scratch, filled from theta at every likelihood call */
+} gm_data;
+
+/* The workspace scratch, filled from theta at every call (gm_scratch_bytes() of it). */
+typedef struct {
   double *log_beta; /* K */
   double *inv_var;  /* K x d: exp(-s_kj) */
   double *norm;     /* K: log beta_k - sum_j (log(2 pi) + s_kj) / 2 */
   double *c;        /* K: log beta_k + log N(y_i; mu_k, sigma2_k) of one observation */
-  int *order;       /* K: canonical order of the components (gm_canonicalize) */
   double *copy;     /* K (2 d + 1): theta's blocks while they are permuted */
-} gm_data;
+  int *order;       /* K: canonical order of the components (gm_canonicalize) */
+} gm_scratch;
+
+static size_t gm_scratch_bytes(int K, int D) {
+  return ((size_t) K * (3 + D) + (size_t) K * (2 * D + 1)) * sizeof(double) + K * sizeof(int);
+}
+
+static gm_scratch gm_scratch_of(const gm_data *d, sg_workspace *ws) {
+  const size_t K = d->K, D = d->d;
+  gm_scratch g;
+  g.log_beta = ws->scratch;
+  g.inv_var = g.log_beta + K;
+  g.norm = g.inv_var + K * D;
+  g.c = g.norm + K;
+  g.copy = g.c + K;
+  g.order = (int *) (g.copy + K * (2 * D + 1));
+  return g;
+}
 
 #define GM_LOG_2PI 1.837877066409345483560659472811
 
@@ -51,7 +70,8 @@ static double gm_rgamma(double shape, double scale) {
   return g > DBL_MIN ? g : DBL_MIN;
 }
 
-static void gm_prior_draw(const sg_model *m, double *theta) {
+static void gm_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
+  (void) ws;
   const gm_data *d = m->data;
   int K = d->K, Kd = K * d->d;
   double *z = theta, *mu = theta + (K - 1), *s = mu + Kd;
@@ -65,13 +85,14 @@ static void gm_prior_draw(const sg_model *m, double *theta) {
   }
 }
 
-static double gm_log_prior(const sg_model *m, const double *theta, double *grad) {
+static double gm_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
   const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
   int K = d->K, Kd = K * d->d;
   const double *z = theta, *mu = theta + (K - 1), *s = mu + Kd;
   double lp = 0.0;
   if (K > 1) {
-    double *lb = d->log_beta, sum = 0.0;
+    double *lb = g.log_beta, sum = 0.0;
     gm_log_weights(d, z, lb);
     for (int k = 0; k < K; k++) sum += lb[k];
     lp += lgammafn(K * d->alpha) - K * lgammafn(d->alpha) + d->alpha * sum;
@@ -96,18 +117,18 @@ static double gm_log_prior(const sg_model *m, const double *theta, double *grad)
  * w_k = p(component k | y_i, theta) give
  *   d/d mu_kj = w_k (y_ij - mu_kj) / sigma2_kj,  d/d s_kj = w_k ((y_ij - mu_kj)^2 / sigma2_kj - 1) / 2,
  *   d/d z_k = w_k - beta_k. */
-static inline double gm_obs(const gm_data *d, const double *mu, const double *y, double scale,
-                            double *grad) {
+static inline double gm_obs(const gm_data *d, const gm_scratch *g, const double *mu,
+                            const double *y, double scale, double *grad) {
   int K = d->K, D = d->d;
-  double *c = d->c;
+  double *c = g->c;
   for (int k = 0; k < K; k++) {
-    const double *m = mu + k * D, *iv = d->inv_var + k * D;
+    const double *m = mu + k * D, *iv = g->inv_var + k * D;
     double q = 0.0;
     for (int j = 0; j < D; j++) {
       double e = y[j] - m[j];
       q += e * e * iv[j];
     }
-    c[k] = d->norm[k] - 0.5 * q;
+    c[k] = g->norm[k] - 0.5 * q;
   }
   double ll = sg_log_sum_exp(c, K);
   if (grad) {
@@ -115,7 +136,7 @@ static inline double gm_obs(const gm_data *d, const double *mu, const double *y,
     for (int k = 0; k < K; k++) {
       double w = scale * exp(c[k] - ll);
       if (k < K - 1) gz[k] += w;
-      const double *m = mu + k * D, *iv = d->inv_var + k * D;
+      const double *m = mu + k * D, *iv = g->inv_var + k * D;
       for (int j = 0; j < D; j++) {
         double e = (y[j] - m[j]) * iv[j];
         gmu[k * D + j] += w * e;
@@ -126,40 +147,35 @@ static inline double gm_obs(const gm_data *d, const double *mu, const double *y,
   return ll;
 }
 
-static double gm_log_lik(const sg_model *m, const double *theta, const int *idx, int start, int n,
-                         double scale, double *grad) {
+static double gm_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
+                         int start, int n, double scale, double *grad) {
   const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
   int K = d->K, D = d->d, Kd = K * D;
   const double *mu = theta + (K - 1), *s = mu + Kd;
   /* per-call constants: log weights, precisions and each component's normalising term */
-  gm_log_weights(d, theta, d->log_beta);
+  gm_log_weights(d, theta, g.log_beta);
   for (int k = 0; k < K; k++) {
     double ls = 0.0;
     for (int j = 0; j < D; j++) {
-      d->inv_var[k * D + j] = exp(-s[k * D + j]);
+      g.inv_var[k * D + j] = exp(-s[k * D + j]);
       ls += s[k * D + j];
     }
-    d->norm[k] = d->log_beta[k] - 0.5 * (D * GM_LOG_2PI + ls);
+    g.norm[k] = g.log_beta[k] - 0.5 * (D * GM_LOG_2PI + ls);
   }
   double ll = 0.0;
   if (idx) {
     for (int i = 0; i < n; i++) {
       if (i + SG_PREFETCH_AHEAD < n) sg_prefetch_row(d->yt + (R_xlen_t) idx[i + SG_PREFETCH_AHEAD] * D, D);
-      ll += gm_obs(d, mu, d->yt + (R_xlen_t) idx[i] * D, scale, grad);
+      ll += gm_obs(d, &g, mu, d->yt + (R_xlen_t) idx[i] * D, scale, grad);
     }
   } else {
-    for (int i = 0; i < n; i++) ll += gm_obs(d, mu, d->yt + ((R_xlen_t) start + i) * D, scale, grad);
+    for (int i = 0; i < n; i++) ll += gm_obs(d, &g, mu, d->yt + ((R_xlen_t) start + i) * D, scale, grad);
   }
   /* the -beta_k part of d/dz_k, summed over the n observations at once */
   if (grad)
-    for (int k = 0; k < K - 1; k++) grad[k] -= scale * n * exp(d->log_beta[k]);
+    for (int k = 0; k < K - 1; k++) grad[k] -= scale * n * exp(g.log_beta[k]);
   return ll;
-}
-
-static double gm_hyper(SEXP hyper, const char *name) {
-  double x = sg_scalar_double(sg_list_get(hyper, name), name);
-  if (!(x > 0) || !R_FINITE(x)) Rf_errorcall(R_NilValue, "`%s` must be positive and finite.", name);
-  return x;
 }
 
 /* Relabels the components in increasing order of their first mean coordinate. The posterior is
@@ -170,12 +186,13 @@ static double gm_hyper(SEXP hyper, const char *name) {
  * widths and SGAIS was 9-12 nats low on 3 to 5 components). The map permutes the mean and
  * log-variance blocks and takes the log-ratios z_k = log(beta_k / beta_K) to the new reference
  * component, a linear map with integer entries and |det| = 1, so densities are unchanged. */
-static void gm_canonicalize(const sg_model *m, double *theta) {
-  gm_data *d = (gm_data *) m->data; /* scratch only */
+static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) {
+  const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
   const int K = d->K, D = d->d;
   if (K < 2) return;
   double *z = theta, *mu = theta + (K - 1), *s = mu + (size_t) K * D;
-  int *ord = d->order, sorted = 1;
+  int *ord = g.order, sorted = 1;
   for (int k = 0; k < K; k++) ord[k] = k;
   for (int i = 1; i < K; i++) { /* insertion sort: K is small */
     int v = ord[i], j = i - 1;
@@ -187,7 +204,7 @@ static void gm_canonicalize(const sg_model *m, double *theta) {
   }
   for (int k = 0; k < K; k++) sorted &= ord[k] == k;
   if (sorted) return;
-  double *zf = d->copy, *mu0 = d->copy + K, *s0 = mu0 + (size_t) K * D;
+  double *zf = g.copy, *mu0 = g.copy + K, *s0 = mu0 + (size_t) K * D;
   for (int k = 0; k < K - 1; k++) zf[k] = z[k];
   zf[K - 1] = 0.0;
   memcpy(mu0, mu, (size_t) K * D * sizeof(double));
@@ -200,36 +217,34 @@ static void gm_canonicalize(const sg_model *m, double *theta) {
   for (int k = 0; k < K - 1; k++) z[k] = zf[ord[k]] - ref;
 }
 
-void sg_gaussian_mixture_init(SEXP data, SEXP hyper, sg_model *m) {
-  SEXP yt = sg_list_get(data, "yt");
-  if (TYPEOF(yt) != REALSXP || !Rf_isMatrix(yt))
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: expected a numeric data matrix.");
-  int D = Rf_nrows(yt), n = Rf_ncols(yt);
-  int K = sg_scalar_int(sg_list_get(hyper, "components"), "components", 1);
-  if (D < 1) Rf_errorcall(R_NilValue, "`model` data are corrupt: the data have no columns.");
+int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K, double alpha,
+                             double shape, double scale, double ratio, sg_status *st) {
+  if (D < 1 || n < 0 || K < 1)
+    return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: the data have no columns.");
   if ((double) K * D * 2 + K > INT_MAX / 2)
-    Rf_errorcall(R_NilValue, "`model` has too many parameters (components x dimensions).");
+    return sg_fail(st, SG_ERR_INPUT, "`model` has too many parameters (components x dimensions).");
+  const double h[] = {alpha, shape, scale, ratio};
+  const char *names[] = {"concentration", "variance_shape", "variance_scale", "mean_variance_ratio"};
+  for (int i = 0; i < 4; i++)
+    if (!(h[i] > 0) || !R_FINITE(h[i]))
+      return sg_fail(st, SG_ERR_INPUT, "`%s` must be positive and finite.", names[i]);
 
   gm_data *d = (gm_data *) R_alloc(1, sizeof(gm_data));
-  d->yt = REAL(yt);
+  d->yt = yt;
   d->K = K;
   d->d = D;
-  d->alpha = gm_hyper(hyper, "concentration");
-  d->shape = gm_hyper(hyper, "variance_shape");
-  d->scale = gm_hyper(hyper, "variance_scale");
-  d->ratio = gm_hyper(hyper, "mean_variance_ratio");
-  d->log_beta = (double *) R_alloc(K, sizeof(double));
-  d->inv_var = (double *) R_alloc((size_t) K * D, sizeof(double));
-  d->norm = (double *) R_alloc(K, sizeof(double));
-  d->c = (double *) R_alloc(K, sizeof(double));
-  d->order = (int *) R_alloc(K, sizeof(int));
-  d->copy = (double *) R_alloc((size_t) K * (2 * D + 1), sizeof(double));
+  d->alpha = alpha;
+  d->shape = shape;
+  d->scale = scale;
+  d->ratio = ratio;
 
   m->dim = (K - 1) + 2 * K * D;
   m->n_obs = n;
   m->data = d;
+  m->scratch_bytes = gm_scratch_bytes(K, D);
   m->prior_draw = gm_prior_draw;
   m->log_prior = gm_log_prior;
   m->log_lik = gm_log_lik;
   m->canonicalize = gm_canonicalize;
+  return SG_OK;
 }

@@ -1,5 +1,6 @@
-/* Registration of the .Call entry points (exact argument counts) and nothing else. */
-#include "sgais.h"
+/* Registration of the .Call entry points (exact argument counts) and of the C API that other
+ * packages call (api.c, inst/include/sgais.h). */
+#include "ffi.h"
 #include <R_ext/Rdynload.h>
 #include <R_ext/Visibility.h>
 
@@ -10,6 +11,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_sgais_run", (DL_FUNC) &ffi_sgais_run, 5},
   {"ffi_ais_run", (DL_FUNC) &ffi_ais_run, 9},
   {"ffi_nested_sampling_run", (DL_FUNC) &ffi_nested_sampling_run, 4},
+  {"ffi_api_model_class", (DL_FUNC) &ffi_api_model_class, 1},
   {"ffi_data_digest", (DL_FUNC) &ffi_data_digest, 2},
   {"ffi_precond_metric", (DL_FUNC) &ffi_precond_metric, 4},
   {NULL, NULL, 0}
@@ -19,4 +21,5 @@ void attribute_visible R_init_sgais(DllInfo *dll) {
   R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
+  sg_api_register();
 }

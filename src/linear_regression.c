@@ -3,7 +3,7 @@
  * where a_i is the i-th row of the design matrix (intercept column included). The parameters are
  * unconstrained, so there is no transform. The design is stored transposed (xt, p x n) so one
  * observation's covariates are contiguous: mini-batches touch one cache line per observation. */
-#include "sgais.h"
+#include "model.h"
 #include <math.h>
 
 typedef struct {
@@ -15,11 +15,13 @@ typedef struct {
   double prior_sd;
 } lr_data;
 
-static void lr_prior_draw(const sg_model *m, double *theta) {
+static void lr_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
+  (void) ws;
   sg_normal_prior_draw(theta, m->dim, ((const lr_data *) m->data)->prior_sd);
 }
 
-static double lr_log_prior(const sg_model *m, const double *theta, double *grad) {
+static double lr_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
+  (void) ws;
   return sg_normal_log_prior(theta, m->dim, ((const lr_data *) m->data)->prior_sd, grad);
 }
 
@@ -37,8 +39,9 @@ static inline double lr_residual(const lr_data *d, const double *theta, R_xlen_t
   return r;
 }
 
-static double lr_log_lik(const sg_model *m, const double *theta, const int *idx, int start, int n,
-                         double scale, double *grad) {
+static double lr_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
+                         int start, int n, double scale, double *grad) {
+  (void) ws;
   const lr_data *d = m->data;
   double c = scale * d->inv_var, ss = 0.0;
   if (idx) {
@@ -60,21 +63,15 @@ static double lr_log_lik(const sg_model *m, const double *theta, const int *idx,
   return n * d->lik_norm - 0.5 * d->inv_var * ss;
 }
 
-void sg_linear_regression_init(SEXP data, SEXP hyper, sg_model *m) {
-  SEXP xt = sg_list_get(data, "xt"), y = sg_list_get(data, "y");
-  if (TYPEOF(xt) != REALSXP || TYPEOF(y) != REALSXP || !Rf_isMatrix(xt))
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: expected a numeric design matrix and response.");
-  int p = Rf_nrows(xt), n = Rf_ncols(xt);
-  if (Rf_length(y) != n || p < 1)
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: design and response sizes differ.");
-  double noise_sd = sg_scalar_double(sg_list_get(hyper, "noise_sd"), "noise_sd");
-  double prior_sd = sg_scalar_double(sg_list_get(hyper, "prior_sd"), "prior_sd");
+int sg_linear_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
+                              double noise_sd, double prior_sd, sg_status *st) {
+  if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   if (!(noise_sd > 0) || !(prior_sd > 0) || !R_FINITE(noise_sd) || !R_FINITE(prior_sd))
-    Rf_errorcall(R_NilValue, "`noise_sd` and `prior_sd` must be positive and finite.");
+    return sg_fail(st, SG_ERR_INPUT, "`noise_sd` and `prior_sd` must be positive and finite.");
 
   lr_data *d = (lr_data *) R_alloc(1, sizeof(lr_data));
-  d->xt = REAL(xt);
-  d->y = REAL(y);
+  d->xt = xt;
+  d->y = y;
   d->p = p;
   d->inv_var = 1.0 / (noise_sd * noise_sd);
   d->lik_norm = -0.5 * log(2.0 * M_PI * noise_sd * noise_sd);
@@ -86,4 +83,5 @@ void sg_linear_regression_init(SEXP data, SEXP hyper, sg_model *m) {
   m->prior_draw = lr_prior_draw;
   m->log_prior = lr_log_prior;
   m->log_lik = lr_log_lik;
+  return SG_OK;
 }

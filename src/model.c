@@ -1,49 +1,45 @@
-/* The model interface: builds an sg_model from its R object and evaluates it for R.
- * A new built-in model is one C file with an init function plus one row in `registry`;
- * no estimator changes. */
-#include "sgais.h"
+/* The model interface: evaluation through a workspace with counts, and the R side of models:
+ * building an sg_model from its R object (the registry of families below) and evaluating it for
+ * R. A new built-in model is one C file with a constructor plus one unpacker and one row in
+ * `registry`; no estimator changes. */
+#include "ffi.h"
 #include <math.h>
 #include <string.h>
 
-typedef void (*sg_model_init)(SEXP data, SEXP hyper, sg_model *m);
-
-static const struct {
-  const char *family;
-  sg_model_init init;
-} registry[] = {
-  {"linear_regression", sg_linear_regression_init},
-  {"softmax_regression", sg_softmax_regression_init},
-  {"gaussian_mixture", sg_gaussian_mixture_init},
-};
-
-void sg_model_from_r(SEXP model, sg_model *m) {
-  SEXP family = sg_list_get(model, "family");
-  if (TYPEOF(family) != STRSXP || Rf_length(family) != 1)
-    Rf_errorcall(R_NilValue, "`model` must be an sgais model, e.g. from linear_regression().");
-  const char *name = CHAR(STRING_ELT(family, 0));
-  for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
-    if (strcmp(name, registry[i].family) == 0) {
-      memset(m, 0, sizeof(*m));
-      registry[i].init(sg_list_get(model, "data"), sg_list_get(model, "hyper"), m);
-      m->name = registry[i].family;
-      return;
-    }
-  }
-  Rf_errorcall(R_NilValue, "`model` has unknown family \"%s\".", name);
+void sg_workspace_init(sg_workspace *ws, const sg_model *m, sg_status *st) {
+  size_t n = (m->scratch_bytes + sizeof(double) - 1) / sizeof(double);
+  ws->scratch = n ? (void *) R_alloc(n, sizeof(double)) : NULL;
+  ws->count.likelihood = ws->count.gradient = 0.0;
+  ws->status = st;
 }
 
-double sg_model_log_lik(const sg_model *m, const double *theta, const int *idx, int start, int n,
-                        double scale, double *grad, sg_counter *count) {
-  if (count) {
-    if (grad) count->gradient += n;
-    else count->likelihood += n;
-  }
-  return m->log_lik(m, theta, idx, start, n, scale, grad);
+double sg_model_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
+                        int start, int n, double scale, double *grad) {
+  if (grad) ws->count.gradient += n;
+  else ws->count.likelihood += n;
+  return m->log_lik(m, ws, theta, idx, start, n, scale, grad);
 }
 
-void sg_model_canonicalize(const sg_model *m, double *theta, int M) {
+void sg_model_grad_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
+                           const int *idx, int start, int n, double scale, double *grad) {
+  ws->count.gradient += n;
+  if (m->grad_log_lik) m->grad_log_lik(m, ws, theta, idx, start, n, scale, grad);
+  else m->log_lik(m, ws, theta, idx, start, n, scale, grad);
+}
+
+void sg_model_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const double *theta,
+                                int start, int n, double *out) {
+  ws->count.likelihood += n;
+  if (m->log_lik_pointwise) {
+    m->log_lik_pointwise(m, ws, theta, start, n, out);
+    return;
+  }
+  for (int k = 0; k < n; k++) out[k] = m->log_lik(m, ws, theta, NULL, start + k, 1, 1.0, NULL);
+}
+
+void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M) {
   if (!m->canonicalize) return;
-  for (int i = 0; i < M; i++) m->canonicalize(m, theta + (size_t) i * m->dim);
+  for (int i = 0; i < M; i++) m->canonicalize(m, ws, theta + (size_t) i * m->dim);
 }
 
 void sg_normal_prior_draw(double *theta, int dim, double sd) {
@@ -57,6 +53,100 @@ double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad
     if (grad) grad[j] -= prec * theta[j];
   }
   return -0.5 * dim * log(2.0 * M_PI * sd * sd) - 0.5 * prec * ss;
+}
+
+/* ---------------------------------------------------------------- R objects */
+
+/* Element `name` of the model's data: a matrix (rows > 0 when asked) or vector of `type`. */
+static SEXP data_matrix(SEXP data, const char *name, SEXPTYPE type) {
+  SEXP x = sg_list_get(data, name);
+  if (TYPEOF(x) != type || !Rf_isMatrix(x) || Rf_nrows(x) < 1)
+    Rf_errorcall(R_NilValue, "`model` data are corrupt: `%s` must be a %s matrix.", name,
+                 type == REALSXP ? "numeric" : "integer");
+  return x;
+}
+
+static SEXP data_vector(SEXP data, const char *name, SEXPTYPE type, int n) {
+  SEXP x = sg_list_get(data, name);
+  if (TYPEOF(x) != type || Rf_length(x) != n)
+    Rf_errorcall(R_NilValue, "`model` data are corrupt: `%s` must be a%s vector of length %d.",
+                 name, type == REALSXP ? " numeric" : "n integer", n);
+  return x;
+}
+
+static double hyper(SEXP model, const char *name) {
+  return sg_scalar_double(sg_list_get(sg_list_get(model, "hyper"), name), name);
+}
+
+static void linear_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  sg_linear_regression_init(m, REAL(xt), REAL(y), Rf_nrows(xt), Rf_ncols(xt),
+                            hyper(model, "noise_sd"), hyper(model, "prior_sd"), st);
+}
+
+static void softmax_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", INTSXP, Rf_ncols(xt));
+  int K = sg_scalar_int(sg_list_get(sg_list_get(model, "hyper"), "classes"), "classes", 2);
+  sg_softmax_regression_init(m, REAL(xt), INTEGER(y), Rf_nrows(xt), Rf_ncols(xt), K,
+                             hyper(model, "prior_sd"), st);
+}
+
+static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP yt = data_matrix(sg_list_get(model, "data"), "yt", REALSXP);
+  int K = sg_scalar_int(sg_list_get(sg_list_get(model, "hyper"), "components"), "components", 1);
+  sg_gaussian_mixture_init(m, REAL(yt), Rf_nrows(yt), Rf_ncols(yt), K, hyper(model, "concentration"),
+                           hyper(model, "variance_shape"), hyper(model, "variance_scale"),
+                           hyper(model, "mean_variance_ratio"), st);
+}
+
+static void custom_from_r(SEXP model, sg_model *m, sg_status *st) {
+  (void) st;
+  sg_custom_model_from_r(model, m);
+}
+
+static void api_from_r(SEXP model, sg_model *m, sg_status *st) {
+  (void) st;
+  sg_api_model_from_r(model, m);
+}
+
+typedef void (*sg_model_unpack)(SEXP model, sg_model *m, sg_status *st);
+
+static const struct {
+  const char *family;
+  sg_model_unpack unpack;
+} registry[] = {
+  {"linear_regression", linear_regression_from_r},
+  {"softmax_regression", softmax_regression_from_r},
+  {"gaussian_mixture", gaussian_mixture_from_r},
+  {"custom", custom_from_r},
+  {"compiled", api_from_r},
+};
+
+void sg_model_from_r(SEXP model, sg_model *m) {
+  SEXP family = TYPEOF(model) == VECSXP ? sg_list_get(model, "family") : R_NilValue;
+  if (TYPEOF(family) != STRSXP || Rf_length(family) != 1)
+    Rf_errorcall(R_NilValue, "`model` must be an sgais model, e.g. from linear_regression().");
+  const char *name = CHAR(STRING_ELT(family, 0));
+  for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
+    if (strcmp(name, registry[i].family) == 0) {
+      sg_status st = {SG_OK, ""};
+      memset(m, 0, sizeof(*m));
+      registry[i].unpack(model, m, &st);
+      if (st.code) sg_raise(&st);
+      if (!m->name) m->name = registry[i].family;
+      /* what every estimator indexes with; R checked it, a corrupt object must not crash */
+      int dim = sg_scalar_int(sg_list_get(model, "dim"), "dim", 1);
+      if (m->dim != dim)
+        Rf_errorcall(R_NilValue, "`model` is corrupt: `dim` is %d but its data and prior make %d.",
+                     dim, m->dim);
+      return;
+    }
+  }
+  Rf_errorcall(R_NilValue, "`model` has unknown family \"%s\".", name);
 }
 
 static void check_theta(const sg_model *m, SEXP theta) {
@@ -73,6 +163,9 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
   check_theta(&m, theta);
   int s = sg_scalar_int(start, "start", 0), k = sg_scalar_int(n, "n", 0);
   if (s + (double) k > m.n_obs) Rf_errorcall(R_NilValue, "`start` + `n` exceeds the number of observations.");
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
 
   int nprot = 0;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprot++;
@@ -87,8 +180,9 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
   SET_VECTOR_ELT(out, 3, gl);
   memset(REAL(gp), 0, m.dim * sizeof(double));
   memset(REAL(gl), 0, m.dim * sizeof(double));
-  SET_VECTOR_ELT(out, 0, Rf_ScalarReal(m.log_prior(&m, REAL(theta), REAL(gp))));
-  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(sg_model_log_lik(&m, REAL(theta), NULL, s, k, 1.0, REAL(gl), NULL)));
+  SET_VECTOR_ELT(out, 0, Rf_ScalarReal(m.log_prior(&m, &ws, REAL(theta), REAL(gp))));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(sg_model_log_lik(&m, &ws, REAL(theta), NULL, s, k, 1.0, REAL(gl))));
+  if (st.code) sg_raise(&st);
   UNPROTECT(nprot);
   return out;
 }
@@ -101,12 +195,15 @@ SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim)
     Rf_errorcall(R_NilValue, "`theta` must be a numeric matrix with %d rows.", m.dim);
   const int M = Rf_ncols(theta);
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m.n_obs, M));
   double *o = REAL(out);
   for (int i = 0; i < M; i++) {
-    const double *th = REAL(theta) + (size_t) i * m.dim;
-    for (int j = 0; j < m.n_obs; j++)
-      o[(size_t) i * m.n_obs + j] = sg_model_log_lik(&m, th, NULL, j, 1, 1.0, NULL, NULL);
+    sg_model_log_lik_pointwise(&m, &ws, REAL(theta) + (size_t) i * m.dim, 0, m.n_obs,
+                               o + (size_t) i * m.n_obs);
+    if (st.code) sg_raise(&st);
     R_CheckUserInterrupt();
   }
   UNPROTECT(1);
@@ -118,10 +215,14 @@ SEXP ffi_model_prior_draw(SEXP model, SEXP n) {
   sg_model m;
   sg_model_from_r(model, &m);
   int k = sg_scalar_int(n, "n", 0);
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m.dim, k));
   GetRNGstate();
-  for (int i = 0; i < k; i++) m.prior_draw(&m, REAL(out) + (R_xlen_t) i * m.dim);
+  for (int i = 0; i < k && !st.code; i++) m.prior_draw(&m, &ws, REAL(out) + (R_xlen_t) i * m.dim);
   PutRNGstate();
+  if (st.code) sg_raise(&st);
   UNPROTECT(1);
   return out;
 }

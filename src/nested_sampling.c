@@ -17,7 +17,7 @@
  * nested_process() runs iterations until the stop, max_iterations or a time budget; the live
  * points, their log-likelihoods, the iteration, log Z, H and R's RNG stream are the whole
  * state, so the result does not depend on how the run is split into calls. */
-#include "sgais.h"
+#include "ffi.h"
 #include <math.h>
 #include <string.h>
 
@@ -59,19 +59,19 @@ typedef struct {
 
 typedef struct {
   const sg_model *m;
-  sg_counter *count;
+  sg_workspace *ws;
 } ns_ctx;
 
 static void prior_grad(void *ctx, const double *theta, double *grad) {
   const sg_model *m = ((ns_ctx *) ctx)->m;
   memset(grad, 0, m->dim * sizeof(double));
-  m->log_prior(m, theta, grad);
+  m->log_prior(m, ((ns_ctx *) ctx)->ws, theta, grad);
 }
 
 static double full_log_lik(void *ctx, const double *theta, double *grad) {
   ns_ctx *c = ctx;
   if (grad) memset(grad, 0, c->m->dim * sizeof(double));
-  return sg_model_log_lik(c->m, theta, NULL, 0, c->m->n_obs, 1.0, grad, c->count);
+  return sg_model_log_lik(c->m, c->ws, theta, NULL, 0, c->m->n_obs, 1.0, grad);
 }
 
 /* A Metropolis random walk on the prior restricted to log L > lstar, from th (log-likelihood
@@ -83,9 +83,9 @@ static double full_log_lik(void *ctx, const double *theta, double *grad) {
  * first, so rejected proposals seldom cost a likelihood evaluation. Returns the acceptances. */
 static int constrained_walk(const sg_model *m, const sg_precond *pc, double *th, double *ll,
                             double lstar, int steps, double scale, double *prop, double *jump,
-                            sg_counter *count) {
+                            sg_workspace *ws) {
   const int dim = m->dim;
-  double lp = m->log_prior(m, th, NULL);
+  double lp = m->log_prior(m, ws, th, NULL);
   int accepted = 0;
   *jump = 0.0;
   for (int s = 0; s < steps; s++) {
@@ -96,9 +96,9 @@ static int constrained_walk(const sg_model *m, const sg_precond *pc, double *th,
     }
     if (pc) sg_precond_factor_apply(pc, prop);
     for (int j = 0; j < dim; j++) prop[j] += th[j];
-    double lp_new = m->log_prior(m, prop, NULL);
+    double lp_new = m->log_prior(m, ws, prop, NULL);
     if (!(log(unif_rand()) < lp_new - lp)) continue;
-    double ll_new = sg_model_log_lik(m, prop, NULL, 0, m->n_obs, 1.0, NULL, count);
+    double ll_new = sg_model_log_lik(m, ws, prop, NULL, 0, m->n_obs, 1.0, NULL);
     if (!(ll_new > lstar)) continue;
     memcpy(th, prop, dim * sizeof(double));
     lp = lp_new;
@@ -151,9 +151,11 @@ static void record(ns_dead *d, int k, int dim, const double *theta, double itera
 }
 
 /* Runs iterations; returns the number of points recorded in d (removed points, then the final
- * live points once the run stops). theta holds the live points (M rows of dim). */
+ * live points once the run stops), or -1 after a failure described in ws_own->status. theta
+ * holds the live points (M rows of dim). */
 static int nested_process(const sg_model *m, const ns_settings *s, double *theta, double *loglik,
-                          ns_state *st, double time_budget, ns_dead *d) {
+                          ns_state *st, double time_budget, ns_dead *d, sg_workspace *ws_own) {
+  sg_status *fail = ws_own->status;
   const int M = s->live_points, dim = m->dim;
   const double log_shrink = log(-expm1(-1.0 / M)); /* log(1 - exp(-1/M)) */
   double *v = (double *) R_alloc(dim, sizeof(double));
@@ -175,8 +177,8 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   sg_kernel_init(&kernel, mv->integrator, ownp, dim);
   kernel.eta = sg_move_eta(mv, 1.0); /* the prior potential does not grow with n */
   kernel.alpha = mv->momentum_decay;
-  sg_counter count;
-  ns_ctx ctx = {m, &count};
+  sg_workspace *ws = ws_own;
+  ns_ctx ctx = {m, ws};
   sg_potential pot = {prior_grad, &ctx, NULL};
   sg_constraint con = {full_log_lik, &ctx, 0.0, 0.0, prev};
   const double start_time = sg_now();
@@ -187,7 +189,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
       st->status = NS_MAX_ITERATIONS;
       break;
     }
-    count.likelihood = count.gradient = 0.0;
+    ws->count.likelihood = ws->count.gradient = 0.0;
     const double iteration_start = sg_now();
     int worst = 0;
     for (int i = 1; i < M; i++)
@@ -206,7 +208,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     }
     const double *src = theta + (size_t) from * dim;
     /* record the dead point before overwriting it */
-    record(d, k, dim, th, i_now, lstar, log_x, lw, st, &count, 0);
+    record(d, k, dim, th, i_now, lstar, log_x, lw, st, &ws->count, 0);
     memmove(th, src, dim * sizeof(double));
     con.threshold = lstar;
     con.value = loglik[from];
@@ -214,7 +216,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
      * proposals; the live points fill the constrained region, so their covariance is its shape
      * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
     if (pcp) {
-      sg_model_canonicalize(m, theta, M); /* live points stay inside: likelihoods unchanged */
+      sg_model_canonicalize(m, ws, theta, M); /* live points stay inside: likelihoods unchanged */
       /* The metric must not depend on where the walk starts (precond.c, sg_precond_leave_out:
        * a start in the tail would stretch it outwards and the new points would lie too far in):
        * estimated from the other live points, neither the copy nor the point it copies. */
@@ -226,7 +228,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     if (s->move_kind == NS_MOVE_WALK) {
       double ll = loglik[from], jump;
       const int steps = walk_length(mv, st, dim);
-      int acc = constrained_walk(m, ownp, th, &ll, lstar, steps, st->walk_scale, kscratch, &jump, &count);
+      int acc = constrained_walk(m, ownp, th, &ll, lstar, steps, st->walk_scale, kscratch, &jump, ws);
       refl = steps - acc;
       walk_steps = steps;
       if (steps > 0) {
@@ -239,12 +241,15 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     } else {
       refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, mv->steps, &kernel);
     }
-    if (!sg_all_finite(th, dim))
-      Rf_errorcall(R_NilValue, "SGHMC diverged (non-finite parameters) at nested-sampling iteration %.0f; "
-                   "try a smaller `learning_rate`.", i_now);
+    if (fail->code) return -1; /* a model failed: its message, not what it caused */
+    if (!sg_all_finite(th, dim)) {
+      sg_fail(fail, SG_ERR_DIVERGED, "SGHMC diverged (non-finite parameters) at nested-sampling iteration %.0f; "
+              "try a smaller `learning_rate`.", i_now);
+      return -1;
+    }
     loglik[worst] = con.value;
-    d->gradient_evaluations[k] = count.gradient;
-    d->likelihood_evaluations[k] = count.likelihood;
+    d->gradient_evaluations[k] = ws->count.gradient;
+    d->likelihood_evaluations[k] = ws->count.likelihood;
     d->reflections[k] = refl;
     d->moves[k] = walk_steps;
     d->seconds[k] = sg_now() - iteration_start;
@@ -262,10 +267,10 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   if (st->status != NS_RUNNING) {
     /* The live points' final contribution: each holds X_final / M of the prior volume. */
     const double log_x = -st->iteration / M, lw = log_x - log((double) M);
-    count.likelihood = count.gradient = 0.0;
+    ws->count.likelihood = ws->count.gradient = 0.0;
     for (int i = 0; i < M; i++) {
       accumulate(st, lw, loglik[i]);
-      record(d, k++, dim, theta + (size_t) i * dim, NA_REAL, loglik[i], log_x, lw, st, &count, 0);
+      record(d, k++, dim, theta + (size_t) i * dim, NA_REAL, loglik[i], log_x, lw, st, &ws->count, 0);
     }
   }
   return k;
@@ -344,21 +349,26 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
 
   const double start = sg_now();
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
+  sg_status fail = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &fail);
   if (Rf_length(loglik) == M) {
     memcpy(ll, REAL(loglik), M * sizeof(double));
   } else {
-    sg_counter count = {0.0, 0.0};
     for (int i = 0; i < M; i++) {
-      ll[i] = sg_model_log_lik(&m, th + (size_t) i * dim, NULL, 0, m.n_obs, 1.0, NULL, &count);
-      if (ISNAN(ll[i]) || ll[i] == R_PosInf)
-        Rf_errorcall(R_NilValue, "the log-likelihood of a live point is not finite-valued (NaN or +Inf).");
+      ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * dim, NULL, 0, m.n_obs, 1.0, NULL);
+      if (ISNAN(ll[i]) || ll[i] == R_PosInf) {
+        sg_fail(&fail, SG_ERR_LIKELIHOOD, "the log-likelihood of a live point is not finite-valued (NaN or +Inf).");
+        sg_raise(&fail);
+      }
     }
-    initial = count.likelihood;
+    initial = ws.count.likelihood;
   }
 
   GetRNGstate();
-  int k = nested_process(&m, &s, th, ll, &st, budget, &d);
+  int k = nested_process(&m, &s, th, ll, &st, budget, &d, &ws);
   PutRNGstate();
+  if (k < 0) sg_raise(&fail);
   if (k > 0) d.likelihood_evaluations[0] += initial;
 
   REAL(iteration_out)[0] = st.iteration;

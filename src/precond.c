@@ -8,7 +8,7 @@
  * population (Buchholz, Chopin & Jacob 2021; Chopin & Papaspiliopoulos 2020, ch. 17): here the
  * inverse mass matrix is the weighted particle covariance, and eta = h^2 makes each step about h
  * target widths long, whatever the units, the model's size or the temperature lambda. */
-#include "sgais.h"
+#include "ffi.h"
 #include <math.h>
 #include <string.h>
 
@@ -295,32 +295,6 @@ double sg_precond_spread(const sg_precond *p, const double *theta, const double 
   for (int i = 0; i < M; i++)
     total += exp(logw[i] - lse) * whitened_norm2(p, theta + (size_t) i * dim, mean, z);
   return total / dim;
-}
-
-sg_move_settings sg_move_settings_from_r(SEXP x) {
-  sg_move_settings s;
-  s.steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
-  s.min_steps = sg_scalar_int(sg_list_get(x, "min_sghmc_steps"), "min_sghmc_steps", 0);
-  s.scale = sg_scalar_int(sg_list_get(x, "step_scale"), "step_scale", 0);
-  s.preconditioner = sg_scalar_int(sg_list_get(x, "preconditioner"), "preconditioner", 0);
-  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
-  s.step_size = sg_scalar_double(sg_list_get(x, "step_size"), "step_size");
-  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
-  s.integrator = sg_scalar_int(sg_list_get(x, "integrator"), "integrator", 0);
-  if (s.integrator > SG_INTEGRATOR_BAOAB) Rf_errorcall(R_NilValue, "`integrator` is not a known integrator.");
-  if (s.min_steps > s.steps)
-    Rf_errorcall(R_NilValue, "`min_sghmc_steps` must not exceed `sghmc_steps`.");
-  if (s.scale > SG_STEP_WIDTH) Rf_errorcall(R_NilValue, "`step_scale` is not a known scale.");
-  if (s.preconditioner > SG_PRECOND_DENSE)
-    Rf_errorcall(R_NilValue, "`preconditioner` is not a known preconditioner.");
-  if (s.scale == SG_STEP_PER_OBSERVATION) s.preconditioner = SG_PRECOND_NONE;
-  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
-    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
-  if (!(s.step_size > 0.0) || !R_FINITE(s.step_size))
-    Rf_errorcall(R_NilValue, "`step_size` must be positive and finite.");
-  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
-    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
-  return s;
 }
 
 int sg_move_distance_steps(const sg_move_settings *s, int steps, double step_size) {

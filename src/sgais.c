@@ -24,7 +24,7 @@
  * a time budget is spent, so R can show progress between calls and continue a run later; the
  * particles, log-weights, the control-variate anchor and R's RNG stream carry the whole state,
  * so the result does not depend on how the run is split into calls. */
-#include "sgais.h"
+#include "ffi.h"
 #include <math.h>
 #include <string.h>
 
@@ -100,18 +100,18 @@ typedef struct {
   const int *slot;
   int *idx;
   const sgais_anchor *anchor; /* NULL: plain mini-batch gradient (paper eq. 4) */
-  sg_counter *count;
+  sg_workspace *ws;
 } sgais_target;
 
 static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) {
   sgais_target *t = ctx;
   const sg_model *m = t->m;
   memset(grad, 0, m->dim * sizeof(double));
-  m->log_prior(m, theta, grad);
-  sg_model_log_lik(m, theta, NULL, t->chunk_start, t->chunk_n, t->lambda, grad, t->count);
+  m->log_prior(m, t->ws, theta, grad);
+  sg_model_grad_log_lik(m, t->ws, theta, NULL, t->chunk_start, t->chunk_n, t->lambda, grad);
   if (t->past == 0) return;
   if (t->exact) {
-    sg_model_log_lik(m, theta, t->slot, 0, t->past, 1.0, grad, t->count);
+    sg_model_grad_log_lik(m, t->ws, theta, t->slot, 0, t->past, 1.0, grad);
     return;
   }
   /* One uniform per index: R_unif_index() spends two or more and a log2() on each, a third of
@@ -124,10 +124,10 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
   /* with a bounded reservoir the mini-batch is unbiased for the sum over all n_prev earlier
    * observations given the reservoir, itself a uniform sample of them */
   const double scale = t->n_prev / t->batch_size;
-  sg_model_log_lik(m, theta, t->idx, 0, t->batch_size, scale, grad, t->count);
+  sg_model_grad_log_lik(m, t->ws, theta, t->idx, 0, t->batch_size, scale, grad);
   if (t->anchor) {
     for (int j = 0; j < m->dim; j++) grad[j] += t->anchor->grad[j];
-    sg_model_log_lik(m, t->anchor->theta, t->idx, 0, t->batch_size, -scale, grad, t->count);
+    sg_model_grad_log_lik(m, t->ws, t->anchor->theta, t->idx, 0, t->batch_size, -scale, grad);
   }
 }
 
@@ -137,54 +137,58 @@ static double sgais_log_target(void *ctx, const double *theta, double *grad) {
   sgais_target *t = ctx;
   const sg_model *m = t->m;
   memset(grad, 0, m->dim * sizeof(double));
-  double lf = m->log_prior(m, theta, grad);
-  lf += t->lambda * sg_model_log_lik(m, theta, NULL, t->chunk_start, t->chunk_n, t->lambda, grad,
-                                     t->count);
-  if (t->past > 0) lf += sg_model_log_lik(m, theta, t->slot, 0, t->past, 1.0, grad, t->count);
+  double lf = m->log_prior(m, t->ws, theta, grad);
+  lf += t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, t->chunk_start, t->chunk_n, t->lambda,
+                                     grad);
+  if (t->past > 0) lf += sg_model_log_lik(m, t->ws, theta, t->slot, 0, t->past, 1.0, grad);
   return lf;
 }
 
-static void abort_diverged(double n_obs) {
-  Rf_errorcall(R_NilValue,
+static int fail_diverged(sg_status *st, double n_obs) {
+  return sg_fail(st, SG_ERR_DIVERGED,
                "SGHMC diverged (non-finite parameters) while adding observations up to %.0f; "
                "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", n_obs);
 }
 
 
-/* After SGHMC moves, zero likelihood everywhere means the particles ran off: say so. */
-static void check_chunk_loglik(const double *loglik, int M, double from, double to, int moved) {
+/* After SGHMC moves, zero likelihood everywhere means the particles ran off: say so. A model
+ * failure recorded already is the cause and is what st reports (sg_fail keeps the first). */
+static int check_chunk_loglik(const double *loglik, int M, double from, double to, int moved,
+                              sg_status *st) {
   switch (sg_check_loglik(loglik, M)) {
   case SG_LOGLIK_NOT_FINITE:
-    Rf_errorcall(R_NilValue, "the log-likelihood of observations %.0f to %.0f is NaN or +Inf for a particle%s.",
+    return sg_fail(st, SG_ERR_LIKELIHOOD, "the log-likelihood of observations %.0f to %.0f is NaN or +Inf for a particle%s.",
                  from, to, moved ? "; try a smaller step (`step_size` or `learning_rate`)" : "");
   case SG_LOGLIK_ALL_ZERO:
     if (moved)
-      Rf_errorcall(R_NilValue, "SGHMC diverged (every particle has zero likelihood on observations %.0f to %.0f); "
+      return sg_fail(st, SG_ERR_DIVERGED, "SGHMC diverged (every particle has zero likelihood on observations %.0f to %.0f); "
                    "try a smaller step (`step_size` or `learning_rate`).", from, to);
-    Rf_errorcall(R_NilValue, "every particle has zero likelihood on observations %.0f to %.0f.", from, to);
+    return sg_fail(st, SG_ERR_LIKELIHOOD, "every particle has zero likelihood on observations %.0f to %.0f.", from, to);
   }
+  return st->code;
 }
 
 /* Sets the anchor at `at`, with G the exact gradient sum over the `past` earlier observations
  * held at the buffer positions slot (NULL: 0, ..., past - 1). */
 static void anchor_exact(const sg_model *m, sgais_anchor *a, const double *at, const int *slot,
-                         int past, sg_counter *count) {
+                         int past, sg_workspace *ws) {
   memcpy(a->theta, at, m->dim * sizeof(double));
   memset(a->grad, 0, m->dim * sizeof(double));
-  sg_model_log_lik(m, a->theta, slot, 0, past, 1.0, a->grad, count);
+  sg_model_grad_log_lik(m, ws, a->theta, slot, 0, past, 1.0, a->grad);
 }
 
 /* A non-finite G would make every mini-batch gradient non-finite: say where instead. */
-static void check_anchor_grad(const sgais_anchor *a, int dim, double n) {
-  if (!sg_all_finite(a->grad, dim))
-    Rf_errorcall(R_NilValue, "the log-likelihood gradient at the particles' mean is not finite "
+static int check_anchor_grad(const sgais_anchor *a, int dim, double n, sg_status *st) {
+  if (sg_all_finite(a->grad, dim)) return st->code;
+  return sg_fail(st, SG_ERR_LIKELIHOOD, "the log-likelihood gradient at the particles' mean is not finite "
                  "(observations 1 to %.0f).", n);
 }
 
 /* Re-anchor at the weighted particle mean when there is no anchor, when the earlier data have
  * doubled since the last one, or when the mean is more than SGAIS_REANCHOR_DISTANCE target
  * widths from it (needs the preconditioner), recomputing G over the earlier data of the target
- * t; otherwise G is already current. Returns 1 when it re-anchored. mean, work: dim scratch.
+ * t; otherwise G is already current. Adds 1 to *reanchors when it re-anchored; returns the
+ * status (a non-finite G is an error). mean, work: dim scratch.
  * When a bounded reservoir holds only some of the earlier observations, G at the new anchor is
  * G at the old one plus the reservoir's estimate of the change,
  *   G(a') = G(a) + (n_prev / r) sum_reservoir [grad log p(y | a') - grad log p(y | a)],
@@ -192,7 +196,7 @@ static void check_anchor_grad(const sgais_anchor *a, int dim, double n) {
  * target's mean by about |a' - a| / sqrt(r) target widths (the exact part G(a) is kept). */
 static int refresh_anchor(const sg_model *m, sgais_anchor *a, const sgais_target *t,
                           const double *theta, const double *logw, int M, const sg_precond *pcp,
-                          double *mean, double *work, sg_counter *count) {
+                          double *mean, double *work, int *reanchors) {
   const int dim = m->dim;
   const double n_prev = t->n_prev;
   sg_weighted_mean(theta, logw, M, dim, mean);
@@ -200,20 +204,20 @@ static int refresh_anchor(const sg_model *m, sgais_anchor *a, const sgais_target
       (!pcp || pcp->acc_n == 0.0 ||
        sg_precond_distance2(pcp, mean, a->theta, work) <=
            SGAIS_REANCHOR_DISTANCE * SGAIS_REANCHOR_DISTANCE))
-    return 0;
+    return SG_OK;
   if (t->past == n_prev) {
-    anchor_exact(m, a, mean, t->slot, t->past, count);
+    anchor_exact(m, a, mean, t->slot, t->past, t->ws);
   } else {
     const double scale = n_prev / t->past;
-    if (a->n_anchor > 0) sg_model_log_lik(m, a->theta, t->slot, 0, t->past, -scale, a->grad, count);
+    if (a->n_anchor > 0) sg_model_grad_log_lik(m, t->ws, a->theta, t->slot, 0, t->past, -scale, a->grad);
     else memset(a->grad, 0, dim * sizeof(double));
     memcpy(a->theta, mean, dim * sizeof(double));
-    sg_model_log_lik(m, a->theta, t->slot, 0, t->past, scale, a->grad, count);
+    sg_model_grad_log_lik(m, t->ws, a->theta, t->slot, 0, t->past, scale, a->grad);
   }
-  check_anchor_grad(a, dim, n_prev);
   a->n_anchor = n_prev;
   a->n_grad = n_prev;
-  return 1;
+  (*reanchors)++;
+  return check_anchor_grad(a, dim, n_prev, t->ws->status);
 }
 
 /* Vitter's Algorithm R for the chunk's cn observations, at buffer positions base, base + 1, ...,
@@ -245,7 +249,7 @@ static void resample_down(double *theta, double *logw, int M_from, int M_to, int
 }
 
 /* Processes chunks from n_done until n_end observations or until time_budget seconds have
- * passed; returns their number. theta holds the *M_io particles (rows of dim, particle-major;
+ * passed; returns their number, or -1 after a failure described in st. theta holds the *M_io particles (rows of dim, particle-major;
  * room for max(early_particles, particles)) and logw their log-weights; *M_io becomes
  * `particles` when the mini-batch phase begins. The (k + 1)-th observation of the stream is at
  * buffer position k - buffer_start of the model's data; res holds the earlier ones that the
@@ -253,7 +257,7 @@ static void resample_down(double *theta, double *logw, int M_from, int M_to, int
 static int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
                          int *M_io, sgais_anchor *anchor, double *step_size, sg_precond *pcp,
                          sgais_reservoir *res, double buffer_start, double n_done, double n_end,
-                         double time_budget, sgais_trace *tr) {
+                         double time_budget, sgais_trace *tr, sg_status *st) {
   const int dim = m->dim;
   const int M_cap = (s->early_particles > s->a.particles) ? s->early_particles : s->a.particles;
   int M = *M_io;
@@ -275,8 +279,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   double *work = scratch.work;
   int *idx = (int *) R_alloc(s->batch_size, sizeof(int));
 
-  sg_counter count;
-  sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, 0.0, NULL, idx, NULL, &count};
+  sg_workspace ws;
+  sg_workspace_init(&ws, m, st);
+  sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, 0.0, NULL, idx, NULL, &ws};
   sg_potential pot = {sgais_grad_log_target, &target, NULL};
   const double start_time = sg_now();
   int chunks = 0;
@@ -289,7 +294,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     /* eta in the units of the move settings (ALGORITHM-NOTES, SGHMC; precond.c), with n the
      * observations in the current target; in units of the width the step is the adapted one */
     const int width = mv->scale == SG_STEP_WIDTH;
-    count.likelihood = count.gradient = 0.0;
+    ws.count.likelihood = ws.count.gradient = 0.0;
     target.chunk_start = base;
     target.chunk_n = cn;
     target.n_prev = n_done;
@@ -312,25 +317,27 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     }
     int reanchors = 0;
     if (s->control_variates && !target.exact) {
-      reanchors += refresh_anchor(m, anchor, &target, theta, logw, M, pcp, mean, work, &count);
+      if (refresh_anchor(m, anchor, &target, theta, logw, M, pcp, mean, work, &reanchors)) return -1;
       target.anchor = anchor;
     }
 
     for (int i = 0; i < M; i++)
-      loglik[i] = sg_model_log_lik(m, theta + (size_t) i * dim, NULL, base, cn, 1.0, NULL, &count);
-    check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0);
+      loglik[i] = sg_model_log_lik(m, &ws, theta + (size_t) i * dim, NULL, base, cn, 1.0, NULL);
+    if (check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0, st)) return -1;
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
     int steps = 0, resamples = 0, moves = 0, divergent = 0, acc_steps = 0;
     while (lambda < 1.0) {
-      if (steps == SGAIS_MAX_ANNEALING_STEPS)
-        Rf_errorcall(R_NilValue, "annealing over observations %.0f to %.0f did not finish in %d steps; "
+      if (steps == SGAIS_MAX_ANNEALING_STEPS) {
+        sg_fail(st, SG_ERR_ANNEALING, "annealing over observations %.0f to %.0f did not finish in %d steps; "
                      "try a smaller `target_ess` or `batch_size`.", n_done + 1, n_now, steps);
+        return -1;
+      }
       /* Algorithm 1 lines 6-8: Delta by the ESS of the incremental weights, then the weights,
        * then resampling before the moves (paper Section 3) when it is due. */
       double ess, max_delta = 1.0 - lambda;
       int resampled;
-      if (pcp) sg_model_canonicalize(m, theta, M);
+      if (pcp) sg_model_canonicalize(m, &ws, theta, M);
       double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, target_ess,
                                         s->a.resample_ess, &ess, &resampled, pcp, &scratch);
       if (ess < min_ess) min_ess = ess;
@@ -342,8 +349,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
 
       /* Line 9: SGHMC moves leaving f at the new lambda invariant. The reweighting may have
        * moved the particles' mean far from the anchor (a shift in the data): follow it. */
-      if (target.anchor)
-        reanchors += refresh_anchor(m, anchor, &target, theta, logw, M, pcp, mean, work, &count);
+      if (target.anchor &&
+          refresh_anchor(m, anchor, &target, theta, logw, M, pcp, mean, work, &reanchors))
+        return -1;
       target.lambda = lambda;
       int k = sg_move_steps(mv, ess, target_ess, M);
       const int metropolis = pot.log_target && mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
@@ -379,8 +387,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
           memcpy(th, before, dim * sizeof(double));
           diverged++;
         }
-        if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, th, NULL, base, cn, 1.0, NULL, &count);
+        if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, &ws, th, NULL, base, cn, 1.0, NULL);
       }
+      if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       if (check_spread) {
         double growth = sg_precond_spread(pcp, theta, logw, M, work) / spread_before;
         if (!(growth <= SGAIS_MAX_SPREAD_GROWTH)) {
@@ -388,11 +397,12 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
             char smaller[64] = "";
             if (halvings) snprintf(smaller, sizeof smaller, ", even with steps %d times smaller",
                                    1 << halvings);
-            Rf_errorcall(R_NilValue,
+            sg_fail(st, SG_ERR_DIVERGED,
                          "SGHMC moves spread the particles %.3g times wider than their target while "
                          "adding observations up to %.0f%s: the mini-batch moves cannot sample this "
                          "posterior; try a smaller `step_size`, more `particles` or a larger "
                          "`batch_size`.", growth, n_now, smaller);
+            return -1;
           }
           memcpy(theta, theta_before, (size_t) M * dim * sizeof(double));
           memcpy(loglik, loglik_before, M * sizeof(double));
@@ -405,18 +415,21 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
           goto redo_moves;
         }
       }
-      if (diverged == M) abort_diverged(n_now);
+      if (diverged == M) {
+        fail_diverged(st, n_now);
+        return -1;
+      }
       divergent += diverged;
       if (metropolis) {
         acc_sum += sg_move_adapt(mv, step_size, acc, M);
         acc_steps++;
       }
-      if (lambda < 1.0) check_chunk_loglik(loglik, M, n_done + 1, n_now, 1);
+      if (lambda < 1.0 && check_chunk_loglik(loglik, M, n_done + 1, n_now, 1, st)) return -1;
       R_CheckUserInterrupt();
     }
     /* keep G(a) the gradient sum over all observations absorbed so far */
     if (anchor->n_anchor > 0) {
-      sg_model_log_lik(m, anchor->theta, NULL, base, cn, 1.0, anchor->grad, &count);
+      sg_model_grad_log_lik(m, &ws, anchor->theta, NULL, base, cn, 1.0, anchor->grad);
       anchor->n_grad = n_now;
     }
     /* With a bounded reservoir, G at the first anchor is exact only while the reservoir holds
@@ -426,9 +439,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
      * the buffer), before the reservoir starts to sample. */
     if (res->cap && s->control_variates && anchor->n_anchor == 0 && n_now > res->cap) {
       sg_weighted_mean(theta, logw, M, dim, mean);
-      anchor_exact(m, anchor, mean, res->slot, res->size, &count);
-      sg_model_log_lik(m, anchor->theta, NULL, base, cn, 1.0, anchor->grad, &count);
-      check_anchor_grad(anchor, dim, n_now);
+      anchor_exact(m, anchor, mean, res->slot, res->size, &ws);
+      sg_model_grad_log_lik(m, &ws, anchor->theta, NULL, base, cn, 1.0, anchor->grad);
+      if (check_anchor_grad(anchor, dim, n_now, st)) return -1;
       anchor->n_anchor = anchor->n_grad = n_now;
       reanchors++;
     }
@@ -446,8 +459,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->step_size[chunks] = sqrt(kernel.eta);
     tr->predicted_var[chunks] = predicted_var;
     tr->ess[chunks] = sg_ess(logw, M, 1.0, work);
-    tr->gradient_evaluations[chunks] = count.gradient;
-    tr->likelihood_evaluations[chunks] = count.likelihood;
+    tr->gradient_evaluations[chunks] = ws.count.gradient;
+    tr->likelihood_evaluations[chunks] = ws.count.likelihood;
     tr->seconds[chunks] = sg_now() - chunk_time;
     chunks++;
     n_done = n_now;
@@ -603,10 +616,12 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
+  sg_status st = {SG_OK, ""};
   GetRNGstate();
   int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &M, &anchor, &step_size,
-                             pcp, &res, buffer_start, from, to, budget, &tr);
+                             pcp, &res, buffer_start, from, to, budget, &tr, &st);
   PutRNGstate();
+  if (chunks < 0) sg_raise(&st);
   if (res.cap) {
     slots_out = Rf_allocVector(INTSXP, res.size);
     SET_VECTOR_ELT(out, 9, slots_out);

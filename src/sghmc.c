@@ -34,7 +34,7 @@
  * a rejected step restores the position and flips the momentum. It leaves f exactly invariant
  * at any step, and a step that would diverge (a funnel, a stiff direction the preconditioner
  * missed) is rejected rather than taken. */
-#include "sgais.h"
+#include "kernel.h"
 #include <math.h>
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * bias b_k and weights w_k) and every element of theta ~ N(0, prior_sd^2). theta is stored class
  * after class: theta[k * p + j]. The parameters are unconstrained, so there is no transform.
  * The design is stored transposed (xt, p x n) so one observation's covariates are contiguous. */
-#include "sgais.h"
+#include "model.h"
 #include <limits.h>
 #include <math.h>
 
@@ -13,24 +13,26 @@ typedef struct {
   const int *y;     /* class codes 1..K (R's factor codes) */
   int p, K;
   double prior_sd;
-  double *eta;       /* scratch: the K linear predictors of one observation */
 } sm_data;
 
-static void sm_prior_draw(const sg_model *m, double *theta) {
+static void sm_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
+  (void) ws;
   sg_normal_prior_draw(theta, m->dim, ((const sm_data *) m->data)->prior_sd);
 }
 
-static double sm_log_prior(const sg_model *m, const double *theta, double *grad) {
+static double sm_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
+  (void) ws;
   return sg_normal_log_prior(theta, m->dim, ((const sm_data *) m->data)->prior_sd, grad);
 }
 
 /* log p(y_i | a_i, theta) by the stable log-softmax (the largest predictor is subtracted before
  * exponentiating, so no class overflows or all underflow for any |a_i' theta_k|). With a
- * gradient, add scale * (1[k = y_i] - softmax_k) * a_i to the block of class k. */
+ * gradient, add scale * (1[k = y_i] - softmax_k) * a_i to the block of class k. eta: scratch
+ * for the K linear predictors. */
 static inline double sm_obs(const sm_data *d, const double *theta, R_xlen_t i, double scale,
-                            double *grad) {
+                            double *grad, double *eta) {
   const double *x = d->xt + i * d->p;
-  double *eta = d->eta, mx = R_NegInf;
+  double mx = R_NegInf;
   for (int k = 0; k < d->K; k++) {
     const double *th = theta + (R_xlen_t) k * d->p;
     double e = 0.0;
@@ -52,9 +54,10 @@ static inline double sm_obs(const sm_data *d, const double *theta, R_xlen_t i, d
   return eta[yk] - lse;
 }
 
-static double sm_log_lik(const sg_model *m, const double *theta, const int *idx, int start, int n,
-                         double scale, double *grad) {
+static double sm_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
+                         int start, int n, double scale, double *grad) {
   const sm_data *d = m->data;
+  double *eta = ws->scratch;
   double ll = 0.0;
   if (idx) {
     for (int k = 0; k < n; k++) {
@@ -62,47 +65,43 @@ static double sm_log_lik(const sg_model *m, const double *theta, const int *idx,
         R_xlen_t ahead = idx[k + SG_PREFETCH_AHEAD];
         sg_prefetch_row(d->xt + ahead * d->p, d->p);
       }
-      ll += sm_obs(d, theta, idx[k], scale, grad);
+      ll += sm_obs(d, theta, idx[k], scale, grad, eta);
     }
   } else {
-    for (int k = 0; k < n; k++) ll += sm_obs(d, theta, (R_xlen_t) start + k, scale, grad);
+    for (int k = 0; k < n; k++) ll += sm_obs(d, theta, (R_xlen_t) start + k, scale, grad, eta);
   }
   return ll;
 }
 
-void sg_softmax_regression_init(SEXP data, SEXP hyper, sg_model *m) {
-  SEXP xt = sg_list_get(data, "xt"), y = sg_list_get(data, "y");
-  if (TYPEOF(xt) != REALSXP || TYPEOF(y) != INTSXP || !Rf_isMatrix(xt))
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: expected a numeric design matrix and class codes.");
-  int p = Rf_nrows(xt), n = Rf_ncols(xt);
-  int K = sg_scalar_int(sg_list_get(hyper, "classes"), "classes", 2);
-  if (Rf_length(y) != n || p < 1)
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: design and response sizes differ.");
+int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
+                               double prior_sd, sg_status *st) {
+  if (p < 1 || n < 0 || K < 2)
+    return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns or classes.");
   if ((double) K * p > INT_MAX / 2)
-    Rf_errorcall(R_NilValue, "`model` has too many parameters (classes x design columns).");
+    return sg_fail(st, SG_ERR_INPUT, "`model` has too many parameters (classes x design columns).");
   /* A code out of range would read outside theta: check them all (one pass, cheap next to any
    * estimator's work). */
-  const int *yy = INTEGER(y);
   for (R_xlen_t i = 0; i < n; i++)
-    if (yy[i] < 1 || yy[i] > K)
-      Rf_errorcall(R_NilValue, "`model` data are corrupt: class code out of range at observation %d.",
-                   (int) i + 1);
-  double prior_sd = sg_scalar_double(sg_list_get(hyper, "prior_sd"), "prior_sd");
+    if (y[i] < 1 || y[i] > K)
+      return sg_fail(st, SG_ERR_INPUT,
+                     "`model` data are corrupt: class code out of range at observation %d.",
+                     (int) i + 1);
   if (!(prior_sd > 0) || !R_FINITE(prior_sd))
-    Rf_errorcall(R_NilValue, "`prior_sd` must be positive and finite.");
+    return sg_fail(st, SG_ERR_INPUT, "`prior_sd` must be positive and finite.");
 
   sm_data *d = (sm_data *) R_alloc(1, sizeof(sm_data));
-  d->xt = REAL(xt);
-  d->y = yy;
+  d->xt = xt;
+  d->y = y;
   d->p = p;
   d->K = K;
   d->prior_sd = prior_sd;
-  d->eta = (double *) R_alloc(K, sizeof(double));
 
   m->dim = K * p;
   m->n_obs = n;
   m->data = d;
+  m->scratch_bytes = (size_t) K * sizeof(double);
   m->prior_draw = sm_prior_draw;
   m->log_prior = sm_log_prior;
   m->log_lik = sm_log_lik;
+  return SG_OK;
 }

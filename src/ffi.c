@@ -1,97 +1,25 @@
-/* Log-space weight utilities shared by every estimator, a timer, and argument checks. */
-#include "sgais.h"
+/* The R layer's shared parts: raising core failures as classed R conditions, argument checks,
+ * the one settings parser, and a digest of observations. */
+#include "ffi.h"
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
-/* log(sum(exp(x))) without overflow; -Inf entries (zero weights) are allowed. */
-double sg_log_sum_exp(const double *x, int n) {
-  double mx = R_NegInf;
-  for (int i = 0; i < n; i++)
-    if (x[i] > mx) mx = x[i];
-  if (!R_FINITE(mx)) return mx; /* all -Inf (zero), +Inf or NaN propagate */
-  double s = 0.0;
-  for (int i = 0; i < n; i++) s += exp(x[i] - mx);
-  return mx + log(s);
-}
+/* The kinds of failure by status code, as R classes sgais_error_<kind>. */
+static const char *const kinds[] = {"ok", "model", "likelihood", "divergence", "annealing",
+                                    "input"};
 
-void sg_weighted_mean(const double *theta, const double *logw, int M, int dim, double *mean) {
-  double lse = sg_log_sum_exp(logw, M);
-  memset(mean, 0, dim * sizeof(double));
-  for (int i = 0; i < M; i++) {
-    double w = exp(logw[i] - lse);
-    for (int j = 0; j < dim; j++) mean[j] += w * theta[(size_t) i * dim + j];
-  }
-}
-
-/* ESS of weights w_i = exp(scale * logw_i) computed in log space:
- * log ESS = 2 logsumexp(a) - logsumexp(2a), a = scale * logw (paper Section 3). */
-double sg_ess(const double *logw, int n, double scale, double *work) {
-  for (int i = 0; i < n; i++) work[i] = scale * logw[i];
-  double l1 = sg_log_sum_exp(work, n);
-  for (int i = 0; i < n; i++) work[i] *= 2.0;
-  double l2 = sg_log_sum_exp(work, n);
-  return exp(2.0 * l1 - l2);
-}
-
-/* The adaptive annealing step of Algorithm 1 line 6: Delta in (0, max_delta] with
- * ESS(Delta) = target, where ESS is that of the incremental weights p(C | theta_i)^Delta.
- * ESS(Delta) falls monotonically from n at Delta = 0, so take max_delta when it already meets the
- * target and bisect otherwise. The result is always > 0, so annealing always progresses. */
-double sg_annealing_step(const double *loglik, int n, double max_delta, double target,
-                         double *ess, double *work) {
-  double e = sg_ess(loglik, n, max_delta, work);
-  if (e >= target) {
-    *ess = e;
-    return max_delta;
-  }
-  double lo = 0.0, hi = max_delta, hi_ess = e;
-  for (int it = 0; it < 200 && hi - lo > 1e-15 * max_delta; it++) {
-    double mid = 0.5 * (lo + hi);
-    e = sg_ess(loglik, n, mid, work);
-    if (e >= target) {
-      lo = mid;
-      if (e - target < 1e-9 * target) break;
-    } else {
-      hi = mid;
-      hi_ess = e;
-    }
-  }
-  if (lo > 0.0) {
-    *ess = sg_ess(loglik, n, lo, work);
-    return lo;
-  }
-  /* Only when the target equals n: no Delta > 0 keeps ESS = n, take the smallest step found. */
-  *ess = hi_ess;
-  return hi;
-}
-
-/* Systematic resampling (one uniform draw): n_out ancestors among the n_in particles, in
- * proportion to exp(logw); lower variance than multinomial resampling. */
-void sg_resample_systematic_n(const double *logw, int n_in, int *ancestors, int n_out,
-                              double *work) {
-  double lse = sg_log_sum_exp(logw, n_in);
-  double u = unif_rand() / n_out, cum = 0.0;
-  int j = 0;
-  for (int i = 0; i < n_in; i++) work[i] = exp(logw[i] - lse);
-  for (int i = 0; i < n_out; i++) {
-    double point = u + (double) i / n_out;
-    while (j < n_in - 1 && cum + work[j] < point) cum += work[j++];
-    ancestors[i] = j;
-  }
-}
-
-void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work) {
-  sg_resample_systematic_n(logw, n, ancestors, n, work);
-}
-
-double sg_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+void sg_raise(const sg_status *st) {
+  int code = (st->code > 0 && st->code < (int) (sizeof kinds / sizeof kinds[0])) ? st->code
+                                                                                 : SG_ERR_INPUT;
+  SEXP ns = PROTECT(R_FindNamespace(Rf_mkString("sgais")));
+  SEXP call = PROTECT(Rf_lang3(Rf_install("core_error"), Rf_mkString(kinds[code]),
+                               Rf_mkString(st->message)));
+  Rf_eval(call, ns); /* signals the error: does not return */
+  UNPROTECT(2);
+  Rf_errorcall(R_NilValue, "%s", st->message);
 }
 
 /* Cheap re-checks of arguments already validated in R; messages name the argument. */
@@ -180,4 +108,43 @@ SEXP ffi_data_digest(SEXP digest, SEXP values) {
   char out[17];
   snprintf(out, sizeof(out), "%016llx", (unsigned long long) h);
   return Rf_mkString(out);
+}
+
+sg_move_settings sg_move_settings_from_r(SEXP x) {
+  sg_move_settings s;
+  s.steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
+  s.min_steps = sg_scalar_int(sg_list_get(x, "min_sghmc_steps"), "min_sghmc_steps", 0);
+  s.scale = sg_scalar_int(sg_list_get(x, "step_scale"), "step_scale", 0);
+  s.preconditioner = sg_scalar_int(sg_list_get(x, "preconditioner"), "preconditioner", 0);
+  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
+  s.step_size = sg_scalar_double(sg_list_get(x, "step_size"), "step_size");
+  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
+  s.integrator = sg_scalar_int(sg_list_get(x, "integrator"), "integrator", 0);
+  if (s.integrator > SG_INTEGRATOR_BAOAB) Rf_errorcall(R_NilValue, "`integrator` is not a known integrator.");
+  if (s.min_steps > s.steps)
+    Rf_errorcall(R_NilValue, "`min_sghmc_steps` must not exceed `sghmc_steps`.");
+  if (s.scale > SG_STEP_WIDTH) Rf_errorcall(R_NilValue, "`step_scale` is not a known scale.");
+  if (s.preconditioner > SG_PRECOND_DENSE)
+    Rf_errorcall(R_NilValue, "`preconditioner` is not a known preconditioner.");
+  if (s.scale == SG_STEP_PER_OBSERVATION) s.preconditioner = SG_PRECOND_NONE;
+  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
+    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
+  if (!(s.step_size > 0.0) || !R_FINITE(s.step_size))
+    Rf_errorcall(R_NilValue, "`step_size` must be positive and finite.");
+  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
+    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
+  return s;
+}
+
+sg_anneal_settings sg_anneal_settings_from_r(SEXP x) {
+  sg_anneal_settings s;
+  s.particles = sg_scalar_int(sg_list_get(x, "particles"), "particles", 2);
+  s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
+  s.resample_ess = sg_scalar_double(sg_list_get(x, "resample_ess"), "resample_ess");
+  s.move = sg_move_settings_from_r(x);
+  if (!(s.target_ess > 1.0 && s.target_ess <= s.particles))
+    Rf_errorcall(R_NilValue, "`target_ess` must be in (1, particles].");
+  if (!(s.resample_ess >= 0.0 && s.resample_ess <= 1.0))
+    Rf_errorcall(R_NilValue, "`resample_ess` must be in [0, 1].");
+  return s;
 }

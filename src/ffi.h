@@ -1,0 +1,57 @@
+/* The R layer: everything that reads or builds R objects. Entry points called through .Call
+ * are named ffi_<topic>_<verb>; they check their arguments (again: R checked them first),
+ * unpack the R objects into the plain C types the core takes, run the core, and build the
+ * result, raising a core failure (sg_status) as a classed R condition. */
+#ifndef SG_FFI_H
+#define SG_FFI_H
+
+#include "anneal.h"
+
+/* Raises st as an R error of class sgais_error_<kind> (R/checks.R, core_error()). */
+void sg_raise(const sg_status *st)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
+/* Argument checks for entry points; errors name the argument. */
+int sg_scalar_int(SEXP x, const char *what, int lower);
+double sg_scalar_double(SEXP x, const char *what);
+double sg_scalar_count(SEXP x, const char *what);
+SEXP sg_list_get(SEXP list, const char *name);
+SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, R_xlen_t n);
+
+/* The one settings parser: move and annealing settings from the R settings list, re-checked
+ * (errors name the argument). */
+sg_move_settings sg_move_settings_from_r(SEXP x);
+sg_anneal_settings sg_anneal_settings_from_r(SEXP x);
+
+/* Builds a model from its R object (class sgais_model; R_alloc'ed), raising an R error naming
+ * the field when the object cannot be used. Models written in R hold R closures that live as
+ * long as the model object, which the caller keeps protected (it is a .Call argument). */
+void sg_model_from_r(SEXP model, sg_model *m);
+/* A prior from its R description (R/prior.R): a numeric matrix with one column per block and
+ * rows kind, start (0-based), n, location, scale, df. */
+sg_prior sg_prior_from_r(SEXP blocks, int dim);
+
+/* Unpackers of the models written in R (custom_model.c) and in C through the registered API
+ * (api.c), called by sg_model_from_r(). */
+void sg_custom_model_from_r(SEXP model, sg_model *m);
+void sg_api_model_from_r(SEXP model, sg_model *m);
+/* The registered C API (R_RegisterCCallable, inst/include/sgais.h). */
+void sg_api_register(void);
+
+/* ---------------------------------------------------------------- entry points */
+
+SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
+SEXP ffi_model_prior_draw(SEXP model, SEXP n);
+SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
+SEXP ffi_api_model_class(SEXP name);
+SEXP ffi_data_digest(SEXP digest, SEXP values);
+SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out);
+SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget);
+SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
+                 SEXP steps_done, SEXP step_size, SEXP time_budget);
+SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget);
+
+#endif

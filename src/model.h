@@ -1,0 +1,143 @@
+/* The model layer: the interface every estimator evaluates models through, the prior building
+ * blocks, and the constructors of the built-in models. Plain C: a model is built from arrays and
+ * numbers (the entry points unpack R objects, ffi.h), and everything it writes while it is
+ * evaluated lives in a workspace the caller owns, so one model can be evaluated by several
+ * workspaces (threads) at once. */
+#ifndef SG_MODEL_H
+#define SG_MODEL_H
+
+#include "weights.h"
+#include <stddef.h>
+
+typedef struct sg_model sg_model;
+
+/* Evaluation counts: per-observation log-likelihood evaluations without and with gradient.
+ * Every estimator counts through sg_model_log_lik(), so their costs compare. */
+typedef struct {
+  double likelihood;
+  double gradient;
+} sg_counter;
+
+/* What a model may write while it is evaluated: `scratch` (m->scratch_bytes bytes, aligned for
+ * doubles), the evaluation counts, and `status`, where a model whose evaluation fails (an R
+ * callback that errs or returns the wrong length, sg_fail(SG_ERR_MODEL)) says why; it then
+ * returns NaN, and the estimator stops with that message rather than its own. */
+typedef struct {
+  void *scratch;
+  sg_counter count;
+  sg_status *status;
+} sg_workspace;
+
+/* A model: a prior on an unconstrained parameter vector theta in R^dim and a likelihood that
+ * factorises over n_obs observations. Models that need constrained parameters (variances,
+ * mixture weights) work with a transform of them and include its log-Jacobian in log_prior,
+ * so that every estimator sees a proper density on R^dim. The model itself is read-only. */
+struct sg_model {
+  const char *name;
+  int dim;
+  int n_obs;
+  const void *data;     /* model-specific, read-only; memory owned by R (R_alloc or R objects) */
+  size_t scratch_bytes; /* the workspace scratch the functions below need */
+
+  /* Draw theta from the prior (unconstrained space) with R's RNG. */
+  void (*prior_draw)(const sg_model *m, sg_workspace *ws, double *theta);
+
+  /* log p(theta) in the unconstrained space, log-Jacobian included. If grad is not NULL,
+   * add the gradient of log p(theta) to grad. */
+  double (*log_prior)(const sg_model *m, sg_workspace *ws, const double *theta, double *grad);
+
+  /* sum_i log p(y_i | theta) over the observations idx[0..n-1], or start..start+n-1 when idx is
+   * NULL (0-based). If grad is not NULL, add scale * (gradient of that sum) to grad. */
+  double (*log_lik)(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
+                    int start, int n, double scale, double *grad);
+
+  /* Optional (NULL: log_lik with a gradient is used): the same gradient without the value, for
+   * models where the value costs extra (R callbacks). */
+  void (*grad_log_lik)(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
+                       int start, int n, double scale, double *grad);
+
+  /* Optional (NULL: log_lik one observation at a time): out[k] = log p(y_{start+k} | theta) for
+   * k < n, for predictive densities. */
+  void (*log_lik_pointwise)(const sg_model *m, sg_workspace *ws, const double *theta, int start,
+                            int n, double *out);
+
+  /* Optional (NULL if none): maps theta in place to an equivalent point of a canonical mode, for
+   * models whose posterior is symmetric under relabelling (mixtures). It must leave the prior
+   * and every likelihood unchanged and have |Jacobian| 1. The robust samplers apply it before
+   * estimating their preconditioner, so that it describes one mode. */
+  void (*canonicalize)(const sg_model *m, sg_workspace *ws, double *theta);
+};
+
+/* A workspace for m (scratch R_alloc'ed, counts zero) reporting to st. */
+void sg_workspace_init(sg_workspace *ws, const sg_model *m, sg_status *st);
+
+/* The model's log-likelihood and gradient, counted in ws->count. */
+double sg_model_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
+                        int start, int n, double scale, double *grad);
+/* Only the gradient (added, times scale, to grad), counted as gradient evaluations. */
+void sg_model_grad_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
+                           const int *idx, int start, int n, double scale, double *grad);
+/* out[k] = log p(y_{start+k} | theta), k < n, counted as likelihood evaluations. */
+void sg_model_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const double *theta,
+                                int start, int n, double *out);
+/* Applies the model's canonicalize (if any) to M particles (rows of dim). */
+void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M);
+
+/* ------------------------------------------------------------------ prior building blocks */
+
+/* An independent prior on consecutive parameters theta[start..start+n-1], each with the same
+ * distribution (R/prior.R builds them; prior.c evaluates them):
+ *   NORMAL        theta_j ~ N(location, scale^2)
+ *   STUDENT_T     theta_j ~ location + scale t_df
+ *   HALF_NORMAL   theta_j = log sigma_j, sigma_j ~ N+(0, scale^2)        (Jacobian included)
+ *   EXPONENTIAL   theta_j = log sigma_j, sigma_j ~ Exp(rate = 1 / scale)  (Jacobian included)
+ * (a log-normal prior on sigma is NORMAL on theta = log sigma). */
+enum { SG_PRIOR_NORMAL = 1, SG_PRIOR_STUDENT_T = 2, SG_PRIOR_HALF_NORMAL = 3,
+       SG_PRIOR_EXPONENTIAL = 4 };
+typedef struct {
+  int kind, start, n;
+  double location, scale, dof; /* dof: Student-t degrees of freedom */
+} sg_prior_block;
+typedef struct {
+  int n_blocks;
+  const sg_prior_block *block;
+} sg_prior;
+/* SG_OK when the blocks are known, cover 0..dim-1 in order, and have finite location,
+ * positive finite scale and (Student-t) positive df; else SG_ERR_INPUT with the reason. */
+int sg_prior_check(const sg_prior *p, int dim, sg_status *st);
+void sg_prior_draw(const sg_prior *p, double *theta);
+/* log p(theta), with its gradient added to grad when grad is not NULL. */
+double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad);
+
+/* The independent N(0, sd^2) prior on every parameter that the paper's regression models share:
+ * a draw, and log p(theta) with its gradient added to grad (when not NULL). */
+void sg_normal_prior_draw(double *theta, int dim, double sd);
+double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad);
+
+/* Mini-batch rows are random reads from data that do not fit in cache, so models fetch the row
+ * of the observation SG_PREFETCH_AHEAD places ahead in idx (the loop is otherwise bound by
+ * memory latency). A row is `len` contiguous doubles. */
+#define SG_PREFETCH_AHEAD 8
+static inline void sg_prefetch_row(const double *row, int len) {
+#if defined(__GNUC__)
+  __builtin_prefetch(row);
+  __builtin_prefetch(row + len - 1);
+#else
+  (void) row;
+  (void) len;
+#endif
+}
+
+/* ------------------------------------------------------------------ built-in models */
+
+/* Constructors, one per source file: from the data (one column of `xt`/`yt` per observation,
+ * so an observation's values are contiguous) and the hyperparameters. They check what they
+ * index with and return SG_OK, or SG_ERR_INPUT with the reason in st. Memory: R_alloc. */
+int sg_linear_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
+                              double noise_sd, double prior_sd, sg_status *st);
+int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
+                               double prior_sd, sg_status *st);
+int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
+                             double shape, double scale, double ratio, sg_status *st);
+
+#endif

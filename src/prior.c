@@ -1,0 +1,123 @@
+/* Prior building blocks shared by the built-in models and the models users write in R or C
+ * (R/prior.R describes them): independent priors on consecutive parameters. Scale parameters
+ * are sampled on the log scale, theta = log sigma, so their blocks include the log-Jacobian
+ * log |d sigma / d theta| = theta and every estimator sees a density on the whole real line. */
+#include "ffi.h"
+#include <limits.h>
+#include <math.h>
+#include <Rmath.h>
+
+#define LOG_SQRT_2PI 0.918938533204672741780329736406 /* log(2 pi) / 2 */
+#define LOG_SQRT_PI_2 0.225791352644727432363097614947 /* log(pi / 2) / 2 */
+
+int sg_prior_check(const sg_prior *p, int dim, sg_status *st) {
+  int next = 0;
+  for (int b = 0; b < p->n_blocks; b++) {
+    const sg_prior_block *k = &p->block[b];
+    if (k->kind < SG_PRIOR_NORMAL || k->kind > SG_PRIOR_EXPONENTIAL)
+      return sg_fail(st, SG_ERR_INPUT, "prior block %d has an unknown kind.", b + 1);
+    if (k->start != next || k->n < 1 || k->n > dim - next)
+      return sg_fail(st, SG_ERR_INPUT, "prior block %d does not follow the one before it.", b + 1);
+    if (!R_FINITE(k->location) || !(k->scale > 0) || !R_FINITE(k->scale) ||
+        (k->kind == SG_PRIOR_STUDENT_T && !(k->dof > 0)))
+      return sg_fail(st, SG_ERR_INPUT, "prior block %d has an invalid location, scale or df.", b + 1);
+    next += k->n;
+  }
+  if (next != dim)
+    return sg_fail(st, SG_ERR_INPUT, "the prior covers %d parameters, not the model's %d.", next, dim);
+  return SG_OK;
+}
+
+void sg_prior_draw(const sg_prior *p, double *theta) {
+  for (int b = 0; b < p->n_blocks; b++) {
+    const sg_prior_block *k = &p->block[b];
+    double *th = theta + k->start;
+    for (int j = 0; j < k->n; j++) {
+      switch (k->kind) {
+      case SG_PRIOR_NORMAL: th[j] = k->location + k->scale * norm_rand(); break;
+      case SG_PRIOR_STUDENT_T: th[j] = k->location + k->scale * rt(k->dof); break;
+      case SG_PRIOR_HALF_NORMAL: {
+        double z = fabs(norm_rand());
+        th[j] = log(k->scale * (z > 1e-300 ? z : 1e-300));
+        break;
+      }
+      case SG_PRIOR_EXPONENTIAL: {
+        double e = exp_rand();
+        th[j] = log(k->scale * (e > 1e-300 ? e : 1e-300));
+        break;
+      }
+      }
+    }
+  }
+}
+
+double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad) {
+  double lp = 0.0;
+  for (int b = 0; b < p->n_blocks; b++) {
+    const sg_prior_block *k = &p->block[b];
+    const double *th = theta + k->start;
+    double *g = grad ? grad + k->start : NULL;
+    const double s = k->scale, ls = log(s);
+    switch (k->kind) {
+    case SG_PRIOR_NORMAL:
+      for (int j = 0; j < k->n; j++) {
+        double z = (th[j] - k->location) / s;
+        lp += -LOG_SQRT_2PI - ls - 0.5 * z * z;
+        if (g) g[j] -= z / s;
+      }
+      break;
+    case SG_PRIOR_STUDENT_T: {
+      const double nu = k->dof;
+      const double c = lgammafn(0.5 * (nu + 1)) - lgammafn(0.5 * nu) - 0.5 * log(nu * M_PI) - ls;
+      for (int j = 0; j < k->n; j++) {
+        double z = (th[j] - k->location) / s;
+        lp += c - 0.5 * (nu + 1) * log1p(z * z / nu);
+        if (g) g[j] -= (nu + 1) * z / (s * (nu + z * z));
+      }
+      break;
+    }
+    case SG_PRIOR_HALF_NORMAL:
+      /* sigma = e^theta: log 2 + log N(sigma; 0, s^2) + theta */
+      for (int j = 0; j < k->n; j++) {
+        double z = exp(th[j] - ls);
+        lp += -LOG_SQRT_PI_2 - ls - 0.5 * z * z + th[j];
+        if (g) g[j] += 1.0 - z * z;
+      }
+      break;
+    case SG_PRIOR_EXPONENTIAL:
+      /* rate 1 / s: -log s - sigma / s + theta */
+      for (int j = 0; j < k->n; j++) {
+        double z = exp(th[j] - ls);
+        lp += -ls - z + th[j];
+        if (g) g[j] += 1.0 - z;
+      }
+      break;
+    }
+  }
+  return lp;
+}
+
+sg_prior sg_prior_from_r(SEXP blocks, int dim) {
+  if (TYPEOF(blocks) != REALSXP || !Rf_isMatrix(blocks) || Rf_nrows(blocks) != 6 ||
+      Rf_ncols(blocks) < 1)
+    Rf_errorcall(R_NilValue, "`model` is corrupt: its prior is not a prior description.");
+  const int nb = Rf_ncols(blocks);
+  const double *x = REAL(blocks);
+  sg_prior_block *b = (sg_prior_block *) R_alloc(nb, sizeof(sg_prior_block));
+  for (int i = 0; i < nb; i++) {
+    const double *c = x + 6 * (size_t) i;
+    for (int r = 0; r < 3; r++)
+      if (!(c[r] >= 0 && c[r] <= INT_MAX && c[r] == floor(c[r])))
+        Rf_errorcall(R_NilValue, "`model` is corrupt: its prior is not a prior description.");
+    b[i].kind = (int) c[0];
+    b[i].start = (int) c[1];
+    b[i].n = (int) c[2];
+    b[i].location = c[3];
+    b[i].scale = c[4];
+    b[i].dof = c[5];
+  }
+  sg_prior p = {nb, b};
+  sg_status st = {SG_OK, ""};
+  if (sg_prior_check(&p, dim, &st)) sg_raise(&st);
+  return p;
+}

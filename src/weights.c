@@ -1,0 +1,85 @@
+/* Log-space weight utilities shared by every estimator and model. */
+#include "weights.h"
+#include <math.h>
+#include <string.h>
+
+/* log(sum(exp(x))) without overflow; -Inf entries (zero weights) are allowed. */
+double sg_log_sum_exp(const double *x, int n) {
+  double mx = R_NegInf;
+  for (int i = 0; i < n; i++)
+    if (x[i] > mx) mx = x[i];
+  if (!R_FINITE(mx)) return mx; /* all -Inf (zero), +Inf or NaN propagate */
+  double s = 0.0;
+  for (int i = 0; i < n; i++) s += exp(x[i] - mx);
+  return mx + log(s);
+}
+
+void sg_weighted_mean(const double *theta, const double *logw, int M, int dim, double *mean) {
+  double lse = sg_log_sum_exp(logw, M);
+  memset(mean, 0, dim * sizeof(double));
+  for (int i = 0; i < M; i++) {
+    double w = exp(logw[i] - lse);
+    for (int j = 0; j < dim; j++) mean[j] += w * theta[(size_t) i * dim + j];
+  }
+}
+
+/* ESS of weights w_i = exp(scale * logw_i) computed in log space:
+ * log ESS = 2 logsumexp(a) - logsumexp(2a), a = scale * logw (paper Section 3). */
+double sg_ess(const double *logw, int n, double scale, double *work) {
+  for (int i = 0; i < n; i++) work[i] = scale * logw[i];
+  double l1 = sg_log_sum_exp(work, n);
+  for (int i = 0; i < n; i++) work[i] *= 2.0;
+  double l2 = sg_log_sum_exp(work, n);
+  return exp(2.0 * l1 - l2);
+}
+
+/* The adaptive annealing step of Algorithm 1 line 6: Delta in (0, max_delta] with
+ * ESS(Delta) = target, where ESS is that of the incremental weights p(C | theta_i)^Delta.
+ * ESS(Delta) falls monotonically from n at Delta = 0, so take max_delta when it already meets the
+ * target and bisect otherwise. The result is always > 0, so annealing always progresses. */
+double sg_annealing_step(const double *loglik, int n, double max_delta, double target,
+                         double *ess, double *work) {
+  double e = sg_ess(loglik, n, max_delta, work);
+  if (e >= target) {
+    *ess = e;
+    return max_delta;
+  }
+  double lo = 0.0, hi = max_delta, hi_ess = e;
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * max_delta; it++) {
+    double mid = 0.5 * (lo + hi);
+    e = sg_ess(loglik, n, mid, work);
+    if (e >= target) {
+      lo = mid;
+      if (e - target < 1e-9 * target) break;
+    } else {
+      hi = mid;
+      hi_ess = e;
+    }
+  }
+  if (lo > 0.0) {
+    *ess = sg_ess(loglik, n, lo, work);
+    return lo;
+  }
+  /* Only when the target equals n: no Delta > 0 keeps ESS = n, take the smallest step found. */
+  *ess = hi_ess;
+  return hi;
+}
+
+/* Systematic resampling (one uniform draw): n_out ancestors among the n_in particles, in
+ * proportion to exp(logw); lower variance than multinomial resampling. */
+void sg_resample_systematic_n(const double *logw, int n_in, int *ancestors, int n_out,
+                              double *work) {
+  double lse = sg_log_sum_exp(logw, n_in);
+  double u = unif_rand() / n_out, cum = 0.0;
+  int j = 0;
+  for (int i = 0; i < n_in; i++) work[i] = exp(logw[i] - lse);
+  for (int i = 0; i < n_out; i++) {
+    double point = u + (double) i / n_out;
+    while (j < n_in - 1 && cum + work[j] < point) cum += work[j++];
+    ancestors[i] = j;
+  }
+}
+
+void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work) {
+  sg_resample_systematic_n(logw, n, ancestors, n, work);
+}
