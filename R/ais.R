@@ -94,8 +94,8 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
 }
 
 ais_slice <- function(model, state, settings, budget) {
-  res <- .Call(C_ffi_ais_run, model, state$theta, state$logw, state$loglik, state$lambda,
-               settings, state$steps, state$step_size, budget)
+  res <- with_model_errors(.Call(C_ffi_ais_run, model, state$theta, state$logw, state$loglik,
+                                 state$lambda, settings, state$steps, state$step_size, budget))
   trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance",
                                "step_size", "divergent", "log_evidence", "seconds",
                                "gradient_evaluations", "likelihood_evaluations")])

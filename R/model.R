@@ -121,10 +121,12 @@ exact_or_null <- function(model, n) {
 # The C model functions as R sees them: log prior, log likelihood of observations
 # start + 1, ..., start + n, and their gradients at theta. Used by tests and gradient checks.
 model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {
-  .Call(C_ffi_model_evaluate, model, as.double(theta), as.integer(start), as.integer(n))
+  with_model_errors(
+    .Call(C_ffi_model_evaluate, model, as.double(theta), as.integer(start), as.integer(n))
+  )
 }
 
 # n draws from the prior as a dim x n matrix.
 model_prior_draw <- function(model, n) {
-  .Call(C_ffi_model_prior_draw, model, as.integer(n))
+  with_model_errors(.Call(C_ffi_model_prior_draw, model, as.integer(n)))
 }

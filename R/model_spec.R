@@ -103,9 +103,13 @@ model_keep_first <- function(model, n) {
 }
 
 # The response in a model's data list, what the likelihood is of: `y`, or, for a model of whole
-# observations (gaussian_mixture()), `yt`, one column per observation. Two fits are of the same
-# observations when their responses are the same, whatever their covariates.
-data_response <- function(data) if (!is.null(data$y)) data$y else data$yt
+# observations (gaussian_mixture()), `yt`, one column per observation; for models written in R
+# or C (custom_model(), compiled_model()), which do not say which columns are the response,
+# every value of the observation (`xt`). Two fits are of the same observations when their
+# responses are the same, whatever their covariates.
+data_response <- function(data) {
+  if (!is.null(data$y)) data$y else if (!is.null(data$yt)) data$yt else data$xt
+}
 
 # `digest` (src/utils.c, ffi_data_digest(); "" to start) continued over the responses of
 # observations from + 1, ..., to of `model`, which must hold them. The digest of n observations

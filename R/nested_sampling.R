@@ -123,7 +123,7 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
 }
 
 nested_slice <- function(model, state, settings, budget) {
-  res <- .Call(C_ffi_nested_sampling_run, model, state, settings, budget)
+  res <- with_model_errors(.Call(C_ffi_nested_sampling_run, model, state, settings, budget))
   cols <- c("iteration", "log_likelihood", "log_volume", "log_weight", "log_evidence",
             "reflections", "moves", "iteration_seconds", "gradient_evaluations",
             "likelihood_evaluations")

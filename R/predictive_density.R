@@ -42,7 +42,9 @@ predictive_density.sgais_evidence <- function(x, new_data, ...) {
   # points whose weight is below e^-50 of the largest change nothing (nested sampling's early dead
   # points are most of its points)
   keep <- p$logw > max(p$logw) - 50
-  loglik <- .Call(C_ffi_model_pointwise_log_lik, model, t(p$theta[keep, , drop = FALSE]))
+  loglik <- with_model_errors(
+    .Call(C_ffi_model_pointwise_log_lik, model, t(p$theta[keep, , drop = FALSE]))
+  )
   logw <- p$logw[keep] - log_sum_exp(p$logw[keep])
   # log sum_i w_i p(y_j | theta_i) for every j, by log-sum-exp over the particles
   apply(sweep(loglik, 2, logw, `+`), 1, log_sum_exp)

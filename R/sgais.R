@@ -401,7 +401,7 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
                           budget = if (progress || recover) 0.25 else Inf) {
   cs <- c_settings(settings)
   slice <- function(state, budget) {
-    res <- .Call(C_ffi_sgais_run, model, state, n_end, cs, budget)
+    res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs, budget))
     k <- length(res$n)
     new <- list(theta = res$theta, logw = res$logw, n = res$n[k], anchor = res$anchor,
                 anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,

@@ -53,12 +53,17 @@ static double ais_log_target(void *ctx, const double *theta, double *grad) {
   return lf + t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, 0, m->n_obs, t->lambda, grad);
 }
 
-/* A model failure recorded already is the cause and is what st reports (sg_fail keeps it). */
-static int check_loglik(const double *loglik, int M, double lambda, sg_status *st) {
+/* A model failure recorded already is the cause and is what st reports (sg_fail keeps it). After
+ * SGHMC moves (moved), zero likelihood everywhere means the particles ran off: a divergence. */
+static int check_loglik(const double *loglik, int M, double lambda, int moved, sg_status *st) {
   switch (sg_check_loglik(loglik, M)) {
   case SG_LOGLIK_NOT_FINITE:
     return sg_fail(st, SG_ERR_LIKELIHOOD, "the log-likelihood is not finite-valued for a particle (NaN or +Inf) at lambda = %g.", lambda);
   case SG_LOGLIK_ALL_ZERO:
+    if (moved)
+      return sg_fail(st, SG_ERR_DIVERGED, "SGHMC diverged (every particle has zero likelihood) "
+                     "at lambda = %g; try a smaller step (`step_size`, or `learning_rate` in the "
+                     "paper preset).", lambda);
     return sg_fail(st, SG_ERR_LIKELIHOOD, "every particle has zero likelihood at lambda = %g.", lambda);
   }
   return st->code;
@@ -141,7 +146,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     tr->divergent[steps] = diverged;
     tr->acceptance[steps] = metropolis ? sg_move_adapt(mv, step_size, acc, M) : NA_REAL;
     tr->step_size[steps] = width ? *step_size : sqrt(kernel.eta);
-    if (lambda < 1.0 && check_loglik(loglik, M, lambda, st)) return -1;
+    if (lambda < 1.0 && check_loglik(loglik, M, lambda, 1, st)) return -1;
 
     tr->lambda[steps] = lambda;
     tr->ess[steps] = ess;
@@ -217,7 +222,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   } else {
     for (int i = 0; i < M && !st.code; i++)
       ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * m.dim, NULL, 0, m.n_obs, 1.0, NULL);
-    if (check_loglik(ll, M, lam, &st)) sg_raise(&st);
+    if (check_loglik(ll, M, lam, 0, &st)) sg_raise(&st);
     initial = ws.count.likelihood;
   }
 

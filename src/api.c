@@ -97,6 +97,16 @@ void sg_api_model_from_r(SEXP model, sg_model *m) {
   if (TYPEOF(name) != STRSXP || Rf_length(name) != 1 || STRING_ELT(name, 0) == NA_STRING)
     Rf_errorcall(R_NilValue, "`model` is corrupt: `class_name` must be a string.");
   const sgais_model_class *cls = api_find(CHAR(STRING_ELT(name, 0)));
+  if (!cls) {
+    /* a model read in a new session: loading its package registers the class (R errors if it
+     * cannot, naming the package) */
+    SEXP ns = PROTECT(R_FindNamespace(Rf_mkString("sgais")));
+    SEXP call = PROTECT(Rf_lang4(Rf_install("ensure_model_class"), name,
+                                 sg_list_get(model, "package"), R_NilValue));
+    Rf_eval(call, ns);
+    UNPROTECT(2);
+    cls = api_find(CHAR(STRING_ELT(name, 0)));
+  }
   if (!cls)
     Rf_errorcall(R_NilValue, "compiled model class \"%s\" is not registered; load the package "
                  "that defines it.", CHAR(STRING_ELT(name, 0)));

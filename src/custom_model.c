@@ -4,11 +4,13 @@
  * over rows, so a mini-batch costs one call). A prior made of building blocks (prior.c) is
  * evaluated in C.
  *
- * R errors inside the user's functions are turned into sgais_error_model conditions naming the
- * function by the R wrappers custom_model() puts around them, and unwind the core like any R
- * error (its memory is R_alloc'ed; interrupts unwind the same way). What the functions return is
- * checked here: a wrong length, a wrong type or NaN is a model failure (sg_fail(SG_ERR_MODEL))
- * that the estimator reports instead of the NaN it would cause. */
+ * R errors inside the user's functions unwind the core like any R error (its memory is
+ * R_alloc'ed; interrupts unwind the same way). While a function runs, `active` names it, so the
+ * calling handler that R puts around the .Call (with_model_errors()) can turn its error into an
+ * sgais_error_model condition naming the function: one handler per .Call, where a wrapper
+ * around each function would cost 2 microseconds per call. What the functions return is checked
+ * here: a wrong length, a wrong type or NaN is a model failure (sg_fail(SG_ERR_MODEL)) that the
+ * estimator reports instead of the NaN it would cause. */
 #include "ffi.h"
 #include <math.h>
 #include <string.h>
@@ -47,10 +49,24 @@ static SEXP cm_block(const cm_data *d, const int *idx, int start, int n) {
   return x;
 }
 
-/* f(theta) or f(theta, block); errors unwind (see the top of the file). */
-static SEXP cm_call(SEXP f, SEXP theta, SEXP block) {
-  SEXP call = PROTECT(block == R_NilValue ? Rf_lang2(f, theta) : Rf_lang3(f, theta, block));
+/* The user function running now (NULL: none), for with_model_errors(). */
+static const char *active = NULL;
+
+/* The name of the user function whose R error is being handled, and forgets it. */
+SEXP ffi_custom_model_failed(void) {
+  SEXP out = active ? Rf_mkString(active) : R_NilValue;
+  active = NULL;
+  return out;
+}
+
+/* f(), f(theta) or f(theta, block), f called `name` in messages; errors unwind (see the top of
+ * the file). */
+static SEXP cm_call(SEXP f, const char *name, SEXP theta, SEXP block) {
+  SEXP call = PROTECT(theta == R_NilValue ? Rf_lang1(f)
+                      : block == R_NilValue ? Rf_lang2(f, theta) : Rf_lang3(f, theta, block));
+  active = name;
   SEXP out = Rf_eval(call, R_GlobalEnv);
+  active = NULL;
   UNPROTECT(1);
   return out;
 }
@@ -76,7 +92,7 @@ static const double *cm_numeric(sg_workspace *ws, SEXP x, R_xlen_t want, const c
 
 static double cm_sum_log_lik(const sg_model *m, sg_workspace *ws, SEXP theta, SEXP block, int n) {
   const cm_data *d = m->data;
-  SEXP ll = PROTECT(cm_call(d->log_likelihood, theta, block));
+  SEXP ll = PROTECT(cm_call(d->log_likelihood, "log_likelihood", theta, block));
   char expected[96];
   snprintf(expected, sizeof expected, "one log-likelihood per row (%d)", n);
   const double *v = cm_numeric(ws, ll, n, "log_likelihood", expected);
@@ -100,7 +116,7 @@ static void cm_add_gradient(const sg_model *m, sg_workspace *ws, SEXP theta, SEX
                             double scale, double *grad) {
   const cm_data *d = m->data;
   const int dim = m->dim;
-  SEXP g = PROTECT(cm_call(d->gradient, theta, block));
+  SEXP g = PROTECT(cm_call(d->gradient, "gradient", theta, block));
   int rows = Rf_isMatrix(g) && Rf_nrows(g) == n && Rf_ncols(g) == dim && n != 1 ? n : 1;
   char expected[96];
   snprintf(expected, sizeof expected, "a gradient of length %d (or an %d x %d matrix)", dim, n, dim);
@@ -151,7 +167,7 @@ static void cm_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const doub
   for (int from = 0; from < n && !ws->status->code; from += CM_POINTWISE_BLOCK) {
     int k = n - from < CM_POINTWISE_BLOCK ? n - from : CM_POINTWISE_BLOCK;
     SEXP block = PROTECT(cm_block(d, NULL, start + from, k));
-    SEXP ll = PROTECT(cm_call(d->log_likelihood, th, block));
+    SEXP ll = PROTECT(cm_call(d->log_likelihood, "log_likelihood", th, block));
     char expected[96];
     snprintf(expected, sizeof expected, "one log-likelihood per row (%d)", k);
     const double *v = cm_numeric(ws, ll, k, "log_likelihood", expected);
@@ -169,14 +185,13 @@ static void cm_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
   }
   /* the R function draws with R's RNG, whose state the caller holds in C: hand it over */
   PutRNGstate();
-  SEXP call = PROTECT(Rf_lang1(d->prior_draw));
-  SEXP x = PROTECT(Rf_eval(call, R_GlobalEnv));
+  SEXP x = PROTECT(cm_call(d->prior_draw, "prior$draw", R_NilValue, R_NilValue));
   GetRNGstate();
   char expected[64];
   snprintf(expected, sizeof expected, "a numeric vector of length %d", m->dim);
   const double *v = cm_numeric(ws, x, m->dim, "prior$draw", expected);
   for (int j = 0; j < m->dim; j++) theta[j] = v ? v[j] : R_NaN;
-  UNPROTECT(2);
+  UNPROTECT(1);
 }
 
 static double cm_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
@@ -184,11 +199,11 @@ static double cm_log_prior(const sg_model *m, sg_workspace *ws, const double *th
   if (d->prior_log_density == R_NilValue) return sg_prior_log_density(&d->prior, theta, grad);
   if (ws->status->code) return R_NaN;
   SEXP th = PROTECT(cm_theta(d, theta, m->dim));
-  SEXP lp = PROTECT(cm_call(d->prior_log_density, th, R_NilValue));
+  SEXP lp = PROTECT(cm_call(d->prior_log_density, "prior$log_density", th, R_NilValue));
   const double *v = cm_numeric(ws, lp, 1, "prior$log_density", "a single number");
   double out = v ? v[0] : R_NaN;
   if (grad && v) {
-    SEXP g = PROTECT(cm_call(d->prior_gradient, th, R_NilValue));
+    SEXP g = PROTECT(cm_call(d->prior_gradient, "prior$gradient", th, R_NilValue));
     char expected[64];
     snprintf(expected, sizeof expected, "a numeric vector of length %d", m->dim);
     const double *gv = cm_numeric(ws, g, m->dim, "prior$gradient", expected);
@@ -207,6 +222,7 @@ static SEXP cm_function(SEXP x, const char *name, int optional) {
 }
 
 void sg_custom_model_from_r(SEXP model, sg_model *m) {
+  active = NULL; /* left over from an interrupt inside a user function */
   SEXP xt = sg_list_get(sg_list_get(model, "data"), "xt");
   if (TYPEOF(xt) != REALSXP || !Rf_isMatrix(xt) || Rf_nrows(xt) < 1)
     Rf_errorcall(R_NilValue, "`model` data are corrupt: `xt` must be a numeric matrix.");

@@ -47,6 +47,7 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
 SEXP ffi_api_model_class(SEXP name);
+SEXP ffi_custom_model_failed(void);
 SEXP ffi_data_digest(SEXP digest, SEXP values);
 SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget);

@@ -12,6 +12,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_ais_run", (DL_FUNC) &ffi_ais_run, 9},
   {"ffi_nested_sampling_run", (DL_FUNC) &ffi_nested_sampling_run, 4},
   {"ffi_api_model_class", (DL_FUNC) &ffi_api_model_class, 1},
+  {"ffi_custom_model_failed", (DL_FUNC) &ffi_custom_model_failed, 0},
   {"ffi_data_digest", (DL_FUNC) &ffi_data_digest, 2},
   {"ffi_precond_metric", (DL_FUNC) &ffi_precond_metric, 4},
   {NULL, NULL, 0}

@@ -219,7 +219,14 @@ test_that("the C entry point re-checks its arguments", {
 
 test_that("a diverging sampler stops with an error instead of returning NaN", {
   model <- small_model(1000)
-  expect_error(paper_sgais(model, learning_rate = 1e6, seed = 1), "diverged.*`learning_rate`")
+  expect_error(paper_sgais(model, learning_rate = 1e6, seed = 1), "diverged.*`learning_rate`",
+               class = "sgais_error_divergence")
+  # the C core's failures are classed, so a script can catch a divergence and retry
+  retried <- tryCatch(paper_sgais(model, learning_rate = 1e6, seed = 1),
+                      sgais_error_divergence = function(e) paper_sgais(model, seed = 1))
+  expect_true(is.finite(log_evidence(retried)))
+  expect_error(paper_ais(model, learning_rate = 1e6, seed = 1), "diverged",
+               class = "sgais_error_divergence")
   # the robust kernel rejects runaway steps where it can test them (exact phase) and adapts its
   # step down, and the mini-batch phase inherits the smaller step
   fit <- quiet_sgais(model, step_size = 1e3, exact_until = 0, seed = 1)
