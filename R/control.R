@@ -51,7 +51,7 @@ control_presets <- list(
   )
 )
 
-# Codes the C core uses (src/sgais.h: SG_STEP_*, SG_PRECOND_*).
+# Codes the C core uses (src/kernel.h: SG_STEP_*, SG_PRECOND_*).
 step_scales <- c(per_observation = 0L, width = 1L)
 preconditioners <- c(none = 0L, diagonal = 1L, dense = 2L)
 integrators <- c(euler = 0L, baoab = 1L)

@@ -111,7 +111,7 @@ data_response <- function(data) {
   if (!is.null(data$y)) data$y else if (!is.null(data$yt)) data$yt else data$xt
 }
 
-# `digest` (src/utils.c, ffi_data_digest(); "" to start) continued over the responses of
+# `digest` (src/ffi.c, ffi_data_digest(); "" to start) continued over the responses of
 # observations from + 1, ..., to of `model`, which must hold them. The digest of n observations
 # is the same whatever pieces they came in.
 extend_digest <- function(digest, model, from, to) {
