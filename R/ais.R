@@ -23,7 +23,8 @@
 #' and a check of [sgais()] on your own model.
 #'
 #' @inheritParams sgais
-#' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()].
+#' @param model A model: a built-in one such as [linear_regression()], or your own from
+#'   [custom_model()] or [compiled_model()].
 #' @param ... Settings that replace those of `control`, by name; see [ais_control()].
 #' @param control The tuning: [ais_control()] (`"robust"`, the default) or
 #'   `ais_control("paper")`.

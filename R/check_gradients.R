@@ -1,8 +1,9 @@
 #' Check a model's gradients against finite differences
 #'
 #' Every estimator in sgais moves its particles with the gradients of the log prior and the
-#' log-likelihood that the model's C code computes; a wrong gradient gives a wrong evidence
-#' without any error. `check_gradients()` compares both gradients with central finite differences
+#' log-likelihood that the model computes (in C for the built-in models and [compiled_model()],
+#' with your R function for [custom_model()]); a wrong gradient gives a wrong evidence without
+#' any error. `check_gradients()` compares both gradients with central finite differences
 #' of the log prior and log-likelihood themselves, at random draws from the prior (or at points
 #' you give), parameter by parameter.
 #'
@@ -14,8 +15,8 @@
 #' error of order one. The relative error is \eqn{|g - \hat g| / \max(|g|, |\hat g|, 1)}{|g -
 #' g_fd| / max(|g|, |g_fd|, 1)}: absolute for gradients smaller than one.
 #'
-#' @param model A model, e.g. from [linear_regression()], [softmax_regression()] or
-#'   [gaussian_mixture()].
+#' @param model A model, e.g. from [linear_regression()], [softmax_regression()],
+#'   [gaussian_mixture()] or [custom_model()].
 #' @param n Number of random prior draws to check at (ignored when `theta` is given).
 #' @param observations The log-likelihood is that of the first `observations` rows (all rows by
 #'   default, at most 1,000: the check is of the code, not of the data).

@@ -44,7 +44,8 @@
 #' and 91% for the mean of the logs).
 #'
 #' @inheritParams sgais
-#' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()].
+#' @param model A model: a built-in one such as [linear_regression()], or your own from
+#'   [custom_model()] or [compiled_model()].
 #' @param ... Settings that replace those of `control`, by name (e.g. `live_points = 200`); see
 #'   [nested_control()].
 #' @param control The tuning: [nested_control()] (`"robust"`, the default) or

@@ -119,8 +119,8 @@
 #' that no replicate reaches is invisible to the SE; one that some reach and others do not makes
 #' the replicates disagree, which gives a warning (see [gaussian_mixture()] for a measured case).
 #'
-#' @param model A model: [linear_regression()], [softmax_regression()] or [gaussian_mixture()];
-#'   or a fit from `sgais()` to continue on `new_data`.
+#' @param model A model: a built-in one such as [linear_regression()], or your own from
+#'   [custom_model()] or [compiled_model()]; or a fit from `sgais()` to continue on `new_data`.
 #' @param ... Settings that replace those of `control`, by name (e.g. `particles = 50`); see
 #'   [sgais_control()].
 #' @param control The tuning: [sgais_control()] (`"robust"`, the default) or
