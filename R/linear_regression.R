@@ -41,7 +41,8 @@
 #' @return A model of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
 #'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
 #'   variance) for [sgais()] and [exact_log_evidence()].
-#' @seealso [simulate_linear_regression()] for the paper's data.
+#' @seealso [simulate_linear_regression()] for the paper's data, [robust_regression()] for
+#'   Student-t errors.
 #' @export
 #' @examples
 #' data <- simulate_linear_regression(500, seed = 1)

@@ -51,8 +51,8 @@ nobs.sgais_model <- function(object, ...) object$n
 #' The closed-form log marginal likelihood \eqn{\log p(y_1, \dots, y_n)}, for models that have
 #' one: Bayesian linear regression with known noise or with the conjugate prior of an unknown
 #' noise variance, and a Gaussian mixture with one component. Use it to check an estimate, or an
-#' estimate's whole trajectory. Other models (softmax regression, mixtures of several components)
-#' give an error that says so.
+#' estimate's whole trajectory. Other models (softmax and robust regression, mixtures of several
+#' components) give an error that says so.
 #'
 #' For [linear_regression()] the evidence is that of \eqn{y \sim N(0, \sigma^2 I + \tau^2 A
 #' A^\top)}{y ~ N(0, s^2 I + t^2 A A')} with design matrix \eqn{A}. It is computed through the
