@@ -1,10 +1,24 @@
-#' Bayesian linear regression with known noise
+#' Bayesian linear regression with known or unknown noise
 #'
 #' The paper's first model (Cameron et al. 2019, Appendix B.1): \eqn{y_i = b + x_i^\top w +
 #' e_i}{y = b + x'w + e} with \eqn{e_i \sim N(0, \sigma^2)}{e ~ N(0, noise_sd^2)} of known
 #' `noise_sd`, and independent \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} priors on the intercept
 #' \eqn{b} and on every weight in \eqn{w}. Its evidence has a closed form
 #' ([exact_log_evidence()]), which makes it the reference for checking estimators.
+#'
+#' With `noise_sd = NULL` the noise variance is unknown and has the conjugate
+#' normal-inverse-gamma prior
+#' \deqn{\sigma^2 \sim \mathrm{InvGamma}(a, b), \qquad \theta \mid \sigma^2 \sim N(0, \sigma^2
+#' \tau^2 I),}{sigma^2 ~ InvGamma(shape a, scale b),  theta | sigma^2 ~ N(0, sigma^2 prior_sd^2 I),}
+#' where \eqn{\theta = (b, w)}{theta = (b, w)}: `prior_sd` is then in units of \eqn{\sigma}{sigma}
+#' (the prior sd of a coefficient is `prior_sd` times the noise sd), and `variance_shape` \eqn{a}
+#' and `variance_scale` \eqn{b} (named as in [gaussian_mixture()]) give the prior of
+#' \eqn{\sigma^2}{sigma^2}: with the defaults \eqn{a = b = 1} its mode is 1/2 and its median
+#' about 1.44, with a heavy right tail (no finite mean). The samplers work on
+#' \eqn{(\theta, \log \sigma^2)}{(theta, log sigma^2)}, the log-variance last (parameter
+#' `log_sigma2`), with the log-Jacobian of the transform in the prior. The evidence still has a
+#' closed form, a multivariate Student-t density ([exact_log_evidence()]). The model has class
+#' `sgais_linear_regression_nig` before `sgais_linear_regression`.
 #'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
 #' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
@@ -14,14 +28,21 @@
 #'
 #' @param formula A model formula such as `y ~ x1 + x2` or `y ~ .`.
 #' @param data A data frame holding the variables in `formula`.
-#' @param noise_sd The known standard deviation \eqn{\sigma} of the noise.
-#' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight.
+#' @param noise_sd The known standard deviation \eqn{\sigma} of the noise, or `NULL` for an
+#'   unknown noise variance with the normal-inverse-gamma prior (see Details).
+#' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight; with
+#'   `noise_sd = NULL`, in units of the noise sd \eqn{\sigma}{sigma}.
 #' @param x A numeric matrix (or data frame of numeric columns, or vector) of covariates, one row
 #'   per observation.
 #' @param y A numeric response vector with one element per row of `x`.
-#' @return A model of class `c("sgais_linear_regression", "sgais_model")` for [sgais()] and
-#'   [exact_log_evidence()].
-#' @seealso [simulate_linear_regression()] for the paper's data.
+#' @param variance_shape,variance_scale With `noise_sd = NULL`, the shape \eqn{a} and scale
+#'   \eqn{b} of the inverse-gamma prior of the noise variance (default 1 and 1); an error with a
+#'   known `noise_sd`.
+#' @return A model of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
+#'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
+#'   variance) for [sgais()] and [exact_log_evidence()].
+#' @seealso [simulate_linear_regression()] for the paper's data, [robust_regression()] for
+#'   Student-t errors.
 #' @export
 #' @examples
 #' data <- simulate_linear_regression(500, seed = 1)
@@ -30,9 +51,22 @@
 #'
 #' # the same model through the matrix interface
 #' linear_regression(x = as.matrix(data[, 1:5]), y = data$y)
+#'
+#' # unknown noise variance: sigma^2 ~ InvGamma(2, 1), coefficients N(0, (3 sigma)^2)
+#' nig <- linear_regression(y ~ ., data, noise_sd = NULL, prior_sd = 3, variance_shape = 2)
+#' nig
+#' exact_log_evidence(nig)
 linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_sd = 1,
-                              x = NULL, y = NULL) {
+                              x = NULL, y = NULL, variance_shape = 1, variance_scale = 1) {
   call <- sys.call()
+  if (is.null(noise_sd)) {
+    return(linear_regression_nig(formula, data, prior_sd, x, y, variance_shape, variance_scale,
+                                 call))
+  }
+  if (!missing(variance_shape) || !missing(variance_scale)) {
+    abort(paste("`variance_shape` and `variance_scale` are the prior of an unknown noise",
+                "variance; give them with `noise_sd = NULL`, not with a known `noise_sd`."), call)
+  }
   noise_sd <- check_positive(noise_sd, "noise_sd", call)
   prior_sd <- check_positive(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
@@ -51,6 +85,38 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
     ),
     formula = formula,
     class = "sgais_linear_regression"
+  )
+}
+
+# linear_regression(noise_sd = NULL): the unknown-variance model, family "linear_regression_nig"
+# (src/linear_regression.c), theta = (coefficients, log sigma^2).
+linear_regression_nig <- function(formula, data, prior_sd, x, y, variance_shape, variance_scale,
+                                  call) {
+  prior_sd <- check_positive(prior_sd, "prior_sd", call)
+  hyper <- list(
+    prior_sd = prior_sd,
+    variance_shape = check_positive(variance_shape, "variance_shape", call),
+    variance_scale = check_positive(variance_scale, "variance_scale", call)
+  )
+  design <- regression_design(formula, data, x, y, call)
+  spec <- c(design$spec, list(hyper = hyper))
+  new_sgais_model(
+    family = "linear_regression_nig",
+    data = linear_regression_data(design, call),
+    spec = spec,
+    n = nrow(design$a),
+    parameter_names = c(colnames(design$a), "log_sigma2"),
+    label = "Bayesian linear regression (unknown noise variance)",
+    details = c(
+      likelihood = sprintf("%s ~ N(a'theta, sigma^2), a = row of the design", spec$response),
+      prior = sprintf(
+        "theta_j | sigma^2 ~ N(0, sd = %s sigma), independent; sigma^2 ~ InvGamma(shape %s, scale %s)",
+        format(prior_sd), format(hyper$variance_shape), format(hyper$variance_scale)
+      ),
+      sampled = "theta, log(sigma^2); log-Jacobian in the prior"
+    ),
+    formula = formula,
+    class = c("sgais_linear_regression_nig", "sgais_linear_regression")
   )
 }
 
@@ -82,6 +148,23 @@ exact_log_evidence.sgais_linear_regression <- function(model, n = NULL) {
   n <- check_prefix_lengths(n, model$n, sys.call())
   s2 <- model$hyper[["noise_sd"]]^2
   t2 <- model$hyper[["prior_sd"]]^2
+  lr_prefix_evidence(model, n, function(xtx, xty, yy, m) lr_log_evidence(xtx, xty, yy, m, s2, t2))
+}
+
+#' @rdname exact_log_evidence
+#' @export
+exact_log_evidence.sgais_linear_regression_nig <- function(model, n = NULL) {
+  check_all_rows(model, sys.call())
+  n <- check_prefix_lengths(n, model$n, sys.call())
+  h <- model$hyper
+  lr_prefix_evidence(model, n, function(xtx, xty, yy, m) {
+    nig_lr_log_evidence(xtx, xty, yy, m, h$variance_shape, h$variance_scale, h$prior_sd^2)
+  })
+}
+
+# evidence(A'A, A'y, y'y, m) of the first m observations of a regression, for every m in n (in
+# the order asked), the sufficient statistics accumulated over the data in one pass.
+lr_prefix_evidence <- function(model, n, evidence) {
   xt <- model$data$xt
   y <- model$data$y
   p <- nrow(xt)
@@ -96,7 +179,7 @@ exact_log_evidence.sgais_linear_regression <- function(model, n = NULL) {
     xtx <- xtx + tcrossprod(xt[, rows, drop = FALSE])
     xty <- xty + drop(xt[, rows, drop = FALSE] %*% y[rows])
     yy <- yy + sum(y[rows]^2)
-    out[k] <- lr_log_evidence(xtx, xty, yy, ends[k], s2, t2)
+    out[k] <- evidence(xtx, xty, yy, ends[k])
     begin <- ends[k] + 1L
   }
   out[match(n, ends)]
@@ -110,6 +193,24 @@ lr_log_evidence <- function(xtx, xty, yy, n, s2, t2) {
   r <- chol(xtx / s2 + diag(1 / t2, p))
   z <- backsolve(r, xty / s2, transpose = TRUE)
   -0.5 * n * log(2 * pi * s2) - 0.5 * p * log(t2) - sum(log(diag(r))) - 0.5 * (yy / s2 - sum(z^2))
+}
+
+# log p(y) under sigma^2 ~ InvGamma(a, b), theta | sigma^2 ~ N(0, sigma^2 t2 I): y ~ t_{2a}(0,
+# (b / a) (I + t2 A A')), multivariate Student-t (Murphy, Machine Learning: A Probabilistic
+# Perspective, 2012, Section 7.6.3). From the sufficient statistics, with P = A'A + I / t2 = R'R
+# (the posterior precision, in units of 1 / sigma^2) and z = R^-T A'y: Woodbury gives
+# Q = y'(I + t2 A A')^-1 y = y'y - z'z and the determinant lemma log det(I + t2 A A') =
+# p log t2 + 2 sum(log diag R), so
+# log Z = lgamma(a + n/2) - lgamma(a) + a log b - (a + n/2) log(b + Q/2) - n/2 log(2 pi)
+#         - p/2 log t2 - sum(log diag R).
+# Q >= 0, but y'y - z'z can round below it when the fit is near exact.
+nig_lr_log_evidence <- function(xtx, xty, yy, n, a, b, t2) {
+  p <- length(xty)
+  r <- chol(xtx + diag(1 / t2, p))
+  z <- backsolve(r, xty, transpose = TRUE)
+  q <- max(yy - sum(z^2), 0)
+  lgamma(a + n / 2) - lgamma(a) + a * log(b) - (a + n / 2) * log(b + q / 2) -
+    0.5 * n * log(2 * pi) - 0.5 * p * log(t2) - sum(log(diag(r)))
 }
 
 #' Simulate the paper's linear-regression data

@@ -49,15 +49,26 @@ nobs.sgais_model <- function(object, ...) object$n
 #' Exact log evidence of a model
 #'
 #' The closed-form log marginal likelihood \eqn{\log p(y_1, \dots, y_n)}, for models that have
-#' one: Bayesian linear regression with known noise, and a Gaussian mixture with one component.
-#' Use it to check an estimate, or an estimate's whole trajectory. Other models (softmax
-#' regression, mixtures of several components) give an error that says so.
+#' one: Bayesian linear regression with known noise or with the conjugate prior of an unknown
+#' noise variance, and a Gaussian mixture with one component. Use it to check an estimate, or an
+#' estimate's whole trajectory. Other models (softmax and robust regression, mixtures of several
+#' components) give an error that says so.
 #'
 #' For [linear_regression()] the evidence is that of \eqn{y \sim N(0, \sigma^2 I + \tau^2 A
 #' A^\top)}{y ~ N(0, s^2 I + t^2 A A')} with design matrix \eqn{A}. It is computed through the
 #' posterior precision \eqn{P = A^\top A / \sigma^2 + I / \tau^2}{P = A'A / s^2 + I / t^2} and its
 #' Cholesky factor (no explicit inverse), accumulating \eqn{A^\top A} over the data in order, so
 #' all prefix lengths cost one pass over the data.
+#'
+#' For [linear_regression()] with `noise_sd = NULL` (\eqn{\sigma^2 \sim \mathrm{InvGamma}(a,
+#' b)}{sigma^2 ~ InvGamma(a, b)}, \eqn{\theta \mid \sigma^2 \sim N(0, \sigma^2 \tau^2 I)}{theta
+#' | sigma^2 ~ N(0, sigma^2 t^2 I)}) the data are multivariate Student-t, \eqn{y \sim t_{2a}(0,
+#' (b/a)(I + \tau^2 A A^\top))}{y ~ t_{2a}(0, (b/a)(I + t^2 A A'))}, computed in the same way
+#' through \eqn{P = A^\top A + I / \tau^2}{P = A'A + I / t^2}:
+#' \deqn{\log Z = \log\Gamma(a + \tfrac n2) - \log\Gamma(a) + a \log b - (a + \tfrac n2) \log(b +
+#' \tfrac Q2) - \tfrac n2 \log 2\pi - \tfrac12 \log\det(I + \tau^2 A^\top A)}{log Z = lgamma(a +
+#' n/2) - lgamma(a) + a log b - (a + n/2) log(b + Q/2) - n log(2 pi) / 2 - log det(I + t^2 A'A) / 2}
+#' with \eqn{Q = y^\top y - y^\top A P^{-1} A^\top y}{Q = y'y - y'A P^-1 A'y}.
 #'
 #' For [gaussian_mixture()] with `components = 1` each dimension is a normal-inverse-gamma model,
 #' \eqn{y_i \sim N(\mu, \sigma^2)}{y_i ~ N(mu, sigma2)}, \eqn{\mu \mid \sigma^2 \sim N(0, r

@@ -1,18 +1,32 @@
-/* Bayesian linear regression with known noise (paper Appendix B.1):
- *   y_i = a_i' theta + e_i,  e_i ~ N(0, noise_sd^2),  theta_j ~ N(0, prior_sd^2),
- * where a_i is the i-th row of the design matrix (intercept column included). The parameters are
- * unconstrained, so there is no transform. The design is stored transposed (xt, p x n) so one
- * observation's covariates are contiguous: mini-batches touch one cache line per observation. */
+/* Bayesian linear regression (paper Appendix B.1):
+ *   y_i = a_i' theta + e_i,  e_i ~ N(0, sigma^2),
+ * where a_i is the i-th row of the design matrix (intercept column included). Two priors, two
+ * families in the registry (src/model.c), one file, because they share the data and the residual
+ * loop that dominates their cost:
+ *   "linear_regression"      known noise sigma = noise_sd, theta_j ~ N(0, prior_sd^2); the
+ *                            parameters are unconstrained, so there is no transform;
+ *   "linear_regression_nig"  unknown variance with the conjugate normal-inverse-gamma prior
+ *                            sigma^2 ~ InvGamma(shape a, scale b), theta | sigma^2 ~ N(0, sigma^2
+ *                            prior_sd^2 I), sampled as (theta, s = log sigma^2).
+ * The design is stored transposed (xt, p x n) so one observation's covariates are contiguous:
+ * mini-batches touch one cache line per observation. */
 #include "model.h"
+#include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <Rmath.h>
+
+#define LR_LOG_2PI 1.837877066409345483560659472811
 
 typedef struct {
   const double *xt; /* p x n, column i = observation i */
   const double *y;
   int p;
-  double inv_var;       /* 1 / noise_sd^2 */
-  double lik_norm;      /* -log(2 pi noise_sd^2) / 2 */
+  double inv_var;       /* known noise: 1 / noise_sd^2 */
+  double lik_norm;      /* known noise: -log(2 pi noise_sd^2) / 2 */
   double prior_sd;
+  double shape, scale;  /* unknown variance: sigma^2 ~ InvGamma(shape, scale) */
+  double prior_norm;    /* unknown variance: a log b - lgamma(a) - p log(2 pi prior_sd^2) / 2 */
 } lr_data;
 
 static void lr_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
@@ -39,11 +53,11 @@ static inline double lr_residual(const lr_data *d, const double *theta, R_xlen_t
   return r;
 }
 
-static double lr_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
-                         int start, int n, double scale, double *grad) {
-  (void) ws;
-  const lr_data *d = m->data;
-  double c = scale * d->inv_var, ss = 0.0;
+/* The residual sum of squares over the observations idx[0..n-1] (or start..start+n-1); with a
+ * gradient, add c * r_i * a_i to grad[0..p-1] for each of them. */
+static double lr_sum_squares(const lr_data *d, const double *theta, const int *idx, int start,
+                             int n, double c, double *grad) {
+  double ss = 0.0;
   if (idx) {
     for (int k = 0; k < n; k++) {
       if (k + SG_PREFETCH_AHEAD < n) {
@@ -60,6 +74,14 @@ static double lr_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
       ss += r * r;
     }
   }
+  return ss;
+}
+
+static double lr_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
+                         int start, int n, double scale, double *grad) {
+  (void) ws;
+  const lr_data *d = m->data;
+  double ss = lr_sum_squares(d, theta, idx, start, n, scale * d->inv_var, grad);
   return n * d->lik_norm - 0.5 * d->inv_var * ss;
 }
 
@@ -83,5 +105,82 @@ int sg_linear_regression_init(sg_model *m, const double *xt, const double *y, in
   m->prior_draw = lr_prior_draw;
   m->log_prior = lr_log_prior;
   m->log_lik = lr_log_lik;
+  return SG_OK;
+}
+
+/* ---------------------------------------------------------------- unknown noise variance */
+
+/* theta = (beta_1..beta_p, s), s = log sigma^2. The prior density of (beta, s) is the
+ * normal-inverse-gamma density of (beta, sigma^2) times d sigma^2 / ds = e^s:
+ *   log p = a log b - lgamma(a) - (a + 1) s - b e^-s + s               (log-InvGamma + Jacobian)
+ *         - p log(2 pi prior_sd^2) / 2 - p s / 2 - e^-s |beta|^2 / (2 prior_sd^2)
+ *         = prior_norm - (a + p/2) s - e^-s (b + |beta|^2 / (2 prior_sd^2))
+ * (the conjugate prior of Murphy, Machine Learning: A Probabilistic Perspective, 2012, Section
+ * 7.6.3, with prior mean 0 and covariance sigma^2 prior_sd^2 I; the log-variance transform of
+ * gaussian_mixture.c). */
+static void nig_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
+  (void) ws;
+  const lr_data *d = m->data;
+  /* 1 / sigma^2 ~ Gamma(shape a, rate b); rgamma can return 0 for a << 1, whose log is -Inf */
+  double g = rgamma(d->shape, 1.0 / d->scale);
+  double s = -log(g > DBL_MIN ? g : DBL_MIN), sd = d->prior_sd * exp(0.5 * s);
+  for (int j = 0; j < d->p; j++) theta[j] = sd * norm_rand();
+  theta[d->p] = s;
+}
+
+static double nig_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
+                            double *grad) {
+  (void) ws;
+  const lr_data *d = m->data;
+  const int p = d->p;
+  const double s = theta[p], e = exp(-s), t2 = d->prior_sd * d->prior_sd;
+  double q = 0.0;
+  for (int j = 0; j < p; j++) {
+    q += theta[j] * theta[j];
+    if (grad) grad[j] -= e * theta[j] / t2;
+  }
+  const double bq = d->scale + 0.5 * q / t2;
+  if (grad) grad[p] += -(d->shape + 0.5 * p) + e * bq;
+  return d->prior_norm - (d->shape + 0.5 * p) * s - e * bq;
+}
+
+/* sum_i log N(y_i; a_i' beta, e^s) = -n (log(2 pi) + s) / 2 - e^-s RSS / 2, whose derivative in
+ * s is (e^-s RSS - n) / 2. */
+static double nig_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
+                          const int *idx, int start, int n, double scale, double *grad) {
+  (void) ws;
+  const lr_data *d = m->data;
+  const double s = theta[d->p], e = exp(-s);
+  double ss = lr_sum_squares(d, theta, idx, start, n, scale * e, grad);
+  if (grad) grad[d->p] += 0.5 * scale * (e * ss - n);
+  return -0.5 * n * (LR_LOG_2PI + s) - 0.5 * e * ss;
+}
+
+int sg_linear_regression_nig_init(sg_model *m, const double *xt, const double *y, int p, int n,
+                                  double prior_sd, double shape, double scale, sg_status *st) {
+  if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
+  if (p > INT_MAX - 1) return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
+  const double h[] = {prior_sd, shape, scale};
+  const char *names[] = {"prior_sd", "variance_shape", "variance_scale"};
+  for (int i = 0; i < 3; i++)
+    if (!(h[i] > 0) || !R_FINITE(h[i]))
+      return sg_fail(st, SG_ERR_INPUT, "`%s` must be positive and finite.", names[i]);
+
+  lr_data *d = (lr_data *) R_alloc(1, sizeof(lr_data));
+  d->xt = xt;
+  d->y = y;
+  d->p = p;
+  d->inv_var = d->lik_norm = NA_REAL; /* the known-noise fields are not used */
+  d->prior_sd = prior_sd;
+  d->shape = shape;
+  d->scale = scale;
+  d->prior_norm = shape * log(scale) - lgammafn(shape) - 0.5 * p * log(2.0 * M_PI * prior_sd * prior_sd);
+
+  m->dim = p + 1;
+  m->n_obs = n;
+  m->data = d;
+  m->prior_draw = nig_prior_draw;
+  m->log_prior = nig_log_prior;
+  m->log_lik = nig_log_lik;
   return SG_OK;
 }

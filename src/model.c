@@ -86,6 +86,23 @@ static void linear_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
                             hyper(model, "noise_sd"), hyper(model, "prior_sd"), st);
 }
 
+static void linear_regression_nig_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  sg_linear_regression_nig_init(m, REAL(xt), REAL(y), Rf_nrows(xt), Rf_ncols(xt),
+                                hyper(model, "prior_sd"), hyper(model, "variance_shape"),
+                                hyper(model, "variance_scale"), st);
+}
+
+static void robust_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  sg_robust_regression_init(m, REAL(xt), REAL(y), Rf_nrows(xt), Rf_ncols(xt), hyper(model, "df"),
+                            hyper(model, "prior_sd"), hyper(model, "scale_prior"), st);
+}
+
 static void softmax_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
@@ -120,6 +137,8 @@ static const struct {
   sg_model_unpack unpack;
 } registry[] = {
   {"linear_regression", linear_regression_from_r},
+  {"linear_regression_nig", linear_regression_nig_from_r},
+  {"robust_regression", robust_regression_from_r},
   {"softmax_regression", softmax_regression_from_r},
   {"gaussian_mixture", gaussian_mixture_from_r},
   {"custom", custom_from_r},

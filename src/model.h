@@ -135,6 +135,14 @@ static inline void sg_prefetch_row(const double *row, int len) {
  * index with and return SG_OK, or SG_ERR_INPUT with the reason in st. Memory: R_alloc. */
 int sg_linear_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
                               double noise_sd, double prior_sd, sg_status *st);
+/* Linear regression with unknown noise variance: sigma^2 ~ InvGamma(shape, scale), theta |
+ * sigma^2 ~ N(0, sigma^2 prior_sd^2 I); dim p + 1, the last parameter log sigma^2. */
+int sg_linear_regression_nig_init(sg_model *m, const double *xt, const double *y, int p, int n,
+                                  double prior_sd, double shape, double scale, sg_status *st);
+/* Student-t errors with df degrees of freedom and scale sigma ~ N+(0, scale_sd^2), coefficients
+ * N(0, prior_sd^2); dim p + 1, the last parameter log sigma. */
+int sg_robust_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
+                              double df, double prior_sd, double scale_sd, sg_status *st);
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
                                double prior_sd, sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
