@@ -98,6 +98,7 @@ int sg_linear_regression_init(sg_model *m, const double *xt, const double *y, in
   d->inv_var = 1.0 / (noise_sd * noise_sd);
   d->lik_norm = -0.5 * log(2.0 * M_PI * noise_sd * noise_sd);
   d->prior_sd = prior_sd;
+  d->shape = d->scale = d->prior_norm = NA_REAL; /* the unknown-variance fields are not used */
 
   m->dim = p;
   m->n_obs = n;
