@@ -14,6 +14,11 @@ install_example <- function() {
   if (!nzchar(lib)) skip("sgais is not installed with its C API header")
   source <- system.file("examples", "sgaisexample", package = "sgais")
   if (!nzchar(source)) skip("the example package is not in the installed sgais")
+  # built from a copy: the installed package's files may be read-only and must stay clean
+  copy <- tempfile("sgaisexample-src")
+  dir.create(copy)
+  file.copy(source, copy, recursive = TRUE)
+  source <- file.path(copy, "sgaisexample")
   target <- tempfile("sgaisexample-lib")
   dir.create(target)
   libs <- paste(c(target, lib, .libPaths()), collapse = .Platform$path.sep)
