@@ -137,6 +137,9 @@ int sg_linear_regression_init(sg_model *m, const double *xt, const double *y, in
                               double noise_sd, double prior_sd, sg_status *st);
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
                                double prior_sd, sg_status *st);
+/* y: 0 or 1. */
+int sg_logistic_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
+                                double prior_sd, sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 
