@@ -19,6 +19,17 @@
 #' computed from. The response must be whole numbers \eqn{\ge 0}{>= 0}; missing or infinite
 #' values, in the response, the covariates or the offset, are errors, not silently dropped.
 #'
+#' The likelihood falls like \eqn{\exp(-e^\eta)}{exp(-exp(eta))} in the linear predictor, and
+#' with several covariates draws from the default prior reach \eqn{\eta}{eta} of 30 and more.
+#' Particles left there have zero weight and cannot move back, and then the annealing of [ais()]
+#' (and of the exact early phase of [sgais()]) can stall: on simulated data with 5 covariates
+#' (`inst/bench/glm.R`), `ais()` at N = 1,000 raised \eqn{\lambda}{lambda} by about 2.5e-8 per
+#' step after the first few (millions of steps to reach 1), and at N = 10,000 it had not finished
+#' after 150 s; with `resample = TRUE` (resampling at every step, see [sgais_control()]) it took
+#' 3 s and 34 s and agreed with [nested_sampling()] within 1.2 nats. Use `resample = TRUE` when
+#' a fit seems stuck near \eqn{\lambda = 0}{lambda = 0}, or standardise the covariates and
+#' narrow `prior_sd`.
+#'
 #' @inheritParams linear_regression
 #' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
 #'   (default 2.5).
