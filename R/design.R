@@ -3,8 +3,9 @@
 # Formula interface: the design is that of model.matrix(), with the terms, factor levels and
 # contrasts of the data the model was built from. Matrix interface: the covariates with an
 # intercept column in front. The builders of rows return list(a = design matrix, y = the response
-# as given, what = how error messages name the response); each model checks its own kind of
-# response. regression_design() also returns the spec it built, as `spec`.
+# as given, what = how error messages name the response), and the formula interface also the
+# `offset` of its offset() terms (NULL if none; only poisson_regression() uses it); each model
+# checks its own kind of response. regression_design() also returns the spec it built, as `spec`.
 
 # The spec and design of the formula interface or of the matrix interface, whichever was used.
 regression_design <- function(formula, data, x, y, call) {
@@ -92,11 +93,12 @@ formula_rows <- function(spec, data, call, arg) {
   if (is.null(design$y) || length(design$y) < 1L) {
     abort(sprintf("%s has no observations.", response), call)
   }
-  list(a = a, y = design$y, what = response, contrasts = design$contrasts)
+  list(a = a, y = design$y, what = response, contrasts = design$contrasts, offset = design$offset)
 }
 
-# The model matrix and response of `data` from a formula spec, unchecked. Factors get the levels
-# and contrasts of the spec (at construction, when it has none yet, those of model.matrix()).
+# The model matrix, response and offset (the sum of the formula's offset() terms, NULL if none)
+# of `data` from a formula spec, unchecked. Factors get the levels and contrasts of the spec (at
+# construction, when it has none yet, those of model.matrix()).
 formula_matrix <- function(spec, data, what, call) {
   mf <- formula_frame(spec$terms, data, what, call)
   for (name in names(spec$xlevels)) {
@@ -106,7 +108,7 @@ formula_matrix <- function(spec, data, what, call) {
   contrasts <- attr(a, "contrasts")
   attr(a, "assign") <- NULL
   attr(a, "contrasts") <- NULL
-  list(a = a, y = stats::model.response(mf), contrasts = contrasts)
+  list(a = a, y = stats::model.response(mf), contrasts = contrasts, offset = stats::model.offset(mf))
 }
 
 # A factor (or character) variable of the model frame as a factor with the levels `levels`; a

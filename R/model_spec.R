@@ -13,6 +13,10 @@
 #   and whether the user `named` them, which decides whether new rows are matched to them by name
 #   or by position;
 # - softmax regression: the class labels `classes`, in the order of the parameter blocks;
+# - logistic regression: `response_levels`, the levels (failure, success) of a factor response,
+#   NULL for a 0/1 or logical one;
+# - Poisson regression: `offset`, whether it has one (from the formula's offset() terms, which
+#   `terms` keeps, or the argument `offset` of the matrix interface);
 # - `hyper`, the hyperparameters, which the model also has as its field `hyper` for C.
 #
 # A constructor builds the spec from the data it is given, then builds its data from the spec
@@ -26,7 +30,8 @@
 #   the model was built may be there or not; a column it did not have is an error), response
 #   included;
 # - matrix interface of the regressions: a list (or data frame) with elements `x` (covariates: a
-#   numeric matrix, data frame or vector) and `y` (the response);
+#   numeric matrix, data frame or vector) and `y` (the response), and `offset` for a
+#   poisson_regression() built with one;
 # - gaussian_mixture(): a numeric matrix, data frame or vector.
 # Columns of a matrix interface are matched to the model's by name when both name every column,
 # else by position (then there must be as many).
@@ -37,7 +42,8 @@
 #   sgais_error_column_type     a column changed kind, e.g. numeric to factor (field `column`);
 #   sgais_error_column_count    unnamed columns, but not as many as the model has;
 #   sgais_error_unseen_level    a factor level the model was not built with (`column`, `level`);
-#   sgais_error_unseen_class    a softmax class label the model was not built with (`class_label`);
+#   sgais_error_unseen_class    a softmax or logistic class label the model was not built with
+#                               (`class_label`);
 #   sgais_error_not_row_by_row  the formula has a term that needs all rows at once;
 #   sgais_error_design_columns  the design has other columns than the model's (a safety net the
 #                               checks above should leave unused).

@@ -112,6 +112,23 @@ static void softmax_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
                              hyper(model, "prior_sd"), st);
 }
 
+static void logistic_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  sg_logistic_regression_init(m, REAL(xt), REAL(y), Rf_nrows(xt), Rf_ncols(xt),
+                              hyper(model, "prior_sd"), st);
+}
+
+static void poisson_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  SEXP offset = data_vector(data, "offset", REALSXP, Rf_ncols(xt));
+  sg_poisson_regression_init(m, REAL(xt), REAL(y), REAL(offset), Rf_nrows(xt), Rf_ncols(xt),
+                             hyper(model, "prior_sd"), st);
+}
+
 static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP yt = data_matrix(sg_list_get(model, "data"), "yt", REALSXP);
   int K = sg_scalar_int(sg_list_get(sg_list_get(model, "hyper"), "components"), "components", 1);
@@ -140,6 +157,8 @@ static const struct {
   {"linear_regression_nig", linear_regression_nig_from_r},
   {"robust_regression", robust_regression_from_r},
   {"softmax_regression", softmax_regression_from_r},
+  {"logistic_regression", logistic_regression_from_r},
+  {"poisson_regression", poisson_regression_from_r},
   {"gaussian_mixture", gaussian_mixture_from_r},
   {"custom", custom_from_r},
   {"compiled", api_from_r},

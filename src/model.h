@@ -145,6 +145,13 @@ int sg_robust_regression_init(sg_model *m, const double *xt, const double *y, in
                               double df, double prior_sd, double scale_sd, sg_status *st);
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
                                double prior_sd, sg_status *st);
+/* y: 0 or 1. */
+int sg_logistic_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
+                                double prior_sd, sg_status *st);
+/* y: whole numbers >= 0; offset: n finite values added to the linear predictor, or NULL. */
+int sg_poisson_regression_init(sg_model *m, const double *xt, const double *y,
+                               const double *offset, int p, int n, double prior_sd,
+                               sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 

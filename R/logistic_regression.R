@@ -1,0 +1,141 @@
+#' Bayesian logistic regression
+#'
+#' A binary response with \deqn{P(y_i = 1 \mid x_i, \theta) = \mathrm{logit}^{-1}(b + x_i^\top
+#' w),}{P(y = 1 | x, theta) = plogis(b + x'w),} and independent \eqn{N(0, \tau^2)}{N(0,
+#' prior_sd^2)} priors on the intercept \eqn{b} and on every weight in \eqn{w}. The default
+#' \eqn{\tau}{prior_sd} = 2.5 is weakly informative for covariates on a unit scale: it is the
+#' scale of rstanarm's default normal prior on coefficients for covariates of sd 1 (rstanarm
+#' rescales it by each covariate's sd; this model does not) and of the Cauchy prior of Gelman et
+#' al. (2008). Standardise the covariates for it to mean the same for each.
+#' There is one coefficient per design column. (A two-class [softmax_regression()] with prior
+#' sd \eqn{s} has the evidence of this model with `prior_sd` \eqn{\sqrt 2 s}{sqrt(2) s}: its
+#' likelihood depends only on the difference of the two classes' coefficients.) The
+#' log-likelihood is computed as \eqn{-\log(1 + e^{-|z|}) - \max(-z, 0)}{-log1p(exp(-|z|)) -
+#' max(-z, 0)}, with \eqn{z = \pm \eta}{z = +/- eta} the linear predictor signed by the
+#' response, so it neither overflows nor loses the tail probabilities of huge linear
+#' predictors.
+#'
+#' Give either `formula` and `data`, or the matrix interface `x` and `y`, as for
+#' [linear_regression()] (with `x` and `y` an intercept column is always added). The response is
+#' 0/1 numbers, logical (`TRUE` is 1), or a factor with two levels, whose second level is the
+#' success (1), as in [stats::glm()]. A factor's levels are kept, so new rows (see [sgais()],
+#' `new_data`) are coded by their labels, which may then be a factor (its levels in any order),
+#' characters, or whatever else prints as the labels; a label the model was not built with is
+#' an error of class `sgais_error_unseen_class`. A response with one class only is allowed (its
+#' evidence is well defined). Missing or infinite values are errors, not silently dropped.
+#'
+#' @inheritParams linear_regression
+#' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
+#'   (default 2.5).
+#' @param y The binary response: 0/1 numbers, logical, or a two-level factor, with one element
+#'   per row of `x`.
+#' @return A model of class `c("sgais_logistic_regression", "sgais_model")` for [sgais()],
+#'   [ais()] and [nested_sampling()].
+#' @references Gelman, A., Jakulin, A., Pittau, M. G. and Su, Y.-S. (2008). A weakly informative
+#'   default prior distribution for logistic and other regression models. *Annals of Applied
+#'   Statistics* 2(4), 1360-1383. \doi{10.1214/08-AOAS191}
+#' @seealso [softmax_regression()] for more than two classes, [check_gradients()].
+#' @export
+#' @examples
+#' # transmission (0 = automatic, 1 = manual) against weight
+#' model <- logistic_regression(am ~ wt, mtcars)
+#' model
+#' fit <- sgais(model, seed = 1)
+#' fit
+#'
+#' # a two-level factor: the second level ("virginica") is the success
+#' flowers <- droplevels(subset(iris, Species != "setosa"))
+#' logistic_regression(Species ~ Petal.Width, flowers)
+#'
+#' # the same model as the first through the matrix interface
+#' logistic_regression(x = mtcars$wt, y = mtcars$am == 1)
+logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL) {
+  call <- sys.call()
+  prior_sd <- check_positive(prior_sd, "prior_sd", call)
+  design <- regression_design(formula, data, x, y, call)
+  levels <- binary_levels(design$y, design$what, call)
+  spec <- c(design$spec, list(response_levels = levels, hyper = list(prior_sd = prior_sd)))
+  success <- if (is.null(levels)) NULL else {
+    c(success = sprintf("\"%s\" (\"%s\" is failure)", levels[2], levels[1]))
+  }
+  new_sgais_model(
+    family = "logistic_regression",
+    data = logistic_regression_data(design, levels, call),
+    spec = spec,
+    n = nrow(design$a),
+    parameter_names = colnames(design$a),
+    label = "Bayesian logistic regression",
+    details = c(
+      likelihood = sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response),
+      success,
+      prior = sprintf("theta_j ~ N(0, sd = %s), independent", format(prior_sd))
+    ),
+    formula = formula,
+    class = "sgais_logistic_regression"
+  )
+}
+
+# The data the C core reads from the design of some rows (see model_data()): the response as
+# 0/1, through `levels` (failure, success) when the model was built from a factor.
+logistic_regression_data <- function(design, levels, call) {
+  list(xt = by_observation(design$a), y = binary_codes(design$y, levels, design$what, call))
+}
+
+#' @exportS3Method
+model_data.sgais_logistic_regression <- function(model, new_data, call = NULL) {
+  spec <- spec_of(model, call)
+  logistic_regression_data(regression_rows(spec, new_data, call), spec$response_levels, call)
+}
+
+# The levels (failure, success) of a factor response, or NULL for 0/1 numbers or logicals (which
+# binary_codes() checks). A factor must have exactly two levels.
+binary_levels <- function(y, what, call) {
+  if (!is.factor(y)) return(NULL)
+  if (nlevels(y) != 2L) {
+    abort(sprintf(paste(
+      "%s is a factor with %d %s (%s); logistic regression needs two.",
+      "Drop unused levels with `droplevels()`, or use `softmax_regression()` for more classes."),
+      what, nlevels(y), plural(nlevels(y), "level"), quoted(levels(y))), call)
+  }
+  levels(y)
+}
+
+# The response as 0/1 doubles. Without `levels`: 0/1 numbers or logicals. With `levels` (the
+# model was built from a factor): labels, matched to the levels by what they print as, as
+# softmax_regression() does, so a factor with its levels in another order, characters, or
+# codes that print as the labels all give the same coding.
+binary_codes <- function(y, levels, what, call) {
+  if (!is.atomic(y) || is.null(y)) {
+    abort(sprintf("%s must be a vector, not %s.", what, describe(y)), call)
+  }
+  bad <- which(is.na(y) | (is.numeric(y) & !is.finite(y)))
+  if (length(bad)) abort_bad_observations(what, bad, "missing or infinite", call)
+  if (!is.null(levels)) {
+    labels <- as.character(y)
+    codes <- match(labels, levels)
+    unseen <- unique(labels[is.na(codes)])
+    if (length(unseen)) {
+      abort_mismatch(sprintf(
+        "%s has %s %s that the model was not built with (it knows %s).", what,
+        plural(length(unseen), "the label", "the labels"), quoted(unseen), quoted(levels)
+      ), call, "sgais_error_unseen_class", class_label = unseen)
+    }
+    return(as.double(codes == 2L))
+  }
+  if (is.logical(y)) return(as.double(y))
+  if (is.factor(y)) { # only new rows: a model built from a factor has levels
+    abort_mismatch(sprintf("%s is a factor, but the model was built with a 0/1 or logical response.",
+                           what), call, "sgais_error_column_type")
+  }
+  if (!is.numeric(y)) {
+    abort(sprintf("%s must be 0/1 numbers, logical, or a factor with two levels, not %s%s.",
+                  what, describe(y),
+                  if (is.character(y)) "; convert labels with `factor()`" else ""), call)
+  }
+  off <- which(y != 0 & y != 1)
+  if (length(off)) {
+    abort(sprintf("%s must be 0 or 1 (or logical, or a two-level factor); it has %s at observation %d.",
+                  what, format(y[off[1]]), off[1]), call)
+  }
+  as.double(y)
+}

@@ -1,0 +1,178 @@
+#' Bayesian Poisson regression
+#'
+#' Counts with a log link, \deqn{y_i \sim \mathrm{Poisson}(\mu_i), \quad \log \mu_i = o_i + b +
+#' x_i^\top w,}{y ~ Poisson(mu), log mu = o + b + x'w,} where \eqn{o_i}{o} is a known offset
+#' (the log of an exposure: time at risk, area, population; zero without one), and independent
+#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} priors on the intercept \eqn{b} and on every weight in
+#' \eqn{w}; by default \eqn{\tau}{prior_sd} = 2.5, weakly informative for covariates on a unit
+#' scale (as in [logistic_regression()]: standardise the covariates). The likelihood includes the
+#' \eqn{-\log y_i!}{-log(y!)} term, so the evidence is that of the counts themselves and compares
+#' with that of other count models.
+#'
+#' Give either `formula` and `data`, or the matrix interface `x`, `y` and optionally `offset`, as
+#' for [linear_regression()] (with `x` and `y` an intercept column is always added). With a
+#' formula, the offset is an `offset()` term, as in [stats::glm()]: `y ~ x + offset(log(t))`;
+#' several add up. (`y ~ . + offset(log(t))` also uses `t` as a covariate, as `glm()` does; write
+#' `y ~ . - t + offset(log(t))` to avoid it.) With `x` and `y` it is the argument `offset`, and
+#' new rows (see [sgais()], `new_data`) then need one too, as the element `offset` of the list
+#' `list(x = , y = , offset = )`; with a formula, new rows carry the columns the offset is
+#' computed from. The response must be whole numbers \eqn{\ge 0}{>= 0}; missing or infinite
+#' values, in the response, the covariates or the offset, are errors, not silently dropped.
+#'
+#' The likelihood falls like \eqn{\exp(-e^\eta)}{exp(-exp(eta))} in the linear predictor, and
+#' with several covariates draws from the default prior reach \eqn{\eta}{eta} of 30 and more.
+#' Particles left there have zero weight and cannot move back, and then the annealing of [ais()]
+#' (and of the exact early phase of [sgais()]) can stall: on simulated data with 5 covariates
+#' (`inst/bench/glm.R`), `ais()` at N = 1,000 raised \eqn{\lambda}{lambda} by about 2.5e-8 per
+#' step after the first few (millions of steps to reach 1), and at N = 10,000 it had not finished
+#' after 150 s; with `resample = TRUE` (resampling at every step, see [sgais_control()]) it took
+#' 3 s and 34 s and agreed with [nested_sampling()] within 1.2 nats. Use `resample = TRUE` when
+#' a fit seems stuck near \eqn{\lambda = 0}{lambda = 0}, or standardise the covariates and
+#' narrow `prior_sd`.
+#'
+#' @inheritParams linear_regression
+#' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
+#'   (default 2.5).
+#' @param y The counts: whole numbers \eqn{\ge 0}{>= 0}, with one element per row of `x`.
+#' @param offset For the matrix interface: an optional numeric vector with one element per row
+#'   of `x`, added to the linear predictor (the log exposure). With a formula, use an
+#'   `offset()` term instead.
+#' @return A model of class `c("sgais_poisson_regression", "sgais_model")` for [sgais()], [ais()]
+#'   and [nested_sampling()].
+#' @seealso [logistic_regression()], [check_gradients()].
+#' @export
+#' @examples
+#' # counts of insects after six sprays
+#' model <- poisson_regression(count ~ spray, InsectSprays)
+#' model
+#' fit <- sgais(model, seed = 1)
+#' fit
+#'
+#' # an exposure: events over observation times of different lengths
+#' set.seed(1)
+#' visits <- data.frame(age = rnorm(200), years = runif(200, 0.5, 3))
+#' visits$events <- rpois(200, visits$years * exp(0.5 + 0.3 * visits$age))
+#' poisson_regression(events ~ age + offset(log(years)), visits)
+#'
+#' # the same model through the matrix interface
+#' poisson_regression(x = visits$age, y = visits$events, offset = log(visits$years))
+poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
+                               offset = NULL) {
+  call <- sys.call()
+  prior_sd <- check_positive(prior_sd, "prior_sd", call)
+  if (!is.null(formula) && !is.null(offset)) {
+    abort(paste("Give the offset of a formula in the formula, as in `y ~ x + offset(log(t))`;",
+                "the argument `offset` is for the `x` and `y` interface."), call)
+  }
+  design <- regression_design(formula, data, x, y, call)
+  spec <- design$spec
+  if (spec$interface == "matrix") {
+    spec$offset <- !is.null(offset)
+    design[["offset"]] <- offset
+    design$what_offset <- "`offset`"
+  } else {
+    spec$offset <- !is.null(design[["offset"]])
+    design$what_offset <- "The offset of `data`"
+    spec$row_by_row <- spec$row_by_row %||% offset_row_by_row(spec, data, design[["offset"]], call)
+  }
+  spec$hyper <- list(prior_sd = prior_sd)
+  new_sgais_model(
+    family = "poisson_regression",
+    data = poisson_regression_data(design, call),
+    spec = spec,
+    n = nrow(design$a),
+    parameter_names = colnames(design$a),
+    label = "Bayesian Poisson regression",
+    details = c(
+      likelihood = sprintf("%s ~ Poisson(exp(%sa'theta)), a = row of the design", spec$response,
+                           if (spec$offset) "offset + " else ""),
+      if (spec$offset) c(offset = offset_label(spec)),
+      prior = sprintf("theta_j ~ N(0, sd = %s), independent", format(prior_sd))
+    ),
+    formula = formula,
+    class = "sgais_poisson_regression"
+  )
+}
+
+# The data the C core reads from the design of some rows (see model_data()): the counts and the
+# offset, zero when the model has none (so every model's data have the same elements).
+poisson_regression_data <- function(design, call) {
+  y <- check_counts(design$y, design$what, call)
+  n <- nrow(design$a)
+  offset <- if (is.null(design[["offset"]])) numeric(n) else {
+    check_offset(design[["offset"]], n, design$what_offset, call)
+  }
+  list(xt = by_observation(design$a), y = y, offset = offset)
+}
+
+#' @exportS3Method
+model_data.sgais_poisson_regression <- function(model, new_data, call = NULL) {
+  spec <- spec_of(model, call)
+  rows <- regression_rows(spec, new_data, call)
+  if (spec$interface == "matrix") {
+    offset <- if (is.list(new_data)) new_data[["offset"]]
+    if (spec$offset && is.null(offset)) {
+      abort_mismatch("`new_data` has no `offset`, but the model was built with one: give `list(x = , y = , offset = )`.",
+                     call, "sgais_error_missing_column", column = "offset")
+    }
+    if (!spec$offset && !is.null(offset)) {
+      abort_mismatch("`new_data` has an `offset`, but the model was built without one.",
+                     call, "sgais_error_extra_column", column = "offset")
+    }
+    rows[["offset"]] <- offset
+    rows$what_offset <- "`new_data$offset`"
+  } else {
+    rows$what_offset <- "The offset of `new_data`"
+  }
+  poisson_regression_data(rows, call)
+}
+
+# Counts: numbers (not factors or logicals), finite, whole and >= 0, as doubles.
+check_counts <- function(y, what, call) {
+  if (!is.numeric(y) || is.factor(y)) {
+    abort(sprintf("%s must be counts (whole numbers >= 0), not %s.", what, describe(y)), call)
+  }
+  bad <- which(!is.finite(y))
+  if (length(bad)) abort_bad_observations(what, bad, "missing or infinite", call)
+  off <- which(y < 0 | y != round(y))
+  if (length(off)) {
+    abort(sprintf("%s must be counts (whole numbers >= 0); it has %s at observation %d.", what,
+                  format(y[off[1]]), off[1]), call)
+  }
+  as.double(y)
+}
+
+check_offset <- function(offset, n, what, call) {
+  if (!is.numeric(offset) || is.factor(offset) || !is.null(dim(offset)) && NCOL(offset) != 1L) {
+    abort(sprintf("%s must be a numeric vector, not %s.", what, describe(offset)), call)
+  }
+  if (length(offset) != n) {
+    abort(sprintf("%s has %d elements, but there are %d observations; they must match.", what,
+                  length(offset), n), call)
+  }
+  bad <- which(!is.finite(offset))
+  if (length(bad)) {
+    abort(sprintf("%s contains %s (NA, NaN and Inf are not allowed; log(0) is -Inf), first at observation %d.",
+                  what, if (length(bad) == 1L) "a non-finite value" else paste(length(bad), "non-finite values"),
+                  bad[1]), call, "sgais_error_non_finite", row = bad[1])
+  }
+  as.double(offset)
+}
+
+# NULL when the offset of a row depends on that row alone, as new rows need; else why not
+# (row_by_row() in R/design.R checks the design columns only).
+offset_row_by_row <- function(spec, data, offset, call) {
+  if (is.null(offset) || nrow(data) < 2L) return(NULL)
+  first <- tryCatch(formula_matrix(spec, data[1L, , drop = FALSE], "`data`", call)$offset,
+                    error = function(e) NULL)
+  if (identical(unname(first), unname(offset[1L]))) return(NULL)
+  "the offset depends on all the rows at once (as with `mean()` or `sd()`)"
+}
+
+# How print() shows the offset: the formula's offset() terms, or the argument.
+offset_label <- function(spec) {
+  if (spec$interface == "matrix") return("`offset`, given with `x` and `y`")
+  terms <- spec$terms
+  vars <- attr(terms, "variables")
+  paste(vapply(attr(terms, "offset"), function(i) deparse(vars[[i + 1L]]), ""), collapse = " + ")
+}
