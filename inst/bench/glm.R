@@ -6,11 +6,11 @@
 # Usage (from the installed package):
 #   Rscript -e 'source(system.file("bench", "glm.R", package = "sgais"))'
 #   Rscript inst/bench/glm.R --sizes=1e4,1e5 --max-seconds=600
-# Options (defaults in brackets):
+# Options, with their defaults:
 #   --sizes=1e4,1e5            data sizes; the smaller sets are prefixes of the largest
 #   --max-seconds=Inf          cap per run: a run whose prediction (its time at the previous
-#                              size, scaled by N) exceeds it is skipped, and a run that reaches
-#                              it is stopped by R's elapsed-time limit; both are reported
+#                              size, scaled by N log N) exceeds it is skipped, and a run that
+#                              reaches it is stopped by R's elapsed-time limit; both are reported
 #   --models=logistic,poisson  --methods=SGAIS,AIS,NS  --seed=1
 #   (--methods may also name SGAIS_resample and AIS_resample: the defaults with resample = TRUE)
 #
@@ -20,13 +20,15 @@
 # weight, too few to trigger resampling, the moves cannot bring them back (their gradients are
 # of order e^30), and since the annealing step is chosen by the ESS of the incremental weights
 # of all particles (paper Algorithm 1), dead ones included, lambda then grows by a constant
-# ~1e-8 per step instead of geometrically. Measured on these data at N = 1,000, where sgais()
-# is AIS's exact phase: neither finished in minutes; with resample = TRUE they took 2-3 s and
-# agreed with nested sampling within 1.2 nats. At N = 10^4 ais() stalled in the same way, while
-# sgais() (exact phase on the first 2,000 observations) finished in 7 s. Hence the *_resample
-# variants.
+# ~1e-8 per step instead of geometrically. On these data at N = 10^4 both sgais() and ais()
+# were stopped at a 300 s cap (nested sampling: 59 s, log Z -16850.45); with resample = TRUE
+# they took 3 s and 19 s (log Z -16849.50 and -16849.32), and at 10^5 8 s and 211 s
+# (-168024.40 and -168024.62). On an earlier draw of data like these sgais() finished in 3.5 s
+# and ais() was stopped at 120 s: whether a run stalls depends on its prior draws. Hence the
+# *_resample variants.
 #
-# The data: covariates x1..x5 standard normal. Logistic regression: coefficients (-0.5, 1,
+# The data: covariates x1..x5 standard normal, rows drawn one after another (the data at 10^4
+# are the first rows of those at 10^5). Logistic regression: coefficients (-0.5, 1,
 # -0.5, 0.25, 0.75, -1). Poisson regression: an exposure t ~ U(0.5, 2) entered as the offset
 # log(t), and coefficients (0.5, 0.3, -0.2, 0.1, 0.25, -0.3), so that counts stay small
 # (mean about 2.5). Both models with the default prior N(0, 2.5^2) on every coefficient.
@@ -57,12 +59,16 @@ stopifnot(!anyNA(sizes), !is.na(cap), cap > 0, !is.na(seed),
           all(which_models %in% c("logistic", "poisson")),
           all(which_methods %in% c("SGAIS", "AIS", "NS", "SGAIS_resample", "AIS_resample")))
 
-# The largest data set, drawn row after row, so the smaller ones are its first rows.
+# The largest data set, drawn row after row (seven uniforms per row: the covariates by the
+# normal quantile, the response by inversion, the exposure), so the smaller ones are its first
+# rows whatever the largest size.
 simulate <- function(model, n, seed) {
   set.seed(seed)
-  x <- matrix(stats::rnorm(n * 5), n, 5, byrow = TRUE, dimnames = list(NULL, paste0("x", 1:5)))
-  u <- stats::runif(n)
-  t <- stats::runif(n, 0.5, 2)
+  draws <- matrix(stats::runif(n * 7), n, 7, byrow = TRUE)
+  x <- stats::qnorm(draws[, 1:5])
+  colnames(x) <- paste0("x", 1:5)
+  u <- draws[, 6]
+  t <- 0.5 + 1.5 * draws[, 7]
   a <- cbind(1, x)
   if (model == "logistic") {
     y <- as.integer(u < stats::plogis(drop(a %*% c(-0.5, 1, -0.5, 0.25, 0.75, -1))))
@@ -90,10 +96,12 @@ row_of <- function(name, n, method, log_z, seconds, status) {
              seconds = seconds, status = status)
 }
 
-# One run, capped: skipped when the run at the previous size predicts more than the cap (time
-# linear in N: every method evaluates the likelihood of all N observations per step, or, for
-# SGAIS, of each observation a bounded number of times), stopped by R's elapsed-time limit
-# (which the estimators see between their slices of work) when it reaches the cap.
+# One run, capped: skipped when the run at the previous size predicts more than the cap, stopped
+# by R's elapsed-time limit (which the estimators see between their slices of work) when it
+# reaches the cap. The prediction scales the previous time by N log N: AIS and nested sampling
+# evaluate all N observations per step, and their number of steps grows with the information,
+# about (parameters / 2) log N (linear scaling predicted 196 s for AIS at 10^5 from 19.6 s at
+# 10^4, and it took more than 220 s); for SGAIS, whose cost is about linear, it is a bound.
 run_capped <- function(name, model, method, previous) {
   n <- model$n
   if (!is.null(previous)) {
@@ -101,7 +109,7 @@ run_capped <- function(name, model, method, previous) {
       return(row_of(name, n, method, NA, NA, sprintf("skipped: %s at N = %g", previous$status,
                                                       previous$N)))
     }
-    predicted <- previous$seconds * n / previous$N
+    predicted <- previous$seconds * (n * log(n)) / (previous$N * log(previous$N))
     if (predicted > cap) {
       return(row_of(name, n, method, NA, NA,
                     sprintf("skipped: predicted %.0f s > cap %g s", predicted, cap)))
