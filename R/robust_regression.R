@@ -68,7 +68,8 @@ robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1,
   )
 }
 
+# New rows are turned into data as for linear regression (the same design and response).
 #' @exportS3Method
 model_data.sgais_robust_regression <- function(model, new_data, call = NULL) {
-  linear_regression_data(regression_rows(spec_of(model, call), new_data, call), call)
+  model_data.sgais_linear_regression(model, new_data, call)
 }
