@@ -1,6 +1,7 @@
 /* Registration of the .Call entry points (exact argument counts) and of the C API that other
- * packages call (api.c, inst/include/sgais.h). */
+ * packages call (api.c, inst/include/sgais.h); the thread setting's fork handler (threads.c). */
 #include "ffi.h"
+#include "threads.h"
 #include <R_ext/Rdynload.h>
 #include <R_ext/Visibility.h>
 
@@ -15,6 +16,10 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_custom_model_failed", (DL_FUNC) &ffi_custom_model_failed, 0},
   {"ffi_data_digest", (DL_FUNC) &ffi_data_digest, 2},
   {"ffi_precond_metric", (DL_FUNC) &ffi_precond_metric, 4},
+  {"ffi_threads_get", (DL_FUNC) &ffi_threads_get, 0},
+  {"ffi_threads_set", (DL_FUNC) &ffi_threads_set, 1},
+  {"ffi_threads_max", (DL_FUNC) &ffi_threads_max, 0},
+  {"ffi_threads_openmp", (DL_FUNC) &ffi_threads_openmp, 0},
   {NULL, NULL, 0}
 };
 
@@ -23,4 +28,5 @@ void attribute_visible R_init_sgais(DllInfo *dll) {
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
   sg_api_register();
+  sg_threads_init();
 }

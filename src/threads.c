@@ -1,0 +1,100 @@
+/* The thread setting (threads.h) and the entry points of sgais_threads() (R/threads.R). R
+ * chooses the default (option, environment variable, check limits) and checks the argument;
+ * this file holds the setting and caps it at what OpenMP and the machine allow. */
+#include "threads.h"
+#include "ffi.h"
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if defined(_OPENMP) && !defined(_WIN32)
+#include <pthread.h>
+#define SG_FORK_HANDLER 1
+#endif
+
+#ifdef _OPENMP
+static int env_limit(const char *name);
+#endif
+
+/* Never 0, so that a region is safe even before R sets the value at load. */
+static int n_threads = 1;
+
+int sg_threads(void) {
+  return n_threads;
+}
+
+int sg_threads_max(void) {
+#ifdef _OPENMP
+  int n = omp_get_num_procs();
+  int limit = omp_get_thread_limit();  /* OMP_THREAD_LIMIT as OpenMP read it at start */
+  if (limit < n) n = limit;
+  limit = env_limit("OMP_THREAD_LIMIT"); /* as it is now */
+  if (limit < n) n = limit;
+  return n < 1 ? 1 : n;
+#else
+  return 1;
+#endif
+}
+
+int sg_threads_set(int n) {
+  int max = sg_threads_max();
+  n_threads = (n <= 0 || n > max) ? max : n;
+  return n_threads;
+}
+
+#ifdef SG_FORK_HANDLER
+static void one_thread_in_child(void) {
+  n_threads = 1;
+}
+#endif
+
+void sg_threads_init(void) {
+#ifdef SG_FORK_HANDLER
+  pthread_atfork(NULL, NULL, one_thread_in_child);
+#endif
+}
+
+#ifdef _OPENMP
+/* The value of the environment variable `name` if it is a whole number >= 1, else INT_MAX
+ * (unset or unusable: no limit; OpenMP ignores such a value too). */
+static int env_limit(const char *name) {
+  const char *s = getenv(name);
+  if (s == NULL || *s == '\0') return INT_MAX;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  while (isspace((unsigned char) *end)) end++;
+  if (errno != 0 || end == s || *end != '\0' || v < 1 || v > INT_MAX) return INT_MAX;
+  return (int) v;
+}
+#endif
+
+/* ---------------------------------------------------------------- entry points */
+
+SEXP ffi_threads_get(void) {
+  return Rf_ScalarInteger(sg_threads());
+}
+
+/* Sets the number of threads (R checked `threads`: a whole number >= 0) and returns the
+ * previous one. */
+SEXP ffi_threads_set(SEXP threads) {
+  int old = sg_threads();
+  sg_threads_set(sg_scalar_int(threads, "threads", 0));
+  return Rf_ScalarInteger(old);
+}
+
+SEXP ffi_threads_max(void) {
+  return Rf_ScalarInteger(sg_threads_max());
+}
+
+/* The OpenMP version the package was built with (yyyymm, e.g. 201511), or 0 without OpenMP. */
+SEXP ffi_threads_openmp(void) {
+#ifdef _OPENMP
+  return Rf_ScalarInteger(_OPENMP);
+#else
+  return Rf_ScalarInteger(0);
+#endif
+}

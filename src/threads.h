@@ -1,0 +1,51 @@
+/* Threads: how many threads a parallel region may use. The number is set from R
+ * (sgais_threads(), R/threads.R) and read with sg_threads().
+ *
+ * Rules for parallel code in this package (data.table's discipline):
+ * - Give every `#pragma omp parallel` (or `parallel for`) the clause num_threads(sg_threads()).
+ *   Never call omp_set_num_threads(): it would change the setting for R and for every other
+ *   package in the session.
+ * - Include <omp.h> and call omp_* functions only under #ifdef _OPENMP. Without OpenMP the
+ *   pragmas are ignored and the same code runs on one thread.
+ * - Inside a parallel region, call no R API: no R_alloc or allocVector, no RNG (unif_rand,
+ *   norm_rand, ...), no R_CheckUserInterrupt, no Rf_error, Rf_warning or Rprintf. Allocate
+ *   before the region and draw random numbers on the main thread. Workers report failures in
+ *   their own sg_status, and the main thread raises them after the region.
+ * - Models written in R (custom_model()) and compiled models (the C API) run on the main thread
+ *   only. Built-in models may be evaluated in parallel, each thread with its own workspace.
+ * - Results must not depend on the number of threads. Split the work into fixed blocks whose
+ *   number and bounds do not depend on the thread count. Each block writes its partial result
+ *   to its own slot, and the main thread combines the slots in block order after the region
+ *   (no `reduction` clause or atomic add on floating point). Results are then bit-identical for
+ *   any number of threads. */
+#ifndef SG_THREADS_H
+#define SG_THREADS_H
+
+#include "base.h"
+
+/* The number of threads for a parallel region, >= 1 (1 when built without OpenMP). A plain
+ * read of the setting: call it on the main thread, anywhere. */
+int sg_threads(void);
+
+/* The most threads the setting may take: the processors available to this process, capped by
+ * OpenMP's thread limit and by OMP_THREAD_LIMIT (read again at each call, so that
+ * Sys.setenv() applies). 1 without OpenMP. */
+int sg_threads_max(void);
+
+/* Sets the number of threads to n, capped at sg_threads_max(); n <= 0 means sg_threads_max().
+ * Returns the number set. */
+int sg_threads_set(int n);
+
+/* Called once when the package is loaded (init.c): a process forked from this one (e.g. by
+ * parallel::mclapply()) uses one thread, since OpenMP may hang in a child forked after the
+ * parent used it. */
+void sg_threads_init(void);
+
+/* ---------------------------------------------------------------- entry points (R/threads.R)
+ * Declared here rather than in ffi.h, which keeps the entry points of the estimators. */
+SEXP ffi_threads_get(void);
+SEXP ffi_threads_set(SEXP threads);
+SEXP ffi_threads_max(void);
+SEXP ffi_threads_openmp(void);
+
+#endif
