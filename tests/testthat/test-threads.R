@@ -1,0 +1,124 @@
+threads_max <- function() .Call(C_ffi_threads_max)
+
+# Restores the number of threads when the calling test ends.
+local_threads <- function(frame = parent.frame()) {
+  old <- sgais_threads()
+  withr::defer(sgais_threads(old), envir = frame)
+}
+
+# Sets the number of threads without the warning of a build without OpenMP.
+set_threads <- function(n) {
+  suppressWarnings(sgais_threads(n), classes = "sgais_warning_no_openmp")
+}
+
+test_that("sgais_threads() reports the number of threads, within the available processors", {
+  n <- sgais_threads()
+  expect_type(n, "integer")
+  expect_length(n, 1L)
+  expect_gte(n, 1L)
+  expect_lte(n, threads_max())
+  if (!threads_openmp()) expect_identical(n, 1L)
+})
+
+test_that("setting the number returns the previous one invisibly, and it can be restored", {
+  local_threads()
+  old <- sgais_threads()
+  expect_invisible(sgais_threads(1))
+  expect_identical(sgais_threads(), 1L)
+  expect_identical(sgais_threads(old), 1L)
+  expect_identical(sgais_threads(), old)
+  sgais_threads(1L)
+  expect_identical(sgais_threads(), 1L)
+})
+
+test_that("0 means all available processors, and a larger number is reduced to that many", {
+  local_threads()
+  withr::local_envvar(c(OMP_THREAD_LIMIT = NA, `_R_CHECK_LIMIT_CORES_` = NA))
+  sgais_threads(0)
+  expect_identical(sgais_threads(), threads_max())
+  sgais_threads(1)
+  set_threads(1e6)
+  expect_identical(sgais_threads(), threads_max())
+})
+
+test_that("OMP_THREAD_LIMIT and R CMD check's core limit cap the number", {
+  local_threads()
+  withr::local_envvar(c(OMP_THREAD_LIMIT = "1"))
+  sgais_threads(0)
+  expect_identical(sgais_threads(), 1L)
+  withr::local_envvar(c(OMP_THREAD_LIMIT = NA, `_R_CHECK_LIMIT_CORES_` = "TRUE"))
+  set_threads(64)
+  expect_identical(sgais_threads(), min(2L, threads_max()))
+  expect_identical(check_limit_cores(0L), 2L)
+  expect_identical(check_limit_cores(1L), 1L)
+  withr::local_envvar(c(`_R_CHECK_LIMIT_CORES_` = "false"))
+  expect_identical(check_limit_cores(64L), 64L)
+})
+
+test_that("an invalid number of threads is a classed error naming `threads`", {
+  local_threads()
+  before <- sgais_threads()
+  for (bad in list(NA, NA_integer_, -1, 1.5, Inf, "2", TRUE, c(1, 2), integer(), list(2))) {
+    expect_error(sgais_threads(bad), "`threads` must be a whole number >= 0", class = "sgais_error")
+  }
+  expect_identical(sgais_threads(), before)
+})
+
+test_that("the default comes from the option, else SGAIS_NUM_THREADS, else all processors", {
+  withr::local_options(sgais.threads = NULL)
+  withr::local_envvar(c(SGAIS_NUM_THREADS = NA))
+  expect_identical(threads_default(), 0L)
+  withr::local_envvar(c(SGAIS_NUM_THREADS = " 3 "))
+  expect_identical(threads_default(), 3L)
+  withr::local_options(sgais.threads = 1)
+  expect_identical(threads_default(), 1L)
+
+  # an unusable value is ignored with a warning, so that the package still loads
+  withr::local_options(sgais.threads = "two")
+  expect_warning(expect_identical(threads_default(), 0L),
+                 "`options\\(sgais.threads\\)` must be a whole number", class = "sgais_warning_threads")
+  withr::local_options(sgais.threads = NULL)
+  withr::local_envvar(c(SGAIS_NUM_THREADS = "2.5"))
+  expect_warning(expect_identical(threads_default(), 0L),
+                 "`SGAIS_NUM_THREADS` must be a whole number >= 0, not 2.5",
+                 class = "sgais_warning_threads")
+})
+
+test_that("the default is set when the package is loaded", {
+  # a new R session: the option is set before sgais is loaded, SGAIS_NUM_THREADS is overridden
+  script <- sprintf(paste(
+    ".libPaths(%s); Sys.setenv(SGAIS_NUM_THREADS = '2');",
+    "options(sgais.threads = 1); cat(sgais::sgais_threads())"
+  ), deparse1(.libPaths()))
+  out <- system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", "-e", shQuote(script)),
+                 stdout = TRUE)
+  expect_identical(out, "1")
+})
+
+test_that("a forked process uses one thread", {
+  skip_on_os("windows")
+  skip_if_not(threads_openmp(), "sgais was built without OpenMP")
+  local_threads()
+  withr::local_envvar(c(OMP_THREAD_LIMIT = NA, `_R_CHECK_LIMIT_CORES_` = NA))
+  sgais_threads(0)
+  child <- parallel::mccollect(parallel::mcparallel(sgais_threads()))[[1]]
+  expect_identical(child, 1L)
+  expect_identical(sgais_threads(), threads_max())
+})
+
+test_that("without OpenMP, asking for more than one thread warns once per session", {
+  local_threads()
+  warned <- isTRUE(threads_state$warned_no_openmp)
+  withr::defer(threads_state$warned_no_openmp <- warned)
+  threads_state$warned_no_openmp <- FALSE
+  expect_warning(warn_no_openmp(4L, NULL), "without OpenMP.*not 4",
+                 class = "sgais_warning_no_openmp")
+  expect_no_warning(warn_no_openmp(4L, NULL))
+  threads_state$warned_no_openmp <- FALSE
+  if (!threads_openmp()) {
+    expect_warning(sgais_threads(2), class = "sgais_warning_no_openmp")
+    expect_identical(sgais_threads(), 1L)
+    expect_no_warning(sgais_threads(0))
+    expect_no_warning(sgais_threads(3))
+  }
+})
