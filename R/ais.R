@@ -20,7 +20,11 @@
 #'
 #' Every step uses all n observations, so the cost grows with n times the number of annealing
 #' steps; [sgais()] is the fast choice for large data, `ais()` the accurate one for small data
-#' and a check of [sgais()] on your own model.
+#' and a check of [sgais()] on your own model. Those passes over the data run on
+#' [sgais_threads()] threads, split into fixed blocks of observations summed in a fixed order,
+#' so the estimate is the same on any number of threads; random numbers are drawn as in
+#' [sgais()] (section "Random numbers and threads"), in streams keyed by the annealing step and
+#' the particle.
 #'
 #' @inheritParams sgais
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
@@ -79,7 +83,7 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
   runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
     state <- list(theta = model_prior_draw(model, settings$particles),
                   logw = numeric(settings$particles), loglik = numeric(0), lambda = 0,
-                  steps = 0L, log_z = 0, step_size = 0)
+                  steps = 0L, log_z = 0, step_size = 0, key = rng_key())
     run_in_slices(
       function(state, budget) ais_slice(model, state, cs, budget),
       state,
@@ -96,7 +100,8 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
 
 ais_slice <- function(model, state, settings, budget) {
   res <- with_model_errors(.Call(C_ffi_ais_run, model, state$theta, state$logw, state$loglik,
-                                 state$lambda, settings, state$steps, state$step_size, budget))
+                                 state$lambda, settings, state$steps, state$step_size, state$key,
+                                 budget))
   trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance",
                                "step_size", "divergent", "log_evidence", "seconds",
                                "gradient_evaluations", "likelihood_evaluations")])
@@ -104,6 +109,7 @@ ais_slice <- function(model, state, settings, budget) {
   list(
     state = list(theta = res$theta, logw = res$logw, loglik = res$loglik,
                  lambda = res$lambda_end, steps = state$steps + k, step_size = res$step_size_end,
+                 key = state$key,
                  log_z = if (k > 0) trace$log_evidence[k] else state$log_z),
     trace = trace
   )

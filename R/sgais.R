@@ -32,13 +32,24 @@
 #' (see "A bounded reservoir").
 #'
 #' Chunks end at multiples of `chunk_size` from the first observation whatever pieces the data
-#' came in, and each replicate keeps its own random number stream in the fit. So a fit continued
+#' came in, and each replicate keeps the key of its random streams in the fit. So a fit continued
 #' in any number of pieces, split anywhere, also after [saveRDS()] and [readRDS()], is exactly
 #' (bit for bit) the fit of all the data at once with the same seed. When the data end inside a
 #' chunk, that last partial chunk is added to a copy of the sampler state: the estimate reports
 #' all observations (the trajectory's last row, marked `partial`), and a continuation starts from
 #' the last whole chunk. A continuation neither uses nor advances the session's random stream, and
 #' keeps the fit's settings: start a new fit to change them.
+#'
+#' @section Random numbers and threads:
+#' A run depends on [set.seed()] (or `seed`) but not on [RNGkind()] beyond one draw: when a run
+#' starts, the prior draws of its particles and a 64-bit key for the run come from R's random
+#' stream; every later random number (SGHMC noise and momenta, mini-batch indices, resampling,
+#' the reservoir) comes from a fast generator (xoshiro256++) in streams keyed by the run's key,
+#' the number of observations before the chunk and the particle. So a particle's draws are the
+#' same whichever thread moves it, and a run split into calls or continued on new data is bit
+#' for bit the run of all the data at once. Mini-batch indices are exactly uniform (Lemire's
+#' method). The particles move on [sgais_threads()] threads (models written in R, and compiled
+#' models, on one); the estimate is the same on any number of threads.
 #'
 #' @section Interrupts:
 #' An interrupt (Ctrl-C, Esc) during a run with one replicate loses at most the last quarter of a
@@ -53,8 +64,8 @@
 #' @section A bounded reservoir:
 #' The mini-batches are drawn from the earlier observations, so by default a fit keeps all of
 #' them and its memory grows with the stream. With `reservoir_size = r` each replicate keeps
-#' instead a uniform random sample of r of them (Vitter's Algorithm R, drawn with R's random
-#' numbers, so a continued fit is still exactly the fit of all the data at once), and draws its
+#' instead a uniform random sample of r of them (Vitter's Algorithm R, drawn from the run's keyed
+#' streams, so a continued fit is still exactly the fit of all the data at once), and draws its
 #' mini-batches from that sample, scaled to all n earlier observations: memory stays bounded on
 #' an unbounded stream (paper Section 5). The fit then holds its replicates' reservoirs and the
 #' observations after its last whole chunk; its `model` holds only those (its `n` still counts
@@ -225,7 +236,8 @@ sgais_start <- function(model, settings, replicates, progress, seed, call) {
     state <- list(theta = model_prior_draw(model, settings$early_particles),
                   logw = numeric(settings$early_particles), n = 0, anchor = numeric(0),
                   anchor_grad = numeric(0), anchor_n = 0, step_size = 0,
-                  precond_cov = numeric(0), precond_n = 0, precond_ess = 0, reservoir = NULL)
+                  precond_cov = numeric(0), precond_n = 0, precond_ess = 0, reservoir = NULL,
+                  key = rng_key())
     sgais_replicate(model, state, NULL, settings, progress, label, recover)
   })
   sgais_fit_of(model, runs, settings, call, seed)
@@ -334,6 +346,8 @@ update.sgais_fit <- function(object, new_data, ..., progress = default_progress(
 sgais_replicate <- function(model, state, trace, settings, progress, label, recover = FALSE) {
   chunk <- settings$chunk_size
   whole <- max(state$n, model$n %/% chunk * chunk)
+  # fits saved before runs had keys continue with a key from the continuation's stream
+  state$key <- state$key %||% rng_key()
   buffer <- sgais_buffer(model, state, settings)
   done <- sgais_advance(buffer$model, buffer$state, whole, settings, progress, label, recover)
   resume <- done$state
@@ -407,7 +421,7 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
                 anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
                 step_size = res$step_size_end, precond_cov = res$precond_cov,
                 precond_n = res$precond_n, precond_ess = res$precond_ess,
-                slots = res$slots, buffer_start = state$buffer_start,
+                slots = res$slots, buffer_start = state$buffer_start, key = state$key,
                 log_z = res$log_evidence[k])
     trace <- as.data.frame(res[-(1:10)])
     trace$n <- as_count(trace$n)

@@ -38,6 +38,13 @@ seeded_run <- function(seed, run) {
   })
 }
 
+# A run's key for the C core's random streams (src/rng.h): two whole numbers in [0, 2^32) from
+# R's RNG, the one draw through which RNGkind() matters; every later draw of the run comes from
+# streams keyed by it and by the run's position (chunk, annealing step or iteration, particle).
+rng_key <- function() {
+  floor(stats::runif(2) * 2^32)
+}
+
 # The current RNG state, initialising the generator first if it has not been used yet.
 rng_state <- function() {
   if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) stats::runif(1)

@@ -12,8 +12,10 @@
  * steps on wide targets"). log Z = logsumexp(log w) - log M.
  *
  * ais_process() runs annealing steps until lambda = 1 or a time budget is spent; the particles,
- * log-weights, their log-likelihoods, lambda and R's RNG stream are the whole state, so the
- * result does not depend on how the run is split into calls. */
+ * log-weights, their log-likelihoods, lambda and the run's key are the whole state, and every
+ * random draw comes from a stream keyed by (key, annealing step, particle) (rng.h), so the
+ * result does not depend on how the run is split into calls. The full-data passes are split over
+ * threads by observation blocks (model.h), which does not change them either. */
 #include "ffi.h"
 #include <math.h>
 #include <string.h>
@@ -74,7 +76,7 @@ static int check_loglik(const double *loglik, int M, double lambda, int moved, s
  * dim), logw their log-weights and loglik their full-data log-likelihoods. */
 static int ais_process(const sg_model *m, const ais_settings *s, double *theta, double *logw,
                        double *loglik, double *lambda_io, double *step_size, int steps_done,
-                       double time_budget, ais_trace *tr, sg_workspace *ws) {
+                       double time_budget, uint64_t key, ais_trace *tr, sg_workspace *ws) {
   const int M = s->particles, dim = m->dim, N = m->n_obs;
   const sg_move_settings *mv = &s->move;
   double *v = (double *) R_alloc(dim, sizeof(double));
@@ -92,6 +94,10 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   sg_kernel kernel;
   sg_kernel_init(&kernel, mv->integrator, pcp ? &own : NULL, dim);
   kernel.alpha = mv->momentum_decay;
+  /* each annealing step's streams: one per particle, one for resampling (rng.h) */
+  sg_rng rng, shared;
+  kernel.rng = &rng;
+  scratch.rng = &shared;
   const int width = mv->scale == SG_STEP_WIDTH;
 
   sg_status *st = ws->status;
@@ -111,13 +117,16 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     ws->count.likelihood = ws->count.gradient = 0.0;
     double ess, max_delta = 1.0 - lambda;
     int resampled;
+    const uint64_t step_id = (uint64_t) (steps_done + steps);
+    sg_rng_init(&shared, key, step_id, SG_RNG_SHARED);
     if (pcp) sg_model_canonicalize(m, ws, theta, M);
     double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
                                       s->resample_ess, &ess, &resampled, pcp, &scratch);
     lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
 
     /* SGHMC moves leaving f at the new lambda invariant, then the new log-likelihoods. Each
-     * particle's move reads all the data, so check for an interrupt after each. */
+     * particle's move reads all the data (on the workspace's threads, model.h), so check for an
+     * interrupt after each. */
     target.lambda = lambda;
     const int k = sg_move_distance_steps(mv, sg_move_steps(mv, ess, s->target_ess, M), *step_size);
     const int metropolis = mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
@@ -127,6 +136,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
       double *th = theta + (size_t) i * dim;
       memcpy(before, th, dim * sizeof(double));
       if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i, th, &own);
+      sg_rng_init(&rng, key, step_id, (uint64_t) i);
       sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, &kernel);
       if (metropolis) acc[i] = (double) kernel.accepted / k;
       /* a move that ran off to non-finite values is undone (see sgais.c) */
@@ -136,7 +146,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
       }
       if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, ws, th, NULL, 0, N, 1.0, NULL);
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
-      R_CheckUserInterrupt();
+      sg_interrupt_check();
     }
     if (diverged == M) {
       sg_fail(st, SG_ERR_DIVERGED, "SGHMC diverged (non-finite parameters) at lambda = %g; "
@@ -157,7 +167,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     tr->likelihood_evaluations[steps] = ws->count.likelihood;
     tr->seconds[steps] = sg_now() - step_time;
     steps++;
-    R_CheckUserInterrupt();
+    sg_interrupt_check();
     if (sg_now() - start_time > time_budget) break;
   }
   *lambda_io = lambda;
@@ -169,13 +179,14 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
  * start (they are then computed and counted in the first step). Returns the new state and one
  * trace entry per annealing step. */
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
-                 SEXP steps_done, SEXP step_size, SEXP time_budget) {
+                 SEXP steps_done, SEXP step_size, SEXP key, SEXP time_budget) {
   sg_model m;
   sg_model_from_r(model, &m);
   ais_settings s = sg_anneal_settings_from_r(settings);
   const int M = s.particles;
   double lam = sg_scalar_double(lambda, "lambda"), budget = sg_scalar_double(time_budget, "time_budget");
   int done = sg_scalar_int(steps_done, "steps_done", 0);
+  const uint64_t run_key = sg_rng_key_from_state(key, "key");
   /* the adapted step in target widths; 0 at the start: the configured step_size */
   double step = sg_scalar_double(step_size, "step_size");
   if (!(step > 0.0) || !R_FINITE(step)) step = s.move.step_size;
@@ -217,6 +228,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   sg_status st = {SG_OK, ""};
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &st);
+  sg_workspace_threads(&ws, &m, sg_threads());
   if (Rf_length(loglik) == M) {
     memcpy(ll, REAL(loglik), M * sizeof(double));
   } else {
@@ -226,9 +238,8 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
     initial = ws.count.likelihood;
   }
 
-  GetRNGstate();
-  int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, &step, done, budget, &tr, &ws);
-  PutRNGstate();
+  int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, &step, done, budget, run_key, &tr,
+                          &ws);
   if (steps < 0) sg_raise(&st);
   if (steps > 0) tr.likelihood_evaluations[0] += initial;
   REAL(lambda_end)[0] = lam;

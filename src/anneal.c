@@ -12,11 +12,12 @@ void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim) {
   s->work = (double *) R_alloc((size_t) M + (size_t) dim * (dim + 1), sizeof(double));
   s->ancestors = (int *) R_alloc(M, sizeof(int));
   s->copy = (double *) R_alloc((size_t) M * (dim + 1), sizeof(double));
+  s->rng = NULL;
 }
 
 static void resample(double *theta, double *logw, double *loglik, int M, int dim,
                      sg_anneal_scratch *s) {
-  sg_resample_systematic(logw, M, s->ancestors, s->work);
+  sg_resample_systematic(logw, M, s->ancestors, s->work, s->rng);
   double *theta_copy = s->copy, *loglik_copy = s->copy + (size_t) M * dim;
   memcpy(theta_copy, theta, (size_t) M * dim * sizeof(double));
   memcpy(loglik_copy, loglik, M * sizeof(double));

@@ -14,10 +14,12 @@ typedef struct {
   sg_move_settings move;
 } sg_anneal_settings;
 
-/* Scratch for sg_anneal_reweight (R_alloc'ed). */
+/* Scratch for sg_anneal_reweight (R_alloc'ed), and the stream its resampling draws from (set
+ * by the caller). */
 typedef struct {
   double *work, *copy;
   int *ancestors;
+  sg_rng *rng;
 } sg_anneal_scratch;
 void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim);
 /* One adaptive annealing step shared by SGAIS and AIS: Delta in (0, max_delta] by the ESS of the

@@ -148,3 +148,35 @@ sg_anneal_settings sg_anneal_settings_from_r(SEXP x) {
     Rf_errorcall(R_NilValue, "`resample_ess` must be in [0, 1].");
   return s;
 }
+
+uint64_t sg_rng_key_from_state(SEXP x, const char *what) {
+  if (TYPEOF(x) != REALSXP || Rf_length(x) != 2)
+    Rf_errorcall(R_NilValue, "`%s` must be a numeric vector of length 2.", what);
+  for (int i = 0; i < 2; i++) {
+    double k = REAL(x)[i];
+    if (!(k >= 0.0 && k < 4294967296.0) || k != floor(k))
+      Rf_errorcall(R_NilValue, "`%s` must hold whole numbers in [0, 2^32).", what);
+  }
+  return sg_rng_key_join(REAL(x)[0], REAL(x)[1]);
+}
+
+/* n draws from the stream (key, a, b) (rng.h), for tests: kind 0 uniforms on (0, 1), 1 indices
+ * in 0, ..., range - 1 (range <= 2^53), 2 standard normals. */
+SEXP ffi_rng_draws(SEXP key, SEXP a, SEXP b, SEXP n, SEXP kind, SEXP range) {
+  const uint64_t k = sg_rng_key_from_state(key, "key");
+  const double sa = sg_scalar_count(a, "a"), sb = sg_scalar_count(b, "b");
+  const int len = sg_scalar_int(n, "n", 0), what = sg_scalar_int(kind, "kind", 0);
+  const double r = sg_scalar_count(range, "range");
+  if (what > 2) Rf_errorcall(R_NilValue, "`kind` must be 0, 1 or 2.");
+  if (what == 1 && !(r >= 1.0 && r <= 9007199254740992.0))
+    Rf_errorcall(R_NilValue, "`range` must be in [1, 2^53].");
+  sg_rng rng;
+  sg_rng_init(&rng, k, (uint64_t) sa, (uint64_t) sb);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, len));
+  for (int i = 0; i < len; i++)
+    REAL(out)[i] = what == 0 ? sg_rng_unif(&rng)
+                 : what == 1 ? sg_rng_index_large(&rng, r)
+                             : sg_rng_norm(&rng);
+  UNPROTECT(1);
+  return out;
+}

@@ -19,6 +19,13 @@ int sg_scalar_int(SEXP x, const char *what, int lower);
 double sg_scalar_double(SEXP x, const char *what);
 double sg_scalar_count(SEXP x, const char *what);
 SEXP sg_list_get(SEXP list, const char *name);
+/* A regression's data as rows (rows.c, model.h): covariates (the columns of the p x n matrix
+ * xt) then cols[0..ncol) (numeric vectors of length n, checked by the caller), each row
+ * sg_rows_stride(p + ncol) doubles and aligned to 64 bytes; packed once for the same R objects
+ * and kept in a small cache between calls. Call in the main thread. */
+const double *sg_rows_from_r(SEXP xt, const SEXP *cols, int ncol);
+/* A run's key for its random streams (rng.h), stored in R as two whole numbers in [0, 2^32). */
+uint64_t sg_rng_key_from_state(SEXP x, const char *what);
 SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, R_xlen_t n);
 
 /* The one settings parser: move and annealing settings from the R settings list, re-checked
@@ -45,6 +52,7 @@ void sg_api_register(void);
 
 SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
+SEXP ffi_rng_draws(SEXP key, SEXP a, SEXP b, SEXP n, SEXP kind, SEXP range);
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
 SEXP ffi_api_model_class(SEXP name);
 SEXP ffi_custom_model_failed(void);
@@ -52,7 +60,7 @@ SEXP ffi_data_digest(SEXP digest, SEXP values);
 SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
-                 SEXP steps_done, SEXP step_size, SEXP time_budget);
+                 SEXP steps_done, SEXP step_size, SEXP key, SEXP time_budget);
 SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget);
 
 #endif

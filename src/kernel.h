@@ -86,6 +86,7 @@ typedef struct {
   const sg_precond *pc; /* NULL or kind NONE: unpreconditioned */
   double *work;
   int accepted;
+  sg_rng *rng; /* the stream of the particle being moved (set by the caller) */
 } sg_kernel;
 void sg_kernel_init(sg_kernel *k, int integrator, const sg_precond *pc, int dim);
 

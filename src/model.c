@@ -11,20 +11,70 @@ void sg_workspace_init(sg_workspace *ws, const sg_model *m, sg_status *st) {
   ws->scratch = n ? (void *) R_alloc(n, sizeof(double)) : NULL;
   ws->count.likelihood = ws->count.gradient = 0.0;
   ws->status = st;
+  ws->threads = 1;
+  ws->pool = NULL;
+  ws->block_value = ws->block_grad = NULL;
+  if (m->thread_safe) {
+    ws->block_value = (double *) R_alloc(SG_BLOCK_GROUP, sizeof(double));
+    ws->block_grad = (double *) R_alloc((size_t) SG_BLOCK_GROUP * m->dim, sizeof(double));
+  }
+}
+
+void sg_workspace_threads(sg_workspace *ws, const sg_model *m, int threads) {
+  if (!m->thread_safe || threads < 2) {
+    ws->threads = 1;
+    return;
+  }
+  ws->threads = threads;
+  ws->pool = (sg_workspace *) R_alloc(threads, sizeof(sg_workspace));
+  ws->pool[0] = *ws;
+  ws->pool[0].threads = 1;
+  ws->pool[0].pool = NULL;
+  for (int t = 1; t < threads; t++) sg_workspace_init(&ws->pool[t], m, ws->status);
+}
+
+/* The sum over more than SG_BLOCK observations, block by block (see model.h). */
+static double blocked_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
+                              const int *idx, int start, int n, double scale, double *grad) {
+  const int dim = m->dim, n_blocks = (n + SG_BLOCK - 1) / SG_BLOCK;
+  const int threads = sg_threads_for(ws->threads, n);
+  double total = 0.0;
+  for (int first = 0; first < n_blocks; first += SG_BLOCK_GROUP) {
+    const int count = (n_blocks - first < SG_BLOCK_GROUP) ? n_blocks - first : SG_BLOCK_GROUP;
+    SG_PARALLEL_FOR(threads)
+    for (int b = 0; b < count; b++) {
+      sg_workspace *w = threads > 1 ? &ws->pool[sg_thread_id()] : ws;
+      const int lo = (first + b) * SG_BLOCK, len = (n - lo < SG_BLOCK) ? n - lo : SG_BLOCK;
+      double *g = grad ? ws->block_grad + (size_t) b * dim : NULL;
+      if (g) memset(g, 0, dim * sizeof(double));
+      ws->block_value[b] = idx ? m->log_lik(m, w, theta, idx + lo, 0, len, scale, g)
+                               : m->log_lik(m, w, theta, NULL, start + lo, len, scale, g);
+    }
+    for (int b = 0; b < count; b++) {
+      total += ws->block_value[b];
+      if (grad)
+        for (int j = 0; j < dim; j++) grad[j] += ws->block_grad[(size_t) b * dim + j];
+    }
+  }
+  return total;
 }
 
 double sg_model_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
                         int start, int n, double scale, double *grad) {
   if (grad) ws->count.gradient += n;
   else ws->count.likelihood += n;
+  if (m->thread_safe && n > SG_BLOCK) return blocked_log_lik(m, ws, theta, idx, start, n, scale, grad);
   return m->log_lik(m, ws, theta, idx, start, n, scale, grad);
 }
 
 void sg_model_grad_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
                            const int *idx, int start, int n, double scale, double *grad) {
-  ws->count.gradient += n;
-  if (m->grad_log_lik) m->grad_log_lik(m, ws, theta, idx, start, n, scale, grad);
-  else m->log_lik(m, ws, theta, idx, start, n, scale, grad);
+  if (m->grad_log_lik) {
+    ws->count.gradient += n;
+    m->grad_log_lik(m, ws, theta, idx, start, n, scale, grad);
+  } else {
+    sg_model_log_lik(m, ws, theta, idx, start, n, scale, grad);
+  }
 }
 
 void sg_model_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const double *theta,
@@ -82,7 +132,7 @@ static void linear_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
-  sg_linear_regression_init(m, REAL(xt), REAL(y), Rf_nrows(xt), Rf_ncols(xt),
+  sg_linear_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
                             hyper(model, "noise_sd"), hyper(model, "prior_sd"), st);
 }
 
@@ -90,7 +140,7 @@ static void linear_regression_nig_from_r(SEXP model, sg_model *m, sg_status *st)
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
-  sg_linear_regression_nig_init(m, REAL(xt), REAL(y), Rf_nrows(xt), Rf_ncols(xt),
+  sg_linear_regression_nig_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
                                 hyper(model, "prior_sd"), hyper(model, "variance_shape"),
                                 hyper(model, "variance_scale"), st);
 }
@@ -149,19 +199,21 @@ static void api_from_r(SEXP model, sg_model *m, sg_status *st) {
 
 typedef void (*sg_model_unpack)(SEXP model, sg_model *m, sg_status *st);
 
+/* thread_safe: the family's functions call no R API while evaluating (sg_model.thread_safe). */
 static const struct {
   const char *family;
   sg_model_unpack unpack;
+  int thread_safe;
 } registry[] = {
-  {"linear_regression", linear_regression_from_r},
-  {"linear_regression_nig", linear_regression_nig_from_r},
-  {"robust_regression", robust_regression_from_r},
-  {"softmax_regression", softmax_regression_from_r},
-  {"logistic_regression", logistic_regression_from_r},
-  {"poisson_regression", poisson_regression_from_r},
-  {"gaussian_mixture", gaussian_mixture_from_r},
-  {"custom", custom_from_r},
-  {"compiled", api_from_r},
+  {"linear_regression", linear_regression_from_r, 1},
+  {"linear_regression_nig", linear_regression_nig_from_r, 1},
+  {"robust_regression", robust_regression_from_r, 1},
+  {"softmax_regression", softmax_regression_from_r, 1},
+  {"logistic_regression", logistic_regression_from_r, 1},
+  {"poisson_regression", poisson_regression_from_r, 1},
+  {"gaussian_mixture", gaussian_mixture_from_r, 1},
+  {"custom", custom_from_r, 0},   /* R callbacks */
+  {"compiled", api_from_r, 0},    /* the API does not promise thread safety (sgais.h) */
 };
 
 void sg_model_from_r(SEXP model, sg_model *m) {
@@ -176,6 +228,7 @@ void sg_model_from_r(SEXP model, sg_model *m) {
       registry[i].unpack(model, m, &st);
       if (st.code) sg_raise(&st);
       if (!m->name) m->name = registry[i].family;
+      m->thread_safe = registry[i].thread_safe;
       /* what every estimator indexes with; R checked it, a corrupt object must not crash */
       int dim = sg_scalar_int(sg_list_get(model, "dim"), "dim", 1);
       if (m->dim != dim)

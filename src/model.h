@@ -7,6 +7,7 @@
 #define SG_MODEL_H
 
 #include "weights.h"
+#include "threads.h"
 #include <stddef.h>
 
 typedef struct sg_model sg_model;
@@ -18,14 +19,36 @@ typedef struct {
   double gradient;
 } sg_counter;
 
+/* Observations are summed in blocks of SG_BLOCK: sg_model_log_lik() evaluates a range or index
+ * set of more than SG_BLOCK observations block by block, SG_BLOCK_GROUP blocks at a time shared
+ * among the workspace's threads, and adds the blocks' values and gradients in block order. The
+ * result is the same for any number of threads (the blocks and the order of the sums are fixed);
+ * a model that cannot run on threads (R callbacks) is evaluated in one call instead. */
+#define SG_BLOCK 1024
+#define SG_BLOCK_GROUP 64
+/* Fewer blocks than this are summed on one thread (still block by block): a parallel region
+ * costs microseconds on an idle machine and can cost milliseconds on a busy one, far more than
+ * a few blocks of work. */
+#define SG_PARALLEL_MIN_BLOCKS 16
+/* `threads` when a parallel region would evaluate at least that many blocks' worth of
+ * observations in all, else 1. */
+static inline int sg_threads_for(int threads, double observations) {
+  return observations >= (double) SG_PARALLEL_MIN_BLOCKS * SG_BLOCK ? threads : 1;
+}
+
 /* What a model may write while it is evaluated: `scratch` (m->scratch_bytes bytes, aligned for
  * doubles), the evaluation counts, and `status`, where a model whose evaluation fails (an R
  * callback that errs or returns the wrong length, sg_fail(SG_ERR_MODEL)) says why; it then
- * returns NaN, and the estimator stops with that message rather than its own. */
-typedef struct {
+ * returns NaN, and the estimator stops with that message rather than its own. A workspace is
+ * used by one thread at a time; with threads > 1 (sg_workspace_threads) its blocked passes use
+ * the per-thread workspaces `pool`. */
+typedef struct sg_workspace {
   void *scratch;
   sg_counter count;
   sg_status *status;
+  int threads;
+  struct sg_workspace *pool;
+  double *block_value, *block_grad; /* SG_BLOCK_GROUP values and gradients (dim each) */
 } sg_workspace;
 
 /* A model: a prior on an unconstrained parameter vector theta in R^dim and a likelihood that
@@ -61,6 +84,10 @@ struct sg_model {
   void (*log_lik_pointwise)(const sg_model *m, sg_workspace *ws, const double *theta, int start,
                             int n, double *out);
 
+  /* Nonzero when the functions above may run on several threads at once, each with its own
+   * workspace (built-in models; not R callbacks). */
+  int thread_safe;
+
   /* Optional (NULL if none): maps theta in place to an equivalent point of a canonical mode, for
    * models whose posterior is symmetric under relabelling (mixtures). It must leave the prior
    * and every likelihood unchanged and have |Jacobian| 1. The robust samplers apply it before
@@ -68,8 +95,11 @@ struct sg_model {
   void (*canonicalize)(const sg_model *m, sg_workspace *ws, double *theta);
 };
 
-/* A workspace for m (scratch R_alloc'ed, counts zero) reporting to st. */
+/* A workspace for m (scratch R_alloc'ed, counts zero, one thread) reporting to st. */
 void sg_workspace_init(sg_workspace *ws, const sg_model *m, sg_status *st);
+/* Lets ws's full-data passes use `threads` threads (1 when the model is not thread-safe). Call
+ * in the main thread, outside parallel regions (it allocates). */
+void sg_workspace_threads(sg_workspace *ws, const sg_model *m, int threads);
 
 /* The model's log-likelihood and gradient, counted in ws->count. */
 double sg_model_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
@@ -130,14 +160,19 @@ static inline void sg_prefetch_row(const double *row, int len) {
 
 /* ------------------------------------------------------------------ built-in models */
 
+/* The doubles per packed row of `width` values (rows.c): a multiple of 8 (a cache line). */
+int sg_rows_stride(int width);
+
 /* Constructors, one per source file: from the data (one column of `xt`/`yt` per observation,
- * so an observation's values are contiguous) and the hyperparameters. They check what they
+ * so an observation's values are contiguous; linear regression: packed `rows`, observation i
+ * at rows + i * sg_rows_stride(p + 1), its p covariates then its response) and the
+ * hyperparameters. They check what they
  * index with and return SG_OK, or SG_ERR_INPUT with the reason in st. Memory: R_alloc. */
-int sg_linear_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
-                              double noise_sd, double prior_sd, sg_status *st);
+int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, double noise_sd,
+                              double prior_sd, sg_status *st);
 /* Linear regression with unknown noise variance: sigma^2 ~ InvGamma(shape, scale), theta |
  * sigma^2 ~ N(0, sigma^2 prior_sd^2 I); dim p + 1, the last parameter log sigma^2. */
-int sg_linear_regression_nig_init(sg_model *m, const double *xt, const double *y, int p, int n,
+int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
                                   double prior_sd, double shape, double scale, sg_status *st);
 /* Student-t errors with df degrees of freedom and scale sigma ~ N+(0, scale_sd^2), coefficients
  * N(0, prior_sd^2); dim p + 1, the last parameter log sigma. */

@@ -15,8 +15,10 @@
  * max(live log L) + log X_i < log(tolerance) + log Z; then every live point adds L_j X_i / M.
  *
  * nested_process() runs iterations until the stop, max_iterations or a time budget; the live
- * points, their log-likelihoods, the iteration, log Z, H and R's RNG stream are the whole
- * state, so the result does not depend on how the run is split into calls. */
+ * points, their log-likelihoods, the iteration, log Z, H and the run's key are the whole state,
+ * and each iteration draws from its own stream keyed by (key, iteration) (rng.h), so the result
+ * does not depend on how the run is split into calls. The likelihood passes over all the data
+ * are split over threads by observation blocks (model.h), which does not change them either. */
 #include "ffi.h"
 #include <math.h>
 #include <string.h>
@@ -83,21 +85,21 @@ static double full_log_lik(void *ctx, const double *theta, double *grad) {
  * first, so rejected proposals seldom cost a likelihood evaluation. Returns the acceptances. */
 static int constrained_walk(const sg_model *m, const sg_precond *pc, double *th, double *ll,
                             double lstar, int steps, double scale, double *prop, double *jump,
-                            sg_workspace *ws) {
+                            sg_workspace *ws, sg_rng *rng) {
   const int dim = m->dim;
   double lp = m->log_prior(m, ws, th, NULL);
   int accepted = 0;
   *jump = 0.0;
-  for (int s = 0; s < steps; s++) {
+  for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
     double sq = 0.0; /* the proposal's squared length in live-point widths */
     for (int j = 0; j < dim; j++) {
-      prop[j] = scale * norm_rand();
+      prop[j] = scale * sg_rng_norm(rng);
       sq += prop[j] * prop[j];
     }
     if (pc) sg_precond_factor_apply(pc, prop);
     for (int j = 0; j < dim; j++) prop[j] += th[j];
     double lp_new = m->log_prior(m, ws, prop, NULL);
-    if (!(log(unif_rand()) < lp_new - lp)) continue;
+    if (!(log(sg_rng_unif(rng)) < lp_new - lp)) continue;
     double ll_new = sg_model_log_lik(m, ws, prop, NULL, 0, m->n_obs, 1.0, NULL);
     if (!(ll_new > lstar)) continue;
     memcpy(th, prop, dim * sizeof(double));
@@ -154,7 +156,8 @@ static void record(ns_dead *d, int k, int dim, const double *theta, double itera
  * live points once the run stops), or -1 after a failure described in ws_own->status. theta
  * holds the live points (M rows of dim). */
 static int nested_process(const sg_model *m, const ns_settings *s, double *theta, double *loglik,
-                          ns_state *st, double time_budget, ns_dead *d, sg_workspace *ws_own) {
+                          ns_state *st, double time_budget, uint64_t key, ns_dead *d,
+                          sg_workspace *ws_own) {
   sg_status *fail = ws_own->status;
   const int M = s->live_points, dim = m->dim;
   const double log_shrink = log(-expm1(-1.0 / M)); /* log(1 - exp(-1/M)) */
@@ -177,6 +180,8 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   sg_kernel_init(&kernel, mv->integrator, ownp, dim);
   kernel.eta = sg_move_eta(mv, 1.0); /* the prior potential does not grow with n */
   kernel.alpha = mv->momentum_decay;
+  sg_rng rng; /* each iteration's stream, keyed by the iteration (rng.h) */
+  kernel.rng = &rng;
   sg_workspace *ws = ws_own;
   ns_ctx ctx = {m, ws};
   sg_potential pot = {prior_grad, &ctx, NULL};
@@ -198,12 +203,12 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     const double log_x = -i_now / M, lw = -(i_now - 1.0) / M + log_shrink;
     accumulate(st, lw, lstar);
     double *th = theta + (size_t) worst * dim;
+    sg_rng_init(&rng, key, (uint64_t) i_now, 0);
 
     /* Replace by a copy of another live point moved under the constraint log L > L*. */
     int from = worst;
     if (M > 1) {
-      from = (int) (unif_rand() * (M - 1));
-      if (from >= M - 1) from = M - 2;
+      from = (int) sg_rng_index(&rng, (uint32_t) (M - 1));
       if (from >= worst) from++;
     }
     const double *src = theta + (size_t) from * dim;
@@ -228,7 +233,8 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     if (s->move_kind == NS_MOVE_WALK) {
       double ll = loglik[from], jump;
       const int steps = walk_length(mv, st, dim);
-      int acc = constrained_walk(m, ownp, th, &ll, lstar, steps, st->walk_scale, kscratch, &jump, ws);
+      int acc = constrained_walk(m, ownp, th, &ll, lstar, steps, st->walk_scale, kscratch, &jump,
+                                 ws, &rng);
       refl = steps - acc;
       walk_steps = steps;
       if (steps > 0) {
@@ -260,7 +266,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     for (int i = 1; i < M; i++)
       if (loglik[i] > lmax) lmax = loglik[i];
     if (lmax + log_x < log(s->tolerance) + st->log_z) st->status = NS_CONVERGED;
-    R_CheckUserInterrupt();
+    sg_interrupt_check();
     if (sg_now() - start_time > time_budget) break;
   }
 
@@ -301,6 +307,7 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   ns_settings s = settings_from_r(settings);
   const int M = s.live_points, dim = m.dim;
   double budget = sg_scalar_double(time_budget, "time_budget");
+  const uint64_t key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
   SEXP theta = sg_list_get(state, "theta"), loglik = sg_list_get(state, "loglik");
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != dim || Rf_ncols(theta) != M)
     Rf_errorcall(R_NilValue, "`theta` must be a %d x %d numeric matrix.", dim, M);
@@ -352,6 +359,7 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   sg_status fail = {SG_OK, ""};
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &fail);
+  sg_workspace_threads(&ws, &m, sg_threads());
   if (Rf_length(loglik) == M) {
     memcpy(ll, REAL(loglik), M * sizeof(double));
   } else {
@@ -365,9 +373,7 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
     initial = ws.count.likelihood;
   }
 
-  GetRNGstate();
-  int k = nested_process(&m, &s, th, ll, &st, budget, &d, &ws);
-  PutRNGstate();
+  int k = nested_process(&m, &s, th, ll, &st, budget, key, &d, &ws);
   if (k < 0) sg_raise(&fail);
   if (k > 0) d.likelihood_evaluations[0] += initial;
 

@@ -22,8 +22,10 @@
  *
  * The work is done by sgais_process(), which runs whole chunks from n_done until n_end or until
  * a time budget is spent, so R can show progress between calls and continue a run later; the
- * particles, log-weights, the control-variate anchor and R's RNG stream carry the whole state,
- * so the result does not depend on how the run is split into calls. */
+ * particles, log-weights, the control-variate anchor, the preconditioner and the run's key carry
+ * the whole state, and every random draw comes from a stream keyed by (key, observations before
+ * the chunk, particle) (rng.h), so the result does not depend on how the run is split into calls
+ * nor on the number of threads the particles move on. */
 #include "ffi.h"
 #include <math.h>
 #include <string.h>
@@ -101,6 +103,7 @@ typedef struct {
   int *idx;
   const sgais_anchor *anchor; /* NULL: plain mini-batch gradient (paper eq. 4) */
   sg_workspace *ws;
+  sg_rng *rng; /* the stream of the particle being moved: its mini-batches */
 } sgais_target;
 
 static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) {
@@ -114,11 +117,9 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
     sg_model_grad_log_lik(m, t->ws, theta, t->slot, 0, t->past, 1.0, grad);
     return;
   }
-  /* One uniform per index: R_unif_index() spends two or more and a log2() on each, a third of
-   * the run time here. The non-uniformity of floor(u n) is below n / 2^32 per index. */
+  /* exactly uniform indices from the particle's own stream (rng.h) */
   for (int k = 0; k < t->batch_size; k++) {
-    int i = (int) (unif_rand() * t->past);
-    if (i >= t->past) i = t->past - 1;
+    int i = (int) sg_rng_index(t->rng, (uint32_t) t->past);
     t->idx[k] = t->slot ? t->slot[i] : i;
   }
   /* with a bounded reservoir the mini-batch is unbiased for the sum over all n_prev earlier
@@ -223,14 +224,14 @@ static int refresh_anchor(const sg_model *m, sgais_anchor *a, const sgais_target
 /* Vitter's Algorithm R for the chunk's cn observations, at buffer positions base, base + 1, ...,
  * the first of them the (n_done + 1)-th of the stream: the k-th observation seen is kept with
  * probability cap / k, in a uniformly chosen slot, so that the reservoir is a uniform sample of
- * every observation seen. R_unif_index() is exact also past 2^32 observations. */
-static void reservoir_add(sgais_reservoir *r, int base, int cn, double n_done) {
+ * every observation seen. sg_rng_index_large() is exact also past 2^32 observations. */
+static void reservoir_add(sgais_reservoir *r, int base, int cn, double n_done, sg_rng *rng) {
   for (int k = 0; k < cn; k++) {
     if (r->size < r->cap) {
       r->slot[r->size++] = base + k;
       continue;
     }
-    double j = R_unif_index(n_done + k + 1.0);
+    double j = sg_rng_index_large(rng, n_done + k + 1.0);
     if (j < r->cap) r->slot[(int) j] = base + k;
   }
 }
@@ -240,12 +241,131 @@ static void reservoir_add(sgais_reservoir *r, int base, int cn, double n_done) {
 static void resample_down(double *theta, double *logw, int M_from, int M_to, int dim,
                           sg_anneal_scratch *scratch) {
   double mean = sg_log_sum_exp(logw, M_from) - log((double) M_from);
-  sg_resample_systematic_n(logw, M_from, scratch->ancestors, M_to, scratch->work);
+  sg_resample_systematic_n(logw, M_from, scratch->ancestors, M_to, scratch->work, scratch->rng);
   memcpy(scratch->copy, theta, (size_t) M_from * dim * sizeof(double));
   for (int i = 0; i < M_to; i++)
     memcpy(theta + (size_t) i * dim, scratch->copy + (size_t) scratch->ancestors[i] * dim,
            dim * sizeof(double));
   for (int i = 0; i < M_to; i++) logw[i] = mean;
+}
+
+/* What one thread needs to move particles: its own metric, kernel, potential, workspace and
+ * scratch. Threads share only the read-only model, settings, preconditioner and anchor, and each
+ * particle draws from its own stream, so the moves do not depend on the number of threads. */
+typedef struct {
+  sg_precond own; /* each particle moves in the metric estimated without it (sg_precond_leave_out) */
+  sg_kernel kernel;
+  sgais_target target;
+  sg_potential pot;
+  sg_workspace ws;
+  double *v, *grad, *before;
+} sgais_mover;
+
+static void mover_init(sgais_mover *w, const sg_model *m, const sgais_settings *s,
+                       int preconditioned, sg_status *st) {
+  const sg_move_settings *mv = &s->a.move;
+  const int dim = m->dim;
+  sg_precond_alloc(&w->own, mv->preconditioner, dim);
+  sg_kernel_init(&w->kernel, mv->integrator, preconditioned ? &w->own : NULL, dim);
+  w->kernel.alpha = mv->momentum_decay;
+  sg_workspace_init(&w->ws, m, st);
+  w->v = (double *) R_alloc(3 * (size_t) dim, sizeof(double));
+  w->grad = w->v + dim;
+  w->before = w->v + 2 * dim;
+  w->target.m = m;
+  w->target.idx = (int *) R_alloc(s->batch_size, sizeof(int));
+}
+
+/* Gives every mover the potential of this annealing step (the fields of t and pot) with its own
+ * mini-batch indices and workspace, and the kernel's step eta. */
+static void movers_set(sgais_mover *movers, int threads, const sgais_target *t,
+                       const sg_potential *pot, double eta) {
+  for (int k = 0; k < threads; k++) {
+    sgais_mover *w = &movers[k];
+    int *idx = w->target.idx;
+    w->target = *t;
+    w->target.idx = idx;
+    w->target.ws = &w->ws;
+    w->pot = *pot;
+    w->pot.ctx = &w->target;
+    w->kernel.eta = eta;
+  }
+}
+
+/* The movers' evaluation counts, added to ws's and reset (sums of whole numbers: exact, so the
+ * totals do not depend on which thread did what). */
+static void movers_count(sgais_mover *movers, int threads, sg_workspace *ws) {
+  for (int k = 0; k < threads; k++) {
+    ws->count.likelihood += movers[k].ws.count.likelihood;
+    ws->count.gradient += movers[k].ws.count.gradient;
+    movers[k].ws.count.likelihood = movers[k].ws.count.gradient = 0.0;
+  }
+}
+
+/* Moves particle i (k steps of the kernel) with mover w from its stream rng: undoes a move that
+ * ran off to non-finite values (the Metropolis-adjusted kernel rejects such steps itself) and
+ * returns 1 for it; records the acceptance rate (acc not NULL) and the chunk log-likelihood
+ * after the move (loglik not NULL). a: the particle's index in the preconditioner's estimate. */
+static int move_particle(sgais_mover *w, const sg_precond *pcp, int a, double *th, sg_rng *rng,
+                         int k, double *acc, double *loglik) {
+  const sg_model *m = w->target.m;
+  const int dim = m->dim;
+  int diverged = 0;
+  memcpy(w->before, th, dim * sizeof(double));
+  if (pcp) sg_precond_leave_out(pcp, a, th, &w->own);
+  w->kernel.rng = w->target.rng = rng;
+  sg_sghmc_run(&w->pot, NULL, dim, th, w->v, w->grad, k, &w->kernel);
+  if (acc) *acc = (double) w->kernel.accepted / k;
+  if (!sg_all_finite(th, dim)) {
+    memcpy(th, w->before, dim * sizeof(double));
+    diverged = 1;
+  }
+  if (loglik) *loglik = sg_model_log_lik(m, &w->ws, th, NULL, w->target.chunk_start,
+                                         w->target.chunk_n, 1.0, NULL);
+  return diverged;
+}
+
+/* Moves the M particles, on `threads` threads when there are more than one (each particle with
+ * its own stream, so the result is the same on any number of threads); returns the number of
+ * moves undone. ancestors: the particles' indices in the preconditioner's estimate (NULL: i). */
+static int move_particles(sgais_mover *movers, int threads, const sg_precond *pcp,
+                          const int *ancestors, double *theta, int M, sg_rng *rngs, int k,
+                          double *acc, double *loglik, int *flags) {
+  const int dim = movers[0].target.m->dim;
+#define SGAIS_MOVE(w, i)                                                                         \
+  flags[i] = move_particle(w, pcp, ancestors ? ancestors[i] : i, theta + (size_t) (i) * dim,     \
+                           &rngs[i], k, acc ? acc + (i) : NULL, loglik ? loglik + (i) : NULL)
+  if (threads > 1) {
+    SG_PARALLEL_FOR(threads)
+    for (int i = 0; i < M; i++) SGAIS_MOVE(&movers[sg_thread_id()], i);
+  } else {
+    /* one thread (also every model that calls R): no parallel region, whose unwinding by an R
+     * error or interrupt would be undefined */
+    for (int i = 0; i < M; i++) {
+      SGAIS_MOVE(&movers[0], i);
+      sg_interrupt_check();
+    }
+  }
+#undef SGAIS_MOVE
+  int diverged = 0;
+  for (int i = 0; i < M; i++) diverged += flags[i];
+  return diverged;
+}
+
+/* loglik[i] = the log-likelihood of the chunk (buffer positions start..start+n-1) at particle i. */
+static void chunk_log_lik(sgais_mover *movers, int threads, const double *theta, int M, int start,
+                          int n, double *loglik) {
+  const sg_model *m = movers[0].target.m;
+  if (threads > 1) {
+    SG_PARALLEL_FOR(threads)
+    for (int i = 0; i < M; i++)
+      loglik[i] = sg_model_log_lik(m, &movers[sg_thread_id()].ws, theta + (size_t) i * m->dim,
+                                   NULL, start, n, 1.0, NULL);
+  } else {
+    for (int i = 0; i < M; i++)
+      loglik[i] = sg_model_log_lik(m, &movers[0].ws, theta + (size_t) i * m->dim, NULL, start, n,
+                                   1.0, NULL);
+  }
 }
 
 /* Processes chunks from n_done until n_end observations or until time_budget seconds have
@@ -257,32 +377,30 @@ static void resample_down(double *theta, double *logw, int M_from, int M_to, int
 static int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
                          int *M_io, sgais_anchor *anchor, double *step_size, sg_precond *pcp,
                          sgais_reservoir *res, double buffer_start, double n_done, double n_end,
-                         double time_budget, sgais_trace *tr, sg_status *st) {
+                         double time_budget, uint64_t key, sgais_trace *tr, sg_status *st) {
   const int dim = m->dim;
   const int M_cap = (s->early_particles > s->a.particles) ? s->early_particles : s->a.particles;
   int M = *M_io;
   const sg_move_settings *mv = &s->a.move;
   double *loglik = (double *) R_alloc(M_cap, sizeof(double));
-  double *v = (double *) R_alloc(dim, sizeof(double));
-  double *grad = (double *) R_alloc(dim, sizeof(double));
-  double *before = (double *) R_alloc(dim, sizeof(double));
   double *acc = (double *) R_alloc(M_cap, sizeof(double));
   double *mean = (double *) R_alloc(dim, sizeof(double));
   sg_anneal_scratch scratch;
   sg_anneal_scratch_alloc(&scratch, M_cap, dim);
-  /* each particle moves in the metric estimated without it (sg_precond_leave_out) */
-  sg_precond own;
-  sg_precond_alloc(&own, mv->preconditioner, dim);
-  sg_kernel kernel;
-  sg_kernel_init(&kernel, mv->integrator, pcp ? &own : NULL, dim);
-  kernel.alpha = mv->momentum_decay;
   double *work = scratch.work;
-  int *idx = (int *) R_alloc(s->batch_size, sizeof(int));
+  /* one stream per particle and one for resampling and the reservoir, per chunk (rng.h) */
+  sg_rng *rngs = (sg_rng *) R_alloc(M_cap, sizeof(sg_rng)), shared;
+  int *flags = (int *) R_alloc(M_cap, sizeof(int));
+  scratch.rng = &shared;
 
   sg_workspace ws;
   sg_workspace_init(&ws, m, st);
-  sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, 0.0, NULL, idx, NULL, &ws};
+  const int threads = m->thread_safe ? sg_threads() : 1;
+  sg_workspace_threads(&ws, m, threads);
+  sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, 0.0, NULL, NULL, NULL, &ws, &shared};
   sg_potential pot = {sgais_grad_log_target, &target, NULL};
+  sgais_mover *movers = (sgais_mover *) R_alloc(threads, sizeof(sgais_mover));
+  for (int t = 0; t < threads; t++) mover_init(&movers[t], m, s, pcp != NULL, st);
   const double start_time = sg_now();
   int chunks = 0;
 
@@ -291,6 +409,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     const int cn = (n_end - n_done < s->chunk_size) ? (int) (n_end - n_done) : s->chunk_size;
     const double n_now = n_done + cn;
     const int base = (int) (n_done - buffer_start);
+    /* the chunk's streams, keyed by the observations before it (rng.h) */
+    sg_rng_init(&shared, key, (uint64_t) n_done, SG_RNG_SHARED);
+    for (int i = 0; i < M_cap; i++) sg_rng_init(&rngs[i], key, (uint64_t) n_done, (uint64_t) i);
     /* eta in the units of the move settings (ALGORITHM-NOTES, SGHMC; precond.c), with n the
      * observations in the current target; in units of the width the step is the adapted one */
     const int width = mv->scale == SG_STEP_WIDTH;
@@ -321,8 +442,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       target.anchor = anchor;
     }
 
-    for (int i = 0; i < M; i++)
-      loglik[i] = sg_model_log_lik(m, &ws, theta + (size_t) i * dim, NULL, base, cn, 1.0, NULL);
+    chunk_log_lik(movers, sg_threads_for(threads, (double) M * cn), theta, M, base, cn, loglik);
+    movers_count(movers, threads, &ws);
     if (check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0, st)) return -1;
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
@@ -362,7 +483,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
        * spread over label-switched modes make its metric too wide for one mode), the
        * mini-batch moves need the smaller step too. */
       double h = (!metropolis && *step_size > mv->step_size) ? mv->step_size : *step_size;
-      kernel.eta = width ? h * h : sg_move_eta(mv, n_now);
+      double eta = width ? h * h : sg_move_eta(mv, n_now);
       moves += k;
       const int check_spread = pcp && !metropolis && k > 0;
       const double spread_before = check_spread ? sg_precond_spread(pcp, theta, logw, M, work) : 0.0;
@@ -374,21 +495,13 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       }
       int diverged = 0, halvings = 0;
     redo_moves:
-      diverged = 0;
-      for (int i = 0; i < M; i++) {
-        double *th = theta + (size_t) i * dim;
-        memcpy(before, th, dim * sizeof(double));
-        if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i, th, &own);
-        sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, &kernel);
-        if (metropolis) acc[i] = (double) kernel.accepted / k;
-        /* A move that ran off to non-finite values is undone (the Metropolis-adjusted kernel
-         * rejects such steps itself); if every particle diverges the step is hopeless. */
-        if (!sg_all_finite(th, dim)) {
-          memcpy(th, before, dim * sizeof(double));
-          diverged++;
-        }
-        if (lambda < 1.0) loglik[i] = sg_model_log_lik(m, &ws, th, NULL, base, cn, 1.0, NULL);
-      }
+      movers_set(movers, threads, &target, &pot, eta);
+      diverged = move_particles(movers, sg_threads_for(threads, (double) M * k * s->batch_size),
+                                pcp, resampled ? scratch.ancestors : NULL, theta,
+                                M, rngs, k, metropolis ? acc : NULL, lambda < 1.0 ? loglik : NULL,
+                                flags);
+      movers_count(movers, threads, &ws);
+      sg_interrupt_check();
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       if (check_spread) {
         double growth = sg_precond_spread(pcp, theta, logw, M, work) / spread_before;
@@ -408,10 +521,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
           memcpy(loglik, loglik_before, M * sizeof(double));
           h *= 0.5;
           *step_size = h;
-          kernel.eta = h * h;
+          eta = h * h;
           halvings++;
           moves += k;
-          R_CheckUserInterrupt();
           goto redo_moves;
         }
       }
@@ -425,7 +537,6 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
         acc_steps++;
       }
       if (lambda < 1.0 && check_chunk_loglik(loglik, M, n_done + 1, n_now, 1, st)) return -1;
-      R_CheckUserInterrupt();
     }
     /* keep G(a) the gradient sum over all observations absorbed so far */
     if (anchor->n_anchor > 0) {
@@ -445,7 +556,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       anchor->n_anchor = anchor->n_grad = n_now;
       reanchors++;
     }
-    if (res->cap) reservoir_add(res, base, cn, n_done);
+    if (res->cap) reservoir_add(res, base, cn, n_done, &shared);
 
     tr->n[chunks] = n_now;
     tr->log_evidence[chunks] = sg_log_sum_exp(logw, M) - log((double) M);
@@ -456,7 +567,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->divergent[chunks] = divergent;
     tr->reanchors[chunks] = reanchors;
     tr->acceptance[chunks] = acc_steps ? acc_sum / acc_steps : NA_REAL;
-    tr->step_size[chunks] = sqrt(kernel.eta);
+    tr->step_size[chunks] = sqrt(movers[0].kernel.eta);
     tr->predicted_var[chunks] = predicted_var;
     tr->ess[chunks] = sg_ess(logw, M, 1.0, work);
     tr->gradient_evaluations[chunks] = ws.count.gradient;
@@ -548,6 +659,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
                  from <= s.exact_until ? s.early_particles : s.a.particles);
   int M = M_in;
   SEXP logw = state_vector(state, "logw", M);
+  const uint64_t key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
   double anchor_n = sg_scalar_count(sg_list_get(state, "anchor_n"), "state$anchor_n");
   int has_anchor = anchor_n > 0;
   SEXP anchor_theta = state_vector(state, "anchor", has_anchor ? dim : 0);
@@ -617,10 +729,8 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   sg_status st = {SG_OK, ""};
-  GetRNGstate();
   int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &M, &anchor, &step_size,
-                             pcp, &res, buffer_start, from, to, budget, &tr, &st);
-  PutRNGstate();
+                             pcp, &res, buffer_start, from, to, budget, key, &tr, &st);
   if (chunks < 0) sg_raise(&st);
   if (res.cap) {
     slots_out = Rf_allocVector(INTSXP, res.size);

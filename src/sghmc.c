@@ -101,17 +101,17 @@ static void drift(const sg_precond *pc, int dim, const double *u, double half, d
  * position is carried from one step's last B to the next step's first. */
 static int baoab_run(const sg_potential *pot, sg_constraint *c, int dim, double *theta, double *u,
                      double *grad, int steps, double eta, double alpha, const sg_precond *pc,
-                     double *t) {
+                     double *t, sg_rng *rng) {
   const double h = sqrt(eta), keep = 1.0 - alpha, noise_sd = sqrt(1.0 - keep * keep);
   int reflections = 0;
   if (steps == 0) return 0;
-  for (int j = 0; j < dim; j++) u[j] = norm_rand();
+  for (int j = 0; j < dim; j++) u[j] = sg_rng_norm(rng);
   pot->grad_log_target(pot->ctx, theta, grad);
-  for (int s = 0; s < steps; s++) {
+  for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
     if (c) memcpy(c->prev, theta, dim * sizeof(double));
     kick(pc, dim, grad, 0.5 * h, u, t);
     drift(pc, dim, u, 0.5 * h, theta, t);
-    for (int j = 0; j < dim; j++) u[j] = keep * u[j] + noise_sd * norm_rand();
+    for (int j = 0; j < dim; j++) u[j] = keep * u[j] + noise_sd * sg_rng_norm(rng);
     drift(pc, dim, u, 0.5 * h, theta, t);
     if (c) {
       double ll = c->log_lik(c->ctx, theta, NULL);
@@ -148,13 +148,14 @@ static void ghmc_run(const sg_potential *pot, int dim, double *theta, double *u,
                      int steps, sg_kernel *k) {
   const double h = sqrt(k->eta), c = sqrt(1.0 - k->alpha), noise_sd = sqrt(1.0 - c * c);
   const sg_precond *pc = k->pc;
+  sg_rng *rng = k->rng;
   double *t = k->work, *theta0 = k->work + dim, *grad0 = k->work + 2 * dim, *u0 = k->work + 3 * dim;
   k->accepted = 0;
   if (steps == 0) return;
-  for (int j = 0; j < dim; j++) u[j] = norm_rand();
+  for (int j = 0; j < dim; j++) u[j] = sg_rng_norm(rng);
   double lf = pot->log_target(pot->ctx, theta, grad);
-  for (int s = 0; s < steps; s++) {
-    for (int j = 0; j < dim; j++) u[j] = c * u[j] + noise_sd * norm_rand();
+  for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
+    for (int j = 0; j < dim; j++) u[j] = c * u[j] + noise_sd * sg_rng_norm(rng);
     memcpy(theta0, theta, dim * sizeof(double));
     memcpy(grad0, grad, dim * sizeof(double));
     memcpy(u0, u, dim * sizeof(double));
@@ -166,7 +167,7 @@ static void ghmc_run(const sg_potential *pot, int dim, double *theta, double *u,
     kick(pc, dim, grad, 0.5 * h, u, t);
     for (int j = 0; j < dim; j++) kin1 += u[j] * u[j];
     double log_ratio = (lf1 - 0.5 * kin1) - (lf - 0.5 * kin0);
-    if (log(unif_rand()) < log_ratio) { /* NaN (a diverged step) is rejected */
+    if (log(sg_rng_unif(rng)) < log_ratio) { /* NaN (a diverged step) is rejected */
       lf = lf1;
       k->accepted++;
     } else {
@@ -174,7 +175,7 @@ static void ghmc_run(const sg_potential *pot, int dim, double *theta, double *u,
       memcpy(grad, grad0, dim * sizeof(double));
       for (int j = 0; j < dim; j++) u[j] = -u0[j];
     }
-    for (int j = 0; j < dim; j++) u[j] = c * u[j] + noise_sd * norm_rand();
+    for (int j = 0; j < dim; j++) u[j] = c * u[j] + noise_sd * sg_rng_norm(rng);
   }
 }
 
@@ -185,29 +186,31 @@ void sg_kernel_init(sg_kernel *k, int integrator, const sg_precond *pc, int dim)
   k->pc = pc;
   k->work = (double *) R_alloc(4 * (size_t) dim, sizeof(double));
   k->accepted = 0;
+  k->rng = NULL;
 }
 
 int sg_sghmc_run(const sg_potential *pot, sg_constraint *c, int dim, double *theta,
                  double *v, double *grad, int steps, sg_kernel *k) {
   const double eta = k->eta, alpha = k->alpha;
   const sg_precond *pc = k->pc;
+  sg_rng *rng = k->rng;
   if (k->integrator == SG_INTEGRATOR_BAOAB) {
     if (pot->log_target && !c) {
       ghmc_run(pot, dim, theta, v, grad, steps, k);
       return 0;
     }
-    return baoab_run(pot, c, dim, theta, v, grad, steps, eta, alpha, pc, k->work);
+    return baoab_run(pot, c, dim, theta, v, grad, steps, eta, alpha, pc, k->work, k->rng);
   }
   const double v_sd = sqrt(eta), noise_sd = sqrt(2.0 * alpha * eta), keep = 1.0 - alpha;
   int reflections = 0;
   if (!preconditioned(pc)) {
-    /* The paper's kernel, exactly (the "paper" presets depend on its arithmetic and draws). */
-    for (int j = 0; j < dim; j++) v[j] = v_sd * norm_rand();
-    for (int s = 0; s < steps; s++) {
+    /* The paper's kernel, exactly. */
+    for (int j = 0; j < dim; j++) v[j] = v_sd * sg_rng_norm(rng);
+    for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
       pot->grad_log_target(pot->ctx, theta, grad);
       if (c) memcpy(c->prev, theta, dim * sizeof(double));
       for (int j = 0; j < dim; j++) {
-        v[j] = keep * v[j] + eta * grad[j] + noise_sd * norm_rand();
+        v[j] = keep * v[j] + eta * grad[j] + noise_sd * sg_rng_norm(rng);
         theta[j] += v[j];
       }
       if (c) reflections += constrain(c, pc, dim, theta, v, grad);
@@ -216,12 +219,12 @@ int sg_sghmc_run(const sg_potential *pot, sg_constraint *c, int dim, double *the
   }
 
   double *xi = pc->work, *sgrad = pc->work + dim;
-  for (int j = 0; j < dim; j++) v[j] = v_sd * norm_rand();
+  for (int j = 0; j < dim; j++) v[j] = v_sd * sg_rng_norm(rng);
   sg_precond_factor_apply(pc, v);
-  for (int s = 0; s < steps; s++) {
+  for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
     pot->grad_log_target(pot->ctx, theta, grad);
     if (c) memcpy(c->prev, theta, dim * sizeof(double));
-    for (int j = 0; j < dim; j++) xi[j] = noise_sd * norm_rand();
+    for (int j = 0; j < dim; j++) xi[j] = noise_sd * sg_rng_norm(rng);
     sg_precond_factor_apply(pc, xi);
     sg_precond_apply(pc, grad, sgrad);
     for (int j = 0; j < dim; j++) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <Rinterface.h> /* Rf_onintr(): raise an interrupt caught in a parallel region */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -97,4 +98,43 @@ SEXP ffi_threads_openmp(void) {
 #else
   return Rf_ScalarInteger(0);
 #endif
+}
+
+/* ---------------------------------------------------------------- interrupts (threads.h) */
+
+static double next_check = 0.0; /* when to look next (sg_now() seconds) */
+static volatile int stop_requested = 0;
+
+static void check_interrupt(void *data) {
+  (void) data;
+  R_CheckUserInterrupt();
+}
+
+void sg_interrupt_check(void) {
+  if (stop_requested) {
+    /* caught inside a parallel region (sg_interrupt_poll): raise it now, outside */
+    stop_requested = 0;
+    next_check = sg_now() + SG_INTERRUPT_INTERVAL;
+    Rf_onintr();
+  }
+  const double now = sg_now();
+  if (now < next_check) return;
+  next_check = now + SG_INTERRUPT_INTERVAL;
+  R_CheckUserInterrupt();
+}
+
+int sg_interrupt_poll(void) {
+  if (stop_requested) return 1;
+#ifdef _OPENMP
+  if (omp_in_parallel()) {
+    if (omp_get_thread_num() != 0) return 0;
+    const double now = sg_now();
+    if (now < next_check) return 0;
+    next_check = now + SG_INTERRUPT_INTERVAL;
+    if (!R_ToplevelExec(check_interrupt, NULL)) stop_requested = 1;
+    return stop_requested;
+  }
+#endif
+  sg_interrupt_check();
+  return 0;
 }

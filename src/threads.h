@@ -41,6 +41,36 @@ int sg_threads_set(int n);
  * parent used it. */
 void sg_threads_init(void);
 
+/* A `parallel for` over the following loop on `threads` threads (num_threads(threads), static
+ * schedule), serial when threads is 1; sg_thread_id() is the thread's number in the team (0 on
+ * the main thread and without OpenMP), e.g. to pick its workspace. A loop whose body may call R
+ * (a model written in R) must not be inside one even with one thread: an R error or interrupt
+ * would unwind through the region. */
+#ifdef _OPENMP
+#include <omp.h>
+#define SG_PRAGMA(x) _Pragma(#x)
+#define SG_PARALLEL_FOR(threads) \
+  SG_PRAGMA(omp parallel for if((threads) > 1) num_threads(threads) schedule(static))
+static inline int sg_thread_id(void) { return omp_get_thread_num(); }
+#else
+#define SG_PARALLEL_FOR(threads)
+static inline int sg_thread_id(void) { return 0; }
+#endif
+
+/* Interrupts, honoured within about SG_INTERRUPT_INTERVAL seconds of work.
+ * sg_interrupt_check(): on the main thread outside parallel regions, lets R act on a pending
+ * interrupt (unwinding the .Call; the cores keep their memory in R_alloc, so nothing leaks),
+ * looking at most every SG_INTERRUPT_INTERVAL seconds, so it can be called often.
+ * sg_interrupt_poll(): anywhere, e.g. between a kernel's steps; returns nonzero when the work
+ * should stop early. Outside parallel regions it is sg_interrupt_check(). Inside one, the
+ * main thread looks for an interrupt through R_ToplevelExec (which catches it, so nothing unwinds
+ * through the region; the one R call made in a region, on the thread R runs on while the others
+ * touch no R object), and every thread then sees the stop; the main thread calls
+ * sg_interrupt_check() after the region, which raises the interrupt. */
+#define SG_INTERRUPT_INTERVAL 0.1
+void sg_interrupt_check(void);
+int sg_interrupt_poll(void);
+
 /* ---------------------------------------------------------------- entry points (R/threads.R)
  * Declared here rather than in ffi.h, which keeps the entry points of the estimators. */
 SEXP ffi_threads_get(void);

@@ -68,9 +68,9 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
 /* Systematic resampling (one uniform draw): n_out ancestors among the n_in particles, in
  * proportion to exp(logw); lower variance than multinomial resampling. */
 void sg_resample_systematic_n(const double *logw, int n_in, int *ancestors, int n_out,
-                              double *work) {
+                              double *work, sg_rng *rng) {
   double lse = sg_log_sum_exp(logw, n_in);
-  double u = unif_rand() / n_out, cum = 0.0;
+  double u = sg_rng_unif(rng) / n_out, cum = 0.0;
   int j = 0;
   for (int i = 0; i < n_in; i++) work[i] = exp(logw[i] - lse);
   for (int i = 0; i < n_out; i++) {
@@ -80,6 +80,6 @@ void sg_resample_systematic_n(const double *logw, int n_in, int *ancestors, int 
   }
 }
 
-void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work) {
-  sg_resample_systematic_n(logw, n, ancestors, n, work);
+void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work, sg_rng *rng) {
+  sg_resample_systematic_n(logw, n, ancestors, n, work, rng);
 }

@@ -2,7 +2,7 @@
 #ifndef SG_WEIGHTS_H
 #define SG_WEIGHTS_H
 
-#include "base.h"
+#include "rng.h"
 
 
 double sg_log_sum_exp(const double *x, int n);
@@ -14,9 +14,9 @@ double sg_ess(const double *logw, int n, double scale, double *work);
 /* Largest step in (0, max_delta] whose incremental ESS reaches target (paper Section 3). */
 double sg_annealing_step(const double *loglik, int n, double max_delta, double target,
                          double *ess, double *work);
-/* Systematic resampling: ancestors[i] drawn in proportion to exp(logw); the _n form draws n_out
- * ancestors among n_in particles. */
-void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work);
+/* Systematic resampling with one uniform from rng: ancestors[i] drawn in proportion to
+ * exp(logw); the _n form draws n_out ancestors among n_in particles. */
+void sg_resample_systematic(const double *logw, int n, int *ancestors, double *work, sg_rng *rng);
 void sg_resample_systematic_n(const double *logw, int n_in, int *ancestors, int n_out,
-                              double *work);
+                              double *work, sg_rng *rng);
 #endif

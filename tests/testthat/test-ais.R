@@ -42,12 +42,12 @@ test_that("AIS is reproducible with a seed and differs between seeds", {
 test_that("AIS results do not depend on how the run is sliced", {
   model <- reference_model(200)
   whole <- ais(model, seed = 5, progress = FALSE, resample = TRUE)
-  # one annealing step per call (time budget 0), continuing the state and the RNG stream
+  # one annealing step per call (time budget 0), continuing the state and its key
   settings <- sgais:::c_settings(whole$settings)
   pieces <- withr_seed(5, {
     state <- list(theta = sgais:::model_prior_draw(model, settings$particles),
                   logw = numeric(settings$particles), loglik = numeric(0), lambda = 0,
-                  steps = 0L, log_z = 0, step_size = 0)
+                  steps = 0L, log_z = 0, step_size = 0, key = sgais:::rng_key())
     out <- list()
     while (state$lambda < 1) {
       res <- sgais:::ais_slice(model, state, settings, 0)

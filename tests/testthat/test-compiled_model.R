@@ -48,9 +48,11 @@ test_that("a model compiled in C through the API equals the same model in R and 
   expect_equal(sgais:::model_evaluate(compiled, theta, 100L, 7L),
                sgais:::model_evaluate(in_r, theta, 100L, 7L), tolerance = 1e-12)
   expect_lt(max(check_gradients(compiled, seed = 1)$rel_error), 1e-8)
-  # the same arithmetic in the same order as the built-in model: the same fit, bit for bit
+  # the same arithmetic as the built-in model, summed in another order (the built-in model keeps
+  # its sums in registers and adds blocks of observations): the same fit up to rounding
   fit <- sgais(compiled, seed = 1, progress = FALSE)
-  expect_identical(log_evidence(fit), log_evidence(sgais(builtin, seed = 1, progress = FALSE)))
+  expect_equal(log_evidence(fit), log_evidence(sgais(builtin, seed = 1, progress = FALSE)),
+               tolerance = 1e-10)
   expect_equal(log_evidence(paper_ais(compiled, seed = 2)), log_evidence(paper_ais(builtin, seed = 2)),
                tolerance = 1e-10)
   expect_equal(log_evidence(paper_ns(compiled, seed = 2)), log_evidence(paper_ns(builtin, seed = 2)),

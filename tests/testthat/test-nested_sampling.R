@@ -54,7 +54,8 @@ test_that("nested sampling results do not depend on how the run is sliced", {
   settings <- sgais:::c_settings(whole$settings)
   pieces <- withr_seed(5, {
     state <- list(theta = sgais:::model_prior_draw(model, 4), loglik = numeric(0),
-                  iteration = 0, log_z = -Inf, information = 0, status = 0L, walk_scale = 0, walk_jump = 0)
+                  iteration = 0, log_z = -Inf, information = 0, status = 0L, walk_scale = 0,
+                  walk_jump = 0, key = sgais:::rng_key())
     calls <- 0
     while (state$status == 0L) {
       res <- sgais:::nested_slice(model, state, settings, 0) # one iteration per call
