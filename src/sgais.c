@@ -117,11 +117,14 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
     sg_model_grad_log_lik(m, t->ws, theta, t->slot, 0, t->past, 1.0, grad);
     return;
   }
-  /* exactly uniform indices from the particle's own stream (rng.h) */
+  /* exactly uniform indices from the particle's own stream (rng.h), its state in locals for
+   * the loop */
+  sg_rng rng = *t->rng;
   for (int k = 0; k < t->batch_size; k++) {
-    int i = (int) sg_rng_index(t->rng, (uint32_t) t->past);
+    int i = (int) sg_rng_index(&rng, (uint32_t) t->past);
     t->idx[k] = t->slot ? t->slot[i] : i;
   }
+  *t->rng = rng;
   /* with a bounded reservoir the mini-batch is unbiased for the sum over all n_prev earlier
    * observations given the reservoir, itself a uniform sample of them */
   const double scale = t->n_prev / t->batch_size;
