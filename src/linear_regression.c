@@ -29,10 +29,12 @@
 #else
 #define LR_UNROLL
 #endif
-/* A mini-batch row is one cache line fetched from memory (~100 ns, more on a TLB miss) and takes
- * a few ns to use once there, so rows are prefetched this many places ahead (and the first ones
- * before the loop), enough requests in flight to hide the latency. */
-#define LR_PREFETCH_AHEAD 32
+/* A mini-batch row is one cache line fetched from memory (~100 ns) and takes about 3 ns to use
+ * once there, so rows are prefetched this many places ahead (and the first ones before the
+ * loop), enough requests in flight to hide most of the latency. Measured (paper preset, N = 10^6,
+ * ns per gradient evaluation at n > 3 x 10^5): 32 ahead 4.7-5.0, 64 ahead 3.8-4.3, 96 or 128
+ * ahead 4.9-5.2 (the prefetches then evict rows not yet used). */
+#define LR_PREFETCH_AHEAD 64
 
 typedef struct {
   const double *rows; /* observation i at rows + i * stride: a_i (p values), y_i */
