@@ -133,6 +133,7 @@ static inline double gm_obs(const gm_scratch *g, const double *restrict mu, cons
   const double *restrict iv = g->inv_var, *restrict norm = g->norm;
   double *restrict c = g->c, *restrict ex = g->ex;
   double mx = R_NegInf;
+  int top = 0;
   for (int k = 0; k < K; k++) {
     double q = 0.0;
     for (int j = 0; j < D; j++) {
@@ -140,16 +141,21 @@ static inline double gm_obs(const gm_scratch *g, const double *restrict mu, cons
       q += e * e * iv[k * D + j];
     }
     c[k] = norm[k] - 0.5 * q;
-    if (c[k] > mx) mx = c[k];
-  }
-  double s = 0.0;
-  for (int k = 0; k < K; k++) {
-    ex[k] = exp(c[k] - mx);
-    s += ex[k];
+    if (c[k] > mx) {
+      mx = c[k];
+      top = k;
+    }
   }
   /* An infinite max (densities that overflow or all underflow) is the value, as in
-   * sg_log_sum_exp, and the weights are exp(c_k - max) as they were: NaN or 0. */
+   * sg_log_sum_exp, and the weights are exp(c_k - max) as they were: NaN or 0. The largest
+   * component's exp(mx - mx) is 1 (NaN if mx is infinite), no call needed. */
   const int finite = isfinite(mx);
+  const double one = finite ? 1.0 : NAN;
+  double s = 0.0;
+  for (int k = 0; k < K; k++) {
+    ex[k] = k == top ? one : exp(c[k] - mx);
+    s += ex[k];
+  }
   if (gsum) {
     const double inv = finite ? 1.0 / s : 1.0;
     double *restrict gw = gsum, *restrict gmu = gsum + K, *restrict gs = gmu + K * D;

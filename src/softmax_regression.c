@@ -77,11 +77,17 @@ static inline double sm_obs(const sm_data *d, const double *restrict theta,
     eta[k] = e;
   }
   double mx = R_NegInf;
+  int top = 0;
   for (k = 0; k < K; k++)
-    if (eta[k] > mx) mx = eta[k];
+    if (eta[k] > mx) {
+      mx = eta[k];
+      top = k;
+    }
+  /* the largest class's exp(mx - mx) is 1 (NaN if mx is infinite), no call needed */
+  const double one = isfinite(mx) ? 1.0 : NAN;
   double s = 0.0;
   for (k = 0; k < K; k++) {
-    ex[k] = exp(eta[k] - mx);
+    ex[k] = k == top ? one : exp(eta[k] - mx);
     s += ex[k];
   }
   const int yk = d->y[i] - 1;
