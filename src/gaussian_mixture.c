@@ -34,12 +34,15 @@ typedef struct {
   double *inv_var;  /* K x d: exp(-s_kj) */
   double *norm;     /* K: log beta_k - sum_j (log(2 pi) + s_kj) / 2 */
   double *c;        /* K: log beta_k + log N(y_i; mu_k, sigma2_k) of one observation */
+  double *ex;       /* K: exp(c_k - max_l c_l) of one observation */
+  double *gsum;     /* K + 2 K d: the gradient summed over a call's observations (gm_log_lik) */
   double *copy;     /* K (2 d + 1): theta's blocks while they are permuted */
   int *order;       /* K: canonical order of the components (gm_canonicalize) */
 } gm_scratch;
 
 static size_t gm_scratch_bytes(int K, int D) {
-  return ((size_t) K * (3 + D) + (size_t) K * (2 * D + 1)) * sizeof(double) + K * sizeof(int);
+  return ((size_t) K * (4 + D) + (size_t) 2 * K * (2 * D + 1)) * sizeof(double) +
+         K * sizeof(int);
 }
 
 static gm_scratch gm_scratch_of(const gm_data *d, sg_workspace *ws) {
@@ -49,7 +52,9 @@ static gm_scratch gm_scratch_of(const gm_data *d, sg_workspace *ws) {
   g.inv_var = g.log_beta + K;
   g.norm = g.inv_var + K * D;
   g.c = g.norm + K;
-  g.copy = g.c + K;
+  g.ex = g.c + K;
+  g.gsum = g.ex + K;
+  g.copy = g.gsum + K * (2 * D + 1);
   g.order = (int *) (g.copy + K * (2 * D + 1));
   return g;
 }
@@ -116,33 +121,69 @@ static double gm_log_prior(const sg_model *m, sg_workspace *ws, const double *th
 /* log p(y_i | theta) by log-sum-exp over the components; with a gradient, the responsibilities
  * w_k = p(component k | y_i, theta) give
  *   d/d mu_kj = w_k (y_ij - mu_kj) / sigma2_kj,  d/d s_kj = w_k ((y_ij - mu_kj)^2 / sigma2_kj - 1) / 2,
- *   d/d z_k = w_k - beta_k. */
-static inline double gm_obs(const gm_data *d, const gm_scratch *g, const double *mu,
-                            const double *y, double scale, double *grad) {
-  int K = d->K, D = d->d;
-  double *c = g->c;
+ *   d/d z_k = w_k - beta_k.
+ * gsum (K + 2 K d: w_k, then the mu and s blocks without the 1/2) receives these sums, unscaled.
+ * Speed: exp is most of the cost, so each exp(c_k - max) is computed once and serves both the
+ * log-sum-exp and w_k = exp(c_k - max) / sum (the old code took a second exp(c_k - ll) per
+ * component). The sums go to the call's own restrict-qualified scratch, and scale and 1/2
+ * multiply them once per call. D is a parameter so that gm_log_lik() can pass the constant 2
+ * (the usual case), which unrolls the j loops: measured 3-6% faster than the general loop at
+ * d = 2 (forcing the general case inline as well measured no gain). */
+static inline double gm_obs(const gm_scratch *g, const double *restrict mu, const double *restrict y,
+                            int K, int D, double *restrict gsum) {
+  const double *restrict iv = g->inv_var, *restrict norm = g->norm;
+  double *restrict c = g->c, *restrict ex = g->ex;
+  double mx = R_NegInf;
+  int top = 0;
   for (int k = 0; k < K; k++) {
-    const double *m = mu + k * D, *iv = g->inv_var + k * D;
     double q = 0.0;
     for (int j = 0; j < D; j++) {
-      double e = y[j] - m[j];
-      q += e * e * iv[j];
+      double e = y[j] - mu[k * D + j];
+      q += e * e * iv[k * D + j];
     }
-    c[k] = g->norm[k] - 0.5 * q;
+    c[k] = norm[k] - 0.5 * q;
+    if (c[k] > mx) {
+      mx = c[k];
+      top = k;
+    }
   }
-  double ll = sg_log_sum_exp(c, K);
-  if (grad) {
-    double *gz = grad, *gmu = grad + (K - 1), *gs = gmu + K * D;
+  /* An infinite max (densities that overflow or all underflow) is the value, as in
+   * sg_log_sum_exp, and the weights are exp(c_k - max) as they were: NaN or 0. The largest
+   * component's exp(mx - mx) is 1 (NaN if mx is infinite), no call needed. */
+  const int finite = isfinite(mx);
+  const double one = finite ? 1.0 : NAN;
+  double s = 0.0;
+  for (int k = 0; k < K; k++) {
+    ex[k] = k == top ? one : exp(c[k] - mx);
+    s += ex[k];
+  }
+  if (gsum) {
+    const double inv = finite ? 1.0 / s : 1.0;
+    double *restrict gw = gsum, *restrict gmu = gsum + K, *restrict gs = gmu + K * D;
     for (int k = 0; k < K; k++) {
-      double w = scale * exp(c[k] - ll);
-      if (k < K - 1) gz[k] += w;
-      const double *m = mu + k * D, *iv = g->inv_var + k * D;
+      double w = ex[k] * inv;
+      gw[k] += w;
       for (int j = 0; j < D; j++) {
-        double e = (y[j] - m[j]) * iv[j];
+        double r = y[j] - mu[k * D + j], e = r * iv[k * D + j];
         gmu[k * D + j] += w * e;
-        gs[k * D + j] += 0.5 * w * (e * (y[j] - m[j]) - 1.0);
+        gs[k * D + j] += w * (e * r - 1.0);
       }
     }
+  }
+  return finite ? mx + log(s) : mx;
+}
+
+/* The sum over the observations (idx or start..start+n-1) of gm_obs. */
+static inline double gm_sum(const gm_data *d, const gm_scratch *g, const double *mu, const int *idx,
+                            int start, int n, int K, int D, double *gsum) {
+  double ll = 0.0;
+  if (idx) {
+    for (int i = 0; i < n; i++) {
+      if (i + SG_PREFETCH_AHEAD < n) sg_prefetch_row(d->yt + (R_xlen_t) idx[i + SG_PREFETCH_AHEAD] * D, D);
+      ll += gm_obs(g, mu, d->yt + (R_xlen_t) idx[i] * D, K, D, gsum);
+    }
+  } else {
+    for (int i = 0; i < n; i++) ll += gm_obs(g, mu, d->yt + ((R_xlen_t) start + i) * D, K, D, gsum);
   }
   return ll;
 }
@@ -163,18 +204,21 @@ static double gm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
     }
     g.norm[k] = g.log_beta[k] - 0.5 * (D * GM_LOG_2PI + ls);
   }
-  double ll = 0.0;
-  if (idx) {
-    for (int i = 0; i < n; i++) {
-      if (i + SG_PREFETCH_AHEAD < n) sg_prefetch_row(d->yt + (R_xlen_t) idx[i + SG_PREFETCH_AHEAD] * D, D);
-      ll += gm_obs(d, &g, mu, d->yt + (R_xlen_t) idx[i] * D, scale, grad);
-    }
-  } else {
-    for (int i = 0; i < n; i++) ll += gm_obs(d, &g, mu, d->yt + ((R_xlen_t) start + i) * D, scale, grad);
+  double *gsum = NULL;
+  if (grad) {
+    gsum = g.gsum;
+    memset(gsum, 0, (size_t) K * (2 * D + 1) * sizeof(double));
   }
-  /* the -beta_k part of d/dz_k, summed over the n observations at once */
-  if (grad)
-    for (int k = 0; k < K - 1; k++) grad[k] -= scale * n * exp(g.log_beta[k]);
+  double ll = D == 2 ? gm_sum(d, &g, mu, idx, start, n, K, 2, gsum)
+                     : gm_sum(d, &g, mu, idx, start, n, K, D, gsum);
+  if (grad) {
+    /* d/dz_k: sum_i w_ik - n beta_k (the -beta_k part summed over the observations at once) */
+    for (int k = 0; k < K - 1; k++) grad[k] += scale * gsum[k] - scale * n * exp(g.log_beta[k]);
+    for (int kj = 0; kj < Kd; kj++) {
+      grad[K - 1 + kj] += scale * gsum[K + kj];
+      grad[K - 1 + Kd + kj] += 0.5 * scale * gsum[K + Kd + kj];
+    }
+  }
   return ll;
 }
 

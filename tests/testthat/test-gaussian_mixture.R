@@ -46,6 +46,20 @@ test_that("the C log-likelihood and log prior match R, with the paper's and othe
   expect_equal(ev$log_prior, ref$log_prior)
 })
 
+test_that("the log-likelihood matches R in any dimension, and is -Inf when every density underflows", {
+  # d = 2 takes its own (unrolled) loop, the others the general one
+  for (d in 1:3) {
+    y <- simulate_gaussian_mixture(40, components = 2, dim = d, seed = d)
+    theta <- withr::with_seed(d, rnorm(1 + 4 * d))
+    ev <- sgais:::model_evaluate(gaussian_mixture(y, components = 2), theta)
+    expect_equal(ev$log_lik, ref_mixture(theta, y, 2)$log_lik, tolerance = 1e-12)
+  }
+  # means so far away that every squared distance overflows: zero likelihood, not NaN
+  theta <- c(0, rep(1e200, 4), rep(0, 4))
+  expect_identical(sgais:::model_evaluate(gaussian_mixture(y[, 1:2], components = 2), theta)$log_lik,
+                   -Inf)
+})
+
 test_that("the prior is a proper density on the unconstrained space (Jacobians are right)", {
   y <- mixture_data(20)
   lp <- function(model, theta) sgais:::model_evaluate(model, theta)$log_prior

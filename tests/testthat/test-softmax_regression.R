@@ -37,6 +37,21 @@ test_that("the log-softmax is stable for huge linear predictors", {
   expect_equal(ev$grad_log_lik, ref$grad)
 })
 
+test_that("classes summed four at a time and those left over match R", {
+  # 6 classes: one block of four and two left over; 5 design columns: the gradient's covariate
+  # pairs and one left over
+  data <- simulate_softmax_regression(80, dim = 4, classes = 6, seed = 7)
+  model <- softmax_regression(y ~ ., data)
+  a <- cbind(1, as.matrix(data[, 1:4]))
+  for (sd in c(0.3, 30)) {
+    theta <- withr::with_seed(8, rnorm(30, sd = sd))
+    ev <- sgais:::model_evaluate(model, theta, start = 3, n = 70)
+    ref <- ref_softmax(theta, a[4:73, ], as.integer(data$y[4:73]), 6)
+    expect_equal(ev$log_lik, ref$log_lik, tolerance = 1e-12)
+    expect_equal(ev$grad_log_lik, ref$grad, tolerance = 1e-12)
+  }
+})
+
 test_that("gradients pass the finite-difference check, also for large covariates", {
   data <- simulate_softmax_regression(300, dim = 4, classes = 3, seed = 5)
   check <- check_gradients(softmax_regression(y ~ ., data), n = 3, seed = 1)
