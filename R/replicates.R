@@ -24,10 +24,18 @@ run_replicates <- function(replicates, seed, progress, run, streams = NULL) {
   # Several replicates run through future.apply; `future_seed` seeds their streams (or, with
   # saved streams, only keeps future from warning about random numbers: they replace it).
   # Progress bars only where they can be seen: replicates running in this R session.
+  # Replicates running in parallel share this machine's cores with each other: each then uses
+  # its share of this session's threads (sgais_threads(); results do not depend on it).
   several <- function(future_seed) {
-    shown <- progress && inherits(future::plan(), "sequential")
+    sequential <- inherits(future::plan(), "sequential")
+    shown <- progress && sequential
+    threads <- if (sequential) sgais_threads() else max(1L, sgais_threads() %/% future::nbrOfWorkers())
     with_rng_restored(future.apply::future_lapply(
-      seq_len(replicates), function(r) one(r, shown, sprintf("%d/%d ", r, replicates)),
+      seq_len(replicates), function(r) {
+        old <- sgais_threads(threads)
+        on.exit(sgais_threads(old))
+        one(r, shown, sprintf("%d/%d ", r, replicates))
+      },
       future.seed = future_seed, future.packages = "sgais"
     ))
   }

@@ -13,7 +13,8 @@
 #' These computations use threads:
 #' * [sgais()] moves its particles in parallel.
 #' * [ais()] and [nested_sampling()] split each pass of the likelihood over the full data by
-#'   observations.
+#'   observations (passes of 16,384 observations or more: shorter ones cost less than starting
+#'   the threads; SGAIS likewise moves particles in parallel only when a move reads that many).
 #'
 #' Models written in R ([custom_model()]) and compiled models ([compiled_model()]) run on one
 #' thread whatever the setting.
@@ -26,9 +27,9 @@
 #' is set (as `R CMD check --as-cran` does).
 #'
 #' A process forked from R, e.g. by [parallel::mclapply()] or future's multicore plan, uses one
-#' thread. Workers of `future::plan(future::multisession)` load sgais with the default above, so
-#' when replicates run in parallel (see [sgais()]), `Sys.setenv(SGAIS_NUM_THREADS = 1)` before
-#' `plan()` keeps the number of threads within the machine's processors.
+#' thread. When the replicates of [sgais()], [ais()] or [nested_sampling()] run in parallel
+#' through a `future::plan()` other than sequential, each uses this session's threads divided by
+#' the number of workers (at least one), so that together they stay within its threads.
 #'
 #' If sgais was built without OpenMP, it always uses one thread: `sgais_threads()` returns 1, and
 #' asking for more gives a warning of class `sgais_warning_no_openmp` once per session.
