@@ -260,9 +260,10 @@ test_that("run_in_slices() recovers from an interrupt at the last whole slice", 
 test_that("an interrupted sgais() returns the fit of its last whole chunk, which continues exactly", {
   skip_on_cran()
   skip_on_os("windows")
-  d <- simulate_linear_regression(4e5, seed = 12)
+  # a run of a few seconds (issue 12 made 4 x 10^5 rows take less than the 1.5 s this waited)
+  d <- simulate_linear_regression(1e6, seed = 12)
   model <- linear_regression(y ~ ., d)
-  interrupt_in(1.5)
+  interrupt_in(1)
   w <- NULL
   fit <- tryCatch(
     withCallingHandlers(sgais(model, seed = 2, progress = FALSE),
@@ -276,8 +277,8 @@ test_that("an interrupted sgais() returns the fit of its last whole chunk, which
   if (is.null(fit)) skip("the interrupt came before the first chunk was done")
   n <- fit$n
   expect_s3_class(w, "sgais_warning_interrupted")
-  expect_match(conditionMessage(w), sprintf("first %s of the 400,000", format(n, big.mark = ",")))
-  expect_true(n > 0 && n < 4e5 && n %% fit$settings$chunk_size == 0)
+  expect_match(conditionMessage(w), sprintf("first %s of the 1,000,000", format(n, big.mark = ",")))
+  expect_true(n > 0 && n < 1e6 && n %% fit$settings$chunk_size == 0)
   expect_identical(fit$model$n, n)
   expect_identical(ncol(fit$model$data$xt), n)
   expect_false(any(fit$trajectory$partial))
