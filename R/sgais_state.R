@@ -6,8 +6,9 @@
 # `n`: the observations the fit has seen;
 # `resume`: one list per replicate, the C sampler state after the last whole chunk (theta, logw,
 #   n, the control-variate anchor, the adapted step, the preconditioner's running covariance; see
-#   ffi_sgais_run() in src/sgais.c) with R's RNG state at that point as `seed`: the replicate's own
-#   random stream, so a continuation neither uses nor changes the session's;
+#   ffi_sgais_run() in src/sgais.c), with `key`, the key of the replicate's random streams
+#   (src/rng.h), and R's RNG state at that point as `seed` (for draws in R, e.g. the key of a fit
+#   saved before keys existed), so a continuation neither uses nor changes the session's stream;
 # `traces`: one data frame per replicate, its chunk by chunk trace (the last row `partial` when
 #   the observations end inside a chunk), from which the trajectory and the diagnostics of the
 #   continued fit are made.
@@ -79,6 +80,12 @@ validate_sgais_state <- function(state, model, settings, call = NULL) {
     }
     if (!is.integer(s$seed) || length(s$seed) < 2L) {
       bad(sprintf("has no random number stream for replicate %d", r))
+    }
+    # the key of the replicate's random streams (src/rng.h); fits from before keys had none
+    key <- s$key
+    if (!is.null(key) && (!is.double(key) || length(key) != 2L || anyNA(key) ||
+                          any(key < 0 | key >= 2^32 | key != floor(key)))) {
+      bad(sprintf("has an invalid random stream key for replicate %d", r))
     }
     tr <- traces[[r]]
     if (!is.data.frame(tr) || !all(c("n", "log_evidence", "partial") %in% names(tr))) {

@@ -117,6 +117,14 @@ test_that("continuing checks its arguments and the fit", {
   expect_error(sgais(broken, d[501:600, ]), "random number stream",
                class = "sgais_error_invalid_state")
   broken <- fit
+  broken$state$resume[[1]]$key <- c(-1, 2^40)
+  expect_error(sgais(broken, d[501:600, ]), "random stream key",
+               class = "sgais_error_invalid_state")
+  # a fit saved before runs had keys continues, with a key from the continuation's stream
+  old <- fit
+  old$state$resume[[1]]$key <- NULL
+  expect_s3_class(quietly(sgais(old, d[501:600, ], progress = FALSE)), "sgais_fit")
+  broken <- fit
   broken$state <- unclass(broken$state)
   expect_error(sgais(broken, d[501:600, ]), "older version", class = "sgais_error_invalid_state")
   expect_error(sgais(list(), d), "`model` must be an sgais model", class = "sgais_error")
