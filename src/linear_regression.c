@@ -29,12 +29,6 @@
 #else
 #define LR_UNROLL
 #endif
-/* A mini-batch row is one cache line fetched from memory (~100 ns) and takes about 3 ns to use
- * once there, so rows are prefetched this many places ahead (and the first ones before the
- * loop), enough requests in flight to hide most of the latency. Measured (paper preset, N = 10^6,
- * ns per gradient evaluation at n > 3 x 10^5): 32 ahead 4.7-5.0, 64 ahead 3.8-4.3, 96 or 128
- * ahead 4.9-5.2 (the prefetches then evict rows not yet used). */
-#define LR_PREFETCH_AHEAD 64
 
 typedef struct {
   const double *rows; /* observation i at rows + i * stride: a_i (p values), y_i */
@@ -60,7 +54,7 @@ static double lr_log_prior(const sg_model *m, sg_workspace *ws, const double *th
  * gradient, add c * sum_i r_i a_i to grad[0..p-1]. This loop is most of the run time of every
  * estimator on this model, so theta and the gradient sum stay in local arrays (registers once
  * the loop is specialised to a fixed p below) and grad is written once per call, not once per
- * observation; mini-batch rows are prefetched LR_PREFETCH_AHEAD places ahead. */
+ * observation; mini-batch rows are prefetched SG_ROWS_AHEAD places ahead (model.h). */
 static inline __attribute__((always_inline)) double
 lr_sum_squares_p(const lr_data *d, const double *theta, const int *idx, int start, int n, double c,
                  double *grad, const int p) {
@@ -72,13 +66,11 @@ lr_sum_squares_p(const lr_data *d, const double *theta, const int *idx, int star
     g[j] = 0.0;
   }
   double ss = 0.0;
-  if (idx)
-    for (int k = 0; k < n && k < LR_PREFETCH_AHEAD; k++)
-      sg_prefetch_row(rows + idx[k] * stride, p + 1);
+  if (idx) sg_rows_prefetch_start(rows, (int) stride, p + 1, idx, n);
   for (int k = 0; k < n; k++) {
     R_xlen_t i;
     if (idx) {
-      if (k + LR_PREFETCH_AHEAD < n) sg_prefetch_row(rows + idx[k + LR_PREFETCH_AHEAD] * stride, p + 1);
+      sg_rows_prefetch(rows, (int) stride, p + 1, idx, k, n);
       i = idx[k];
     } else {
       i = (R_xlen_t) start + k;
@@ -107,8 +99,7 @@ static double lr_sum_squares_any(const lr_data *d, const double *theta, const in
   for (int k = 0; k < n; k++) {
     R_xlen_t i;
     if (idx) {
-      if (k + LR_PREFETCH_AHEAD < n)
-        sg_prefetch_row(d->rows + (R_xlen_t) idx[k + LR_PREFETCH_AHEAD] * d->stride, p + 1);
+      sg_rows_prefetch(d->rows, d->stride, p + 1, idx, k, n);
       i = idx[k];
     } else {
       i = (R_xlen_t) start + k;

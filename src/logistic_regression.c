@@ -1,15 +1,14 @@
 /* Bayesian logistic regression for a binary response:
  *   p(y_i = 1 | a_i, theta) = plogis(a_i' theta),  theta_j ~ N(0, prior_sd^2),
  * where a_i is the i-th row of the design (intercept column included). The parameters are
- * unconstrained, so there is no transform. The design is stored transposed (xt, p x n) so one
- * observation's covariates are contiguous: mini-batches touch one cache line per observation. */
+ * unconstrained, so there is no transform. The data are packed rows (rows.c, model.h): a_i then
+ * y_i, one cache line per observation up to p = 7. */
 #include "model.h"
 #include <math.h>
 
 typedef struct {
-  const double *xt; /* p x n, column i = observation i */
-  const double *y;  /* 0 or 1 */
-  int p;
+  const double *rows; /* observation i at rows + i * stride: a_i, y_i (0 or 1) */
+  int p, stride;
   double prior_sd;
 } lg_data;
 
@@ -31,10 +30,10 @@ static double lg_log_prior(const sg_model *m, sg_workspace *ws, const double *th
  * = s plogis(-z), from the same exp(-|z|); with a gradient, add scale times that times a_i. */
 static inline double lg_obs(const lg_data *d, const double *theta, R_xlen_t i, double scale,
                             double *grad) {
-  const double *x = d->xt + i * d->p;
+  const double *x = d->rows + i * d->stride;
   double eta = 0.0;
   for (int j = 0; j < d->p; j++) eta += x[j] * theta[j];
-  int success = d->y[i] != 0.0;
+  int success = x[d->p] != 0.0;
   double z = success ? eta : -eta;
   double e = exp(-fabs(z));
   double lp = -(log1p(e) + (z < 0.0 ? -z : 0.0));
@@ -52,12 +51,9 @@ static double lg_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   const lg_data *d = m->data;
   double ll = 0.0;
   if (idx) {
+    sg_rows_prefetch_start(d->rows, d->stride, d->p + 1, idx, n);
     for (int k = 0; k < n; k++) {
-      if (k + SG_PREFETCH_AHEAD < n) {
-        R_xlen_t ahead = idx[k + SG_PREFETCH_AHEAD];
-        sg_prefetch_row(d->xt + ahead * d->p, d->p);
-        sg_prefetch_row(d->y + ahead, 1);
-      }
+      sg_rows_prefetch(d->rows, d->stride, d->p + 1, idx, k, n);
       ll += lg_obs(d, theta, idx[k], scale, grad);
     }
   } else {
@@ -66,13 +62,14 @@ static double lg_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return ll;
 }
 
-int sg_logistic_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
-                                double prior_sd, sg_status *st) {
+int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
+                                sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
+  const int stride = sg_rows_stride(p + 1);
   /* lg_obs reads any non-zero y as a success: check that the responses are 0 or 1 (one pass,
    * cheap next to any estimator's work), so a corrupt object is an error, not another model. */
   for (R_xlen_t i = 0; i < n; i++)
-    if (!(y[i] == 0.0 || y[i] == 1.0))
+    if (!(rows[i * stride + p] == 0.0 || rows[i * stride + p] == 1.0))
       return sg_fail(st, SG_ERR_INPUT,
                      "`model` data are corrupt: the response is not 0 or 1 at observation %d.",
                      (int) i + 1);
@@ -80,9 +77,9 @@ int sg_logistic_regression_init(sg_model *m, const double *xt, const double *y, 
     return sg_fail(st, SG_ERR_INPUT, "`prior_sd` must be positive and finite.");
 
   lg_data *d = (lg_data *) R_alloc(1, sizeof(lg_data));
-  d->xt = xt;
-  d->y = y;
+  d->rows = rows;
   d->p = p;
+  d->stride = stride;
   d->prior_sd = prior_sd;
 
   m->dim = p;

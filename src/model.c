@@ -149,8 +149,9 @@ static void robust_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
-  sg_robust_regression_init(m, REAL(xt), REAL(y), Rf_nrows(xt), Rf_ncols(xt), hyper(model, "df"),
-                            hyper(model, "prior_sd"), hyper(model, "scale_prior"), st);
+  sg_robust_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
+                            hyper(model, "df"), hyper(model, "prior_sd"),
+                            hyper(model, "scale_prior"), st);
 }
 
 static void softmax_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
@@ -166,7 +167,7 @@ static void logistic_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
-  sg_logistic_regression_init(m, REAL(xt), REAL(y), Rf_nrows(xt), Rf_ncols(xt),
+  sg_logistic_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
                               hyper(model, "prior_sd"), st);
 }
 
@@ -174,8 +175,8 @@ static void poisson_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
-  SEXP offset = data_vector(data, "offset", REALSXP, Rf_ncols(xt));
-  sg_poisson_regression_init(m, REAL(xt), REAL(y), REAL(offset), Rf_nrows(xt), Rf_ncols(xt),
+  SEXP cols[2] = {y, data_vector(data, "offset", REALSXP, Rf_ncols(xt))};
+  sg_poisson_regression_init(m, sg_rows_from_r(xt, cols, 2), Rf_nrows(xt), Rf_ncols(xt),
                              hyper(model, "prior_sd"), st);
 }
 

@@ -146,7 +146,8 @@ double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad
 
 /* Mini-batch rows are random reads from data that do not fit in cache, so models fetch the row
  * of the observation SG_PREFETCH_AHEAD places ahead in idx (the loop is otherwise bound by
- * memory latency). A row is `len` contiguous doubles. */
+ * memory latency). A row is `len` contiguous doubles. Models on packed rows (below) use
+ * sg_rows_prefetch() instead. */
 #define SG_PREFETCH_AHEAD 8
 static inline void sg_prefetch_row(const double *row, int len) {
 #if defined(__GNUC__)
@@ -158,15 +159,30 @@ static inline void sg_prefetch_row(const double *row, int len) {
 #endif
 }
 
+/* Packed rows (rows.c; the regressions): observation i's `width` values at rows + i * stride,
+ * stride = sg_rows_stride(width), a multiple of 8 doubles, the rows aligned to 64 bytes. A
+ * mini-batch loop over idx[0..n-1] calls sg_rows_prefetch_start() before it and
+ * sg_rows_prefetch() at each k: a row is fetched SG_ROWS_AHEAD places before it is used, enough
+ * requests in flight to hide most of the memory latency. Measured on linear regression (paper
+ * preset, N = 10^6, ns per gradient evaluation at n > 3 x 10^5): 32 ahead 4.7-5.0, 64 ahead
+ * 3.8-4.3, 96 or 128 ahead 4.9-5.2 (the prefetches then evict rows not yet used). */
+#define SG_ROWS_AHEAD 64
+int sg_rows_stride(int width);
+static inline void sg_rows_prefetch_start(const double *rows, int stride, int width,
+                                          const int *idx, int n) {
+  for (int k = 0; k < n && k < SG_ROWS_AHEAD; k++)
+    sg_prefetch_row(rows + (R_xlen_t) idx[k] * stride, width);
+}
+static inline void sg_rows_prefetch(const double *rows, int stride, int width, const int *idx,
+                                    int k, int n) {
+  if (k + SG_ROWS_AHEAD < n) sg_prefetch_row(rows + (R_xlen_t) idx[k + SG_ROWS_AHEAD] * stride, width);
+}
+
 /* ------------------------------------------------------------------ built-in models */
 
-/* The doubles per packed row of `width` values (rows.c): a multiple of 8 (a cache line). */
-int sg_rows_stride(int width);
-
-/* Constructors, one per source file: from the data (one column of `xt`/`yt` per observation,
- * so an observation's values are contiguous; linear regression: packed `rows`, observation i
- * at rows + i * sg_rows_stride(p + 1), its p covariates then its response) and the
- * hyperparameters. They check what they
+/* Constructors, one per source file: from the data (the regressions: packed `rows` of their p
+ * covariates, the response and (Poisson) the offset; the others one column of `xt`/`yt` per
+ * observation, so an observation's values are contiguous) and the hyperparameters. They check what they
  * index with and return SG_OK, or SG_ERR_INPUT with the reason in st. Memory: R_alloc. */
 int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, double noise_sd,
                               double prior_sd, sg_status *st);
@@ -176,16 +192,16 @@ int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
                                   double prior_sd, double shape, double scale, sg_status *st);
 /* Student-t errors with df degrees of freedom and scale sigma ~ N+(0, scale_sd^2), coefficients
  * N(0, prior_sd^2); dim p + 1, the last parameter log sigma. */
-int sg_robust_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
-                              double df, double prior_sd, double scale_sd, sg_status *st);
+int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, double df,
+                              double prior_sd, double scale_sd, sg_status *st);
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
                                double prior_sd, sg_status *st);
-/* y: 0 or 1. */
-int sg_logistic_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
-                                double prior_sd, sg_status *st);
-/* y: whole numbers >= 0; offset: n finite values added to the linear predictor, or NULL. */
-int sg_poisson_regression_init(sg_model *m, const double *xt, const double *y,
-                               const double *offset, int p, int n, double prior_sd,
+/* rows: covariates, y (0 or 1). */
+int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
+                                sg_status *st);
+/* rows: covariates, y (whole numbers >= 0), the offset (finite; added to the linear
+ * predictor). */
+int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
                                sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);

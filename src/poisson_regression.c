@@ -3,8 +3,8 @@
  * where a_i is the i-th row of the design (intercept column included) and o_i the offset.
  * log p(y_i | theta) = y_i eta_i - exp(eta_i) - log(y_i!), eta_i = log mu_i; the last term does
  * not depend on theta but is part of the evidence, so it is included. The parameters are
- * unconstrained, so there is no transform. The design is stored transposed (xt, p x n) so one
- * observation's covariates are contiguous: mini-batches touch one cache line per observation. */
+ * unconstrained, so there is no transform. The data are packed rows (rows.c, model.h): a_i, y_i
+ * and o_i (0 without an offset), one cache line per observation up to p = 6. */
 #include "model.h"
 #include <Rmath.h>
 #include <math.h>
@@ -14,10 +14,8 @@
 #define PO_TABLE 256
 
 typedef struct {
-  const double *xt;     /* p x n, column i = observation i */
-  const double *y;      /* counts: whole numbers >= 0 */
-  const double *offset; /* n, or NULL: no offset */
-  int p;
+  const double *rows; /* observation i at rows + i * stride: a_i, y_i (a count), the offset */
+  int p, stride;
   double prior_sd;
   double *log_factorial; /* PO_TABLE: log(k!) for k < PO_TABLE */
 } po_data;
@@ -37,10 +35,10 @@ static double po_log_prior(const sg_model *m, sg_workspace *ws, const double *th
  * particle of zero weight. */
 static inline double po_obs(const po_data *d, const double *theta, R_xlen_t i, double scale,
                             double *grad) {
-  const double *x = d->xt + i * d->p;
-  double eta = d->offset ? d->offset[i] : 0.0;
+  const double *x = d->rows + i * d->stride;
+  double eta = x[d->p + 1];
   for (int j = 0; j < d->p; j++) eta += x[j] * theta[j];
-  double y = d->y[i], mu = exp(eta);
+  double y = x[d->p], mu = exp(eta);
   double lf = y < PO_TABLE ? d->log_factorial[(int) y] : lgammafn(y + 1.0);
   if (grad) {
     double c = scale * (y - mu);
@@ -55,13 +53,9 @@ static double po_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   const po_data *d = m->data;
   double ll = 0.0;
   if (idx) {
+    sg_rows_prefetch_start(d->rows, d->stride, d->p + 2, idx, n);
     for (int k = 0; k < n; k++) {
-      if (k + SG_PREFETCH_AHEAD < n) {
-        R_xlen_t ahead = idx[k + SG_PREFETCH_AHEAD];
-        sg_prefetch_row(d->xt + ahead * d->p, d->p);
-        sg_prefetch_row(d->y + ahead, 1);
-        if (d->offset) sg_prefetch_row(d->offset + ahead, 1);
-      }
+      sg_rows_prefetch(d->rows, d->stride, d->p + 2, idx, k, n);
       ll += po_obs(d, theta, idx[k], scale, grad);
     }
   } else {
@@ -70,18 +64,19 @@ static double po_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return ll;
 }
 
-int sg_poisson_regression_init(sg_model *m, const double *xt, const double *y,
-                               const double *offset, int p, int n, double prior_sd,
+int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
                                sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
+  const int stride = sg_rows_stride(p + 2);
   /* po_obs indexes the log-factorial table with y: check that every count is a whole number
    * >= 0 and every offset finite (one pass, cheap next to any estimator's work). */
   for (R_xlen_t i = 0; i < n; i++) {
-    if (!(y[i] >= 0.0) || !R_FINITE(y[i]) || y[i] != floor(y[i]))
+    const double y = rows[i * stride + p], offset = rows[i * stride + p + 1];
+    if (!(y >= 0.0) || !R_FINITE(y) || y != floor(y))
       return sg_fail(st, SG_ERR_INPUT,
                      "`model` data are corrupt: the count is not a whole number >= 0 at observation %d.",
                      (int) i + 1);
-    if (offset && !R_FINITE(offset[i]))
+    if (!R_FINITE(offset))
       return sg_fail(st, SG_ERR_INPUT,
                      "`model` data are corrupt: the offset is not finite at observation %d.",
                      (int) i + 1);
@@ -90,10 +85,9 @@ int sg_poisson_regression_init(sg_model *m, const double *xt, const double *y,
     return sg_fail(st, SG_ERR_INPUT, "`prior_sd` must be positive and finite.");
 
   po_data *d = (po_data *) R_alloc(1, sizeof(po_data));
-  d->xt = xt;
-  d->y = y;
-  d->offset = offset;
+  d->rows = rows;
   d->p = p;
+  d->stride = stride;
   d->prior_sd = prior_sd;
   d->log_factorial = (double *) R_alloc(PO_TABLE, sizeof(double));
   for (int k = 0; k < PO_TABLE; k++) d->log_factorial[k] = lgammafn(k + 1.0);

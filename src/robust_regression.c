@@ -13,16 +13,15 @@
  * distribution", JASA 84, 1989), with u_i = r_i^2 / (nu sigma^2) and r_i = y_i - a_i' beta:
  *   log p(y_i | theta) = lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 - t - (nu+1)/2 log(1 + u_i),
  *   d/d beta = (nu+1) r_i / (nu sigma^2 + r_i^2) a_i,   d/dt = -1 + (nu+1) u_i / (1 + u_i).
- * The design is stored transposed (xt, p x n), as in linear_regression.c. */
+ * The data are packed rows (rows.c, model.h): a_i then y_i, as in linear_regression.c. */
 #include "model.h"
 #include <limits.h>
 #include <math.h>
 #include <Rmath.h>
 
 typedef struct {
-  const double *xt; /* p x n, column i = observation i */
-  const double *y;
-  int p;
+  const double *rows; /* observation i at rows + i * stride: a_i, y_i */
+  int p, stride;
   double df;       /* nu */
   double log_norm; /* lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 */
   sg_prior prior;  /* N(0, prior_sd^2) on beta, half-normal(scale_sd) on sigma = e^t */
@@ -42,10 +41,10 @@ static double rr_log_prior(const sg_model *m, sg_workspace *ws, const double *th
  * scale (nu+1) c r_i / (1 + u_i) a_i to grad[0..p-1] and u_i / (1 + u_i) to *w. */
 static inline double rr_obs(const rr_data *d, const double *theta, R_xlen_t i, double c,
                             double scale, double *grad, double *w) {
-  const double *x = d->xt + i * d->p;
+  const double *x = d->rows + i * d->stride;
   double mu = 0.0;
   for (int j = 0; j < d->p; j++) mu += x[j] * theta[j];
-  double r = d->y[i] - mu, u = r * r * c;
+  double r = x[d->p] - mu, u = r * r * c;
   if (grad) {
     double g = scale * (d->df + 1.0) * c * r / (1.0 + u);
     for (int j = 0; j < d->p; j++) grad[j] += g * x[j];
@@ -61,12 +60,9 @@ static double rr_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   const double t = theta[d->p], c = exp(-2.0 * t) / d->df;
   double sum = 0.0, w = 0.0;
   if (idx) {
+    sg_rows_prefetch_start(d->rows, d->stride, d->p + 1, idx, n);
     for (int k = 0; k < n; k++) {
-      if (k + SG_PREFETCH_AHEAD < n) {
-        R_xlen_t ahead = idx[k + SG_PREFETCH_AHEAD];
-        sg_prefetch_row(d->xt + ahead * d->p, d->p);
-        sg_prefetch_row(d->y + ahead, 1);
-      }
+      sg_rows_prefetch(d->rows, d->stride, d->p + 1, idx, k, n);
       sum += rr_obs(d, theta, idx[k], c, scale, grad, &w);
     }
   } else {
@@ -76,8 +72,8 @@ static double rr_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return n * (d->log_norm - t) - 0.5 * (d->df + 1.0) * sum;
 }
 
-int sg_robust_regression_init(sg_model *m, const double *xt, const double *y, int p, int n,
-                              double df, double prior_sd, double scale_sd, sg_status *st) {
+int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, double df,
+                              double prior_sd, double scale_sd, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   if (p > INT_MAX - 1) return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
   const double h[] = {df, prior_sd, scale_sd};
@@ -92,9 +88,9 @@ int sg_robust_regression_init(sg_model *m, const double *xt, const double *y, in
   b[1] = (sg_prior_block) {SG_PRIOR_HALF_NORMAL, p, 1, 0.0, scale_sd, 0.0};
   d->prior = (sg_prior) {2, b};
   if (sg_prior_check(&d->prior, p + 1, st)) return st->code;
-  d->xt = xt;
-  d->y = y;
+  d->rows = rows;
   d->p = p;
+  d->stride = sg_rows_stride(p + 1);
   d->df = df;
   d->log_norm = lgammafn(0.5 * (df + 1.0)) - lgammafn(0.5 * df) - 0.5 * log(df * M_PI);
 
