@@ -5,7 +5,7 @@
 #   git worktree add /tmp/before <revision> && R CMD INSTALL -l /tmp/before-lib /tmp/before
 #   R CMD INSTALL -l /tmp/after-lib .
 #   Rscript inst/bench/speed.R --before=/tmp/before-lib --after=/tmp/after-lib [--reps=3]
-#       [--parts=paper,robust,chunks,models,threads,accuracy]
+#       [--parts=paper,robust,chunks,models,glms,threads,accuracy]
 #
 # Parts (CPU seconds of the sampler call alone, user + system, one thread unless said):
 #   paper     SGAIS, sgais_control("paper"), linear regression, N = 10^6: CPU and ns per
@@ -16,8 +16,10 @@
 #             paper run's trace;
 #   models    softmax regression (10 covariates, 4 classes: 44 parameters) and a K = 5 mixture in
 #             2-D at N = 10^5, paper preset;
+#   glms      SGAIS (default preset) on logistic, Poisson (resampling at every step) and robust
+#             regression with 5 covariates at N = 10^5;
 #   threads   the after build only: wall seconds with 1 and 2 threads of AIS (paper preset,
-#             N = 10^5) and nested sampling (25 live points, N = 5 x 10^4) (full-data passes
+#             N = 10^5) and nested sampling (25 live points, N = 2 x 10^5) (full-data passes
 #             split over observations) and SGAIS (both presets, N = 10^6; particles on threads),
 #             and whether the estimates are bit-identical;
 #   accuracy  SGAIS paper preset, linear regression N = 10^5, seeds 1-5: log Z - exact, before
@@ -69,7 +71,7 @@ if (nzchar(opt("worker", ""))) {
            gradients = r$value$gradient_evaluations)
     },
     ais = , ns = , sgais_threads = , sgais_threads_paper = {
-      n <- switch(task, ais = 1e5, ns = 5e4, 1e6)
+      n <- switch(task, ais = 1e5, ns = 2e5, 1e6)
       m <- linear_regression(y ~ ., simulate_linear_regression(n, seed = 1))
       r <- cpu(quiet(switch(task,
         ais = ais(m, control = ais_control("paper"), seed = seed, progress = FALSE),
@@ -78,6 +80,24 @@ if (nzchar(opt("worker", ""))) {
         sgais_threads_paper = sgais(m, control = sgais_control("paper"), seed = seed,
                                     progress = FALSE))))
       list(cpu = r$cpu, wall = r$wall, log_z = log_evidence(r$value))
+    },
+    logistic = , poisson = , robust_regression = {
+      # 5 standard normal covariates and an intercept, N = 10^5 (as inst/bench/glm.R)
+      set.seed(1)
+      n <- 1e5
+      x <- matrix(stats::rnorm(5 * n), n, 5, dimnames = list(NULL, paste0("x", 1:5)))
+      eta <- drop(0.3 + x %*% c(0.5, -0.4, 0.3, -0.2, 0.1))
+      d <- data.frame(x, y = switch(task,
+        logistic = stats::rbinom(n, 1, stats::plogis(eta)),
+        poisson = stats::rpois(n, exp(eta)),
+        robust_regression = eta + stats::rt(n, df = 4)))
+      m <- switch(task, logistic = logistic_regression(y ~ ., d),
+                  poisson = poisson_regression(y ~ ., d), robust_regression = robust_regression(y ~ ., d))
+      # Poisson with resampling at every step: the default rule can stall (?poisson_regression)
+      r <- cpu(quiet(if (task == "poisson") sgais(m, resample = TRUE, seed = seed, progress = FALSE)
+                     else sgais(m, seed = seed, progress = FALSE)))
+      list(cpu = r$cpu, wall = r$wall, log_z = log_evidence(r$value),
+           gradients = r$value$gradient_evaluations)
     },
     accuracy = {
       m <- linear_regression(y ~ ., simulate_linear_regression(1e5, seed = 1))
@@ -95,7 +115,7 @@ before <- opt("before", "")
 after <- opt("after", "")
 if (!nzchar(after)) stop("give --after=<library with the build to measure>")
 reps <- as.integer(opt("reps", "3"))
-parts <- strsplit(opt("parts", "paper,robust,chunks,models,threads,accuracy"), ",")[[1]]
+parts <- strsplit(opt("parts", "paper,robust,chunks,models,glms,threads,accuracy"), ",")[[1]]
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1]))
 rscript <- file.path(R.home("bin"), "Rscript")
 
@@ -158,6 +178,13 @@ if ("models" %in% parts) {
         if (nzchar(before)) med(res$before, "cpu") else NA, med(res$after, "cpu"))
   }
 }
+if ("glms" %in% parts) {
+  for (task in c("logistic", "poisson", "robust_regression")) {
+    res <- side_by_side(task)
+    row(sprintf("SGAIS robust, %s N = 1e5: CPU seconds", task),
+        if (nzchar(before)) med(res$before, "cpu") else NA, med(res$after, "cpu"))
+  }
+}
 if ("threads" %in% parts) {
   cat(sprintf("\n%-52s %12s %12s %8s %s\n", "after build, wall seconds", "1 thread", "2 threads",
               "speed-up", "identical"))
@@ -169,7 +196,7 @@ if ("threads" %in% parts) {
     }
     same <- all(vapply(seq_len(reps), function(r) identical(one[[r]]$log_z, two[[r]]$log_z), NA))
     label <- c(ais = "AIS paper, linear N = 1e5",
-               ns = "nested sampling (25 live points), linear N = 5e4",
+               ns = "nested sampling (25 live points), linear N = 2e5",
                sgais_threads = "SGAIS robust, linear N = 1e6",
                sgais_threads_paper = "SGAIS paper, linear N = 1e6")[[task]]
     cat(sprintf("%-52s %12.3g %12.3g %7.2fx %s\n", label, med(one, "wall"), med(two, "wall"),
