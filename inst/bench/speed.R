@@ -5,7 +5,7 @@
 #   git worktree add /tmp/before <revision> && R CMD INSTALL -l /tmp/before-lib /tmp/before
 #   R CMD INSTALL -l /tmp/after-lib .
 #   Rscript inst/bench/speed.R --before=/tmp/before-lib --after=/tmp/after-lib [--reps=3]
-#       [--parts=paper,robust,chunks,models,glms,threads,accuracy]
+#       [--parts=paper,robust,chunks,models,glms,threads,interrupts,accuracy]
 #
 # Parts (CPU seconds of the sampler call alone, user + system, one thread unless said):
 #   paper     SGAIS, sgais_control("paper"), linear regression, N = 10^6: CPU and ns per
@@ -22,6 +22,8 @@
 #             N = 10^5) and nested sampling (25 live points, N = 2 x 10^5) (full-data passes
 #             split over observations) and SGAIS (both presets, N = 10^6; particles on threads),
 #             and whether the estimates are bit-identical;
+#   interrupts  the after build, 1 and 2 threads: seconds from a SIGINT to the interrupt
+#             reaching R in sgais(sghmc_steps = 1e6) and ais(particles = 1000) (Unix only);
 #   accuracy  SGAIS paper preset, linear regression N = 10^5, seeds 1-5: log Z - exact, before
 #             and after.
 # Say how busy the machine was when you quote the figures (the load average is printed).
@@ -99,6 +101,18 @@ if (nzchar(opt("worker", ""))) {
       list(cpu = r$cpu, wall = r$wall, log_z = log_evidence(r$value),
            gradients = r$value$gradient_evaluations)
     },
+    interrupt_sgais = , interrupt_ais = {
+      # a run far longer than the wait before the driver's SIGINT: when did the interrupt arrive?
+      m <- linear_regression(y ~ ., simulate_linear_regression(if (task == "interrupt_ais") 1e5 else 2e4,
+                                                                seed = 1))
+      writeLines("ready", paste0(opt("out", ""), ".ready"))
+      caught <- tryCatch({
+        if (task == "interrupt_ais") ais(m, particles = 1000, seed = seed, progress = FALSE)
+        else sgais(m, sghmc_steps = 1e6, min_sghmc_steps = 1e6, seed = seed, progress = FALSE)
+        NA_real_
+      }, interrupt = function(e) as.numeric(Sys.time()))
+      list(caught = caught)
+    },
     accuracy = {
       m <- linear_regression(y ~ ., simulate_linear_regression(1e5, seed = 1))
       r <- quiet(sgais(m, control = sgais_control("paper"), seed = seed, progress = FALSE))
@@ -115,7 +129,7 @@ before <- opt("before", "")
 after <- opt("after", "")
 if (!nzchar(after)) stop("give --after=<library with the build to measure>")
 reps <- as.integer(opt("reps", "3"))
-parts <- strsplit(opt("parts", "paper,robust,chunks,models,glms,threads,accuracy"), ",")[[1]]
+parts <- strsplit(opt("parts", "paper,robust,chunks,models,glms,threads,interrupts,accuracy"), ",")[[1]]
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1]))
 rscript <- file.path(R.home("bin"), "Rscript")
 
@@ -201,6 +215,29 @@ if ("threads" %in% parts) {
                sgais_threads_paper = "SGAIS paper, linear N = 1e6")[[task]]
     cat(sprintf("%-52s %12.3g %12.3g %7.2fx %s\n", label, med(one, "wall"), med(two, "wall"),
                 med(one, "wall") / med(two, "wall"), same))
+  }
+}
+if ("interrupts" %in% parts) {
+  # the after build, 1 and 2 threads: seconds from SIGINT to the interrupt reaching R code, in
+  # sgais(sghmc_steps = 1e6) (one particle's move lasts minutes) and ais(particles = 1000)
+  cat(sprintf("\n%-52s %12s %12s\n", "after build, seconds from SIGINT to the interrupt",
+              "1 thread", "2 threads"))
+  for (task in c("interrupt_sgais", "interrupt_ais")) {
+    lag <- vapply(1:2, function(threads) {
+      out <- tempfile(fileext = ".rds")
+      cmd <- sprintf("R_LIBS=%s SGAIS_NUM_THREADS=%d %s %s --worker=%s --out=%s >/dev/null 2>&1 & echo $!",
+                     shQuote(after), threads, shQuote(rscript), shQuote(script), task, shQuote(out))
+      pid <- as.integer(system(cmd, intern = TRUE))
+      while (!file.exists(paste0(out, ".ready"))) Sys.sleep(0.05)
+      Sys.sleep(3) # well into the run
+      sent <- as.numeric(Sys.time())
+      tools::pskill(pid, tools::SIGINT)
+      while (!file.exists(out)) Sys.sleep(0.05)
+      readRDS(out)$caught - sent
+    }, numeric(1))
+    cat(sprintf("%-52s %12.3f %12.3f\n", c(interrupt_sgais = "sgais(sghmc_steps = 1e6), linear N = 2e4",
+                                            interrupt_ais = "ais(particles = 1000), linear N = 1e5")[[task]],
+                lag[1], lag[2]))
   }
 }
 if ("accuracy" %in% parts) {
