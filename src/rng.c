@@ -23,14 +23,6 @@ void sg_rng_init(sg_rng *r, uint64_t key, uint64_t a, uint64_t b) {
   r->has_spare = 0;
 }
 
-uint64_t sg_rng_key_from_r(void) {
-  /* 32 bits from each of two uniforms (R's generators give at least 31 random bits; the key
-   * only has to differ between seeds) */
-  uint64_t hi = (uint64_t) floor(unif_rand() * 4294967296.0);
-  uint64_t lo = (uint64_t) floor(unif_rand() * 4294967296.0);
-  return (hi << 32) | (lo & 0xffffffffULL);
-}
-
 uint64_t sg_rng_key_join(double high, double low) {
   return ((uint64_t) high << 32) | ((uint64_t) low & 0xffffffffULL);
 }

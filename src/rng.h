@@ -24,8 +24,6 @@ typedef struct {
  * (resampling, the reservoir), apart from its particles' streams b = 0, 1, ... */
 #define SG_RNG_SHARED UINT64_MAX
 void sg_rng_init(sg_rng *r, uint64_t key, uint64_t a, uint64_t b);
-/* A 64-bit run key from R's RNG (call between GetRNGstate and PutRNGstate). */
-uint64_t sg_rng_key_from_r(void);
 /* The key stored in R as two whole numbers in [0, 2^32) (high, low), as R cannot hold 64 bits. */
 uint64_t sg_rng_key_join(double high, double low);
 
