@@ -10,7 +10,9 @@
  * packed from, used when a model's data are the same R objects (R objects are not modified in
  * place: the same objects hold the same values; a model whose data changed has new vectors).
  * The cache keeps those vectors alive until later packings push them out: a bounded cost of
- * memory (at most SG_ROWS_CACHE data sets) for not packing again. */
+ * memory (at most SG_ROWS_CACHE data sets) for not packing again. The packed rows of a model
+ * stay valid for its .Call as long as that call packs fewer than SG_ROWS_CACHE other data sets
+ * after it (every entry point builds one model). */
 #include "ffi.h"
 #include <stdint.h>
 #include <string.h>
