@@ -31,24 +31,14 @@
 #endif
 
 typedef struct {
+  double prior_sd;    /* first: sg_normal_model_log_prior() reads it */
   const double *rows; /* observation i at rows + i * stride: a_i (p values), y_i */
   int p, stride;
   double inv_var;       /* known noise: 1 / noise_sd^2 */
   double lik_norm;      /* known noise: -log(2 pi noise_sd^2) / 2 */
-  double prior_sd;
   double shape, scale;  /* unknown variance: sigma^2 ~ InvGamma(shape, scale) */
   double prior_norm;    /* unknown variance: a log b - lgamma(a) - p log(2 pi prior_sd^2) / 2 */
 } lr_data;
-
-static void lr_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
-  (void) ws;
-  sg_normal_prior_draw(theta, m->dim, ((const lr_data *) m->data)->prior_sd);
-}
-
-static double lr_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
-  (void) ws;
-  return sg_normal_log_prior(theta, m->dim, ((const lr_data *) m->data)->prior_sd, grad);
-}
 
 /* The residual sum of squares over the observations idx[0..n-1] (or start..start+n-1); with a
  * gradient, add c * sum_i r_i a_i to grad[0..p-1]. This loop is most of the run time of every
@@ -159,8 +149,8 @@ int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, dou
   m->dim = p;
   m->n_obs = n;
   m->data = d;
-  m->prior_draw = lr_prior_draw;
-  m->log_prior = lr_log_prior;
+  m->prior_draw = sg_normal_model_prior_draw;
+  m->log_prior = sg_normal_model_log_prior;
   m->log_lik = lr_log_lik;
   return SG_OK;
 }

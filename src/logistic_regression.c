@@ -7,20 +7,10 @@
 #include <math.h>
 
 typedef struct {
+  double prior_sd;    /* first: sg_normal_model_log_prior() reads it */
   const double *rows; /* observation i at rows + i * stride: a_i, y_i (0 or 1) */
   int p, stride;
-  double prior_sd;
 } lg_data;
-
-static void lg_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
-  (void) ws;
-  sg_normal_prior_draw(theta, m->dim, ((const lg_data *) m->data)->prior_sd);
-}
-
-static double lg_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
-  (void) ws;
-  return sg_normal_log_prior(theta, m->dim, ((const lg_data *) m->data)->prior_sd, grad);
-}
 
 /* log p(y_i | a_i, theta). With s = 2 y_i - 1 and z = s eta, log p = log plogis(z)
  * = -(log1p(exp(-|z|)) + max(-z, 0)): exp() is only taken of a non-positive number, so nothing
@@ -85,8 +75,8 @@ int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, d
   m->dim = p;
   m->n_obs = n;
   m->data = d;
-  m->prior_draw = lg_prior_draw;
-  m->log_prior = lg_log_prior;
+  m->prior_draw = sg_normal_model_prior_draw;
+  m->log_prior = sg_normal_model_log_prior;
   m->log_lik = lg_log_lik;
   return SG_OK;
 }

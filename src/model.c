@@ -96,6 +96,17 @@ void sg_normal_prior_draw(double *theta, int dim, double sd) {
   for (int j = 0; j < dim; j++) theta[j] = sd * norm_rand();
 }
 
+void sg_normal_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
+  (void) ws;
+  sg_normal_prior_draw(theta, m->dim, *(const double *) m->data);
+}
+
+double sg_normal_model_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
+                                 double *grad) {
+  (void) ws;
+  return sg_normal_log_prior(theta, m->dim, *(const double *) m->data, grad);
+}
+
 double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad) {
   double prec = 1.0 / (sd * sd), ss = 0.0;
   for (int j = 0; j < dim; j++) {

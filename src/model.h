@@ -143,6 +143,12 @@ double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad
  * a draw, and log p(theta) with its gradient added to grad (when not NULL). */
 void sg_normal_prior_draw(double *theta, int dim, double sd);
 double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad);
+/* The same as a model's prior_draw and log_prior, for models whose data struct begins with
+ * `double prior_sd` (linear, logistic, Poisson and softmax regression): a pointer to a struct is a
+ * pointer to its first member. */
+void sg_normal_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta);
+double sg_normal_model_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
+                                 double *grad);
 
 /* Mini-batch rows are random reads from data that do not fit in cache, so models fetch the row
  * of the observation SG_PREFETCH_AHEAD places ahead in idx (the loop is otherwise bound by
@@ -175,7 +181,9 @@ SG_HOT_INLINE void sg_prefetch_row(const double *row, int len) {
  * preset, N = 10^6, ns per gradient evaluation at n > 3 x 10^5): 32 ahead 4.7-5.0, 64 ahead
  * 3.8-4.3, 96 or 128 ahead 4.9-5.2 (the prefetches then evict rows not yet used). */
 #define SG_ROWS_AHEAD 64
-int sg_rows_stride(int width);
+static inline int sg_rows_stride(int width) {
+  return (width + 7) / 8 * 8;
+}
 SG_HOT_INLINE void sg_rows_prefetch_start(const double *rows, int stride, int width,
                                           const int *idx, int n) {
   for (int k = 0; k < n && k < SG_ROWS_AHEAD; k++)

@@ -14,21 +14,11 @@
 #define PO_TABLE 256
 
 typedef struct {
+  double prior_sd;    /* first: sg_normal_model_log_prior() reads it */
   const double *rows; /* observation i at rows + i * stride: a_i, y_i (a count), the offset */
   int p, stride;
-  double prior_sd;
   double *log_factorial; /* PO_TABLE: log(k!) for k < PO_TABLE */
 } po_data;
-
-static void po_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
-  (void) ws;
-  sg_normal_prior_draw(theta, m->dim, ((const po_data *) m->data)->prior_sd);
-}
-
-static double po_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
-  (void) ws;
-  return sg_normal_log_prior(theta, m->dim, ((const po_data *) m->data)->prior_sd, grad);
-}
 
 /* log p(y_i | theta); with a gradient, add scale * (y_i - mu_i) * a_i to grad. exp(eta)
  * overflows for eta > 709: the likelihood is then zero (-Inf), which the estimators handle as a
@@ -95,8 +85,8 @@ int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n, do
   m->dim = p;
   m->n_obs = n;
   m->data = d;
-  m->prior_draw = po_prior_draw;
-  m->log_prior = po_log_prior;
+  m->prior_draw = sg_normal_model_prior_draw;
+  m->log_prior = sg_normal_model_log_prior;
   m->log_lik = po_log_lik;
   return SG_OK;
 }

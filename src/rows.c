@@ -61,10 +61,6 @@ static void huge_pages(void *start, size_t bytes) {
 #endif
 }
 
-int sg_rows_stride(int width) {
-  return (width + 7) / 8 * 8;
-}
-
 const double *sg_rows_from_r(SEXP xt, const SEXP *cols, int ncol) {
   const int p = Rf_nrows(xt), n = Rf_ncols(xt), stride = sg_rows_stride(p + ncol);
   if (!cache) {

@@ -10,21 +10,11 @@
 #include <string.h>
 
 typedef struct {
+  double prior_sd;  /* first: sg_normal_model_log_prior() reads it */
   const double *xt; /* p x n, column i = observation i */
   const int *y;     /* class codes 1..K (R's factor codes) */
   int p, K;
-  double prior_sd;
 } sm_data;
-
-static void sm_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
-  (void) ws;
-  sg_normal_prior_draw(theta, m->dim, ((const sm_data *) m->data)->prior_sd);
-}
-
-static double sm_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
-  (void) ws;
-  return sg_normal_log_prior(theta, m->dim, ((const sm_data *) m->data)->prior_sd, grad);
-}
 
 /* The workspace scratch (sm_scratch_bytes() of it): theta transposed (p x K, tht[j * K + k] =
  * theta_kj), the gradient summed over a call's observations (K x p, theta's layout), and the K
@@ -160,8 +150,8 @@ int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int 
   m->n_obs = n;
   m->data = d;
   m->scratch_bytes = sm_scratch_bytes(p, K);
-  m->prior_draw = sm_prior_draw;
-  m->log_prior = sm_log_prior;
+  m->prior_draw = sg_normal_model_prior_draw;
+  m->log_prior = sg_normal_model_log_prior;
   m->log_lik = sm_log_lik;
   return SG_OK;
 }
