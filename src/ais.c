@@ -190,13 +190,13 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   /* the adapted step in target widths; 0 at the start: the configured step_size */
   double step = sg_scalar_double(step_size, "step_size");
   if (!(step > 0.0) || !R_FINITE(step)) step = s.move.step_size;
-  if (!(lam >= 0.0 && lam <= 1.0)) Rf_errorcall(R_NilValue, "`lambda` must be in [0, 1].");
+  if (!(lam >= 0.0 && lam <= 1.0)) sg_input_error("`lambda` must be in [0, 1].");
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim || Rf_ncols(theta) != M)
-    Rf_errorcall(R_NilValue, "`theta` must be a %d x %d numeric matrix.", m.dim, M);
+    sg_input_error("`theta` must be a %d x %d numeric matrix.", m.dim, M);
   if (TYPEOF(logw) != REALSXP || Rf_length(logw) != M)
-    Rf_errorcall(R_NilValue, "`logw` must be a numeric vector of length %d.", M);
+    sg_input_error("`logw` must be a numeric vector of length %d.", M);
   if (TYPEOF(loglik) != REALSXP || (Rf_length(loglik) != M && Rf_length(loglik) != 0))
-    Rf_errorcall(R_NilValue, "`loglik` must be a numeric vector of length 0 or %d.", M);
+    sg_input_error("`loglik` must be a numeric vector of length 0 or %d.", M);
 
   int nprot = 0;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 16)); nprot++;

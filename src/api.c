@@ -53,7 +53,7 @@ void sg_api_register(void) {
 /* Whether a class of this name is registered (compiled_model() checks before building). */
 SEXP ffi_api_model_class(SEXP name) {
   if (TYPEOF(name) != STRSXP || Rf_length(name) != 1 || STRING_ELT(name, 0) == NA_STRING)
-    Rf_errorcall(R_NilValue, "`class` must be a string.");
+    sg_input_error("`class` must be a string.");
   return Rf_ScalarLogical(api_find(CHAR(STRING_ELT(name, 0))) != NULL);
 }
 
@@ -95,7 +95,7 @@ static double api_log_lik(const sg_model *m, sg_workspace *ws, const double *the
 void sg_api_model_from_r(SEXP model, sg_model *m) {
   SEXP name = sg_list_get(model, "class_name");
   if (TYPEOF(name) != STRSXP || Rf_length(name) != 1 || STRING_ELT(name, 0) == NA_STRING)
-    Rf_errorcall(R_NilValue, "`model` is corrupt: `class_name` must be a string.");
+    sg_input_error("`model` is corrupt: `class_name` must be a string.");
   const sgais_model_class *cls = api_find(CHAR(STRING_ELT(name, 0)));
   if (!cls) {
     /* a model read in a new session: loading its package registers the class (R errors if it
@@ -108,14 +108,14 @@ void sg_api_model_from_r(SEXP model, sg_model *m) {
     cls = api_find(CHAR(STRING_ELT(name, 0)));
   }
   if (!cls)
-    Rf_errorcall(R_NilValue, "compiled model class \"%s\" is not registered; load the package "
+    sg_input_error("compiled model class \"%s\" is not registered; load the package "
                  "that defines it.", CHAR(STRING_ELT(name, 0)));
   SEXP xt = sg_list_get(sg_list_get(model, "data"), "xt");
   SEXP hyper = sg_list_get(sg_list_get(model, "hyper"), "values");
   if (TYPEOF(xt) != REALSXP || !Rf_isMatrix(xt))
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: `xt` must be a numeric matrix.");
+    sg_input_error("`model` data are corrupt: `xt` must be a numeric matrix.");
   if (TYPEOF(hyper) != REALSXP)
-    Rf_errorcall(R_NilValue, "`model` is corrupt: its hyperparameters must be numeric.");
+    sg_input_error("`model` is corrupt: its hyperparameters must be numeric.");
   int dim = sg_scalar_int(sg_list_get(model, "dim"), "dim", 1);
 
   api_model *a = (api_model *) R_alloc(1, sizeof(api_model));

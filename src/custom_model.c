@@ -217,7 +217,7 @@ static double cm_log_prior(const sg_model *m, sg_workspace *ws, const double *th
 static SEXP cm_function(SEXP x, const char *name, int optional) {
   if (x == R_NilValue && optional) return x;
   if (TYPEOF(x) != CLOSXP)
-    Rf_errorcall(R_NilValue, "`model` is corrupt: `%s` must be a function.", name);
+    sg_input_error("`model` is corrupt: `%s` must be a function.", name);
   return x;
 }
 
@@ -225,16 +225,16 @@ void sg_custom_model_from_r(SEXP model, sg_model *m) {
   active = NULL; /* left over from an interrupt inside a user function */
   SEXP xt = sg_list_get(sg_list_get(model, "data"), "xt");
   if (TYPEOF(xt) != REALSXP || !Rf_isMatrix(xt) || Rf_nrows(xt) < 1)
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: `xt` must be a numeric matrix.");
+    sg_input_error("`model` data are corrupt: `xt` must be a numeric matrix.");
   SEXP fns = sg_list_get(model, "functions");
   SEXP dimnames = sg_list_get(model, "block_dimnames");
   SEXP names = sg_list_get(model, "parameter_names");
   int dim = sg_scalar_int(sg_list_get(model, "dim"), "dim", 1);
   if (TYPEOF(dimnames) != VECSXP || Rf_length(dimnames) != 2 ||
       TYPEOF(VECTOR_ELT(dimnames, 1)) != STRSXP || Rf_length(VECTOR_ELT(dimnames, 1)) != Rf_nrows(xt))
-    Rf_errorcall(R_NilValue, "`model` is corrupt: `block_dimnames` does not match its data.");
+    sg_input_error("`model` is corrupt: `block_dimnames` does not match its data.");
   if (TYPEOF(names) != STRSXP || Rf_length(names) != dim)
-    Rf_errorcall(R_NilValue, "`model` is corrupt: `parameter_names` does not match `dim`.");
+    sg_input_error("`model` is corrupt: `parameter_names` does not match `dim`.");
 
   cm_data *d = (cm_data *) R_alloc(1, sizeof(cm_data));
   d->log_likelihood = cm_function(sg_list_get(fns, "log_likelihood"), "log_likelihood", 0);

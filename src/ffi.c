@@ -2,6 +2,7 @@
  * the one settings parser, and a digest of observations. */
 #include "ffi.h"
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <math.h>
@@ -22,38 +23,47 @@ void sg_raise(const sg_status *st) {
   Rf_errorcall(R_NilValue, "%s", st->message);
 }
 
+void sg_input_error(const char *fmt, ...) {
+  sg_status st = {SG_ERR_INPUT, ""};
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(st.message, sizeof st.message, fmt, ap);
+  va_end(ap);
+  sg_raise(&st);
+}
+
 /* Cheap re-checks of arguments already validated in R; messages name the argument. */
 int sg_scalar_int(SEXP x, const char *what, int lower) {
-  if (Rf_length(x) != 1) Rf_errorcall(R_NilValue, "`%s` must be a single number.", what);
+  if (Rf_length(x) != 1) sg_input_error("`%s` must be a single number.", what);
   double v = Rf_asReal(x);
   if (ISNAN(v) || v != floor(v) || v < lower || v > INT_MAX)
-    Rf_errorcall(R_NilValue, "`%s` must be a whole number >= %d.", what, lower);
+    sg_input_error("`%s` must be a whole number >= %d.", what, lower);
   return (int) v;
 }
 
 /* A count of observations: a whole number >= 0, held in a double (exact up to 2^53). */
 double sg_scalar_count(SEXP x, const char *what) {
-  if (Rf_length(x) != 1) Rf_errorcall(R_NilValue, "`%s` must be a single number.", what);
+  if (Rf_length(x) != 1) sg_input_error("`%s` must be a single number.", what);
   double v = Rf_asReal(x);
   if (!R_FINITE(v) || v != floor(v) || v < 0 || v > 9007199254740992.0)
-    Rf_errorcall(R_NilValue, "`%s` must be a whole number >= 0.", what);
+    sg_input_error("`%s` must be a whole number >= 0.", what);
   return v;
 }
 
 double sg_scalar_double(SEXP x, const char *what) {
-  if (Rf_length(x) != 1) Rf_errorcall(R_NilValue, "`%s` must be a single number.", what);
+  if (Rf_length(x) != 1) sg_input_error("`%s` must be a single number.", what);
   double v = Rf_asReal(x);
-  if (ISNAN(v)) Rf_errorcall(R_NilValue, "`%s` must not be NA.", what);
+  if (ISNAN(v)) sg_input_error("`%s` must not be NA.", what);
   return v;
 }
 
 SEXP sg_list_get(SEXP list, const char *name) {
-  if (TYPEOF(list) != VECSXP) Rf_errorcall(R_NilValue, "internal error: expected a list holding `%s`; please report this.", name);
+  if (TYPEOF(list) != VECSXP) sg_input_error("internal error: expected a list holding `%s`; please report this.", name);
   SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-  if (TYPEOF(names) != STRSXP) Rf_errorcall(R_NilValue, "internal error: unnamed list instead of one holding `%s`; please report this.", name);
+  if (TYPEOF(names) != STRSXP) sg_input_error("internal error: unnamed list instead of one holding `%s`; please report this.", name);
   for (R_xlen_t i = 0; i < Rf_xlength(list); i++)
     if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
-  Rf_errorcall(R_NilValue, "internal error: element `%s` missing; please report this.", name);
+  sg_input_error("internal error: element `%s` missing; please report this.", name);
   return R_NilValue; /* not reached */
 }
 
@@ -70,18 +80,37 @@ SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type,
  * 64-bit FNV-1a over the bytes of the values in order, continued from `digest` (16 hex digits,
  * or "" to start). Doubles are hashed with -0 as +0, so equal numbers give equal digests. Used
  * to check that fits compared are fits of the same observations (R/compare_models.R). */
+/* The position (1-based, a double) of the first value of x that is not finite, or 0: the
+ * check of a model's data (R/model.R, validate_sgais_model()) without allocating a logical
+ * vector as large as the data. */
+SEXP ffi_first_non_finite(SEXP x) {
+  R_xlen_t n = XLENGTH(x);
+  if (TYPEOF(x) == REALSXP) {
+    const double *v = REAL(x);
+    for (R_xlen_t i = 0; i < n; i++)
+      if (!R_FINITE(v[i])) return Rf_ScalarReal((double) i + 1);
+  } else if (TYPEOF(x) == INTSXP) {
+    const int *v = INTEGER(x);
+    for (R_xlen_t i = 0; i < n; i++)
+      if (v[i] == NA_INTEGER) return Rf_ScalarReal((double) i + 1);
+  } else {
+    sg_input_error("`x` must be a numeric vector or matrix.");
+  }
+  return Rf_ScalarReal(0.0);
+}
+
 SEXP ffi_data_digest(SEXP digest, SEXP values) {
   if (TYPEOF(digest) != STRSXP || XLENGTH(digest) != 1 || STRING_ELT(digest, 0) == NA_STRING)
-    Rf_errorcall(R_NilValue, "`digest` must be a string.");
+    sg_input_error("`digest` must be a string.");
   const char *in = CHAR(STRING_ELT(digest, 0));
   uint64_t h = 14695981039346656037ULL; /* the FNV offset basis */
   if (in[0] != '\0') {
-    if (strlen(in) != 16) Rf_errorcall(R_NilValue, "`digest` must have 16 hex digits.");
+    if (strlen(in) != 16) sg_input_error("`digest` must have 16 hex digits.");
     h = 0;
     for (int i = 0; i < 16; i++) {
       char c = in[i];
       int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-      if (v < 0) Rf_errorcall(R_NilValue, "`digest` must have 16 hex digits.");
+      if (v < 0) sg_input_error("`digest` must have 16 hex digits.");
       h = (h << 4) | (uint64_t) v;
     }
   }
@@ -103,7 +132,7 @@ SEXP ffi_data_digest(SEXP digest, SEXP values) {
       for (size_t k = 0; k < sizeof(int); k++) h = (h ^ b[k]) * prime;
     }
   } else {
-    Rf_errorcall(R_NilValue, "`values` must be a numeric or integer vector.");
+    sg_input_error("`values` must be a numeric or integer vector.");
   }
   char out[17];
   snprintf(out, sizeof(out), "%016llx", (unsigned long long) h);
@@ -120,19 +149,19 @@ sg_move_settings sg_move_settings_from_r(SEXP x) {
   s.step_size = sg_scalar_double(sg_list_get(x, "step_size"), "step_size");
   s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
   s.integrator = sg_scalar_int(sg_list_get(x, "integrator"), "integrator", 0);
-  if (s.integrator > SG_INTEGRATOR_BAOAB) Rf_errorcall(R_NilValue, "`integrator` is not a known integrator.");
+  if (s.integrator > SG_INTEGRATOR_BAOAB) sg_input_error("`integrator` is not a known integrator.");
   if (s.min_steps > s.steps)
-    Rf_errorcall(R_NilValue, "`min_sghmc_steps` must not exceed `sghmc_steps`.");
-  if (s.scale > SG_STEP_WIDTH) Rf_errorcall(R_NilValue, "`step_scale` is not a known scale.");
+    sg_input_error("`min_sghmc_steps` must not exceed `sghmc_steps`.");
+  if (s.scale > SG_STEP_WIDTH) sg_input_error("`step_scale` is not a known scale.");
   if (s.preconditioner > SG_PRECOND_DENSE)
-    Rf_errorcall(R_NilValue, "`preconditioner` is not a known preconditioner.");
+    sg_input_error("`preconditioner` is not a known preconditioner.");
   if (s.scale == SG_STEP_PER_OBSERVATION) s.preconditioner = SG_PRECOND_NONE;
   if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
-    Rf_errorcall(R_NilValue, "`learning_rate` must be positive and finite.");
+    sg_input_error("`learning_rate` must be positive and finite.");
   if (!(s.step_size > 0.0) || !R_FINITE(s.step_size))
-    Rf_errorcall(R_NilValue, "`step_size` must be positive and finite.");
+    sg_input_error("`step_size` must be positive and finite.");
   if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
-    Rf_errorcall(R_NilValue, "`momentum_decay` must be in (0, 1].");
+    sg_input_error("`momentum_decay` must be in (0, 1].");
   return s;
 }
 
@@ -142,20 +171,20 @@ sg_anneal_settings sg_anneal_settings_from_r(SEXP x) {
   s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
   s.resample_ess = sg_scalar_double(sg_list_get(x, "resample_ess"), "resample_ess");
   s.move = sg_move_settings_from_r(x);
-  if (!(s.target_ess > 1.0 && s.target_ess <= s.particles))
-    Rf_errorcall(R_NilValue, "`target_ess` must be in (1, particles].");
+  if (!(s.target_ess > 1.0 && s.target_ess < s.particles))
+    sg_input_error("`target_ess` must be in (1, particles).");
   if (!(s.resample_ess >= 0.0 && s.resample_ess <= 1.0))
-    Rf_errorcall(R_NilValue, "`resample_ess` must be in [0, 1].");
+    sg_input_error("`resample_ess` must be in [0, 1].");
   return s;
 }
 
 uint64_t sg_rng_key_from_state(SEXP x, const char *what) {
   if (TYPEOF(x) != REALSXP || Rf_length(x) != 2)
-    Rf_errorcall(R_NilValue, "`%s` must be a numeric vector of length 2.", what);
+    sg_input_error("`%s` must be a numeric vector of length 2.", what);
   for (int i = 0; i < 2; i++) {
     double k = REAL(x)[i];
     if (!(k >= 0.0 && k < 4294967296.0) || k != floor(k))
-      Rf_errorcall(R_NilValue, "`%s` must hold whole numbers in [0, 2^32).", what);
+      sg_input_error("`%s` must hold whole numbers in [0, 2^32).", what);
   }
   return sg_rng_key_join(REAL(x)[0], REAL(x)[1]);
 }
@@ -167,9 +196,9 @@ SEXP ffi_rng_draws(SEXP key, SEXP a, SEXP b, SEXP n, SEXP kind, SEXP range) {
   const double sa = sg_scalar_count(a, "a"), sb = sg_scalar_count(b, "b");
   const int len = sg_scalar_int(n, "n", 0), what = sg_scalar_int(kind, "kind", 0);
   const double r = sg_scalar_count(range, "range");
-  if (what > 2) Rf_errorcall(R_NilValue, "`kind` must be 0, 1 or 2.");
+  if (what > 2) sg_input_error("`kind` must be 0, 1 or 2.");
   if (what == 1 && !(r >= 1.0 && r <= 9007199254740992.0))
-    Rf_errorcall(R_NilValue, "`range` must be in [1, 2^53].");
+    sg_input_error("`range` must be in [1, 2^53].");
   sg_rng rng;
   sg_rng_init(&rng, k, (uint64_t) sa, (uint64_t) sb);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, len));

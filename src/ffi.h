@@ -14,6 +14,15 @@ void sg_raise(const sg_status *st)
 #endif
     ;
 
+/* Raises an R error of class sgais_error_input (printf-style message): for an argument or object
+ * the core cannot use. Every argument check of the R layer goes through it, so that R users can
+ * catch such errors by class like every other error of the package. */
+void sg_input_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 1, 2)))
+#endif
+    ;
+
 /* Argument checks for entry points; errors name the argument. */
 int sg_scalar_int(SEXP x, const char *what, int lower);
 double sg_scalar_double(SEXP x, const char *what);
@@ -57,6 +66,7 @@ SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
 SEXP ffi_api_model_class(SEXP name);
 SEXP ffi_custom_model_failed(void);
 SEXP ffi_data_digest(SEXP digest, SEXP values);
+SEXP ffi_first_non_finite(SEXP x);
 SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,

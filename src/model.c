@@ -122,7 +122,7 @@ double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad
 static SEXP data_matrix(SEXP data, const char *name, SEXPTYPE type) {
   SEXP x = sg_list_get(data, name);
   if (TYPEOF(x) != type || !Rf_isMatrix(x) || Rf_nrows(x) < 1)
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: `%s` must be a %s matrix.", name,
+    sg_input_error("`model` data are corrupt: `%s` must be a %s matrix.", name,
                  type == REALSXP ? "numeric" : "integer");
   return x;
 }
@@ -130,7 +130,7 @@ static SEXP data_matrix(SEXP data, const char *name, SEXPTYPE type) {
 static SEXP data_vector(SEXP data, const char *name, SEXPTYPE type, int n) {
   SEXP x = sg_list_get(data, name);
   if (TYPEOF(x) != type || Rf_length(x) != n)
-    Rf_errorcall(R_NilValue, "`model` data are corrupt: `%s` must be a%s vector of length %d.",
+    sg_input_error("`model` data are corrupt: `%s` must be a%s vector of length %d.",
                  name, type == REALSXP ? " numeric" : "n integer", n);
   return x;
 }
@@ -231,7 +231,7 @@ static const struct {
 void sg_model_from_r(SEXP model, sg_model *m) {
   SEXP family = TYPEOF(model) == VECSXP ? sg_list_get(model, "family") : R_NilValue;
   if (TYPEOF(family) != STRSXP || Rf_length(family) != 1)
-    Rf_errorcall(R_NilValue, "`model` must be an sgais model, e.g. from linear_regression().");
+    sg_input_error("`model` must be an sgais model, e.g. from linear_regression().");
   const char *name = CHAR(STRING_ELT(family, 0));
   for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
     if (strcmp(name, registry[i].family) == 0) {
@@ -244,17 +244,17 @@ void sg_model_from_r(SEXP model, sg_model *m) {
       /* what every estimator indexes with; R checked it, a corrupt object must not crash */
       int dim = sg_scalar_int(sg_list_get(model, "dim"), "dim", 1);
       if (m->dim != dim)
-        Rf_errorcall(R_NilValue, "`model` is corrupt: `dim` is %d but its data and prior make %d.",
+        sg_input_error("`model` is corrupt: `dim` is %d but its data and prior make %d.",
                      dim, m->dim);
       return;
     }
   }
-  Rf_errorcall(R_NilValue, "`model` has unknown family \"%s\".", name);
+  sg_input_error("`model` has unknown family \"%s\".", name);
 }
 
 static void check_theta(const sg_model *m, SEXP theta) {
   if (TYPEOF(theta) != REALSXP || Rf_length(theta) != m->dim)
-    Rf_errorcall(R_NilValue, "`theta` must be a numeric vector of length %d.", m->dim);
+    sg_input_error("`theta` must be a numeric vector of length %d.", m->dim);
 }
 
 /* log prior, log likelihood over observations start..start+n-1 (1-based in R, 0-based here)
@@ -265,7 +265,7 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
   sg_model_from_r(model, &m);
   check_theta(&m, theta);
   int s = sg_scalar_int(start, "start", 0), k = sg_scalar_int(n, "n", 0);
-  if (s + (double) k > m.n_obs) Rf_errorcall(R_NilValue, "`start` + `n` exceeds the number of observations.");
+  if (s + (double) k > m.n_obs) sg_input_error("`start` + `n` exceeds the number of observations.");
   sg_status st = {SG_OK, ""};
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &st);
@@ -296,7 +296,7 @@ SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
   sg_model m;
   sg_model_from_r(model, &m);
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim)
-    Rf_errorcall(R_NilValue, "`theta` must be a numeric matrix with %d rows.", m.dim);
+    sg_input_error("`theta` must be a numeric matrix with %d rows.", m.dim);
   const int M = Rf_ncols(theta);
   sg_status st = {SG_OK, ""};
   sg_workspace ws;

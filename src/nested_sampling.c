@@ -287,12 +287,12 @@ static ns_settings settings_from_r(SEXP x) {
   s.live_points = sg_scalar_int(sg_list_get(x, "live_points"), "live_points", 1);
   s.move = sg_move_settings_from_r(x);
   s.move_kind = sg_scalar_int(sg_list_get(x, "move"), "move", 0);
-  if (s.move_kind > NS_MOVE_WALK) Rf_errorcall(R_NilValue, "`move` is not a known move.");
+  if (s.move_kind > NS_MOVE_WALK) sg_input_error("`move` is not a known move.");
   s.tolerance = sg_scalar_double(sg_list_get(x, "tolerance"), "tolerance");
   s.max_iterations = sg_scalar_double(sg_list_get(x, "max_iterations"), "max_iterations");
   if (!(s.tolerance > 0.0) || !R_FINITE(s.tolerance))
-    Rf_errorcall(R_NilValue, "`tolerance` must be positive and finite.");
-  if (!(s.max_iterations >= 1.0)) Rf_errorcall(R_NilValue, "`max_iterations` must be >= 1.");
+    sg_input_error("`tolerance` must be positive and finite.");
+  if (!(s.max_iterations >= 1.0)) sg_input_error("`max_iterations` must be >= 1.");
   return s;
 }
 
@@ -310,9 +310,9 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   const uint64_t key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
   SEXP theta = sg_list_get(state, "theta"), loglik = sg_list_get(state, "loglik");
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != dim || Rf_ncols(theta) != M)
-    Rf_errorcall(R_NilValue, "`theta` must be a %d x %d numeric matrix.", dim, M);
+    sg_input_error("`theta` must be a %d x %d numeric matrix.", dim, M);
   if (TYPEOF(loglik) != REALSXP || (Rf_length(loglik) != M && Rf_length(loglik) != 0))
-    Rf_errorcall(R_NilValue, "`loglik` must be a numeric vector of length 0 or %d.", M);
+    sg_input_error("`loglik` must be a numeric vector of length 0 or %d.", M);
   ns_state st;
   st.iteration = sg_scalar_double(sg_list_get(state, "iteration"), "iteration");
   st.log_z = Rf_asReal(sg_list_get(state, "log_z"));

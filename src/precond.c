@@ -344,21 +344,21 @@ double sg_move_adapt(const sg_move_settings *s, double *step_size, double *accep
  * (leave_out = 0) or with particle leave_out (1-based) left out as sg_precond_leave_out() does. */
 SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out) {
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta))
-    Rf_errorcall(R_NilValue, "`theta` must be a numeric matrix.");
+    sg_input_error("`theta` must be a numeric matrix.");
   const int dim = Rf_nrows(theta), M = Rf_ncols(theta);
-  if (dim < 1 || M < 2) Rf_errorcall(R_NilValue, "`theta` needs a row and two columns.");
+  if (dim < 1 || M < 2) sg_input_error("`theta` needs a row and two columns.");
   if (TYPEOF(logw) != REALSXP || Rf_length(logw) != M)
-    Rf_errorcall(R_NilValue, "`logw` must be a numeric vector of length %d.", M);
+    sg_input_error("`logw` must be a numeric vector of length %d.", M);
   const int k = sg_scalar_int(kind, "kind", SG_PRECOND_DIAGONAL);
-  if (k > SG_PRECOND_DENSE) Rf_errorcall(R_NilValue, "`kind` is not a known preconditioner.");
+  if (k > SG_PRECOND_DENSE) sg_input_error("`kind` is not a known preconditioner.");
   const int a = sg_scalar_int(leave_out, "leave_out", 0);
-  if (a > M) Rf_errorcall(R_NilValue, "`leave_out` must be at most %d.", M);
+  if (a > M) sg_input_error("`leave_out` must be at most %d.", M);
   sg_precond p, own;
   sg_precond_alloc(&p, k, dim);
   sg_precond_alloc(&own, k, dim);
   double *work = (double *) R_alloc((size_t) M + (size_t) dim * (dim + 1), sizeof(double));
   if (sg_precond_estimate(&p, REAL(theta), REAL(logw), M, work))
-    Rf_errorcall(R_NilValue, "the particles are degenerate.");
+    sg_input_error("the particles are degenerate.");
   const sg_precond *use = &p;
   if (a > 0) {
     sg_precond_leave_out(&p, a - 1, REAL(theta) + (size_t) (a - 1) * dim, &own);

@@ -100,7 +100,7 @@ double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad
 sg_prior sg_prior_from_r(SEXP blocks, int dim) {
   if (TYPEOF(blocks) != REALSXP || !Rf_isMatrix(blocks) || Rf_nrows(blocks) != 6 ||
       Rf_ncols(blocks) < 1)
-    Rf_errorcall(R_NilValue, "`model` is corrupt: its prior is not a prior description.");
+    sg_input_error("`model` is corrupt: its prior is not a prior description.");
   const int nb = Rf_ncols(blocks);
   const double *x = REAL(blocks);
   sg_prior_block *b = (sg_prior_block *) R_alloc(nb, sizeof(sg_prior_block));
@@ -108,7 +108,7 @@ sg_prior sg_prior_from_r(SEXP blocks, int dim) {
     const double *c = x + 6 * (size_t) i;
     for (int r = 0; r < 3; r++)
       if (!(c[r] >= 0 && c[r] <= INT_MAX && c[r] == floor(c[r])))
-        Rf_errorcall(R_NilValue, "`model` is corrupt: its prior is not a prior description.");
+        sg_input_error("`model` is corrupt: its prior is not a prior description.");
     b[i].kind = (int) c[0];
     b[i].start = (int) c[1];
     b[i].n = (int) c[2];

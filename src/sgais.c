@@ -592,18 +592,18 @@ static sgais_settings settings_from_r(SEXP x) {
   s.exact_until = sg_scalar_int(sg_list_get(x, "exact_until"), "exact_until", 0);
   s.early_particles = sg_scalar_int(sg_list_get(x, "early_particles"), "early_particles", 2);
   if (s.early_particles < s.a.particles)
-    Rf_errorcall(R_NilValue, "`early_particles` must be at least `particles`.");
+    sg_input_error("`early_particles` must be at least `particles`.");
   /* Inf (or NULL, as settings of older fits): unbounded */
   SEXP rs = sg_list_get(x, "reservoir_size");
   double r = Rf_isNull(rs) ? R_PosInf : sg_scalar_double(rs, "reservoir_size");
   if (R_FINITE(r)) {
     s.reservoir_size = sg_scalar_int(rs, "reservoir_size", 1);
     if (s.reservoir_size < s.exact_until)
-      Rf_errorcall(R_NilValue, "`reservoir_size` must be at least `exact_until`.");
+      sg_input_error("`reservoir_size` must be at least `exact_until`.");
   } else if (r > 0) {
     s.reservoir_size = 0;
   } else {
-    Rf_errorcall(R_NilValue, "`reservoir_size` must be a whole number or Inf.");
+    sg_input_error("`reservoir_size` must be a whole number or Inf.");
   }
   return s;
 }
@@ -611,7 +611,7 @@ static sgais_settings settings_from_r(SEXP x) {
 static SEXP state_vector(SEXP state, const char *name, int len) {
   SEXP x = sg_list_get(state, name);
   if (TYPEOF(x) != REALSXP || Rf_length(x) != len)
-    Rf_errorcall(R_NilValue, "`state$%s` must be a numeric vector of length %d.", name, len);
+    sg_input_error("`state$%s` must be a numeric vector of length %d.", name, len);
   return x;
 }
 
@@ -633,7 +633,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   double buffer_start = sg_scalar_count(sg_list_get(state, "buffer_start"), "state$buffer_start");
   double budget = sg_scalar_double(time_budget, "time_budget");
   if (from > to || from < buffer_start || to - buffer_start > m.n_obs)
-    Rf_errorcall(R_NilValue, "`n_end` must lie between `state$n` and the number of observations.");
+    sg_input_error("`n_end` must lie between `state$n` and the number of observations.");
   /* the reservoir: its slots must point at held observations before the first new one */
   SEXP slots_in = sg_list_get(state, "slots");
   const int held = (int) (from - buffer_start);
@@ -642,23 +642,23 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
     res.slot = (int *) R_alloc(res.cap, sizeof(int));
     res.size = Rf_length(slots_in);
     if (TYPEOF(slots_in) != INTSXP || res.size != (from < res.cap ? from : res.cap))
-      Rf_errorcall(R_NilValue, "`state$slots` must be an integer vector of length %.0f.",
+      sg_input_error("`state$slots` must be an integer vector of length %.0f.",
                    from < res.cap ? from : (double) res.cap);
     for (int i = 0; i < res.size; i++) {
       int k = INTEGER(slots_in)[i];
       if (k == NA_INTEGER || k < 0 || k >= held)
-        Rf_errorcall(R_NilValue, "`state$slots` must hold columns of the model's data before "
+        sg_input_error("`state$slots` must hold columns of the model's data before "
                      "the first new observation.");
       res.slot[i] = k;
     }
   } else if (buffer_start != 0.0) {
-    Rf_errorcall(R_NilValue, "`state$buffer_start` must be 0 without a reservoir.");
+    sg_input_error("`state$buffer_start` must be 0 without a reservoir.");
   }
   SEXP theta = sg_list_get(state, "theta");
   /* early_particles particles until the mini-batch phase, `particles` after */
   const int M_in = (TYPEOF(theta) == REALSXP && Rf_isMatrix(theta)) ? Rf_ncols(theta) : -1;
   if (M_in < 0 || Rf_nrows(theta) != dim || (M_in != s.a.particles && M_in != s.early_particles))
-    Rf_errorcall(R_NilValue, "`state$theta` must be a %d x %d numeric matrix.", dim,
+    sg_input_error("`state$theta` must be a %d x %d numeric matrix.", dim,
                  from <= s.exact_until ? s.early_particles : s.a.particles);
   int M = M_in;
   SEXP logw = state_vector(state, "logw", M);
@@ -667,7 +667,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   int has_anchor = anchor_n > 0;
   SEXP anchor_theta = state_vector(state, "anchor", has_anchor ? dim : 0);
   SEXP anchor_grad = state_vector(state, "anchor_grad", has_anchor ? dim : 0);
-  if (anchor_n > from) Rf_errorcall(R_NilValue, "`state$anchor_n` must not exceed `state$n`.");
+  if (anchor_n > from) sg_input_error("`state$anchor_n` must not exceed `state$n`.");
   /* the adapted step in target widths; 0 at the start: the configured step_size */
   double step_size = sg_scalar_double(sg_list_get(state, "step_size"), "state$step_size");
   if (!(step_size > 0.0) || !R_FINITE(step_size)) step_size = s.a.move.step_size;
