@@ -73,7 +73,8 @@
 ais <- function(model, ..., control = ais_control(), replicates = 1,
                 progress = default_progress(), seed = NULL) {
   call <- sys.call()
-  check_all_rows(check_model(model, call), call)
+  check_all_rows(model, call)
+  check_prior_conflict(model, call)
   settings <- control_settings(control, list(...), "ais", call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
@@ -169,6 +170,7 @@ log_sum_exp <- function(x) {
 
 #' @export
 format.sgais_ais_fit <- function(x, ...) {
+  validate_sgais_evidence(x, sys.call())
   sc <- x$schedule
   s <- x$settings
   c(

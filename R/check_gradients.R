@@ -35,7 +35,7 @@
 check_gradients <- function(model, n = 5, observations = min(nobs(model), 1000L), theta = NULL,
                             seed = NULL) {
   call <- sys.call()
-  check_all_rows(check_model(model, call), call)
+  check_all_rows(model, call)
   n <- check_whole_number(n, "n", 1, call)
   observations <- check_whole_number(observations, "observations", 1, call)
   if (observations > model$n) {

@@ -56,6 +56,18 @@ check_positive <- function(x, arg, call) {
   as.double(x)
 }
 
+# A model's scale hyperparameter (a standard deviation, shape, rate, degrees of freedom): a
+# positive number in `hyper_range` (R/model.R), within which squares, reciprocals and products
+# with data stay far inside the doubles, so the closed forms keep their precision.
+check_hyper <- function(x, arg, call) {
+  x <- check_positive(x, arg, call)
+  if (x < hyper_range[1] || x > hyper_range[2]) {
+    abort(sprintf("`%s` must be between %g and %g, not %s: beyond, its square or reciprocal leaves the range where the evidence keeps its precision.",
+                  arg, hyper_range[1], hyper_range[2], describe(x)), call)
+  }
+  x
+}
+
 # x in (lower, upper], the interval every bounded tuning value here uses.
 check_half_open <- function(x, arg, lower, upper, call, upper_name = format(upper)) {
   if (!is_number(x) || !(x > lower && x <= upper)) {
@@ -80,9 +92,13 @@ check_flag <- function(x, arg, call) {
   x
 }
 
+# set.seed() takes whole numbers R can hold as integers.
 check_seed <- function(seed, call) {
-  if (!is.null(seed) && (!is_number(seed) || !is.finite(seed) || seed != round(seed))) {
-    abort(sprintf("`seed` must be NULL or a whole number, not %s.", describe(seed)), call)
+  if (!is.null(seed) && (!is_number(seed) || !is.finite(seed) || seed != round(seed) ||
+                         abs(seed) > .Machine$integer.max)) {
+    abort(sprintf("`seed` must be NULL or a whole number between -%s and %s, not %s.",
+                  format_count(.Machine$integer.max), format_count(.Machine$integer.max),
+                  describe(seed)), call)
   }
   seed
 }
@@ -94,6 +110,7 @@ check_model <- function(model, call) {
       describe(model)
     ), call)
   }
+  validate_sgais_model(model, call)
   # a compiled model's class must be registered (its package loaded) before C looks it up
   if (inherits(model, "sgais_compiled_model")) {
     ensure_model_class(model$class_name, model$package, call)
@@ -112,7 +129,8 @@ check_numeric_columns <- function(x, what, call, hint = "") {
   }
 }
 
-# Every cell of a matrix with column names must be finite; the error names the first that is not.
+# Every cell of a matrix with column names must be finite, and at most `data_max` in size;
+# the error names the first that is not.
 check_finite_cells <- function(a, what, call) {
   bad <- which(!is.finite(a), arr.ind = TRUE)
   if (nrow(bad)) {
@@ -120,7 +138,17 @@ check_finite_cells <- function(a, what, call) {
                   what, colnames(a)[bad[1, 2]], bad[1, 1]), call, "sgais_error_non_finite",
           column = colnames(a)[bad[1, 2]], row = bad[1, 1])
   }
+  bad <- which(abs(a) > data_max, arr.ind = TRUE)
+  if (nrow(bad)) {
+    abort(sprintf(paste("%s contains values larger than %g in size, first in column `%s` at row",
+                        "%d: their squares and sums overflow. Rescale the data."),
+                  what, data_max, colnames(a)[bad[1, 2]], bad[1, 1]), call,
+          "sgais_error_extreme_values", column = colnames(a)[bad[1, 2]], row = bad[1, 1])
+  }
 }
+
+# The largest data value (in size) the models take: squares of sums of many of them stay finite.
+data_max <- 1e100
 
 # The error for the observations `bad` (indices) of a response that are missing or `kind`.
 abort_bad_observations <- function(what, bad, kind, call) {

@@ -122,9 +122,10 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #' @param ... Settings that replace the preset's, by name:
 #'   \describe{
 #'   \item{`particles`}{number of particles \eqn{M} (at least 2);}
-#'   \item{`target_ess`}{target ESS of the incremental weights, in (1, `particles`]; `NULL`
-#'     means 0.8 `particles` (the paper uses half: each annealing step then moves the target
-#'     further than the moves can follow on hard posteriors);}
+#'   \item{`target_ess`}{target ESS of the incremental weights, in (1, `particles`) (at
+#'     `particles` no annealing step would be small enough); `NULL` means 0.8 `particles` (the
+#'     paper uses half: each annealing step then moves the target further than the moves can
+#'     follow on hard posteriors);}
 #'   \item{`resample`}{`FALSE` (never), `TRUE` (before every move), or a number in (0, 1):
 #'     resample when the weight ESS is below that fraction of `particles`;}
 #'   \item{`sghmc_steps`, `min_sghmc_steps`}{most and fewest SGHMC steps per move
@@ -273,8 +274,10 @@ resolve_settings <- function(method, v, call) {
   # NULL: 0.8 of the particles (robust presets). Each annealing step then moves the target less
   # than the paper's half, and the moves can follow it: on iris' softmax regression AIS was 2-4
   # nats low with half and 0.2 with 0.8, at about 1.6 times the early-phase cost.
+  # strictly below the particles: an annealing step is the largest that keeps the weights' ESS at
+  # target_ess, and with target_ess = particles only a step of zero does, so it never finishes
   s$target_ess <- if (is.null(v$target_ess)) 0.8 * s$particles else
-    check_half_open(v$target_ess, "target_ess", 1, s$particles, call, "particles")
+    check_target_ess(v$target_ess, s$particles, call)
   s$resample <- check_resample(v$resample, call)
   if (method == "sgais") {
     s$batch_size <- check_whole_number(v$batch_size, "batch_size", 1, call)
@@ -320,6 +323,16 @@ reservoir_cap <- function(settings) {
   if (is.null(settings$reservoir_size)) Inf else settings$reservoir_size
 }
 bounded_reservoir <- function(settings) is.finite(reservoir_cap(settings))
+
+check_target_ess <- function(x, particles, call) {
+  if (!is_number(x) || !(x > 1 && x < particles)) {
+    abort(sprintf(paste(
+      "`target_ess` must be a number in (1, particles) = (1, %d), not %s: the annealing steps",
+      "are chosen to keep the weights' effective sample size at `target_ess`, and at the number",
+      "of particles no step is small enough."), particles, describe(x)), call)
+  }
+  as.double(x)
+}
 
 check_resample <- function(x, call) {
   if (is.logical(x) && length(x) == 1L && !is.na(x)) return(as.double(x))

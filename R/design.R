@@ -8,12 +8,20 @@
 # checks its own kind of response. regression_design() also returns the spec it built, as `spec`.
 
 # The spec and design of the formula interface or of the matrix interface, whichever was used.
-regression_design <- function(formula, data, x, y, call) {
+# Only models whose likelihood has an offset (`offset = TRUE`: poisson_regression()) take
+# offset() terms; the others reject them rather than drop them.
+regression_design <- function(formula, data, x, y, call, offset = FALSE) {
   if (!is.null(formula)) {
     if (!is.null(x) || !is.null(y)) {
       abort("Give either `formula` and `data` or `x` and `y`, not both.", call)
     }
-    formula_design(formula, data, call)
+    design <- formula_design(formula, data, call)
+    if (!offset && !is.null(design$offset)) {
+      abort(paste("`formula` has an offset() term, which this model does not support (only",
+                  "`poisson_regression()` has an offset); subtract it from the response, or",
+                  "make it a covariate."), call, "sgais_error_offset")
+    }
+    design
   } else if (!is.null(x) || !is.null(y)) {
     matrix_design(x, y, call)
   } else {
@@ -41,7 +49,14 @@ formula_design <- function(formula, data, call) {
   }
   check_data_frame(data, "`data`", call)
   if (length(formula) != 3L) abort("`formula` must have a response, as in `y ~ x`.", call)
+  check_formula_variables(formula, data, call)
   mf <- formula_frame(formula, data, "`data`", call)
+  response <- stats::model.response(mf)
+  if (!is.null(dim(response)) && NCOL(response) > 1L) {
+    abort(sprintf(paste("The response `%s` has %d columns; the model takes one response column",
+                        "(for binomial counts, one row per trial)."),
+                  deparse(formula[[2L]]), NCOL(response)), call, "sgais_error_response")
+  }
   terms <- attr(mf, "terms") # `y ~ .` expanded, `predvars` with the coefficients of poly() etc.
   spec <- list(
     interface = "formula", formula = formula, terms = terms,
@@ -56,6 +71,19 @@ formula_design <- function(formula, data, call) {
   spec$row_by_row <- row_by_row(spec, data, rows$a, call)
   rows$contrasts <- NULL
   c(list(spec = spec), rows)
+}
+
+# Every variable of the formula must be a column of the data: one found elsewhere (a global
+# vector, or base R's `q` or `pi`) would not come with new rows, and is almost always a typo.
+check_formula_variables <- function(formula, data, call) {
+  outside <- setdiff(all.vars(formula), c(".", names(data)))
+  if (length(outside)) {
+    abort(sprintf(paste("`formula` uses %s, not %s of `data`; every variable must be a column",
+                        "of `data` (the columns are %s)."),
+                  backticked(outside), if (length(outside) > 1) "columns" else "a column",
+                  backticked(utils::head(names(data), 10))),
+          call, "sgais_error_missing_column", column = outside[1])
+  }
 }
 
 check_data_frame <- function(data, what, call) {

@@ -67,10 +67,10 @@ gaussian_mixture <- function(y, components = 5, concentration = 1, variance_shap
   }
   hyper <- list(
     components = components,
-    concentration = check_positive(concentration, "concentration", call),
-    variance_shape = check_positive(variance_shape, "variance_shape", call),
-    variance_scale = check_positive(variance_scale, "variance_scale", call),
-    mean_variance_ratio = check_positive(mean_variance_ratio, "mean_variance_ratio", call)
+    concentration = check_hyper(concentration, "concentration", call),
+    variance_shape = check_hyper(variance_shape, "variance_shape", call),
+    variance_scale = check_hyper(variance_scale, "variance_scale", call),
+    mean_variance_ratio = check_hyper(mean_variance_ratio, "mean_variance_ratio", call)
   )
   spec <- c(matrix_columns(y, "y"), list(hyper = hyper))
   k <- components
@@ -128,13 +128,13 @@ as_mixture_matrix <- function(y, what, call) {
 #' @export
 exact_log_evidence.sgais_gaussian_mixture <- function(model, n = NULL) {
   call <- sys.call()
+  check_all_rows(model, call)
   if (model$hyper$components != 1L) {
     abort(sprintf(
       "`model` has %d components; the evidence of a Gaussian mixture has a closed form only with one. Estimate it with `sgais()`.",
       model$hyper$components
     ), call)
   }
-  check_all_rows(model, call)
   n <- check_prefix_lengths(n, model$n, call)
   h <- model$hyper
   yt <- model$data$yt

@@ -51,7 +51,7 @@
 #' logistic_regression(x = mtcars$wt, y = mtcars$am == 1)
 logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL) {
   call <- sys.call()
-  prior_sd <- check_positive(prior_sd, "prior_sd", call)
+  prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
   levels <- binary_levels(design$y, design$what, call)
   spec <- c(design$spec, list(response_levels = levels, hyper = list(prior_sd = prior_sd)))

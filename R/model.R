@@ -22,6 +22,157 @@ new_sgais_model <- function(family, data, spec, n, parameter_names, label, detai
   )
 }
 
+# What every family's object holds, checked by validate_sgais_model(): the hyperparameters
+# (`scale`: a positive number in [1e-100, 1e100]; `whole`: a whole number >= the given minimum;
+# `numeric`: finite numbers), the elements of `data` and their types (the first is a matrix
+# with one column per observation, the others vectors), the response's kind, and the number of
+# parameters its data and hyperparameters make.
+model_rules <- list(
+  linear_regression = list(
+    hyper = list(noise_sd = "scale", prior_sd = "scale"),
+    data = c(xt = "double", y = "double"), dim = function(m) nrow(m$data$xt)
+  ),
+  linear_regression_nig = list(
+    hyper = list(prior_sd = "scale", variance_shape = "scale", variance_scale = "scale"),
+    data = c(xt = "double", y = "double"), dim = function(m) nrow(m$data$xt) + 1L
+  ),
+  robust_regression = list(
+    hyper = list(df = "scale", prior_sd = "scale", scale_prior = "scale"),
+    data = c(xt = "double", y = "double"), dim = function(m) nrow(m$data$xt) + 1L
+  ),
+  logistic_regression = list(
+    hyper = list(prior_sd = "scale"), data = c(xt = "double", y = "double"), response = "binary",
+    dim = function(m) nrow(m$data$xt)
+  ),
+  poisson_regression = list(
+    hyper = list(prior_sd = "scale"), data = c(xt = "double", y = "double", offset = "double"),
+    response = "count", dim = function(m) nrow(m$data$xt)
+  ),
+  softmax_regression = list(
+    hyper = list(classes = c(whole = 2), prior_sd = "scale"),
+    data = c(xt = "double", y = "integer"), response = "class",
+    dim = function(m) nrow(m$data$xt) * m$hyper$classes
+  ),
+  gaussian_mixture = list(
+    hyper = list(components = c(whole = 1), concentration = "scale", variance_shape = "scale",
+                 variance_scale = "scale", mean_variance_ratio = "scale"),
+    data = c(yt = "double"),
+    dim = function(m) m$hyper$components - 1L + 2L * m$hyper$components * nrow(m$data$yt)
+  ),
+  custom = list(hyper = list(), data = c(xt = "double")),
+  compiled = list(hyper = list(values = "numeric"), data = c(xt = "double"))
+)
+
+# The range of a scale hyperparameter: its square and reciprocal square, and their products
+# with data of ordinary size, stay far inside the doubles, so closed forms and samplers keep
+# their precision (noise_sd = 1e-200 would make 1 / noise_sd^2 infinite).
+hyper_range <- c(1e-100, 1e100)
+
+# Checks what the estimators and the C core trust before they read a model: its class and
+# family, `n` against the observations its data hold, the data's types, shapes and values
+# (finite, and of the kind the likelihood takes), the hyperparameters, and `dim` against the
+# parameter names and what the data and hyperparameters make. A damaged or hand-edited model
+# gives an error of class `sgais_error_invalid_model` naming the field, never a wrong number.
+# Costs one pass over the data (no copy).
+validate_sgais_model <- function(model, call = NULL) {
+  bad <- function(fmt, ...) {
+    abort(paste("`model` is not a valid sgais model:", sprintf(fmt, ...)), call,
+          "sgais_error_invalid_model")
+  }
+  if (!is.list(model) || !inherits(model, "sgais_model")) bad("it is not a model object")
+  family <- model$family
+  if (!is.character(family) || length(family) != 1L || is.na(family)) {
+    bad("its `family` must be a string, not %s.", describe(family))
+  }
+  rules <- model_rules[[family]]
+  if (is.null(rules)) bad("its `family` \"%s\" is not a known family.", family)
+  data <- model$data
+  if (!is.list(data) || !length(data) || is.null(names(data))) {
+    bad("its `data` must be a named list, not %s.", describe(data))
+  }
+  for (el in names(rules$data)) {
+    v <- data[[el]]
+    first <- el == names(rules$data)[1]
+    if (is.null(v) || typeof(v) != rules$data[[el]] || (first && (!is.matrix(v) || nrow(v) < 1L)) ||
+        (!first && !is.null(dim(v)))) {
+      bad("its `data$%s` must be a%s %s %s, not %s.", el, if (rules$data[[el]] == "integer") "n" else "",
+          rules$data[[el]], if (first) "matrix" else "vector", describe(v))
+    }
+  }
+  held <- ncol(data[[names(rules$data)[1]]])
+  for (el in names(rules$data)[-1]) {
+    if (length(data[[el]]) != held) {
+      bad("its `data$%s` has %s values for %s observations.", el, format_count(length(data[[el]])),
+          format_count(held))
+    }
+  }
+  dropped <- model_dropped(model)
+  if (!is_number(model$n) || model$n != round(model$n) || model$n != held + dropped) {
+    bad("its `n` (%s) is not the number of observations it has seen (%s in `data`%s).",
+        describe(model$n), format_count(held),
+        if (dropped > 0) sprintf(" after %s dropped", format_count(dropped)) else "")
+  }
+  for (el in names(rules$data)) {
+    at <- .Call(C_ffi_first_non_finite, data[[el]])
+    if (at > 0) bad("its `data$%s` holds a value that is not finite (NA, NaN or Inf), at position %s.",
+                    el, format_count(at))
+  }
+  hyper <- model$hyper
+  if (!is.list(hyper) || (length(rules$hyper) && is.null(names(hyper)))) {
+    bad("its `hyper` must be a named list, not %s.", describe(hyper))
+  }
+  for (h in names(rules$hyper)) {
+    v <- hyper[[h]]
+    rule <- rules$hyper[[h]]
+    ok <- switch(if (is.character(rule)) rule else "whole",
+      scale = is_number(v) && v >= hyper_range[1] && v <= hyper_range[2],
+      numeric = is.numeric(v) && all(is.finite(v)),
+      whole = is_number(v) && v == round(v) && v >= rule[["whole"]]
+    )
+    if (!ok) {
+      what <- if (identical(rule, "scale")) {
+        sprintf("a number in [%g, %g]", hyper_range[1], hyper_range[2])
+      } else if (identical(rule, "numeric")) "finite numbers" else sprintf("a whole number >= %d", rule[["whole"]])
+      bad("its `hyper$%s` must be %s, not %s.", h, what, describe(v))
+    }
+  }
+  y <- data$y
+  kind_ok <- switch(rules$response %||% "any",
+    any = TRUE,
+    binary = all(y == 0 | y == 1),
+    count = all(y >= 0 & y == round(y)),
+    class = is_number(model$hyper$classes) && all(y >= 1L & y <= model$hyper$classes)
+  )
+  if (!kind_ok) {
+    bad("its `data$y` holds values that are not %s.", c(
+      binary = "0 or 1", count = "whole numbers >= 0",
+      class = sprintf("class codes in 1..%s", format(model$hyper$classes)))[[rules$response]])
+  }
+  names <- model$parameter_names
+  if (!is_number(model$dim) || model$dim < 1 || model$dim != round(model$dim)) {
+    bad("its `dim` must be a whole number >= 1, not %s.", describe(model$dim))
+  }
+  if (!is.null(rules$dim) && rules$dim(model) != model$dim) {
+    bad("its `dim` (%d) is not the number of parameters its data and hyperparameters make (%d).",
+        model$dim, rules$dim(model))
+  }
+  if (!is.character(names) || length(names) != model$dim) {
+    bad("its `parameter_names` must be %d names (one per parameter), not %s.", model$dim, describe(names))
+  }
+  if (!is.character(model$label) || length(model$label) != 1L) {
+    bad("its `label` must be a string, not %s.", describe(model$label))
+  }
+  if (!is.character(model$details) || is.null(names(model$details))) {
+    bad("its `details` must be a named character vector, not %s.", describe(model$details))
+  }
+  if (family == "custom") {
+    for (f in c("log_likelihood", "gradient")) {
+      if (!is.function(model$functions[[f]])) bad("its `functions$%s` must be a function.", f)
+    }
+  }
+  model
+}
+
 #' @export
 format.sgais_model <- function(x, ...) {
   names <- x$parameter_names

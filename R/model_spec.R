@@ -143,6 +143,7 @@ data_columns <- function(data, idx) {
 # Estimators that start from a model need all its rows; a model from a fit with a bounded
 # reservoir holds only its last ones.
 check_all_rows <- function(model, call) {
+  check_model(model, call)
   dropped <- model_dropped(model)
   if (dropped > 0) {
     abort(sprintf(paste(

@@ -93,7 +93,8 @@
 nested_sampling <- function(model, ..., control = nested_control(), replicates = 1,
                             progress = default_progress(), seed = NULL) {
   call <- sys.call()
-  check_all_rows(check_model(model, call), call)
+  check_all_rows(model, call)
+  check_prior_conflict(model, call)
   settings <- control_settings(control, list(...), "nested_sampling", call)
   if (is.null(settings$max_walk_steps)) settings$max_walk_steps <- max(250L, 100L * model$dim)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
@@ -194,6 +195,7 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
 
 #' @export
 format.sgais_ns_fit <- function(x, ...) {
+  validate_sgais_evidence(x, sys.call())
   s <- x$settings
   c(
     NextMethod(),
@@ -250,6 +252,7 @@ as.data.frame.sgais_ns_fit <- function(x, ...) {
 
 #' @export
 summary.sgais_ns_fit <- function(object, ...) {
+  validate_sgais_evidence(object, sys.call())
   out <- NextMethod()
   out$log_evidence_sd <- object$log_evidence_sd
   out$information <- object$information
@@ -274,25 +277,47 @@ format.summary.sgais_ns_fit <- function(x, ...) {
 #' [nested_sampling()], or the final weighted particles of [sgais()] and [ais()] (few, so the
 #' draws repeat them).
 #'
+#' The draws can only be as varied as the weighted points they come from. When the weights'
+#' effective sample size (Kish's, \eqn{(\sum w)^2 / \sum w^2}) is below
+#' `min(n, 10)`, the draws repeat fewer than ten effectively distinct points and a warning of
+#' class `sgais_warning_low_ess` says so: fit with more `particles` (and, for [ais()] and
+#' [sgais()], resampling, as their robust presets do), or draw from [nested_sampling()], whose
+#' dead points are many.
+#'
 #' @param x A fit.
 #' @param n Number of draws.
 #' @param ... Unused.
-#' @return A matrix with `n` rows and one column per parameter.
+#' @param seed Optional seed; the caller's random stream is left as it was.
+#' @return A matrix with `n` rows and one column per parameter, with the attribute `ess`, the
+#'   effective sample size of the weights it was drawn from.
 #' @export
 #' @examples
 #' model <- linear_regression(y ~ ., simulate_linear_regression(200, seed = 1))
 #' fit <- nested_sampling(model, live_points = 10, seed = 1)
-#' colMeans(posterior_samples(fit, 1000))
-posterior_samples <- function(x, n = 1000, ...) {
+#' colMeans(posterior_samples(fit, 1000, seed = 1))
+posterior_samples <- function(x, n = 1000, ..., seed = NULL) {
   UseMethod("posterior_samples")
 }
 
 #' @rdname posterior_samples
 #' @export
-posterior_samples.sgais_evidence <- function(x, n = 1000, ...) {
-  n <- check_whole_number(n, "n", 0, sys.call())
+posterior_samples.sgais_evidence <- function(x, n = 1000, ..., seed = NULL) {
+  call <- sys.call()
+  validate_sgais_evidence(x, call)
+  n <- check_whole_number(n, "n", 0, call)
+  check_seed(seed, call)
   p <- weighted_particles(x)
-  draw_weighted(p$theta, p$logw, n)
+  ess <- weight_ess(p$logw)
+  if (n > 0 && ess < min(n, 10)) {
+    warn(sprintf(paste(
+      "The %d draws come from weighted points whose effective sample size is %.1f (of %d):",
+      "they repeat few distinct points. Fit with more `particles` (with resampling, as the",
+      "robust presets do), or draw from `nested_sampling()`."), n, ess, nrow(p$theta)),
+      call, "sgais_warning_low_ess")
+  }
+  out <- with_seed(seed, draw_weighted(p$theta, p$logw, n))
+  attr(out, "ess") <- ess
+  out
 }
 
 draw_weighted <- function(theta, logw, n) {

@@ -60,12 +60,12 @@
 poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
                                offset = NULL) {
   call <- sys.call()
-  prior_sd <- check_positive(prior_sd, "prior_sd", call)
+  prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   if (!is.null(formula) && !is.null(offset)) {
     abort(paste("Give the offset of a formula in the formula, as in `y ~ x + offset(log(t))`;",
                 "the argument `offset` is for the `x` and `y` interface."), call)
   }
-  design <- regression_design(formula, data, x, y, call)
+  design <- regression_design(formula, data, x, y, call, offset = TRUE)
   spec <- design$spec
   if (spec$interface == "matrix") {
     spec$offset <- !is.null(offset)

@@ -106,6 +106,7 @@ anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps) {
 # replicate that reached it can. Returns the fit, visibly: the estimators end with this call,
 # and their result must print at the top level.
 warn_if_unreliable <- function(fit, what = "particles") {
+  check_plausible(fit)
   sd <- max(fit$diagnostics$predicted_sd)
   spread <- replicate_disagreement(fit)
   if (!is.null(spread)) {
@@ -130,6 +131,33 @@ warn_if_unreliable <- function(fit, what = "particles") {
     return(fit)
   }
   warn(message, NULL, "sgais_warning_unreliable")
+  fit
+}
+
+# An error instead of a result that cannot be right: a log evidence that is not finite (an
+# overflow, or every weight vanished), or, for nested sampling, one outside the range its own
+# points allow. Z is the prior mean of the likelihood, so it lies between the smallest
+# likelihood of the points it sums (times the prior volume they cover, at least half of it
+# after the first iteration) and the largest.
+check_plausible <- function(fit) {
+  advice <- paste("Scale the covariates and the response to about unit scale (see ?sgais,",
+                  "\"Scaling of the data\"), or use a smaller `step_size`.")
+  if (!is.finite(fit$log_evidence)) {
+    abort(sprintf("%s gave a log evidence of %s: the computation overflowed or every weight vanished. %s",
+                  fit$method, format(fit$log_evidence), advice),
+          class = "sgais_error_numerical")
+  }
+  if (inherits(fit, "sgais_ns_fit")) {
+    loglik <- fit$dead[, "log_likelihood"]
+    range <- range(loglik[is.finite(loglik)])
+    slack <- 1e-8 * max(abs(range)) + log(2)
+    if (fit$log_evidence > range[2] + slack || fit$log_evidence < range[1] - slack) {
+      abort(sprintf(paste("Nested sampling gave log Z = %.6g, outside [%.6g, %.6g], the range of its",
+                          "points' log-likelihoods: the sum went wrong numerically. %s"),
+                    fit$log_evidence, range[1], range[2], advice),
+            class = "sgais_error_numerical")
+    }
+  }
   fit
 }
 
@@ -209,6 +237,7 @@ combine_runs <- function(runs) {
 #' exact_log_evidence(model)
 #' @importFrom stats confint
 confint.sgais_evidence <- function(object, parm, level = 0.95, ...) {
+  validate_sgais_evidence(object, sys.call())
   call <- sys.call()
   if (!is_number(level) || !(level > 0 && level < 1)) {
     abort(sprintf("`level` must be a number in (0, 1), not %s.", describe(level)), call)

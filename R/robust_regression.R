@@ -43,9 +43,9 @@ robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1,
                               x = NULL, y = NULL) {
   call <- sys.call()
   hyper <- list(
-    df = check_positive(df, "df", call),
-    prior_sd = check_positive(prior_sd, "prior_sd", call),
-    scale_prior = check_positive(scale_prior, "scale_prior", call)
+    df = check_hyper(df, "df", call),
+    prior_sd = check_hyper(prior_sd, "prior_sd", call),
+    scale_prior = check_hyper(scale_prior, "scale_prior", call)
   )
   design <- regression_design(formula, data, x, y, call)
   spec <- c(design$spec, list(hyper = hyper))

@@ -37,6 +37,7 @@ validate_sgais_evidence <- function(x, call = NULL) {
     bad("its `log_evidence` is not a number")
   }
   if (!inherits(x$model, "sgais_model")) bad("its `model` is not an sgais model")
+  validate_sgais_model(x$model, call)
   if (!is_number(x$n) || x$n != x$model$n) bad("its `n` is not the number of its model's observations")
   for (field in c("seconds", "gradient_evaluations", "likelihood_evaluations")) {
     if (!is_number(x[[field]]) || x[[field]] < 0) bad(sprintf("its `%s` is not a count", field))
@@ -44,6 +45,50 @@ validate_sgais_evidence <- function(x, call = NULL) {
   if (!is.character(x$data_digest) || length(x$data_digest) != 1L ||
       !grepl("^[0-9a-f]{16}$", x$data_digest)) {
     bad("its `data_digest` is not a digest of its observations")
+  }
+  if (!is.list(x$settings) || !is.character(x$settings$preset)) bad("its `settings` are not an estimator's settings")
+  for (field in c("log_evidence_se", "replicate_sd")) {
+    if (!is.null(x[[field]]) && (!is.numeric(x[[field]]) || length(x[[field]]) != 1L)) {
+      bad(sprintf("its `%s` is not a number or NA", field))
+    }
+  }
+  if (!is.null(x$replicate_log_evidence) &&
+      (!is.numeric(x$replicate_log_evidence) || anyNA(x$replicate_log_evidence))) {
+    bad("its `replicate_log_evidence` are not numbers")
+  }
+  # the table of rows each method keeps, with the columns its methods read
+  table <- c(sgais_fit = "trajectory", sgais_ais_fit = "schedule", sgais_ns_fit = "trace")
+  kind <- intersect(names(table), class(x))
+  if (length(kind)) {
+    name <- table[[kind[1]]]
+    columns <- switch(kind[1],
+      sgais_fit = c("n", "log_evidence", "log_evidence_per_obs", "annealing_steps", "ess",
+                    "seconds", "gradient_evaluations", "likelihood_evaluations"),
+      sgais_ais_fit = c("lambda", "log_evidence", "ess", "seconds"),
+      sgais_ns_fit = c("iteration", "log_likelihood", "log_volume", "log_evidence", "ess", "seconds")
+    )
+    rows <- x[[name]]
+    if (!is.data.frame(rows) || nrow(rows) < 1L || !all(columns %in% names(rows)) ||
+        !all(vapply(rows[columns], is.numeric, logical(1)))) {
+      bad(sprintf("its `%s` is not a data frame with the numeric columns %s", name, backticked(columns)))
+    }
+    if (kind[1] == "sgais_fit" && rows$n[nrow(rows)] != x$n) {
+      bad("the last row of its `trajectory` is not at its `n` observations")
+    }
+  }
+  # the weighted points posterior_samples() and predictive_density() draw from
+  if (inherits(x, "sgais_ns_fit")) {
+    dead <- x$dead
+    if (!is.matrix(dead) || !is.double(dead) || ncol(dead) != x$model$dim + 2L || nrow(dead) < 1L) {
+      bad("its `dead` points are not a numeric matrix with a column per parameter, then the log-likelihood and log-weight")
+    }
+  } else if (inherits(x, c("sgais_fit", "sgais_ais_fit"))) {
+    st <- x$state
+    if (!is.list(st) || !is.matrix(st$particles) || !is.double(st$particles) ||
+        ncol(st$particles) != x$model$dim || !is.double(st$log_weights) ||
+        length(st$log_weights) != nrow(st$particles) || anyNA(st$log_weights)) {
+      bad("its `state` does not hold the particles (a matrix with a column per parameter) and their log-weights")
+    }
   }
   x
 }
@@ -134,6 +179,12 @@ log_evidence <- function(x, ...) {
   UseMethod("log_evidence")
 }
 
+#' @export
+log_evidence.default <- function(x, ...) {
+  abort(sprintf("`x` must be a fit from `sgais()`, `ais()` or `nested_sampling()`, not %s.",
+                describe(x)), sys.call())
+}
+
 #' @rdname log_evidence
 #' @export
 log_evidence.sgais_evidence <- function(x, ...) {
@@ -142,6 +193,7 @@ log_evidence.sgais_evidence <- function(x, ...) {
 
 #' @export
 format.sgais_evidence <- function(x, ...) {
+  validate_sgais_evidence(x, sys.call())
   m <- x$model
   c(
     sprintf("<%s evidence estimate>", x$method),
@@ -170,6 +222,7 @@ print.sgais_evidence <- function(x, ...) {
 
 #' @export
 summary.sgais_evidence <- function(object, ...) {
+  validate_sgais_evidence(object, sys.call())
   exact <- exact_or_null(object$model, object$n)
   structure(
     list(

@@ -87,7 +87,6 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
                   "give none of `...`, `control`, `replicates` or `seed`."), call)
     }
   } else {
-    check_model(model, call)
     check_all_rows(model, call)
     settings <- control_settings(control, list(...), "sgais", call)
     replicates <- check_whole_number(replicates, "replicates", 1, call)
@@ -176,6 +175,10 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
 # in-memory data, a CSV file path, a DBIResult or a user function. `arg` names the argument.
 stream_source <- function(source, block_size, call, arg = "source") {
   if (is.function(source)) {
+    if (!length(formals(source)) && !is.primitive(source)) {
+      abort(sprintf(paste("`%s` must be a function of one argument, the number of rows to return",
+                          "(and NULL at the end), e.g. `function(n) ...`."), arg), call)
+    }
     done <- FALSE
     return(function(n) {
       if (is.null(n) || done) return(NULL)

@@ -37,7 +37,7 @@
 #' softmax_regression(Species ~ Petal.Length + Petal.Width, iris)
 softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NULL, y = NULL) {
   call <- sys.call()
-  prior_sd <- check_positive(prior_sd, "prior_sd", call)
+  prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
   labels <- levels(check_classes(design$y, design$what, call))
   k <- length(labels)

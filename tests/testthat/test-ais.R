@@ -85,7 +85,9 @@ test_that("AIS rejects bad input with errors naming the argument", {
   model <- reference_model(200)
   expect_error(ais("x"), "`model` must be an sgais model")
   expect_error(ais(model, particles = 1), "`particles` must be a whole number >= 2")
-  expect_error(ais(model, target_ess = 101), "`target_ess` must be a number in \\(1, particles\\]")
+  expect_error(ais(model, target_ess = 101), "`target_ess` must be a number in \\(1, particles\\)")
+  # at the number of particles no annealing step keeps the ESS there: refused, not run forever
+  expect_error(ais(model, target_ess = 100), "`target_ess` must be a number in \\(1, particles\\) = \\(1, 100\\), not 100")
   expect_error(ais(model, target_ess = 1), "`target_ess`")
   expect_error(ais(model, sghmc_steps = -1), "`sghmc_steps` must be a whole number")
   expect_error(ais(model, learning_rate = 0), "`learning_rate` must be a positive finite number")

@@ -129,7 +129,8 @@ test_that("bad data give errors that name the argument", {
   expect_error(linear_regression(y ~ ., as.matrix(data)), "`data` must be a data frame")
   expect_error(linear_regression("y ~ x1", data), "`formula` must be a formula")
   expect_error(linear_regression(~ x1, data), "`formula` must have a response")
-  expect_error(linear_regression(y ~ nothere, data), "`formula` does not fit `data`")
+  expect_error(linear_regression(y ~ nothere, data), "`formula` uses `nothere`, not a column of `data`",
+               class = "sgais_error_missing_column")
   expect_error(linear_regression(), "Give either `formula` and `data` or `x` and `y`")
   expect_error(linear_regression(y ~ ., data, x = x, y = data$y), "not both")
   expect_error(linear_regression(x = x), "`y` is missing")

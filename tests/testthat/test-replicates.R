@@ -137,7 +137,7 @@ test_that("replicates that disagree far more than they predict give a warning", 
   # measured: AIS on the unscaled faithful data with 2 components, 10 replicates, 9 of which
   # settled in a mode 307 nats below the dominant one, each predicting an sd of 0.35
   fake <- function(log_z, predicted) {
-    list(method = "AIS", replicate_log_evidence = log_z,
+    list(method = "AIS", log_evidence = log_z[1], replicate_log_evidence = log_z,
          diagnostics = data.frame(predicted_sd = predicted))
   }
   expect_null(sgais:::replicate_disagreement(fake(c(-1236, -1236.5, -1235.8), 0.35)))

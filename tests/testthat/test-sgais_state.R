@@ -201,8 +201,8 @@ test_that("a fit with a bounded reservoir refuses what needs all its observation
                class = "sgais_error_invalid_state")
   broken <- fit
   broken$model$dropped <- 10L
-  expect_error(sgais(broken, d[1:10, ]), "data are not the observations it counts",
-               class = "sgais_error_invalid_state")
+  expect_error(sgais(broken, d[1:10, ]), "its `n` \\(3000\\) is not the number of observations it has seen",
+               class = "sgais_error_invalid_model")
   # the exact early phase needs every earlier observation
   expect_error(sgais_control(reservoir_size = 1000), "at least `exact_until` \\(2,000\\)",
                class = "sgais_error")
