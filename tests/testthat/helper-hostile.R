@@ -1,0 +1,441 @@
+# The hostile-input table (issue 13): bad arguments and corrupted objects for every exported
+# function. Each case is one row: an expression evaluated in the fixture environment, and what it
+# must give, a classed error whose message names the argument or field (`pattern`), or a
+# documented classed warning. Adding a case is one line. test-hostile.R runs the table;
+# inst/validation/hostile.R classifies what any installed version of the package does with it.
+
+# The objects the cases start from: small models of every family and fits of every method.
+hostile_fixtures <- function() {
+  env <- new.env(parent = asNamespace("sgais"))
+  local(envir = env, {
+    d <- simulate_linear_regression(300, seed = 1)
+    m <- linear_regression(y ~ ., d)
+    m_nig <- linear_regression(y ~ ., d, noise_sd = NULL)
+    m_rob <- robust_regression(y ~ ., d)
+    dg <- d
+    dg$b <- as.integer(d$y > 0)
+    dg$k <- stats::rpois(300, exp(0.3 * d$x1))
+    m_log <- logistic_regression(b ~ x1 + x2, dg)
+    m_poi <- poisson_regression(k ~ x1 + x2, dg)
+    ds <- simulate_softmax_regression(200, dim = 2, classes = 3, seed = 1)
+    m_soft <- softmax_regression(y ~ ., ds)
+    dm <- simulate_gaussian_mixture(200, components = 2, dim = 2, seed = 1)
+    m_mix <- gaussian_mixture(dm, components = 2)
+    m_mix1 <- gaussian_mixture(dm, components = 1)
+    m_cus <- custom_model(
+      log_likelihood = function(theta, data) stats::dnorm(data[, "y"], theta[1], 1, log = TRUE),
+      gradient = function(theta, data) sum(data[, "y"] - theta[1]),
+      data = d["y"], parameter_names = "mu", prior = normal_prior(sd = 10, dim = 1)
+    )
+    f_sg <- sgais(m, seed = 1, progress = FALSE)
+    f_ais <- ais(m, seed = 1, progress = FALSE)
+    f_ns <- nested_sampling(m, seed = 1, progress = FALSE)
+    f_mix <- sgais(m_mix, seed = 1, progress = FALSE, chunk_size = 50)
+    more <- simulate_linear_regression(400, seed = 1)[301:400, ]
+    cmp <- compare_models(list(all = m, one = linear_regression(y ~ x1, d)), d, seed = 1, progress = FALSE)
+    file <- tempfile(fileext = ".csv")
+    utils::write.csv(d, file, row.names = FALSE)
+    # models and fits with one field replaced
+    corrupt <- function(x, field, value) {
+      x[field] <- list(value)
+      x
+    }
+    corrupt_in <- function(x, field, element, value) {
+      x[[field]][element] <- list(value)
+      x
+    }
+    # the first `k` observations of a model's data (n unchanged)
+    truncate_data <- function(model, k) {
+      model$data <- lapply(model$data, function(v) if (is.matrix(v)) v[, seq_len(k), drop = FALSE] else v[seq_len(k)])
+      model
+    }
+    poison_data <- function(model) {
+      model$data[[1]][1, 1] <- NaN
+      model
+    }
+    y_scaled <- d
+    y_scaled$y <- y_scaled$y * 1e6
+    x_scaled <- d
+    x_scaled[c("x1", "x2")] <- x_scaled[c("x1", "x2")] * 1e4
+    same_points <- data.frame(y1 = rep(3, 1000))
+  })
+  env
+}
+
+# One case. `expect`: "error" (of class `class`, message matching `pattern`) or "warning".
+hostile_case <- function(expr, pattern, class = "sgais_error", expect = "error", label = NULL) {
+  expr <- substitute(expr)
+  list(label = label %||% paste(deparse(expr, width.cutoff = 500L), collapse = " "),
+       expr = expr, pattern = pattern, class = class, expect = expect)
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+# Cases that substitute each bad value for `arg` in `template` (a call with `arg = .bad`).
+hostile_values <- function(template, arg, values, pattern = NULL, class = "sgais_error") {
+  template <- substitute(template)
+  pattern <- pattern %||% if (grepl("^`", arg) || !nzchar(arg)) arg else sprintf("`%s`", arg)
+  lapply(values, function(v) {
+    expr <- do.call(substitute, list(template, list(.bad = v)))
+    list(label = paste(deparse(expr, width.cutoff = 500L), collapse = " "), expr = expr,
+         pattern = pattern, class = class, expect = "error")
+  })
+}
+
+# Cases that run each call in `calls` (expressions using `.obj`) on each corrupted object.
+hostile_corruptions <- function(objects, calls, class = "sgais_error") {
+  out <- list()
+  for (o in objects) {
+    for (cl in calls) {
+      expr <- do.call(substitute, list(cl, list(.obj = o$expr)))
+      out[[length(out) + 1L]] <- list(
+        label = paste(deparse(expr, width.cutoff = 500L), collapse = " "), expr = expr,
+        pattern = o$pattern, class = class, expect = "error"
+      )
+    }
+  }
+  out
+}
+corrupted <- function(expr, pattern) list(expr = substitute(expr), pattern = pattern)
+
+bad_numbers <- list(NA, -1, "a", c(2, 3), NaN)
+bad_wholes <- c(bad_numbers, list(2.5))
+bad_choices <- list("nope", 1, NA, c("a", "b"))
+bad_flags <- list(NA, "yes", c(TRUE, FALSE), 2)
+
+hostile_table <- function() {
+  cases <- list()
+  add <- function(...) cases <<- c(cases, ...)
+  one <- function(...) cases[[length(cases) + 1L]] <<- hostile_case(...)
+
+  # ---- estimator settings: every documented range, through `...`
+  sgais_settings <- list(
+    particles = bad_wholes, sghmc_steps = bad_wholes, min_sghmc_steps = bad_wholes,
+    batch_size = bad_wholes, chunk_size = bad_wholes, exact_until = bad_wholes,
+    early_particles = bad_wholes, learning_rate = bad_numbers, step_size = bad_numbers,
+    momentum_decay = c(bad_numbers, list(0, 1.5)), target_ess = c(bad_numbers, list(0.5, 50, 60)),
+    resample = c(bad_numbers, list(1.5)), reservoir_size = c(bad_wholes, list(0)),
+    step_scale = bad_choices, preconditioner = bad_choices, integrator = bad_choices,
+    control_variates = bad_flags
+  )
+  for (s in names(sgais_settings)) add(setting_cases("sgais", s, sgais_settings[[s]]))
+  ais_settings <- list(particles = bad_wholes, target_ess = c(list(100, 0.5), bad_numbers),
+                       sghmc_steps = bad_wholes, learning_rate = bad_numbers,
+                       step_scale = bad_choices, resample = bad_numbers)
+  for (s in names(ais_settings)) add(setting_cases("ais", s, ais_settings[[s]]))
+  ns_settings <- list(live_points = c(bad_wholes, list(0)), move = bad_choices,
+                      walk_steps = bad_wholes, max_walk_steps = c(bad_wholes, list(10)),
+                      tolerance = bad_numbers, max_iterations = bad_wholes,
+                      step_size = bad_numbers)
+  for (s in names(ns_settings)) add(setting_cases("nested_sampling", s, ns_settings[[s]]))
+  one(sgais(m, nonsense = 1), "nonsense")
+  one(ais(m, 5), "named")
+  one(sgais(m, control = ais_control()), "`control`")
+  one(ais(m, control = list(particles = 5)), "`control`")
+  one(nested_sampling(m, control = sgais_control()), "`control`")
+  one(sgais_control("fast"), "`preset`")
+  one(ais_control(NA), "`preset`")
+  one(nested_control(1), "`preset`")
+  one(sgais(m, min_sghmc_steps = 30), "`min_sghmc_steps`")
+  one(sgais(m, early_particles = 20), "`early_particles`")
+  one(sgais(m, reservoir_size = 100, exact_until = 500), "`reservoir_size`")
+
+  # ---- replicates, progress, seed of every estimator
+  for (est in c("sgais", "ais", "nested_sampling")) {
+    add(lapply(c(bad_wholes, list(0)), function(v)
+      call_case(est, list(quote(m), replicates = v), "`replicates`")))
+    add(lapply(bad_flags, function(v) call_case(est, list(quote(m), progress = v), "`progress`")))
+    add(lapply(list("a", 1.5, NA, Inf, 1e308, c(1, 2)), function(v)
+      call_case(est, list(quote(m), seed = v), "`seed`")))
+    add(lapply(list(NULL, 1, "m", quote(d), list(family = "linear_regression")), function(v)
+      call_case(est, list(v), "`model`")))
+  }
+
+  # ---- model constructors
+  add(hostile_values(linear_regression(y ~ ., d, noise_sd = .bad), "noise_sd",
+                     list(-1, 0, NA, "a", c(1, 2), Inf, 1e-200, 1e200)))
+  add(hostile_values(linear_regression(y ~ ., d, prior_sd = .bad), "prior_sd",
+                     list(-1, 0, NA, "a", c(1, 2), Inf, 1e-200, 1e200)))
+  add(hostile_values(linear_regression(y ~ ., d, noise_sd = NULL, variance_shape = .bad),
+                     "variance_shape", list(-1, 0, NA, "a", Inf, 1e300)))
+  add(hostile_values(linear_regression(y ~ ., d, noise_sd = NULL, variance_scale = .bad),
+                     "variance_scale", list(-1, 0, NA, "a", Inf, 1e300)))
+  add(hostile_values(linear_regression(.bad, d), "`formula`",
+                     list(NULL, "y ~ x1", 1, quote(~ x1))))
+  add(hostile_values(linear_regression(y ~ x1, .bad), "`data`",
+                     list(NULL, 1, "d", quote(d[0, ]), quote(as.matrix(d)))))
+  one(linear_regression(cbind(y, x1) ~ x2, d), "response")
+  one(linear_regression(y ~ x1 + offset(100 * x2), d), "offset")
+  one(robust_regression(y ~ x1 + offset(x2), d), "offset")
+  one(logistic_regression(b ~ x1 + offset(x2), dg), "offset")
+  one(softmax_regression(y ~ x1 + offset(x2), ds), "offset")
+  one(linear_regression(q ~ x1, d), "`q`")
+  one(linear_regression(y ~ x1 + nowhere, d), "`nowhere`")
+  one(linear_regression(y ~ x1 + pi, d), "`pi`")
+  one(linear_regression(y ~ x1, transform(d, x1 = NA)), "x1")
+  one(linear_regression(y ~ x1, transform(d, y = Inf)), "response")
+  one(linear_regression(y ~ x1, transform(d, y = as.character(y))), "`y`")
+  one(linear_regression(x = as.matrix(d[2:3]), y = d$y[1:10]), "`y`")
+  one(linear_regression(x = "a", y = d$y), "`x`")
+  one(linear_regression(y ~ x1, d, x = as.matrix(d[2:3])), "not both")
+  add(hostile_values(robust_regression(y ~ ., d, df = .bad), "`df`", list(-1, 0, NA, "a", c(1, 2))))
+  add(hostile_values(robust_regression(y ~ ., d, scale_prior = .bad), "`scale_prior`",
+                     list(-1, 0, NA, "a", c(1, 2))))
+  add(hostile_values(logistic_regression(b ~ x1, dg, prior_sd = .bad), "`prior_sd`",
+                     list(-1, 0, NA, "a", 1e200)))
+  one(logistic_regression(y ~ x1, dg), "response")
+  one(logistic_regression(cbind(b, 1 - b) ~ x1, dg), "response")
+  add(hostile_values(poisson_regression(k ~ x1, dg, prior_sd = .bad), "`prior_sd`",
+                     list(-1, 0, NA, "a", 1e200)))
+  one(poisson_regression(y ~ x1, dg), "response")
+  one(poisson_regression(x = as.matrix(dg["x1"]), y = dg$k, offset = "a"), "`offset`")
+  one(poisson_regression(x = as.matrix(dg["x1"]), y = dg$k, offset = 1:3), "`offset`")
+  one(poisson_regression(k ~ x1 + offset(rep(NA, 300)), dg), "offset")
+  add(hostile_values(softmax_regression(y ~ ., ds, prior_sd = .bad), "`prior_sd`",
+                     list(-1, 0, NA, "a", 1e200)))
+  one(softmax_regression(y ~ ., transform(ds, y = 1)), "class")
+  add(hostile_values(gaussian_mixture(dm, components = .bad), "`components`",
+                     list(-1, 0, NA, "a", 2.5, c(1, 2))))
+  for (h in c("concentration", "variance_shape", "variance_scale", "mean_variance_ratio")) {
+    add(lapply(list(-1, 0, NA, "a", Inf, 1e300), function(v)
+      call_case("gaussian_mixture", c(list(quote(dm), components = 2), stats::setNames(list(v), h)),
+                sprintf("`%s`", h))))
+  }
+  one(gaussian_mixture(c(1e200, 0, 1), components = 1), "`y`")
+  one(gaussian_mixture(c(NA, 0, 1), components = 1), "`y`")
+  one(gaussian_mixture("a", components = 1), "`y`")
+  one(gaussian_mixture(matrix(numeric(0), 0, 2), components = 1), "`y`")
+  one(custom_model("f", data = d), "`log_likelihood`")
+  one(custom_model(function(theta, data) 0, data = d), "`parameter_names`")
+  one(custom_model(function(theta, data) 0, data = "d", parameter_names = "a",
+                   prior = normal_prior()), "`data`")
+  one(custom_model(function(theta, data) 0, data = d, parameter_names = "a", prior = "p"), "`prior`")
+  one(custom_model(function(theta, data) 0, gradient = 1, data = d, parameter_names = "a",
+                   prior = normal_prior()), "`gradient`")
+  one(compiled_model("no_such_class", data = d, parameter_names = "a", prior = normal_prior()),
+      "no_such_class")
+  one(compiled_model(1, data = d), "`class`")
+  add(hostile_values(normal_prior(sd = .bad), "`sd`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(normal_prior(mean = .bad), "`mean`", list(NA, "a", Inf)))
+  add(hostile_values(half_normal_prior(scale = .bad), "`scale`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(exponential_prior(rate = .bad), "`rate`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(log_normal_prior(sdlog = .bad), "`sdlog`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(student_t_prior(df = .bad), "`df`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(normal_prior(dim = .bad), "`dim`", list(-1, 0, NA, "a", 1.5)))
+  one(custom_prior("f", function(t) t, function() 1), "`log_density`")
+  one(c(normal_prior(), 1), "prior")
+
+  # ---- simulators
+  add(hostile_values(simulate_linear_regression(.bad), "`n`", list(-1, 0, NA, "a", 1.5, Inf)))
+  add(hostile_values(simulate_linear_regression(10, dim = .bad), "`dim`", list(-1, 0, NA, "a", 1.5)))
+  add(hostile_values(simulate_linear_regression(10, noise_sd = .bad), "`noise_sd`", list(-1, 0, NA, "a")))
+  add(hostile_values(simulate_linear_regression(10, seed = .bad), "`seed`", list("a", 1.5, 1e308)))
+  add(hostile_values(simulate_gaussian_mixture(.bad), "`n`", list(-1, 0, NA, "a")))
+  add(hostile_values(simulate_gaussian_mixture(10, components = .bad), "`components`", list(-1, 0, NA)))
+  add(hostile_values(simulate_softmax_regression(.bad), "`n`", list(-1, 0, NA, "a")))
+  add(hostile_values(simulate_softmax_regression(10, classes = .bad), "`classes`", list(1, 0, NA)))
+  add(hostile_values(simulate_shifting_mixture(seed = .bad), "`seed`", list("a", 1.5, 1e308)))
+
+  # ---- corrupted models, run through every function that takes a model
+  model_corruptions <- list(
+    corrupted(corrupt(m, "n", 100L), "`n`"),
+    corrupted(corrupt(m, "n", -1L), "`n`"),
+    corrupted(corrupt(m, "n", NA), "`n`"),
+    corrupted(corrupt(m, "n", "300"), "`n`"),
+    corrupted(truncate_data(m, 100), "`n`"),
+    corrupted(corrupt(m, "dim", 99L), "`dim`"),
+    corrupted(corrupt(m, "dim", NULL), "`dim`"),
+    corrupted(corrupt(m, "data", NULL), "`data"),
+    corrupted(corrupt(m, "data", list()), "`data"),
+    corrupted(corrupt_in(m, "data", "y", NULL), "`data"),
+    corrupted(corrupt_in(m, "data", "xt", t(m$data$xt)), "`data"),
+    corrupted(poison_data(m), "`data"),
+    corrupted(corrupt(m, "hyper", NULL), "`hyper`"),
+    corrupted(corrupt_in(m, "hyper", "noise_sd", NULL), "noise_sd"),
+    corrupted(corrupt_in(m, "hyper", "noise_sd", -1), "noise_sd"),
+    corrupted(corrupt_in(m, "hyper", "noise_sd", NaN), "noise_sd"),
+    corrupted(corrupt_in(m, "hyper", "prior_sd", Inf), "prior_sd"),
+    corrupted(corrupt(m, "family", "nope"), "`family`"),
+    corrupted(corrupt(m, "family", NULL), "`family`"),
+    corrupted(corrupt(m, "parameter_names", "a"), "`parameter_names`"),
+    corrupted(corrupt(m_nig, "n", 5L), "`n`"),
+    corrupted(corrupt_in(m_nig, "hyper", "variance_shape", -1), "variance_shape"),
+    corrupted(corrupt_in(m_rob, "hyper", "df", 0), "df"),
+    corrupted(corrupt_in(m_log, "data", "y", m_log$data$y + 2), "`data"),
+    corrupted(corrupt_in(m_poi, "data", "offset", NULL), "`data"),
+    corrupted(corrupt_in(m_poi, "data", "y", -m_poi$data$y - 1), "`data"),
+    corrupted(corrupt_in(m_soft, "hyper", "classes", 7L), "`dim`"),
+    corrupted(corrupt_in(m_soft, "data", "y", m_soft$data$y + 5L), "`data"),
+    corrupted(corrupt_in(m_mix, "hyper", "components", 0L), "components"),
+    corrupted(corrupt_in(m_mix, "hyper", "concentration", NA), "concentration"),
+    corrupted(corrupt(m_mix, "n", 10L), "`n`"),
+    corrupted(corrupt(m_cus, "n", 10L), "`n`"),
+    corrupted(corrupt(m_cus, "data", NULL), "`data`")
+  )
+  model_calls <- list(
+    quote(sgais(.obj, progress = FALSE)),
+    quote(ais(.obj, progress = FALSE)),
+    quote(nested_sampling(.obj, progress = FALSE)),
+    quote(check_gradients(.obj)),
+    quote(compare_models(list(a = .obj, b = m), d, progress = FALSE))
+  )
+  add(hostile_corruptions(model_corruptions, model_calls))
+  add(hostile_corruptions(model_corruptions[c(1:5, 8:19)], list(quote(exact_log_evidence(.obj)))))
+  add(hostile_corruptions(model_corruptions[c(29, 30)], list(quote(exact_log_evidence(.obj)))))
+  one(exact_log_evidence(m, n = 0), "`n`")
+  one(exact_log_evidence(m, n = 301), "`n`")
+  one(exact_log_evidence(m, n = NA), "`n`")
+  one(exact_log_evidence(m_soft), "closed-form")
+  one(check_gradients(m, n = -1), "`n`")
+  one(check_gradients(m, theta = "a"), "`theta`")
+  one(check_gradients(m, theta = c(1, 2)), "`theta`")
+  one(check_gradients(m, observations = 0), "`observations`")
+
+  # ---- corrupted fits, run through every function that takes a fit
+  fit_corruptions <- list()
+  for (f in c("f_sg", "f_ais", "f_ns")) {
+    fv <- as.name(f)
+    fit_corruptions <- c(fit_corruptions, list(
+      list(expr = bquote(corrupt(.(fv), "log_evidence", NULL)), pattern = "`log_evidence`"),
+      list(expr = bquote(corrupt(.(fv), "log_evidence", "a")), pattern = "`log_evidence`"),
+      list(expr = bquote(corrupt(.(fv), "log_evidence", c(1, 2))), pattern = "`log_evidence`"),
+      list(expr = bquote(corrupt(.(fv), "n", 10L)), pattern = "`n`"),
+      list(expr = bquote(corrupt(.(fv), "model", NULL)), pattern = "`model`"),
+      list(expr = bquote(corrupt(.(fv), "model", corrupt(m, "n", 100L))), pattern = "`n`"),
+      list(expr = bquote(corrupt(.(fv), "method", 1)), pattern = "`method`"),
+      list(expr = bquote(corrupt(.(fv), "settings", NULL)), pattern = "`settings`"),
+      list(expr = bquote(corrupt(.(fv), .(fit_table(f)), NULL)), pattern = sprintf("`%s`", fit_table(f))),
+      list(expr = bquote(corrupt(.(fv), .(fit_table(f)), data.frame(a = 1))), pattern = sprintf("`%s`", fit_table(f)))
+    ))
+  }
+  fit_calls <- list(
+    quote(log_evidence(.obj)), quote(format(.obj)), quote(summary(.obj)),
+    quote(as.data.frame(.obj)), quote(posterior_samples(.obj, 10)), quote(plot_data(.obj)),
+    quote(autoplot(.obj))
+  )
+  add(hostile_corruptions(fit_corruptions, fit_calls))
+  sg_state <- list(
+    corrupted(corrupt(f_sg, "state", NULL), "`state`"),
+    corrupted(corrupt_in(f_sg, "state", "particles", NULL), "`state`"),
+    corrupted(corrupt(f_sg, "data_digest", "x"), "`data_digest`")
+  )
+  add(hostile_corruptions(sg_state, list(quote(sgais(.obj, more, progress = FALSE)),
+                                         quote(predictive_density(.obj, more)))))
+  one(detect_shifts(corrupt(f_sg, "trajectory", NULL)), "`trajectory`")
+  one(compare_models(list(a = corrupt(f_sg, "n", 3L), b = f_sg)), "`n`")
+
+  # ---- arguments of the functions that take fits
+  add(hostile_values(posterior_samples(f_sg, .bad), "`n`", list(-1, NA, "a", 1.5, c(1, 2))))
+  add(hostile_values(posterior_samples(f_ns, 10, seed = .bad), "`seed`", list("a", 1.5)))
+  add(hostile_values(detect_shifts(f_mix, threshold = .bad), "`threshold`", list(-1, NA, "a", c(1, 2))))
+  add(hostile_values(detect_shifts(.bad), "`fit`", list(NULL, 1, quote(f_ais), quote(m))))
+  add(hostile_values(predictive_density(f_sg, .bad), "`new_data`",
+                     list(NULL, 1, quote(d[0, ]), quote(d[, 1:3]))))
+  add(hostile_values(log_evidence(.bad), "`x`", list(NULL, 1, quote(m))))
+  add(hostile_values(confint(f_sg, level = .bad), "`level`", list(-1, 2, NA, "a")))
+  add(hostile_values(sgais(f_sg, .bad, progress = FALSE), "`new_data`",
+                     list(1, "a", quote(d[, 1:3]), quote(transform(more, y = NA)))))
+  add(hostile_values(compare_models(.bad, d), "`models`",
+                     list(NULL, 1, list(), quote(list(m)), quote(list(a = m, a = m)))))
+  add(hostile_values(compare_models(list(a = f_sg, b = f_sg), prior = .bad), "`prior`",
+                     list(-1, c(1, 2, 3), "a", c(0, 0))))
+  one(compare_models(list(a = f_sg, b = sgais(linear_regression(y ~ ., more), seed = 1, progress = FALSE))),
+      "observations")
+  add(hostile_values(plot_evidence(.bad), "", list(1, "a", quote(m))))
+  add(hostile_values(evidence_data(a = f_sg, exact = .bad), "`exact`", list(NA, "a", 1)))
+  add(hostile_values(sgais_threads(.bad), "`threads`", list(-1, NA, "a", 1.5)))
+  add(hostile_values(sgais_stream(m, .bad, progress = FALSE), "`source`",
+                     list(NULL, 1, "no_such_file.csv", quote(function() 1))))
+  add(hostile_values(sgais_stream(m, file, block_size = .bad, progress = FALSE), "`block_size`",
+                     list(-1, 0, NA, "a", 1.5)))
+  add(hostile_values(sgais_stream(m, file, checkpoint = .bad, progress = FALSE), "`checkpoint`",
+                     list(1, NA, c("a", "b"))))
+
+  # ---- numerical trouble: reported, not returned
+  one(ais(m, particles = 10, target_ess = 10, progress = FALSE), "`target_ess`")
+  # data far outside what the prior allows (y scaled by 1e6): refused before minutes of work
+  for (est in c("sgais", "ais", "nested_sampling")) {
+    add(list(call_case(est, list(quote(linear_regression(y ~ ., y_scaled)), seed = 1),
+                       "prior standard", class = "sgais_error_prior_conflict")))
+  }
+  # hard but well-posed data: a result, and a right one (checked against the exact evidence)
+  for (est in c("sgais", "ais", "nested_sampling")) {
+    add(list(result_case(est, quote(linear_regression(y ~ ., x_scaled)))))
+    add(list(result_case(est, quote(gaussian_mixture(same_points, components = 1)))))
+  }
+  one(posterior_samples(sgais(m, control = sgais_control("paper"), seed = 1, progress = FALSE), 1000),
+      "effective sample size", class = "sgais_warning_low_ess", expect = "warning")
+  one(posterior_samples(ais(m, control = ais_control("paper"), seed = 1, progress = FALSE), 1000),
+      "effective sample size", class = "sgais_warning_low_ess", expect = "warning")
+  cases
+}
+
+# The table of a fit class that holds its rows.
+fit_table <- function(f) c(f_sg = "trajectory", f_ais = "schedule", f_ns = "trace")[[f]]
+
+# A case calling `fun` with the arguments `args` (for estimators, with progress = FALSE unless given).
+call_case <- function(fun, args, pattern, class = "sgais_error") {
+  if (fun %in% c("sgais", "ais", "nested_sampling") && is.null(args$progress)) args$progress <- FALSE
+  expr <- as.call(c(list(as.name(fun)), args))
+  list(label = paste(deparse(expr, width.cutoff = 500L), collapse = " "), expr = expr,
+       pattern = pattern, class = class, expect = "error")
+}
+
+# A case whose result must be a fit within `tolerance` nats of the exact evidence of `model`.
+result_case <- function(est, model, tolerance = 3) {
+  expr <- as.call(list(as.name(est), model, seed = 1, progress = FALSE))
+  list(label = paste(deparse(expr, width.cutoff = 500L), collapse = " "), expr = expr,
+       pattern = "", class = "", expect = "result",
+       reference = as.call(list(as.name("exact_log_evidence"), model)), tolerance = tolerance)
+}
+
+setting_cases <- function(est, setting, values) {
+  lapply(values, function(v) call_case(est, c(list(quote(m)), stats::setNames(list(v), setting)),
+                                       sprintf("`%s`", setting)))
+}
+
+# What a case did: "error" (classed, naming the argument or field), "unclear error" (unclassed,
+# or not naming it), "warning" (the documented classed warning), "other warning", "result" (no
+# condition: silent; for a case that expects a result, within its tolerance of the reference),
+# "wrong result", or "hang" (more than `limit` seconds).
+hostile_outcome <- function(case, env, limit = 30) {
+  warnings <- list()
+  setTimeLimit(elapsed = limit, transient = TRUE)
+  on.exit(setTimeLimit(elapsed = Inf))
+  res <- tryCatch(
+    withCallingHandlers(
+      {
+        utils::capture.output(value <- eval(case$expr, env))
+        list(kind = "result", message = "")
+      },
+      warning = function(w) {
+        warnings[[length(warnings) + 1L]] <<- w
+        invokeRestart("muffleWarning")
+      }
+    ),
+    # a time limit reached inside a parallel region comes back as an interrupt (src/threads.h)
+    interrupt = function(e) list(kind = "hang", message = "reached elapsed time limit"),
+    error = function(e) {
+      msg <- conditionMessage(e)
+      if (grepl("reached elapsed time limit", msg)) return(list(kind = "hang", message = msg))
+      ok <- inherits(e, case$class) && inherits(e, "sgais_error") &&
+        grepl(case$pattern, msg, fixed = FALSE)
+      list(kind = if (ok) "error" else "unclear error", message = msg,
+           class = paste(class(e), collapse = "/"))
+    }
+  )
+  if (res$kind == "result" && case$expect == "result") {
+    error <- log_evidence(value) - eval(case$reference, env)
+    if (abs(error) > case$tolerance) {
+      res <- list(kind = "wrong result", message = sprintf("off by %.3g nats", error))
+    }
+  }
+  documented <- all(vapply(warnings, inherits, logical(1), "sgais_warning"))
+  if (res$kind == "result" && length(warnings) && !(case$expect == "result" && documented)) {
+    w <- warnings[[1L]]
+    ok <- case$expect == "warning" && any(vapply(warnings, function(w)
+      inherits(w, case$class) && grepl(case$pattern, conditionMessage(w)), logical(1)))
+    res <- list(kind = if (ok) "warning" else "other warning", message = conditionMessage(w))
+  }
+  res
+}
