@@ -11,6 +11,39 @@
 #' @section Options:
 #' * `sgais.progress`: default of the `progress` argument (otherwise [interactive()]).
 #'
+#' @section Errors and warnings:
+#' Every error the package raises has class `sgais_error` (then `error`, `condition`), and all
+#' but plain argument errors a more specific class before it, so that scripts can catch one
+#' kind with `tryCatch(..., sgais_error_annealing = function(e) ...)`. The message names the
+#' argument or field at fault.
+#' * Arguments and objects: `sgais_error_argument` (some arguments of the plots and of
+#'   [detect_shifts()]), `sgais_error_input` (an argument or object the C core cannot use),
+#'   `sgais_error_model_class` (a [compiled_model()] class that is not registered),
+#'   `sgais_error_corrupt` (a damaged [detect_shifts()] result), `sgais_error_invalid_model` and `sgais_error_invalid_fit` (a damaged or hand-edited
+#'   model or fit; the field is named), `sgais_error_invalid_state` (a fit's state cannot be
+#'   continued), `sgais_error_rows_dropped` (a model from a bounded reservoir used where all
+#'   rows are needed).
+#' * Data: `sgais_error_non_finite` (NA, NaN or Inf), `sgais_error_extreme_values` (values beyond
+#'   \eqn{10^{100}} in size), `sgais_error_response` (a response the model cannot take, e.g. a
+#'   matrix), `sgais_error_offset` (an offset() term in a model without one),
+#'   `sgais_error_data_mismatch` and its subclasses `sgais_error_missing_column`,
+#'   `sgais_error_extra_column`, `sgais_error_column_type`, `sgais_error_column_count`,
+#'   `sgais_error_unseen_level`, `sgais_error_unseen_class`, `sgais_error_not_row_by_row` and
+#'   `sgais_error_design_columns` (new rows that do not fit a model), `sgais_error_stream` (a
+#'   stream source failed).
+#' * Computation: `sgais_error_model` (a model's own function failed or returned nonsense),
+#'   `sgais_error_likelihood` (NaN, +Inf or zero likelihood), `sgais_error_divergence` (the
+#'   sampler's moves broke down), `sgais_error_annealing` (annealing did not finish),
+#'   `sgais_error_prior_conflict` (data too far outside what the prior allows to anneal to),
+#'   `sgais_error_numerical` (a result that cannot be right: not finite, or outside the range
+#'   the method's own points allow).
+#'
+#' Warnings have class `sgais_warning` and one of: `sgais_warning_unreliable` (the diagnostics
+#' predict a large error, or replicates disagree), `sgais_warning_interrupted` (a run stopped by
+#' an interrupt returns what it did), `sgais_warning_low_ess` ([posterior_samples()] from few
+#' effective points), `sgais_warning_numerical_gradient` ([custom_model()] without a gradient),
+#' `sgais_warning_threads` and `sgais_warning_no_openmp` ([sgais_threads()]).
+#'
 #' @references Cameron, S. A., Eggers, H. C. and Kroon, S. (2019). Stochastic Gradient Annealed
 #'   Importance Sampling for Efficient Online Marginal Likelihood Estimation. *Entropy* 21(11),
 #'   1109. \doi{10.3390/e21111109}
