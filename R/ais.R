@@ -32,6 +32,15 @@
 #' @param ... Settings that replace those of `control`, by name; see [ais_control()].
 #' @param control The tuning: [ais_control()] (`"robust"`, the default) or
 #'   `ais_control("paper")`.
+#' @param progress Show a progress bar with an ETA. Defaults to the option `sgais.progress`, or
+#'   else [interactive()]. \eqn{\lambda} itself stays near 0 for most of a run, so the bar shows
+#'   how far \eqn{\log \lambda}{log(lambda)} has come from the first step's \eqn{\lambda_1} to
+#'   0, \eqn{1 - \log \lambda / \log \lambda_1}{1 - log(lambda) / log(lambda_1)}: the steps
+#'   make \eqn{\lambda} grow by about a constant factor each, so this is about the fraction of
+#'   the steps done (a little ahead of it early in the run, where the prior dominates). The label
+#'   gives the step with the number of steps that predicts (`step 12/~30`), \eqn{\lambda} and the
+#'   current \eqn{\log \hat Z}{log Z-hat}. With `replicates` > 1 each replicate has its bar
+#'   (`AIS 2/3`), drawn under the sequential [future::plan()] only.
 #' @return An object of class `c("sgais_ais_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_se`, `replicate_log_evidence`, `replicate_sd`,
@@ -82,21 +91,58 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
   cs <- c_settings(settings)
 
   runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
-    state <- list(theta = model_prior_draw(model, settings$particles),
-                  logw = numeric(settings$particles), loglik = numeric(0), lambda = 0,
-                  steps = 0L, log_z = 0, step_size = 0, key = rng_key())
+    state <- ais_start_state(model, settings$particles)
     run_in_slices(
       function(state, budget) ais_slice(model, state, cs, budget),
       state,
       finished = function(state) state$lambda >= 1,
       progress = progress,
-      format = paste0("AIS ", label, "{cli::pb_bar} {cli::pb_percent} of lambda | {label} | ETA {cli::pb_eta}"),
+      format = paste0("AIS ", label,
+                      "{cli::pb_bar} {cli::pb_percent} | ETA {cli::pb_eta} | {label}"),
       total = 1000,
-      position = function(state) floor(1000 * state$lambda),
-      status = function(state) sprintf("step %d, log Z %.6g", state$steps, state$log_z)
+      position = function(state) floor(1000 * ais_progress(state)),
+      status = ais_status
     )
   })
   warn_if_unreliable(new_sgais_ais_fit(model, runs, settings, call, seed))
+}
+
+# The state of an AIS run before its first step: particles from the prior at lambda = 0.
+# `first_lambda` is the lambda of the first step, once taken (for ais_progress()).
+ais_start_state <- function(model, particles) {
+  list(theta = model_prior_draw(model, particles), logw = numeric(particles),
+       loglik = numeric(0), lambda = 0, first_lambda = NA_real_, steps = 0L, log_z = 0,
+       step_size = 0, key = rng_key())
+}
+
+# How far an AIS run is, in [0, 1], for its progress bar: the fraction of the way from the first
+# step's lambda_1 to 1 travelled on a log scale, 1 - log(lambda) / log(lambda_1); 0 before the
+# first step. A bar linear in lambda is useless: lambda is about 0.01 halfway through a run. The
+# steps keep the ESS of the incremental weights p(y | theta)^Delta at `target_ess`, which makes
+# Delta times the sd of log p(y | theta) under f_lambda about constant; once the likelihood
+# outweighs the prior that sd is about sqrt(d / 2) / lambda (d parameters), so lambda grows by
+# a constant factor per step and log lambda moves in equal strides: the position is then the
+# fraction of steps done, and of the time (the steps cost about the same). Measured on the
+# robust preset (linear regressions of 6 and 16 parameters on 2,000 and 20,000 rows, a logistic
+# regression, a 3-component mixture; 19 to 47 steps) it stayed within 0.16 of the fraction of
+# steps done, ahead of it: the first steps, where the prior dominates, add about the same Delta
+# each, so lambda grows faster than geometrically there. The paper preset's lambda grows more
+# slowly in mid-run, and its position fell up to 0.21 behind.
+ais_progress <- function(state) {
+  lambda <- state$lambda
+  first <- state$first_lambda
+  if (lambda >= 1) return(1)
+  if (!(lambda > 0) || is.null(first) || !(first > 0 && first < 1)) return(0)
+  min(1, max(0, 1 - log(lambda) / log(first)))
+}
+
+# The label of an AIS progress bar: the step, with the number of steps the position predicts
+# (ais_progress() is (step - 1) / (steps - 1) when lambda grows geometrically), lambda and the
+# current log Z-hat.
+ais_status <- function(state) {
+  p <- ais_progress(state)
+  total <- if (p > 0 && p < 1) sprintf("/~%s", format_count(1 + (state$steps - 1) / p)) else ""
+  sprintf("step %d%s, lambda %.3g, log Z %.6g", state$steps, total, state$lambda, state$log_z)
 }
 
 ais_slice <- function(model, state, settings, budget) {
@@ -109,7 +155,10 @@ ais_slice <- function(model, state, settings, budget) {
   k <- nrow(trace)
   list(
     state = list(theta = res$theta, logw = res$logw, loglik = res$loglik,
-                 lambda = res$lambda_end, steps = state$steps + k, step_size = res$step_size_end,
+                 lambda = res$lambda_end,
+                 first_lambda = if (state$steps == 0 && k > 0) trace$lambda[1]
+                                else state$first_lambda,
+                 steps = state$steps + k, step_size = res$step_size_end,
                  key = state$key,
                  log_z = if (k > 0) trace$log_evidence[k] else state$log_z),
     trace = trace

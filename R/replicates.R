@@ -23,7 +23,11 @@ run_replicates <- function(replicates, seed, progress, run, streams = NULL) {
   }
   # Several replicates run through future.apply; `future_seed` seeds their streams (or, with
   # saved streams, only keeps future from warning about random numbers: they replace it).
-  # Progress bars only where they can be seen: replicates running in this R session.
+  # Progress bars only where they can be seen: replicates running in this R session. There
+  # future's conditions are not captured: captured, they would be relayed only once every
+  # replicate has finished (future_lapply() resolves them all before it returns), and so would
+  # the bars, which cli draws by signalling conditions. They then reach the caller as the
+  # replicates run, as in a plain loop; errors are relayed either way.
   # Replicates running in parallel share this machine's cores with each other: each then uses
   # its share of this session's threads (sgais_threads(); results do not depend on it).
   several <- function(future_seed) {
@@ -36,7 +40,8 @@ run_replicates <- function(replicates, seed, progress, run, streams = NULL) {
         on.exit(sgais_threads(old))
         one(r, shown, sprintf("%d/%d ", r, replicates))
       },
-      future.seed = future_seed, future.packages = "sgais"
+      future.seed = future_seed, future.packages = "sgais",
+      future.conditions = if (sequential) NULL else "condition"
     ))
   }
   runs <- if (!is.null(streams)) {

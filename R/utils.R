@@ -85,7 +85,9 @@ interrupt_condition <- function() {
 # their whole state (and R's RNG stream) across slices, so the result is the same whatever the
 # budget. `slice` returns list(state = , trace = <data frame of the rows it added>). The bar's
 # `format` may use `{label}`, set to `status(state)` after each slice; `position(state)` is its
-# position out of `total` (NA for a spinner).
+# position out of `total` (NA for a spinner). The bar never moves back: a position predicted from
+# the run so far (ais_progress(), ns_progress()) can dip when the prediction is revised, and the
+# bar then waits for the run to catch up.
 #
 # With `recover = TRUE` an interrupt (Ctrl-C) ends the run instead of the call: the result is the
 # state after the last whole slice, with `interrupted = TRUE`, and R's RNG state put back to
@@ -95,6 +97,7 @@ interrupt_condition <- function() {
 run_in_slices <- function(slice, state, finished, progress, format, total, position, status,
                           budget = if (progress || recover) 0.25 else Inf, recover = FALSE) {
   label <- ""
+  shown <- 0
   if (progress) {
     bar <- cli::cli_progress_bar(format = format, total = total, current = FALSE,
                                  .auto_close = FALSE)
@@ -109,7 +112,9 @@ run_in_slices <- function(slice, state, finished, progress, format, total, posit
                     seed = if (recover) rng_state())
       if (progress) {
         label <<- status(done$state)
-        cli::cli_progress_update(set = position(done$state), id = bar)
+        at <- position(done$state)
+        if (!is.na(at)) shown <<- max(shown, at)
+        cli::cli_progress_update(set = if (is.na(at)) at else shown, id = bar)
       }
     }
     FALSE

@@ -44,3 +44,16 @@ three_estimators <- function(model, seed) {
 expect_agree <- function(x, y, mean_x, mean_y, sd_x, sd_y) {
   expect_lt(abs(x - y), abs(mean_x - mean_y) + 4 * sqrt(sd_x^2 + sd_y^2))
 }
+
+# The progress bar lines that evaluating `code` draws (cli draws them through messages), with
+# the elapsed time at which each was drawn and at which `code` returned.
+drawn_bar <- function(code) {
+  lines <- character(0)
+  at <- numeric(0)
+  withCallingHandlers(code, message = function(m) {
+    lines <<- c(lines, sub("\\n$", "", conditionMessage(m)))
+    at <<- c(at, proc.time()[["elapsed"]])
+    invokeRestart("muffleMessage")
+  })
+  list(lines = lines, at = at, end = proc.time()[["elapsed"]])
+}

@@ -99,3 +99,85 @@ test_that("AIS rejects bad input with errors naming the argument", {
   expect_error(ais(model, seed = 1.5), "`seed` must be NULL or a whole number")
   expect_error(ais(model, progress = "yes"), "`progress` must be TRUE or FALSE")
 })
+
+test_that("ais_progress() is the fraction of log lambda travelled from the first step to 1", {
+  progress <- sgais:::ais_progress
+  start <- withr_seed(1, sgais:::ais_start_state(reference_model(200), 5))
+  expect_identical(progress(start), 0)
+  # lambda growing by a constant factor per step, as adaptive steps make it once the likelihood
+  # dominates: 31 steps from 1e-6 to 1, step s at (s - 1) / 30 of the way
+  lambda <- 1e-6^(1 - (0:30) / 30)
+  at <- vapply(seq_along(lambda), function(s) {
+    progress(list(lambda = lambda[s], first_lambda = lambda[1], steps = s))
+  }, numeric(1))
+  expect_equal(at, (0:30) / 30)
+  expect_identical(at[31], 1)
+  # the label predicts the number of steps from the position
+  expect_identical(
+    sgais:::ais_status(list(lambda = lambda[11], first_lambda = lambda[1], steps = 11L,
+                            log_z = -12.5)),
+    "step 11/~31, lambda 0.0001, log Z -12.5"
+  )
+  expect_identical(
+    sgais:::ais_status(list(lambda = 1, first_lambda = lambda[1], steps = 31L, log_z = -12.5)),
+    "step 31, lambda 1, log Z -12.5"
+  )
+})
+
+test_that("the AIS progress bar moves steadily over a real run, where lambda does not", {
+  model <- reference_model(200)
+  whole <- ais(model, seed = 5, progress = FALSE)
+  settings <- sgais:::c_settings(whole$settings)
+  run <- withr_seed(5, {
+    state <- sgais:::ais_start_state(model, settings$particles)
+    at <- lambda <- numeric(0)
+    while (state$lambda < 1) {
+      res <- sgais:::ais_slice(model, state, settings, 0) # one annealing step per call
+      state <- res$state
+      at <- c(at, sgais:::ais_progress(state))
+      lambda <- c(lambda, state$lambda)
+    }
+    list(state = state, at = at, lambda = lambda)
+  })
+  # the same run as ais(), and the first step's lambda is kept for the bar
+  expect_identical(run$state$logw, whole$state$log_weights)
+  expect_identical(run$state$first_lambda, whole$schedule$lambda[1])
+  at <- run$at
+  steps <- length(at)
+  expect_identical(at[1], 0)
+  expect_identical(at[steps], 1)
+  expect_true(all(diff(at) > 0))
+  # close to the fraction of steps done (measured: within 0.12), while lambda, which the bar
+  # used to show, is still below 0.1 halfway through the run
+  expect_lt(max(abs(at - (seq_len(steps) - 1) / (steps - 1))), 0.25)
+  half <- ceiling(steps / 2)
+  expect_lt(run$lambda[half], 0.1)
+  expect_gt(at[half], 0.3)
+})
+
+test_that("ais() draws its progress bar as it runs, with the step, lambda and log Z", {
+  skip_on_cran()
+  withr::local_options(cli.progress_show_after = 0, cli.dynamic = FALSE, width = 200,
+                       cli.width = 200)
+  model <- reference_model(5000)
+  # In a terminal that cannot redraw a line cli draws an update only if its clock has ticked
+  # (every 3 s) since the last update it drew: wait for a tick, so that the first is drawn.
+  Sys.sleep(3.1)
+  bar <- drawn_bar(ais(model, seed = 3, replicates = 2, progress = TRUE))
+  first <- grepl("^AIS 1/2 ", bar$lines)
+  expect_match(bar$lines[first], paste0("^AIS 1/2 .* \\d+% \\| ETA [^|]+\\| step \\d+(/~\\d+)?, ",
+                                        "lambda [0-9.e-]+, log Z -?\\d"), all = FALSE)
+  expect_match(bar$lines[first],
+               "^AIS 1/2 .* 100% \\| ETA [^|]+\\| step \\d+, lambda 1, log Z -\\d", all = FALSE)
+  # drawn while the run went on (the first replicate's bar used to be relayed by future only
+  # once both replicates had finished)
+  expect_lt(min(bar$at[first]), bar$end - 0.2)
+  percent <- as.numeric(sub("%", "", regmatches(bar$lines, regexpr("\\d+%", bar$lines))))
+  expect_lt(min(percent), 100)
+})
+
+test_that("the progress bar does not change an AIS run", {
+  model <- reference_model(200)
+  expect_identical(without_timing(suppressMessages(ais(model, seed = 3, progress = TRUE))),
+                   without_timing(ais(model, seed = 3, progress = FALSE)))
+})

@@ -176,3 +176,85 @@ test_that("robust AIS and nested sampling agree on a real data set (iris, softma
   expect_agree(log_evidence(a), log_evidence(n), -45.86, -46.15, 0.33, 0.54)
   expect_lt(n$log_evidence_sd, 0.6)
 })
+
+test_that("ns_outlook() measures the run against its stopping rule and predicts its length", {
+  settings <- list(live_points = 10, tolerance = 0.01, max_iterations = 1e6)
+  # log(L_max X / Z-hat) = 5 - 10 / 10 - 0 = 4 nats, above d / 2 = 1 for d = 2 parameters: the
+  # log volume still to shrink is 1 * log(4 / 1) + 1 - log(0.01), times 10 live points
+  state <- list(status = 0L, iteration = 10, loglik = c(1, 5, 3), log_z = 0)
+  out <- sgais:::ns_outlook(state, settings, 2)
+  expect_equal(out$dlogz, log1p(exp(4)))
+  expect_equal(out$target, log1p(0.01))
+  expect_equal(out$total, 10 + 10 * (log(4) + 1 - log(0.01)))
+  expect_equal(sgais:::ns_progress(state, settings, 2), 10 / out$total)
+  expect_identical(sgais:::ns_status(state, settings, 2),
+                   "iteration 10/~80, dlogz 4.02 > 0.00995, log Z 0")
+  # below d / 2 the remaining log volume is what log(L_max X / Z-hat) still has to fall
+  state$loglik <- 1.5
+  expect_equal(sgais:::ns_outlook(state, settings, 2)$total, 10 + 10 * (0.5 - log(0.01)))
+  # the run also stops at max_iterations
+  settings$max_iterations <- 40
+  expect_equal(sgais:::ns_progress(state, settings, 2), 10 / 40)
+  # before the first iteration, and once stopped
+  expect_identical(sgais:::ns_progress(list(status = 0L, iteration = 0, loglik = numeric(0),
+                                            log_z = -Inf), settings, 2), 0)
+  expect_identical(sgais:::ns_progress(list(status = 2L, iteration = 40, loglik = 1,
+                                            log_z = 0), settings, 2), 1)
+})
+
+test_that("the nested-sampling progress bar follows the iterations to the stopping rule", {
+  model <- reference_model(200)
+  whole <- quietly(nested_sampling(model, live_points = 20, seed = 5, progress = FALSE))
+  settings <- whole$settings
+  cs <- sgais:::c_settings(settings)
+  run <- withr_seed(5, {
+    state <- sgais:::ns_start_state(model, 20)
+    expect_identical(sgais:::ns_progress(state, settings, model$dim), 0)
+    at <- dlogz <- numeric(0)
+    while (state$status == 0L) {
+      state <- sgais:::nested_slice(model, state, cs, 0)$state # one iteration per call
+      at <- c(at, sgais:::ns_progress(state, settings, model$dim))
+      dlogz <- c(dlogz, sgais:::ns_outlook(state, settings, model$dim)$dlogz)
+    }
+    list(state = state, at = at, dlogz = dlogz)
+  })
+  expect_identical(run$state$log_z, whole$log_evidence)
+  at <- run$at
+  n <- length(at)
+  expect_identical(n, as.integer(whole$iterations))
+  expect_identical(at[n], 1)
+  expect_true(all(at >= 0 & at <= 1))
+  # close to the fraction of iterations done (measured: within 0.04); revisions of the predicted
+  # total move it back only a little (measured: 0.02 at most)
+  expect_lt(max(abs(at - seq_len(n) / n)), 0.15)
+  expect_gt(min(diff(at)), -0.05)
+  # dlogz is the C core's stopping rule: above its target while the run goes on, below at the end
+  target <- log1p(settings$tolerance)
+  expect_true(all(run$dlogz[-n] > target))
+  expect_lt(run$dlogz[n], target)
+})
+
+test_that("nested_sampling() draws its progress bar, with the iteration, dlogz and log Z", {
+  skip_on_cran()
+  withr::local_options(cli.progress_show_after = 0, cli.dynamic = FALSE, width = 200,
+                       cli.width = 200)
+  model <- reference_model(2000)
+  Sys.sleep(3.1) # for cli's clock, as in the test of ais()
+  bar <- drawn_bar(quietly(nested_sampling(model, seed = 3, progress = TRUE)))
+  expect_match(bar$lines, paste0("^Nested sampling .* \\d+% \\| ETA [^|]+\\| ",
+                                 "iteration [0-9,]+/~[0-9,]+, dlogz [0-9.e+]+ > 0.00995, ",
+                                 "log Z -?\\d"), all = FALSE)
+  expect_match(bar$lines, paste0("^Nested sampling .* 100% \\| ETA [^|]+\\| iteration [0-9,]+, ",
+                                 "dlogz [0-9.e-]+ <= 0.00995, log Z -\\d"), all = FALSE)
+  percent <- as.numeric(sub("%", "", regmatches(bar$lines, regexpr("\\d+%", bar$lines))))
+  expect_lt(min(percent), 100)
+})
+
+test_that("the progress bar does not change a nested-sampling run", {
+  model <- reference_model(200)
+  expect_identical(
+    without_timing(suppressMessages(quietly(nested_sampling(model, live_points = 20, seed = 3,
+                                                            progress = TRUE)))),
+    without_timing(quietly(nested_sampling(model, live_points = 20, seed = 3, progress = FALSE)))
+  )
+})
