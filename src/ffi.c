@@ -191,6 +191,25 @@ uint64_t sg_rng_key_from_state(SEXP x, const char *what) {
 
 /* n draws from the stream (key, a, b) (rng.h), for tests: kind 0 uniforms on (0, 1), 1 indices
  * in 0, ..., range - 1 (range <= 2^53), 2 standard normals. */
+/* The adaptive annealing step (weights.c) for log-likelihoods `loglik`: c(Delta, ESS). For
+ * tests. */
+SEXP ffi_annealing_step(SEXP loglik, SEXP max_delta, SEXP target) {
+  if (TYPEOF(loglik) != REALSXP || XLENGTH(loglik) < 2 || XLENGTH(loglik) > INT_MAX)
+    sg_input_error("`loglik` must be a numeric vector of length >= 2.");
+  const int n = (int) XLENGTH(loglik);
+  const double md = sg_scalar_double(max_delta, "max_delta");
+  const double tg = sg_scalar_double(target, "target");
+  if (!(md > 0.0 && md <= 1.0)) sg_input_error("`max_delta` must be in (0, 1].");
+  if (!(tg > 1.0 && tg < n)) sg_input_error("`target` must be in (1, length(loglik)).");
+  double *work = (double *) R_alloc(n, sizeof(double)), ess;
+  double delta = sg_annealing_step(REAL(loglik), n, md, tg, &ess, work);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 2));
+  REAL(out)[0] = delta;
+  REAL(out)[1] = ess;
+  UNPROTECT(1);
+  return out;
+}
+
 SEXP ffi_rng_draws(SEXP key, SEXP a, SEXP b, SEXP n, SEXP kind, SEXP range) {
   const uint64_t k = sg_rng_key_from_state(key, "key");
   const double sa = sg_scalar_count(a, "a"), sb = sg_scalar_count(b, "b");

@@ -44,7 +44,7 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
     *ess = e;
     return max_delta;
   }
-  double lo = 0.0, hi = max_delta, hi_ess = e;
+  double lo = 0.0, hi = max_delta;
   for (int it = 0; it < 200 && hi - lo > 1e-15 * max_delta; it++) {
     double mid = 0.5 * (lo + hi);
     e = sg_ess(loglik, n, mid, work);
@@ -53,16 +53,40 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
       if (e - target < 1e-9 * target) break;
     } else {
       hi = mid;
-      hi_ess = e;
     }
   }
   if (lo > 0.0) {
     *ess = sg_ess(loglik, n, lo, work);
     return lo;
   }
-  /* Only when the target equals n: no Delta > 0 keeps ESS = n, take the smallest step found. */
-  *ess = hi_ess;
-  return hi;
+  /* The search above resolves steps down to 1e-15 max_delta. Far smaller ones are needed when
+   * the particles' log-likelihoods differ by more than about 1e15 nats (a wide prior under a
+   * likelihood that grows exponentially: Poisson regression with covariates of sd 3 gives
+   * -5e22 at prior draws), and no step keeps the target when more than n - target particles
+   * have zero likelihood. Annealing then crawled by 1e-15 a step. Search log Delta instead,
+   * down to e^-700 max_delta, for the target scaled by the fraction of particles with positive
+   * likelihood (the others get weight zero at any step and go at the next resampling). Only
+   * where the search above found nothing, so the runs it served are unchanged. */
+  int live = 0;
+  for (int i = 0; i < n; i++)
+    if (loglik[i] > R_NegInf) live++;
+  const double goal = target * live / n;
+  e = sg_ess(loglik, n, max_delta, work);
+  if (e >= goal) {
+    *ess = e;
+    return max_delta;
+  }
+  double llo = log(max_delta) - 700.0, lhi = log(max_delta);
+  e = sg_ess(loglik, n, exp(llo), work);
+  if (e >= goal) {
+    for (int it = 0; it < 100 && lhi - llo > 1e-9; it++) {
+      double mid = 0.5 * (llo + lhi);
+      if (sg_ess(loglik, n, exp(mid), work) >= goal) llo = mid;
+      else lhi = mid;
+    }
+  }
+  *ess = sg_ess(loglik, n, exp(llo), work);
+  return exp(llo);
 }
 
 /* Systematic resampling (one uniform draw): n_out ancestors among the n_in particles, in

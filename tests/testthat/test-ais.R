@@ -78,7 +78,9 @@ test_that("AIS fits print, summarise and convert like the other fits", {
   expect_equal(fit$gradient_evaluations, df$gradient_evaluations[nrow(df)])
   # every SGHMC step is one full-data gradient per particle
   expect_equal(fit$gradient_evaluations, nrow(df) * 10 * 20 * 200)
-  expect_equal(dim(posterior_samples(fit, 7)), c(7L, 6L))
+  draws <- withCallingHandlers(posterior_samples(fit, 7),
+                               sgais_warning_low_ess = function(w) invokeRestart("muffleWarning"))
+  expect_equal(dim(draws), c(7L, 6L))
 })
 
 test_that("AIS rejects bad input with errors naming the argument", {
@@ -180,4 +182,25 @@ test_that("the progress bar does not change an AIS run", {
   model <- reference_model(200)
   expect_identical(without_timing(suppressMessages(ais(model, seed = 3, progress = TRUE))),
                    without_timing(ais(model, seed = 3, progress = FALSE)))
+})
+
+test_that("the annealing step is found however widely the log-likelihoods spread", {
+  step <- function(loglik, target) .Call(sgais:::C_ffi_annealing_step, loglik, 1, target)
+  # an ordinary spread: the ESS of the incremental weights is the target
+  set.seed(1)
+  ll <- -abs(rnorm(100, sd = 50))
+  expect_equal(step(ll, 80)[2], 80, tolerance = 1e-6)
+  # log-likelihoods 1e22 apart (Poisson regression under a wide prior): the step is far below
+  # the 1e-15 the linear search resolves, and still keeps the target (it collapsed to ESS 1)
+  wide <- -10^runif(100, 5, 22)
+  res <- step(wide, 80)
+  expect_lt(res[1], 1e-15)
+  expect_gt(res[1], 0)
+  expect_equal(res[2], 80, tolerance = 1e-6)
+  # 30 particles of zero likelihood: no step keeps 80, so the target is scaled to the other 70
+  zero <- c(rep(-Inf, 30), -abs(rnorm(70, sd = 50)))
+  res <- step(zero, 80)
+  expect_gt(res[1], 0)
+  expect_equal(res[2], 80 * 70 / 100, tolerance = 1e-6)
+  expect_error(step(ll, 100), "`target` must be in", class = "sgais_error_input")
 })
