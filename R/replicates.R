@@ -112,6 +112,7 @@ anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps) {
 # and their result must print at the top level.
 warn_if_unreliable <- function(fit, what = "particles") {
   check_plausible(fit)
+  warn_if_stuck(fit)
   sd <- max(fit$diagnostics$predicted_sd)
   spread <- replicate_disagreement(fit)
   if (!is.null(spread)) {
@@ -164,6 +165,29 @@ check_plausible <- function(fit) {
     }
   }
   fit
+}
+
+# A warning when the moves were almost all rejected, so the particles (or live points) barely
+# moved from where they were drawn or copied: the Metropolis-adjusted moves' median acceptance
+# over the steps (SGAIS chunks, AIS steps), or nested sampling's accepted fraction of walk
+# proposals, below 5%. The unadjusted moves of the paper presets report no acceptance.
+warn_if_stuck <- function(fit) {
+  acceptance <- if (inherits(fit, "sgais_ns_fit")) {
+    tr <- fit$trace
+    if (sum(tr$steps) > 0) 1 - sum(tr$rejected_steps) / sum(tr$steps) else NA
+  } else {
+    rows <- if (inherits(fit, "sgais_fit")) fit$trajectory else fit$schedule
+    if (is.null(rows$acceptance) || all(is.na(rows$acceptance))) NA else
+      stats::median(rows$acceptance, na.rm = TRUE)
+  }
+  if (is.finite(acceptance) && acceptance < 0.05) {
+    warn(sprintf(paste(
+      "%s's moves were almost all rejected (acceptance %.1f%%): the points barely moved, and",
+      "the estimate rests on where they were drawn. Use a smaller `step_size`, or scale the data",
+      "(see ?sgais, \"Scaling of the data\")."), fit$method, 100 * acceptance),
+      NULL, "sgais_warning_unreliable")
+  }
+  invisible(fit)
 }
 
 # The range of the replicates' log evidences when their sd is more than 3 times the largest sd

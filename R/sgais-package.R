@@ -39,8 +39,8 @@
 #'   the method's own points allow).
 #'
 #' Warnings have class `sgais_warning` and one of: `sgais_warning_unreliable` (the diagnostics
-#' predict a large error, or replicates disagree), `sgais_warning_interrupted` (a run stopped by
-#' an interrupt returns what it did), `sgais_warning_low_ess` ([posterior_samples()] from few
+#' predict a large error, replicates disagree, or the moves were almost all rejected),
+#' `sgais_warning_interrupted` (a run stopped by an interrupt returns what it did), `sgais_warning_low_ess` ([posterior_samples()] from few
 #' effective points), `sgais_warning_numerical_gradient` ([custom_model()] without a gradient),
 #' `sgais_warning_threads` and `sgais_warning_no_openmp` ([sgais_threads()]).
 #'

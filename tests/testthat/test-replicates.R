@@ -150,3 +150,30 @@ test_that("replicates that disagree far more than they predict give a warning", 
   expect_s3_class(w, "sgais_warning")
   expect_match(conditionMessage(w), "The 4 replicates of AIS disagree: their log evidences span 307 nats")
 })
+
+test_that("runs whose moves were almost all rejected warn that the points barely moved", {
+  model <- linear_regression(y ~ ., simulate_linear_regression(200, seed = 1))
+  a <- ais(model, seed = 1, progress = FALSE)
+  expect_silent(sgais:::warn_if_stuck(a))
+  a$schedule$acceptance <- 0.01
+  expect_warning(sgais:::warn_if_stuck(a), "acceptance 1.0%", class = "sgais_warning_unreliable")
+  ns <- nested_sampling(model, seed = 1, progress = FALSE)
+  expect_silent(sgais:::warn_if_stuck(ns))
+  ns$trace$rejected_steps <- ns$trace$steps
+  expect_warning(sgais:::warn_if_stuck(ns), "acceptance 0.0%", class = "sgais_warning_unreliable")
+  # the paper presets' unadjusted moves report no acceptance: nothing to judge
+  p <- suppressWarnings(sgais(model, control = sgais_control("paper"), seed = 1, progress = FALSE))
+  p$trajectory$acceptance <- NA
+  expect_silent(sgais:::warn_if_stuck(p))
+})
+
+test_that("impossible results are errors, not values", {
+  model <- linear_regression(y ~ ., simulate_linear_regression(200, seed = 1))
+  a <- ais(model, seed = 1, progress = FALSE)
+  a$log_evidence <- NaN
+  expect_error(sgais:::check_plausible(a), "log evidence of NaN", class = "sgais_error_numerical")
+  ns <- nested_sampling(model, seed = 1, progress = FALSE)
+  expect_identical(sgais:::check_plausible(ns), ns)
+  ns$log_evidence <- max(ns$dead[, "log_likelihood"]) + 10
+  expect_error(sgais:::check_plausible(ns), "outside", class = "sgais_error_numerical")
+})
