@@ -73,7 +73,7 @@ hyper_range <- c(1e-100, 1e100)
 # (finite, and of the kind the likelihood takes), the hyperparameters, and `dim` against the
 # parameter names and what the data and hyperparameters make. A damaged or hand-edited model
 # gives an error of class `sgais_error_invalid_model` naming the field, never a wrong number.
-# Costs one pass over the data (no copy).
+# Costs a pass over the data.
 validate_sgais_model <- function(model, call = NULL) {
   bad <- function(fmt, ...) {
     abort(paste("`model` is not a valid sgais model:", sprintf(fmt, ...)), call,
