@@ -121,7 +121,8 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     sg_rng_init(&shared, key, step_id, SG_RNG_SHARED);
     if (pcp) sg_model_canonicalize(m, ws, theta, M);
     double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
-                                      s->resample_ess, &ess, &resampled, pcp, &scratch);
+                                      s->resample_ess, s->conditional_ess, &ess, &resampled, pcp,
+                                      &scratch);
     lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
 
     /* SGHMC moves leaving f at the new lambda invariant, then the new log-likelihoods. Each

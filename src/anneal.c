@@ -30,9 +30,11 @@ static void resample(double *theta, double *logw, double *loglik, int M, int dim
 }
 
 double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, int dim,
-                          double max_delta, double target_ess, double resample_ess, double *ess,
-                          int *resampled, sg_precond *pc, sg_anneal_scratch *s) {
-  double delta = sg_annealing_step(loglik, M, max_delta, target_ess, ess, s->work);
+                          double max_delta, double target_ess, double resample_ess,
+                          int conditional_ess, double *ess, int *resampled, sg_precond *pc,
+                          sg_anneal_scratch *s) {
+  double delta = sg_annealing_step(loglik, conditional_ess ? logw : NULL, M, max_delta, target_ess,
+                                   ess, s->work);
   for (int i = 0; i < M; i++) logw[i] += delta * loglik[i];
   /* The kernel's metric from the particles weighted for the new target (before resampling,
    * which would only add duplicates); kept as it was if the particles are degenerate. */

@@ -170,6 +170,8 @@ sg_anneal_settings sg_anneal_settings_from_r(SEXP x) {
   s.particles = sg_scalar_int(sg_list_get(x, "particles"), "particles", 2);
   s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
   s.resample_ess = sg_scalar_double(sg_list_get(x, "resample_ess"), "resample_ess");
+  s.conditional_ess = sg_scalar_int(sg_list_get(x, "conditional_ess"), "conditional_ess", 0);
+  if (s.conditional_ess > 1) sg_input_error("`conditional_ess` must be 0 or 1.");
   s.move = sg_move_settings_from_r(x);
   if (!(s.target_ess > 1.0 && s.target_ess < s.particles))
     sg_input_error("`target_ess` must be in (1, particles).");
@@ -191,18 +193,21 @@ uint64_t sg_rng_key_from_state(SEXP x, const char *what) {
 
 /* n draws from the stream (key, a, b) (rng.h), for tests: kind 0 uniforms on (0, 1), 1 indices
  * in 0, ..., range - 1 (range <= 2^53), 2 standard normals. */
-/* The adaptive annealing step (weights.c) for log-likelihoods `loglik`: c(Delta, ESS). For
- * tests. */
-SEXP ffi_annealing_step(SEXP loglik, SEXP max_delta, SEXP target) {
+/* The adaptive annealing step (weights.c) for log-likelihoods `loglik`, by the conditional ESS
+ * given log-weights `logw` (NULL: the incremental ESS): c(Delta, ESS). For tests. */
+SEXP ffi_annealing_step(SEXP loglik, SEXP logw, SEXP max_delta, SEXP target) {
   if (TYPEOF(loglik) != REALSXP || XLENGTH(loglik) < 2 || XLENGTH(loglik) > INT_MAX)
     sg_input_error("`loglik` must be a numeric vector of length >= 2.");
   const int n = (int) XLENGTH(loglik);
+  if (logw != R_NilValue && (TYPEOF(logw) != REALSXP || XLENGTH(logw) != n))
+    sg_input_error("`logw` must be NULL or a numeric vector as long as `loglik`.");
   const double md = sg_scalar_double(max_delta, "max_delta");
   const double tg = sg_scalar_double(target, "target");
   if (!(md > 0.0 && md <= 1.0)) sg_input_error("`max_delta` must be in (0, 1].");
   if (!(tg > 1.0 && tg < n)) sg_input_error("`target` must be in (1, length(loglik)).");
   double *work = (double *) R_alloc(n, sizeof(double)), ess;
-  double delta = sg_annealing_step(REAL(loglik), n, md, tg, &ess, work);
+  double delta = sg_annealing_step(REAL(loglik), logw == R_NilValue ? NULL : REAL(logw), n, md,
+                                   tg, &ess, work);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, 2));
   REAL(out)[0] = delta;
   REAL(out)[1] = ess;

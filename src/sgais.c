@@ -463,7 +463,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       int resampled;
       if (pcp) sg_model_canonicalize(m, &ws, theta, M);
       double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, target_ess,
-                                        s->a.resample_ess, &ess, &resampled, pcp, &scratch);
+                                        s->a.resample_ess, s->a.conditional_ess, &ess,
+                                        &resampled, pcp, &scratch);
       if (ess < min_ess) min_ess = ess;
       /* Var log Z-hat grows by about the chi-square divergence of the incremental weights / M */
       predicted_var += ((double) M / ess - 1.0) / M;

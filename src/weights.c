@@ -33,13 +33,38 @@ double sg_ess(const double *logw, int n, double scale, double *work) {
   return exp(2.0 * l1 - l2);
 }
 
-/* The adaptive annealing step of Algorithm 1 line 6: Delta in (0, max_delta] with
- * ESS(Delta) = target, where ESS is that of the incremental weights p(C | theta_i)^Delta.
- * ESS(Delta) falls monotonically from n at Delta = 0, so take max_delta when it already meets the
- * target and bisect otherwise. The result is always > 0, so annealing always progresses. */
-double sg_annealing_step(const double *loglik, int n, double max_delta, double target,
-                         double *ess, double *work) {
-  double e = sg_ess(loglik, n, max_delta, work);
+/* The ESS criterion of an annealing step Delta: with logw NULL, the ESS of the incremental
+ * weights w_i = p(C | theta_i)^Delta (paper Section 3); else the conditional ESS of Zhou,
+ * Johansen and Aston (2016, J. Comput. Graph. Stat. 25(3), Section 3.1),
+ *   CESS = n (sum_i W_i w_i)^2 / sum_i W_i w_i^2,  W = exp(logw) normalised,
+ * the ESS the increment of log Z is estimated with: particles the current weights have
+ * already dropped do not count. Both equal (sum w)^2 / sum w^2 when the W are equal. */
+typedef struct {
+  const double *loglik, *logw;
+  double lse_logw; /* log sum exp(logw) */
+  int n;
+  double *work;
+} step_ess;
+
+static double step_ess_at(const step_ess *c, double delta) {
+  if (!c->logw) return sg_ess(c->loglik, c->n, delta, c->work);
+  const int n = c->n;
+  double *a = c->work;
+  for (int i = 0; i < n; i++) a[i] = c->logw[i] - c->lse_logw + delta * c->loglik[i];
+  const double l1 = sg_log_sum_exp(a, n);
+  for (int i = 0; i < n; i++) a[i] += delta * c->loglik[i];
+  const double l2 = sg_log_sum_exp(a, n);
+  return n * exp(2.0 * l1 - l2);
+}
+
+/* The adaptive annealing step of Algorithm 1 line 6: Delta in (0, max_delta] with ESS(Delta) =
+ * target (the criterion above). ESS(Delta) falls monotonically from its value at Delta = 0, so
+ * take max_delta when it already meets the target and bisect otherwise. The result is always
+ * > 0, so annealing always progresses. */
+double sg_annealing_step(const double *loglik, const double *logw, int n, double max_delta,
+                         double target, double *ess, double *work) {
+  step_ess c = {loglik, logw, logw ? sg_log_sum_exp(logw, n) : 0.0, n, work};
+  double e = step_ess_at(&c, max_delta);
   if (e >= target) {
     *ess = e;
     return max_delta;
@@ -47,7 +72,7 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
   double lo = 0.0, hi = max_delta;
   for (int it = 0; it < 200 && hi - lo > 1e-15 * max_delta; it++) {
     double mid = 0.5 * (lo + hi);
-    e = sg_ess(loglik, n, mid, work);
+    e = step_ess_at(&c, mid);
     if (e >= target) {
       lo = mid;
       if (e - target < 1e-9 * target) break;
@@ -56,36 +81,37 @@ double sg_annealing_step(const double *loglik, int n, double max_delta, double t
     }
   }
   if (lo > 0.0) {
-    *ess = sg_ess(loglik, n, lo, work);
+    *ess = step_ess_at(&c, lo);
     return lo;
   }
   /* The search above resolves steps down to 1e-15 max_delta. Far smaller ones are needed when
    * the particles' log-likelihoods differ by more than about 1e15 nats (a wide prior under a
    * likelihood that grows exponentially: Poisson regression with covariates of sd 3 gives
-   * -5e22 at prior draws), and no step keeps the target when more than n - target particles
-   * have zero likelihood. Annealing then crawled by 1e-15 a step. Search log Delta instead,
-   * down to e^-700 max_delta, for the target scaled by the fraction of particles with positive
-   * likelihood (the others get weight zero at any step and go at the next resampling). Only
-   * where the search above found nothing, so the runs it served are unchanged. */
-  int live = 0;
+   * -5e22 at prior draws), and no step keeps the target when particles of zero likelihood
+   * carry more than 1 - target / n of the weight. Annealing then crawled by 1e-15 a step.
+   * Search log Delta instead, down to e^-700 max_delta, for the target scaled by the share of
+   * particles (by weight, for the conditional ESS) with positive likelihood: the others get
+   * weight zero at any step and go at the next resampling. Only where the search above found
+   * nothing, so the runs it served are unchanged. */
+  double live = 0.0;
   for (int i = 0; i < n; i++)
-    if (loglik[i] > R_NegInf) live++;
-  const double goal = target * live / n;
-  e = sg_ess(loglik, n, max_delta, work);
+    if (loglik[i] > R_NegInf) live += logw ? exp(logw[i] - c.lse_logw) : 1.0 / n;
+  const double goal = target * live;
+  e = step_ess_at(&c, max_delta);
   if (e >= goal) {
     *ess = e;
     return max_delta;
   }
   double llo = log(max_delta) - 700.0, lhi = log(max_delta);
-  e = sg_ess(loglik, n, exp(llo), work);
+  e = step_ess_at(&c, exp(llo));
   if (e >= goal) {
     for (int it = 0; it < 100 && lhi - llo > 1e-9; it++) {
       double mid = 0.5 * (llo + lhi);
-      if (sg_ess(loglik, n, exp(mid), work) >= goal) llo = mid;
+      if (step_ess_at(&c, exp(mid)) >= goal) llo = mid;
       else lhi = mid;
     }
   }
-  *ess = sg_ess(loglik, n, exp(llo), work);
+  *ess = step_ess_at(&c, exp(llo));
   return exp(llo);
 }
 

@@ -185,7 +185,9 @@ test_that("the progress bar does not change an AIS run", {
 })
 
 test_that("the annealing step is found however widely the log-likelihoods spread", {
-  step <- function(loglik, target) .Call(sgais:::C_ffi_annealing_step, loglik, 1, target)
+  step <- function(loglik, target, logw = NULL) {
+    .Call(sgais:::C_ffi_annealing_step, loglik, logw, 1, target)
+  }
   # an ordinary spread: the ESS of the incremental weights is the target
   set.seed(1)
   ll <- -abs(rnorm(100, sd = 50))
@@ -203,4 +205,16 @@ test_that("the annealing step is found however widely the log-likelihoods spread
   expect_gt(res[1], 0)
   expect_equal(res[2], 80 * 70 / 100, tolerance = 1e-6)
   expect_error(step(ll, 100), "`target` must be in", class = "sgais_error_input")
+  # the conditional ESS: equal to the incremental one for equal weights ...
+  expect_equal(step(ll, 80, logw = rep(-3, 100)), step(ll, 80), tolerance = 1e-12)
+  # ... and not held back by particles the weights have already dropped: 20 particles stuck
+  # where the likelihood is 1e12 times smaller keep the incremental step below 1e-10 (killing
+  # them leaves an ESS of at most 80 < 90), while given their (vanished) weights the
+  # conditional ESS is 100 / 80 times the other 80 particles' ESS, whose step it takes
+  stuck <- c(rep(-1e12, 20), ll[1:80])
+  logw <- c(rep(-1e6, 20), rep(0, 80))
+  expect_lt(step(stuck, 90)[1], 1e-10)
+  cess <- step(stuck, 90, logw = logw)
+  expect_equal(cess[1], step(ll[1:80], 90 * 80 / 100)[1], tolerance = 1e-6)
+  expect_equal(cess[2], 90, tolerance = 1e-6)
 })
