@@ -6,6 +6,10 @@
 #   make bench-models  SGAIS, NS and AIS on softmax regression and the mixture (N = 1e4, 1e5)
 #   make validate  every estimator and preset against exact and Stan references (inst/validation)
 #   make docs   regenerate man/ and NAMESPACE with roxygen2
+#   make sanitize  the C-heavy tests against a build with AddressSanitizer and UBSan, on 2 threads
+#               (tools/sanitize.sh); fails on any sanitizer report (about 6 minutes)
+# SANITIZE_TESTS chooses other test files (a testthat filter; empty: all) and SANITIZE_SKIP other
+# tests to skip by description (empty: none; the defaults are in the script).
 R ?= R
 RSCRIPT ?= Rscript
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
@@ -13,7 +17,7 @@ TARBALL := sgais_$(VERSION).tar.gz
 N ?= 100000
 PNG ?= sgais-demo.png
 
-.PHONY: deps install demo test check bench bench-models validate docs valgrind clean
+.PHONY: deps install demo test check bench bench-models validate docs sanitize valgrind clean
 
 deps:
 	sh tools/install-deps.sh
@@ -44,6 +48,10 @@ validate: install
 
 docs:
 	$(RSCRIPT) -e 'roxygen2::roxygenise(load_code = "source")'
+
+# Builds its own instrumented copy in a temporary library (src/Makevars is not changed).
+sanitize: deps
+	R="$(R)" sh tools/sanitize.sh
 
 # The test suite under valgrind's memcheck (slow: several minutes).
 valgrind: install
