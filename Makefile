@@ -8,8 +8,12 @@
 #   make docs   regenerate man/ and NAMESPACE with roxygen2
 #   make sanitize  the C-heavy tests against a build with AddressSanitizer and UBSan, on 2 threads
 #               (tools/sanitize.sh); fails on any sanitizer report (about 6 minutes)
-# SANITIZE_TESTS chooses other test files (a testthat filter; empty: all) and SANITIZE_SKIP other
-# tests to skip by description (empty: none; the defaults are in the script).
+#   make valgrind  the estimator tests under valgrind memcheck (tools/valgrind.sh); fails on any
+#               memcheck error or definite leak (about 6 minutes)
+# .ci/run runs test, check, sanitize and valgrind. SANITIZE_TESTS / VALGRIND_TESTS choose other
+# test files (a testthat filter; empty: all) and SANITIZE_SKIP / VALGRIND_SKIP other tests to skip
+# by description (empty: none; the defaults are in the scripts), e.g.
+#   make valgrind VALGRIND_TESTS=nested VALGRIND_SKIP=
 R ?= R
 RSCRIPT ?= Rscript
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
@@ -53,10 +57,9 @@ docs:
 sanitize: deps
 	R="$(R)" sh tools/sanitize.sh
 
-# The test suite under valgrind's memcheck (slow: several minutes).
+# Against the package as `make install` builds it.
 valgrind: install
-	NOT_CRAN=true $(R) -d "valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite" \
-	  --vanilla -e 'testthat::test_dir("tests/testthat", package = "sgais", load_package = "installed")'
+	R="$(R)" sh tools/valgrind.sh
 
 clean:
 	rm -rf sgais_*.tar.gz sgais.Rcheck src/*.o src/*.so
