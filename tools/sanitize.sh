@@ -78,7 +78,7 @@ echo "sanitize: running the tests${TESTS:+ matching '$TESTS'}"
 [ -z "$SKIP" ] || echo "sanitize: skipping the tests described by '$SKIP'"
 echo 0 >"$tmp/status" # the pipeline hides the exit status; it is kept here
 {
-  R_LIBS="$tmp/lib" SGAIS_NUM_THREADS=2 LD_PRELOAD="$libasan" \
+  R_LIBS="$tmp/lib${R_LIBS:+:$R_LIBS}" SGAIS_NUM_THREADS=2 LD_PRELOAD="$libasan" \
     ASAN_OPTIONS="detect_leaks=0:log_path=$tmp/reports/asan" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     "$R" --vanilla --no-echo -f tools/run-tests.R --args "$TESTS" "$SKIP" 2>&1 ||
