@@ -11,6 +11,9 @@
 # The tests run on 2 threads (SGAIS_NUM_THREADS=2): ASan handles libgomp's threads without false
 # reports, so the parallel paths are covered too (test-threads.R, with 20,000 observations, is the
 # test that reaches the parallel passes over the full data).
+# Blind spot (of valgrind too): an overrun of R_alloc() scratch of at most 128 bytes stays inside
+# one of R's pages of small vectors, which is one malloc() block; larger R_alloc() blocks are
+# malloc()ed one by one and are checked.
 set -eu
 R=${R:-R}
 # Every test file that calls into the C core: the models, the estimators, the threads.

@@ -13,7 +13,7 @@ R=${R:-R}
 files="ais nested_sampling sgais sgais_state"
 # Under memcheck R runs 20 to 50 times slower (the C core about 50): these tests would take
 # minutes each, and their code paths are run by the others at smaller sizes or fewer repeats (one
-# description pattern a line). Together the rest take about 6 minutes.
+# description pattern a line). Together the rest take about 6 minutes on 2 cores.
 skip="iris
 N = 2,000
 random walk.s length
