@@ -16,10 +16,11 @@
 # malloc()ed one by one and are checked.
 set -eu
 R=${R:-R}
-# Every test file that calls into the C core: the models, the estimators, the threads.
+# The test files that call into the C core most: the models, the estimators, the threads, and
+# the hostile-input table (bad arguments and corrupted models and fits meet the C entry points).
 files="rng linear_regression logistic_regression poisson_regression robust_regression
 softmax_regression gaussian_mixture custom_model compiled_model ais nested_sampling sgais
-sgais_state threads"
+sgais_state threads hostile"
 # Under ASan the tests run about 3 times slower. These statistical checks repeat code paths that
 # the other tests cover, at larger sizes or over more seeds (one description pattern a line).
 skip="iris
