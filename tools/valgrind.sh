@@ -15,6 +15,7 @@ files="ais nested_sampling sgais sgais_state"
 # minutes each, and their code paths are run by the others at smaller sizes or fewer repeats (one
 # description pattern a line). Together the rest take about 6 minutes on 2 cores.
 skip="iris
+draws its progress bar
 N = 2,000
 random walk.s length
 spread the particles
