@@ -9,7 +9,7 @@
 #   make sanitize  the C-heavy tests against a build with AddressSanitizer and UBSan, on 2 threads
 #               (tools/sanitize.sh); fails on any sanitizer report (about 4 minutes)
 #   make valgrind  the estimator tests under valgrind memcheck (tools/valgrind.sh); fails on any
-#               memcheck error or definite leak (about 7 minutes)
+#               memcheck error or definite leak (about 6 minutes)
 # .ci/run runs test, check, sanitize and valgrind. SANITIZE_TESTS / VALGRIND_TESTS choose other
 # test files (a testthat filter; empty: all) and SANITIZE_SKIP / VALGRIND_SKIP other tests to skip
 # by description (empty: none; the defaults are in the scripts), e.g.
