@@ -1,6 +1,6 @@
 # Runs the test suite against the installed sgais and ends with one line
 # "testthat: N passed, N failed, N skipped" (counts of expectations); exits 1 on any failure.
-# Slow statistical checks are skipped unless SGAIS_EXTENDED_TESTS=true.
+# Slow statistical checks live in inst/validation/ and inst/bench/, not here.
 # Two optional arguments narrow the run (used by `make sanitize` and `make valgrind`):
 #   1. a testthat filter: a regular expression on the file names without "test-" and ".R"
 #      (e.g. "^(ais|sgais)$"); empty runs every file;
