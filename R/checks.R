@@ -62,7 +62,8 @@ check_positive <- function(x, arg, call) {
 check_hyper <- function(x, arg, call) {
   x <- check_positive(x, arg, call)
   if (x < hyper_range[1] || x > hyper_range[2]) {
-    abort(sprintf("`%s` must be between %g and %g, not %s: beyond, its square or reciprocal leaves the range where the evidence keeps its precision.",
+    abort(sprintf(paste("`%s` must be between %g and %g, not %s: beyond, its square or",
+                        "reciprocal leaves the range where the evidence keeps its precision."),
                   arg, hyper_range[1], hyper_range[2], describe(x)), call)
   }
   x

@@ -141,8 +141,9 @@ check_response <- function(y, what, call) {
   if (length(bad)) abort_bad_observations(what, bad, "non-finite", call)
   bad <- which(abs(y) > data_max)
   if (length(bad)) {
-    abort(sprintf("%s has values larger than %g in size, first at observation %d: their squares overflow. Rescale it.",
-                  what, data_max, bad[1]), call, "sgais_error_extreme_values", row = bad[1])
+    abort(sprintf(paste("%s has values larger than %g in size, first at observation %d: their",
+                        "squares overflow. Rescale it."), what, data_max, bad[1]),
+          call, "sgais_error_extreme_values", row = bad[1])
   }
 }
 
