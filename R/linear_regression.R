@@ -26,7 +26,15 @@
 #' always added. Missing or infinite values are an error, not silently dropped: the evidence of
 #' a data set with rows removed is the evidence of another data set.
 #'
-#' @param formula A model formula such as `y ~ x1 + x2` or `y ~ .`.
+#' What the model cannot represent is an error too, never silently changed: a response of more
+#' than one column (e.g. `cbind(y, x1) ~ x2`), an `offset()` term (only [poisson_regression()]
+#' has an offset), a variable of the formula that is not a column of `data` (one found
+#' elsewhere would not come with new rows), hyperparameters outside \eqn{[10^{-100},
+#' 10^{100}]} and data values beyond \eqn{10^{100}} in size (see [sgais()], "Scaling of the
+#' data").
+#'
+#' @param formula A model formula such as `y ~ x1 + x2` or `y ~ .`; every variable it uses must
+#'   be a column of `data`.
 #' @param data A data frame holding the variables in `formula`.
 #' @param noise_sd The known standard deviation \eqn{\sigma} of the noise, or `NULL` for an
 #'   unknown noise variance with the normal-inverse-gamma prior (see Details).
