@@ -84,7 +84,7 @@ ais <- function(model, ..., control = ais_control(), replicates = 1,
   call <- sys.call()
   check_all_rows(model, call)
   check_prior_conflict(model, call)
-  settings <- control_settings(control, list(...), "ais", call)
+  settings <- check_kernel_model(control_settings(control, list(...), "ais", call), model, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
@@ -150,8 +150,8 @@ ais_slice <- function(model, state, settings, budget) {
                                  state$lambda, settings, state$steps, state$step_size, state$key,
                                  budget))
   trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance",
-                               "step_size", "divergent", "log_evidence", "seconds",
-                               "gradient_evaluations", "likelihood_evaluations")])
+                               "step_size", "divergent", "data_fraction", "log_evidence",
+                               "seconds", "gradient_evaluations", "likelihood_evaluations")])
   k <- nrow(trace)
   list(
     state = list(theta = res$theta, logw = res$logw, loglik = res$loglik,
@@ -173,7 +173,7 @@ new_sgais_ais_fit <- function(model, runs, settings, call, seed) {
       replicate = r,
       step = seq_len(nrow(trace)),
       trace[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance", "step_size", "divergent",
-              "log_evidence")],
+              "data_fraction", "log_evidence")],
       lapply(trace[cost], cumsum)
     )
   }))

@@ -77,6 +77,14 @@ check_half_open <- function(x, arg, lower, upper, call, upper_name = format(uppe
   as.double(x)
 }
 
+# x in (lower, upper), open at both ends (a probability that must not be 0 or 1).
+check_open_interval <- function(x, arg, lower, upper, call) {
+  if (!is_number(x) || !(x > lower && x < upper)) {
+    abort(sprintf("`%s` must be a number in (%s, %s), not %s.", arg, lower, upper, describe(x)), call)
+  }
+  as.double(x)
+}
+
 # One of `choices` (a string), or an error naming them.
 check_choice <- function(x, arg, choices, call, class = NULL) {
   if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices) {

@@ -109,6 +109,7 @@ compare_models <- function(models, data, ..., control = sgais_control(), prior =
   if (missing(data)) abort("`data` is missing: give the observations to compare the models on.", call)
   for (name in names) check_all_rows(models[[name]], call)
   settings <- control_settings(control, list(...), "sgais", call)
+  for (name in names) check_kernel_model(settings, models[[name]], call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_seed(seed, call)
   # one seed for all, so that each fit depends on its own model alone

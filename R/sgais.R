@@ -244,16 +244,71 @@ sgais.default <- function(model, ...) {
 #' @export
 sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates = 1,
                               progress = default_progress(), seed = NULL) {
-  call <- sys.call(-1L)
+  sgais_estimate(model, list(...), control, "sgais", replicates, progress, seed, sys.call(-1L))
+}
+
+# The work of sgais(), sir() and sequential_sgmcmc(): the estimators that share SGAIS's sampler,
+# told apart by their settings (`update`, src/sgais.c). `start` is NULL, or the state the run
+# starts from with the trace that led to it (the NS hybrid).
+sgais_estimate <- function(model, dots, control, method, replicates, progress, seed, call,
+                           hybrid = NULL) {
   check_all_rows(model, call)
   check_prior_conflict(model, call)
-  settings <- control_settings(control, list(...), "sgais", call)
+  settings <- check_kernel_model(control_settings(control, dots, method, call), model, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
-
+  if (!is.null(hybrid)) settings$hybrid <- hybrid
   fit <- sgais_start(model, settings, replicates, progress, seed, call)
   warn_if_unreliable(warn_if_interrupted(fit, model$n, call))
+}
+
+# The NS hybrid of the sequential estimator (thesis Sections 4.1 and 5.3): nested sampling on
+# the first settings$hybrid observations replaces the sequential estimator's first, most
+# variable terms. Returns the state after them (particles drawn from the nested-sampling
+# posterior, each weighted by its evidence) and the trace row that records them.
+hybrid_start <- function(model, state, settings) {
+  n0 <- settings$hybrid
+  ns <- nested_sampling(model_keep_first(model, n0), progress = FALSE)
+  M <- settings$early_particles
+  state$theta <- t(suppressWarnings(posterior_samples(ns, M)))
+  dimnames(state$theta) <- NULL
+  state$logw <- rep(ns$log_evidence, M)
+  state$n <- n0
+  trace <- data.frame(
+    n = as_count(n0), log_evidence = ns$log_evidence, annealing_steps = 0L, resamples = 0L,
+    sghmc_steps = 0L, divergent = 0L, reanchors = 0L, min_ess = as.double(M),
+    ess = as.double(M), predicted_var = 0, acceptance = NA_real_, step_size = NA_real_,
+    seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
+    likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
+    partial = FALSE
+  )
+  list(state = state, trace = trace)
+}
+
+# The estimator a fit of SGAIS's sampler is, by its settings (fits made before there were others
+# are SGAIS).
+estimator_label <- function(settings) {
+  switch(settings$update %||% "annealed",
+    annealed = "SGAIS",
+    importance = "SIR",
+    averaged = if (is.null(settings$hybrid)) "sequential SG-MCMC" else "sequential SG-MCMC + NS"
+  )
+}
+
+# The last chunk boundary at or before n observations (src/sgais.c, chunk_end(): chunks of
+# first_chunk_size, twice that, ... while below chunk_size, then of chunk_size).
+chunk_floor <- function(n, settings) {
+  size <- settings$chunk_size
+  first <- settings$first_chunk_size %||% size
+  b <- 0
+  k <- 1
+  while (first * k < size) {
+    if (b + first * k > n) return(b)
+    b <- b + first * k
+    k <- k + 1
+  }
+  b + (n - b) %/% size * size
 }
 
 # A new fit of `model` (the work of sgais.sgais_model(), with its arguments checked); one
@@ -266,7 +321,13 @@ sgais_start <- function(model, settings, replicates, progress, seed, call) {
                   anchor_grad = numeric(0), anchor_n = 0, step_size = 0,
                   precond_cov = numeric(0), precond_n = 0, precond_ess = 0, reservoir = NULL,
                   key = rng_key())
-    sgais_replicate(model, state, NULL, settings, progress, label, recover)
+    trace <- NULL
+    if (!is.null(settings$hybrid)) {
+      start <- hybrid_start(model, state, settings)
+      state <- start$state
+      trace <- start$trace
+    }
+    sgais_replicate(model, state, trace, settings, progress, label, recover)
   })
   sgais_fit_of(model, runs, settings, call, seed)
 }
@@ -372,15 +433,18 @@ update.sgais_fit <- function(object, new_data, ..., progress = default_progress(
 # the last whole chunk done: the run is returned with `interrupted = TRUE` and its state, resume
 # state and trace at that chunk, as if the data had ended there (see sgais_interrupted()).
 sgais_replicate <- function(model, state, trace, settings, progress, label, recover = FALSE) {
-  chunk <- settings$chunk_size
-  whole <- max(state$n, model$n %/% chunk * chunk)
+  whole <- max(state$n, chunk_floor(model$n, settings))
   # fits saved before runs had keys continue with a key from the continuation's stream
   state$key <- state$key %||% rng_key()
   buffer <- sgais_buffer(model, state, settings)
   done <- sgais_advance(buffer$model, buffer$state, whole, settings, progress, label, recover)
   resume <- done$state
   resume$seed <- rng_state()
-  if (!is.null(trace)) trace <- trace[!trace$partial, , drop = FALSE]
+  if (!is.null(trace)) {
+    trace <- trace[!trace$partial, , drop = FALSE]
+    # traces of fits made before the MH kernels existed
+    if (is.null(trace$data_fraction)) trace$data_fraction <- rep(NA_real_, nrow(trace))
+  }
   trace <- rbind(trace, mark_partial(done$trace, FALSE))
   final <- resume
   interrupted <- done$interrupted
@@ -499,6 +563,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     step_size = mean_of("step_size"),
     divergent = mean_of("divergent"),
     reanchors = mean_of("reanchors"),
+    data_fraction = mean_of("data_fraction"),
     chunk_seconds = sum_of("seconds"),
     chunk_gradient_evaluations = sum_of("gradient_evaluations"),
     seconds = cumsum(sum_of("seconds")),
@@ -516,7 +581,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
   )
   do.call(new_sgais_evidence, quote = TRUE, c(
     list(
-      method = "SGAIS",
+      method = estimator_label(settings),
       model = model,
       run = combine_runs(runs),
       settings = settings,

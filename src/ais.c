@@ -28,7 +28,7 @@ typedef sg_anneal_settings ais_settings;
 
 typedef struct {
   double *lambda, *ess, *log_evidence, *seconds, *gradient_evaluations, *likelihood_evaluations,
-      *acceptance, *step_size;
+      *acceptance, *step_size, *data_fraction;
   int *resampled, *sghmc_steps, *divergent;
 } ais_trace;
 
@@ -44,6 +44,13 @@ static void ais_grad_log_target(void *ctx, const double *theta, double *grad) {
   memset(grad, 0, m->dim * sizeof(double));
   m->log_prior(m, t->ws, theta, grad);
   sg_model_grad_log_lik(m, t->ws, theta, NULL, 0, m->n_obs, t->lambda, grad);
+}
+
+/* The prior, the part of log f the subsampling MH kernels evaluate exactly (their test
+ * subsamples the data, with factor lambda; kernel.h). */
+static double ais_log_rest(void *ctx, const double *theta) {
+  ais_target *t = ctx;
+  return t->m->log_prior(t->m, t->ws, theta, NULL);
 }
 
 /* The same potential with its value, for the Metropolis-adjusted kernel. */
@@ -92,8 +99,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   sg_precond own;
   sg_precond_alloc(&own, mv->preconditioner, dim);
   sg_kernel kernel;
-  sg_kernel_init(&kernel, mv->integrator, pcp ? &own : NULL, dim);
-  kernel.alpha = mv->momentum_decay;
+  sg_kernel_init(&kernel, mv, pcp ? &own : NULL, dim, N);
   /* each annealing step's streams: one per particle, one for resampling (rng.h) */
   sg_rng rng, shared;
   kernel.rng = &rng;
@@ -102,7 +108,8 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
 
   sg_status *st = ws->status;
   ais_target target = {m, *lambda_io, ws};
-  sg_potential pot = {ais_grad_log_target, &target, ais_log_target};
+  sg_potential pot = {ais_grad_log_target, &target, ais_log_target, ais_log_rest,
+                      {m, ws, NULL, 0, N, 0.0}};
   const double start_time = sg_now();
   double lambda = *lambda_io;
   int steps = 0;
@@ -129,8 +136,12 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
      * particle's move reads all the data (on the workspace's threads, model.h), so check for an
      * interrupt after each. */
     target.lambda = lambda;
-    const int k = sg_move_distance_steps(mv, sg_move_steps(mv, ess, s->target_ess, M), *step_size);
-    const int metropolis = mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
+    pot.data.factor = lambda;
+    kernel.mh.tests = kernel.mh.items = 0.0;
+    const double acc_target = sg_kernel_target_acceptance(&kernel, &pot);
+    const int metropolis = acc_target > 0.0;
+    const int k0 = sg_move_steps(mv, ess, s->target_ess, M);
+    const int k = metropolis ? sg_move_distance_steps(mv, k0, *step_size) : k0;
     kernel.eta = width ? (*step_size) * (*step_size) : sg_move_eta(mv, N);
     int diverged = 0;
     for (int i = 0; i < M; i++) {
@@ -138,8 +149,8 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
       memcpy(before, th, dim * sizeof(double));
       if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i, th, &own);
       sg_rng_init(&rng, key, step_id, (uint64_t) i);
-      sg_sghmc_run(&pot, NULL, dim, th, v, grad, k, &kernel);
-      if (metropolis) acc[i] = (double) kernel.accepted / k;
+      sg_kernel_run(&pot, dim, th, v, grad, k, &kernel);
+      if (metropolis && k > 0) acc[i] = (double) kernel.accepted / k;
       /* a move that ran off to non-finite values is undone (see sgais.c) */
       if (!sg_all_finite(th, dim)) {
         memcpy(th, before, dim * sizeof(double));
@@ -155,7 +166,8 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
       return -1;
     }
     tr->divergent[steps] = diverged;
-    tr->acceptance[steps] = metropolis ? sg_move_adapt(mv, step_size, acc, M) : NA_REAL;
+    tr->acceptance[steps] = (metropolis && k > 0) ? sg_move_adapt(mv, acc_target, step_size, acc, M) : NA_REAL;
+    tr->data_fraction[steps] = kernel.mh.tests > 0.0 ? kernel.mh.items / (kernel.mh.tests * N) : NA_REAL;
     tr->step_size[steps] = width ? *step_size : sqrt(kernel.eta);
     if (lambda < 1.0 && check_loglik(loglik, M, lambda, 1, st)) return -1;
 
@@ -184,13 +196,14 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   sg_model m;
   sg_model_from_r(model, &m);
   ais_settings s = sg_anneal_settings_from_r(settings);
+  sg_move_settings_for(&s.move, &m);
   const int M = s.particles;
   double lam = sg_scalar_double(lambda, "lambda"), budget = sg_scalar_double(time_budget, "time_budget");
   int done = sg_scalar_int(steps_done, "steps_done", 0);
   const uint64_t run_key = sg_rng_key_from_state(key, "key");
   /* the adapted step in target widths; 0 at the start: the configured step_size */
   double step = sg_scalar_double(step_size, "step_size");
-  if (!(step > 0.0) || !R_FINITE(step)) step = s.move.step_size;
+  if (!(step > 0.0) || !R_FINITE(step)) step = s.move.base_step;
   if (!(lam >= 0.0 && lam <= 1.0)) sg_input_error("`lambda` must be in [0, 1].");
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim || Rf_ncols(theta) != M)
     sg_input_error("`theta` must be a %d x %d numeric matrix.", m.dim, M);
@@ -200,8 +213,8 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
     sg_input_error("`loglik` must be a numeric vector of length 0 or %d.", M);
 
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 16)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 16)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 17)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 17)); nprot++;
   SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
   SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, M);
   SEXP loglik_out = sg_new_column(out, names, 2, "loglik", REALSXP, M);
@@ -223,6 +236,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   tr.step_size = REAL(sg_new_column(out, names, 13, "step_size", REALSXP, AIS_SLICE_STEPS));
   SEXP lambda_end = sg_new_column(out, names, 14, "lambda_end", REALSXP, 1);
   SEXP step_end = sg_new_column(out, names, 15, "step_size_end", REALSXP, 1);
+  tr.data_fraction = REAL(sg_new_column(out, names, 16, "data_fraction", REALSXP, AIS_SLICE_STEPS));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
@@ -246,7 +260,8 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   REAL(lambda_end)[0] = lam;
   REAL(step_end)[0] = step;
 
-  for (int i = 3; i < 14; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
+  for (int i = 3; i < 17; i++)
+    if (i != 14 && i != 15) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
   UNPROTECT(nprot);
   return out;
 }

@@ -162,6 +162,24 @@ sg_move_settings sg_move_settings_from_r(SEXP x) {
     sg_input_error("`step_size` must be positive and finite.");
   if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
     sg_input_error("`momentum_decay` must be in (0, 1].");
+  /* the kernel and its MH test (c_settings() gives fits made before kernels were a setting
+   * SGHMC) */
+  s.kernel = sg_scalar_int(sg_list_get(x, "kernel"), "kernel", 0);
+  if (s.kernel > SG_KERNEL_CONFIDENCE) sg_input_error("`kernel` is not a known kernel.");
+  s.mh_batch = 100;
+  s.mh_tolerance = 0.05;
+  s.mh_bound = SG_BOUND_BERNSTEIN;
+  if (s.kernel == SG_KERNEL_AUSTERITY || s.kernel == SG_KERNEL_CONFIDENCE) {
+    s.mh_batch = sg_scalar_int(sg_list_get(x, "mh_batch_size"), "mh_batch_size", 2);
+    s.mh_tolerance = sg_scalar_double(sg_list_get(x, "mh_tolerance"), "mh_tolerance");
+    s.mh_bound = sg_scalar_int(sg_list_get(x, "mh_bound"), "mh_bound", 0);
+    if (!(s.mh_tolerance > 0.0 && s.mh_tolerance < 1.0))
+      sg_input_error("`mh_tolerance` must be in (0, 1).");
+    if (s.mh_bound > SG_BOUND_HOEFFDING) sg_input_error("`mh_bound` is not a known bound.");
+    if (s.scale != SG_STEP_WIDTH)
+      sg_input_error("the Metropolis-Hastings kernels need `step_scale = \"width\"`.");
+  }
+  s.base_step = s.step_size; /* until sg_move_settings_for() knows the dimension */
   return s;
 }
 

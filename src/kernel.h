@@ -1,5 +1,5 @@
-/* The move layer: the SGHMC kernel on any potential, its preconditioner, and the move settings
- * every estimator shares. */
+/* The move layer: the kernels (SGHMC, SGLD, subsampling Metropolis-Hastings) on any potential,
+ * their preconditioner, and the move settings every estimator shares. */
 #ifndef SG_KERNEL_H
 #define SG_KERNEL_H
 
@@ -14,6 +14,21 @@ typedef struct {
   /* When the potential is exact (no mini-batch): log f at theta up to a constant, with its
    * gradient written to grad; NULL otherwise. The robust kernel then Metropolis-adjusts. */
   double (*log_target)(void *ctx, const double *theta, double *grad);
+  /* For the subsampling Metropolis-Hastings kernels (subsample_mh.c): the same target split as
+   *   log f(theta) = log_rest(theta) + factor * sum_{k < n} log p(y_{obs(k)} | theta),
+   * where log_rest is evaluated exactly (the prior, and SGAIS's current chunk at lambda) and the
+   * sum over the population of n observations (buffer positions slot[k], or start + k when slot
+   * is NULL) is what the MH test subsamples; factor is lambda in AIS and n_prev / n in SGAIS
+   * (1 unless a bounded reservoir holds only some of the earlier observations). log_rest NULL:
+   * not available (nested sampling). */
+  double (*log_rest)(void *ctx, const double *theta);
+  struct {
+    const sg_model *m;
+    sg_workspace *ws;
+    const int *slot;
+    int start, n;
+    double factor;
+  } data;
 } sg_potential;
 
 /* An optional hard constraint log L(theta) > threshold for the kernel (nested sampling).
@@ -75,20 +90,65 @@ void sg_precond_apply(const sg_precond *p, const double *g, double *out);
 void sg_precond_factor_apply(const sg_precond *p, double *x);
 void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, double *out);
 
+/* The kernels (kernel.c dispatches):
+ *   SGHMC       the paper's (sghmc.c), and generalised HMC on an exact potential;
+ *   SGLD        first-order Langevin with the same (possibly mini-batch) gradient (sgld.c);
+ *   AUSTERITY   random-walk Metropolis-Hastings whose test reads a growing random subset of the
+ *               data until a t-test says the decision is settled (Korattikara, Chen & Welling
+ *               2014; subsample_mh.c);
+ *   CONFIDENCE  the same with a concentration bound instead of the t-test (Bardenet, Doucet &
+ *               Holmes 2014; subsample_mh.c), needing the model's range bound. */
+enum { SG_KERNEL_SGHMC = 0, SG_KERNEL_SGLD = 1, SG_KERNEL_AUSTERITY = 2, SG_KERNEL_CONFIDENCE = 3 };
+enum { SG_BOUND_BERNSTEIN = 0, SG_BOUND_HOEFFDING = 1 };
+
+/* The subsampling MH test's tuning and its scratch (subsample_mh.c): tolerance epsilon, first
+ * subset size batch (doubled until settled), the concentration bound; the subset is drawn without
+ * replacement by a sparse Fisher-Yates shuffle in the hash table `key`/`value` (cap entries, a
+ * power of 2). tests and items count the tests and the observations they read (whole numbers,
+ * so sums over threads are exact), for the trace's data fraction; the caller resets them. */
+typedef struct {
+  double tolerance;
+  int batch, bound;
+  int *key, *value, *used, cap, n_used;
+  double tests, items;
+} sg_mh_test;
+
 /* The kernel's tuning and scratch for one run of moves. integrator: SG_INTEGRATOR_EULER (the
  * paper's update, eq. 3) or SG_INTEGRATOR_BAOAB (see sghmc.c): with an exact potential
  * (pot->log_target) and no constraint BAOAB becomes generalised HMC with a Metropolis test at
- * every step, and `accepted` counts the accepted steps of the last run. work: 4 dim doubles. */
+ * every step, and `accepted` counts the accepted steps of the last run (also the MH kernels').
+ * work: 4 dim doubles. */
 enum { SG_INTEGRATOR_EULER = 0, SG_INTEGRATOR_BAOAB = 1 };
 typedef struct {
+  int kind;
   double eta, alpha;
   int integrator;
   const sg_precond *pc; /* NULL or kind NONE: unpreconditioned */
   double *work;
   int accepted;
   sg_rng *rng; /* the stream of the particle being moved (set by the caller) */
+  sg_mh_test mh;
 } sg_kernel;
-void sg_kernel_init(sg_kernel *k, int integrator, const sg_precond *pc, int dim);
+struct sg_move_settings;
+/* A kernel of the settings' kind for a model of dimension dim with at most n_max observations in
+ * the population of an MH test. */
+void sg_kernel_init(sg_kernel *k, const struct sg_move_settings *s, const sg_precond *pc, int dim,
+                    int n_max);
+
+/* `steps` steps of the kernel k->kind from theta (updated in place) on the potential pot; v and
+ * grad are scratch of length dim. Nested sampling, which needs a constraint, calls sg_sghmc_run()
+ * itself. */
+void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
+                  int steps, sg_kernel *k);
+/* The target acceptance rate the step adapts to after a run of kernel k on pot (sg_move_adapt),
+ * or 0 when the kernel has no Metropolis test there (no adaptation). */
+double sg_kernel_target_acceptance(const sg_kernel *k, const sg_potential *pot);
+/* The SGLD kernel (sgld.c): theta <- theta + (eta / 2) Sigma grad log f + N(0, eta Sigma). */
+void sg_sgld_run(const sg_potential *pot, int dim, double *theta, double *grad, int steps,
+                 sg_kernel *k);
+/* The subsampling MH kernels (subsample_mh.c): `steps` random-walk proposals theta + h L xi,
+ * h = sqrt(eta), each accepted by the subsampled test; counts k->accepted. */
+void sg_subsample_mh_run(const sg_potential *pot, int dim, double *theta, int steps, sg_kernel *k);
 
 /* `steps` SGHMC steps from theta (updated in place); v and grad are scratch of length dim.
  * With a preconditioner the kernel simulates the dynamics with inverse mass Sigma: v ~ N(0, eta
@@ -106,10 +166,19 @@ int sg_sghmc_run(const sg_potential *pot, sg_constraint *con, int dim, double *t
  * steps is the most SGHMC steps per move and min_steps the fewest (adaptive in between, see
  * sg_move_steps). */
 enum { SG_STEP_PER_OBSERVATION = 0, SG_STEP_WIDTH = 1 };
-typedef struct {
+typedef struct sg_move_settings {
   int steps, min_steps, scale, preconditioner, integrator;
   double learning_rate, step_size, momentum_decay;
+  int kernel, mh_batch, mh_bound;
+  double mh_tolerance;
+  /* the step a run starts from and the adaptation's cap is twice of (sg_move_settings_for):
+   * step_size, or for the random-walk MH kernels 2.38 / sqrt(dim) target widths (Roberts,
+   * Gelman & Gilks 1997) */
+  double base_step;
 } sg_move_settings;
+/* Sets s->base_step for the model m; an input error when the kernel needs what m lacks (the
+ * confidence sampler needs m->log_lik_range). */
+void sg_move_settings_for(sg_move_settings *s, const sg_model *m);
 /* With steps of the adapted size step_size (target widths) instead of the configured one, the
  * number of steps that travels the same distance: steps * configured / step_size, within
  * [1, 5 steps] (the issue's "until a target fraction of the posterior sd is travelled"; a
@@ -122,9 +191,11 @@ double sg_move_eta(const sg_move_settings *s, double n);
  * to that of a full annealing step, within [min_steps, steps]. */
 int sg_move_steps(const sg_move_settings *s, double ess, double target, int M);
 /* After Metropolis-adjusted moves with per-particle acceptance rates acceptance[0..M-1]
- * (reordered): the step towards a median acceptance of 0.8, by a factor in [1/2, 2] and at most
- * twice the configured step_size (Buchholz, Chopin & Jacob 2021 adapt between SMC steps; the
- * median ignores a few particles stuck in a funnel). Returns the median. */
-double sg_move_adapt(const sg_move_settings *s, double *step_size, double *acceptance, int M);
+ * (reordered): the step towards a median acceptance of `target` (0.8 for generalised HMC, 0.234
+ * for a random walk), by a factor in [1/2, 2] and at most twice base_step (Buchholz, Chopin &
+ * Jacob 2021 adapt between SMC steps; the median ignores a few particles stuck in a funnel).
+ * Returns the median. */
+double sg_move_adapt(const sg_move_settings *s, double target, double *step_size,
+                     double *acceptance, int M);
 
 #endif

@@ -10,6 +10,7 @@ typedef struct {
   double prior_sd;    /* first: sg_normal_model_log_prior() reads it */
   const double *rows; /* observation i at rows + i * stride: a_i, y_i (0 or 1) */
   int p, stride;
+  double max_norm; /* max_i |a_i| (lg_log_lik_range); NaN until it is asked for */
 } lg_data;
 
 /* log p(y_i | a_i, theta). With s = 2 y_i - 1 and z = s eta, log p = log plogis(z)
@@ -52,6 +53,17 @@ static double lg_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return ll;
 }
 
+/* log plogis is 1-Lipschitz, so |log p(y_i | theta') - log p(y_i | theta)| <= |a_i' (theta' -
+ * theta)| <= |a_i| |theta' - theta| (Bardenet, Doucet & Holmes 2014 use the same bound). */
+static double lg_log_lik_range(const sg_model *m, const double *theta, const double *theta_new) {
+  lg_data *d = (lg_data *) m->data;
+  if (!theta) {
+    d->max_norm = sg_rows_max_norm(d->rows, d->stride, d->p, m->n_obs);
+    return 0.0;
+  }
+  return d->max_norm * sg_distance(theta, theta_new, d->p);
+}
+
 int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
                                 sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
@@ -71,6 +83,7 @@ int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, d
   d->p = p;
   d->stride = stride;
   d->prior_sd = prior_sd;
+  d->max_norm = NA_REAL;
 
   m->dim = p;
   m->n_obs = n;
@@ -78,5 +91,6 @@ int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, d
   m->prior_draw = sg_normal_model_prior_draw;
   m->log_prior = sg_normal_model_log_prior;
   m->log_lik = lg_log_lik;
+  m->log_lik_range = lg_log_lik_range;
   return SG_OK;
 }

@@ -93,6 +93,13 @@ struct sg_model {
    * and every likelihood unchanged and have |Jacobian| 1. The robust samplers apply it before
    * estimating their preconditioner, so that it describes one mode. */
   void (*canonicalize)(const sg_model *m, sg_workspace *ws, double *theta);
+
+  /* Optional (NULL if none): a bound C >= max_i |log p(y_i | theta_new) - log p(y_i | theta)|
+   * over all the model's observations, for the confidence sampler's concentration bounds
+   * (Bardenet, Doucet & Holmes 2014; kernel.h), O(dim) from summaries of the data. Called once
+   * with theta NULL first, in the main thread, it computes those summaries (one pass over the
+   * data, which runs that need no bound do not pay) and returns 0. */
+  double (*log_lik_range)(const sg_model *m, const double *theta, const double *theta_new);
 };
 
 /* A workspace for m (scratch R_alloc'ed, counts zero, one thread) reporting to st. */
@@ -181,6 +188,13 @@ SG_HOT_INLINE void sg_prefetch_row(const double *row, int len) {
  * preset, N = 10^6, ns per gradient evaluation at n > 3 x 10^5): 32 ahead 4.7-5.0, 64 ahead
  * 3.8-4.3, 96 or 128 ahead 4.9-5.2 (the prefetches then evict rows not yet used). */
 #define SG_ROWS_AHEAD 64
+/* For log_lik_range bounds: the largest Euclidean norm of the first p values of the n rows at
+ * rows + i * stride, and the largest |rows[i * stride + col]|; the Euclidean distance of x and y
+ * and the norm of x + y (n values). */
+double sg_rows_max_norm(const double *rows, int stride, int p, int n);
+double sg_rows_max_abs(const double *rows, int stride, int col, int n);
+double sg_distance(const double *x, const double *y, int n);
+double sg_sum_norm(const double *x, const double *y, int n);
 static inline int sg_rows_stride(int width) {
   return (width + 7) / 8 * 8;
 }

@@ -177,7 +177,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   sg_precond *ownp = pcp ? &own : NULL;
   double *pw = pcp ? (double *) R_alloc(M, sizeof(double)) : NULL;
   sg_kernel kernel;
-  sg_kernel_init(&kernel, mv->integrator, ownp, dim);
+  sg_kernel_init(&kernel, mv, ownp, dim, 0);
   kernel.eta = sg_move_eta(mv, 1.0); /* the prior potential does not grow with n */
   kernel.alpha = mv->momentum_decay;
   sg_rng rng; /* each iteration's stream, keyed by the iteration (rng.h) */

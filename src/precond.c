@@ -299,7 +299,7 @@ double sg_precond_spread(const sg_precond *p, const double *theta, const double 
 
 int sg_move_distance_steps(const sg_move_settings *s, int steps, double step_size) {
   if (s->scale != SG_STEP_WIDTH || steps == 0) return steps;
-  double k = ceil(steps * s->step_size / step_size);
+  double k = ceil(steps * s->base_step / step_size);
   if (!(k >= 1.0)) return 1;
   return (k > 5.0 * steps) ? 5 * steps : (int) k;
 }
@@ -331,12 +331,22 @@ static double median(double *x, int n) {
   return (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-double sg_move_adapt(const sg_move_settings *s, double *step_size, double *acceptance, int M) {
+double sg_move_adapt(const sg_move_settings *s, double target, double *step_size,
+                     double *acceptance, int M) {
   double a = median(acceptance, M);
-  double f = exp(2.0 * (a - 0.8));
+  double f = exp(2.0 * (a - target));
   *step_size *= (f < 0.5) ? 0.5 : (f > 2.0 ? 2.0 : f);
-  if (*step_size > 2.0 * s->step_size) *step_size = 2.0 * s->step_size;
+  if (*step_size > 2.0 * s->base_step) *step_size = 2.0 * s->base_step;
   return a;
+}
+
+void sg_move_settings_for(sg_move_settings *s, const sg_model *m) {
+  s->base_step = (s->kernel == SG_KERNEL_AUSTERITY || s->kernel == SG_KERNEL_CONFIDENCE)
+                     ? 2.38 / sqrt((double) m->dim) : s->step_size;
+  if (s->kernel == SG_KERNEL_CONFIDENCE && m->log_lik_range) m->log_lik_range(m, NULL, NULL);
+  if (s->kernel == SG_KERNEL_CONFIDENCE && !m->log_lik_range)
+    sg_input_error("`kernel = \"confidence\"` needs a bound on the log-likelihood ratios, which "
+                   "%s models do not supply; use `kernel = \"austerity\"`.", m->name);
 }
 
 /* .Call entry for the tests: the metric Sigma = L L' that the kernels use for particles theta

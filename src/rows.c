@@ -15,6 +15,7 @@
  * after it (every entry point builds one model). */
 #include "ffi.h"
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -89,4 +90,36 @@ const double *sg_rows_from_r(SEXP xt, const SEXP *cols, int ncol) {
   to_front(-1, entry);
   UNPROTECT(1);
   return rows;
+}
+
+double sg_rows_max_norm(const double *rows, int stride, int p, int n) {
+  double most = 0.0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    const double *x = rows + i * stride;
+    double s = 0.0;
+    for (int j = 0; j < p; j++) s += x[j] * x[j];
+    if (s > most) most = s;
+  }
+  return sqrt(most);
+}
+
+double sg_rows_max_abs(const double *rows, int stride, int col, int n) {
+  double most = 0.0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    double a = fabs(rows[i * stride + col]);
+    if (a > most) most = a;
+  }
+  return most;
+}
+
+double sg_distance(const double *x, const double *y, int n) {
+  double s = 0.0;
+  for (int j = 0; j < n; j++) s += (x[j] - y[j]) * (x[j] - y[j]);
+  return sqrt(s);
+}
+
+double sg_sum_norm(const double *x, const double *y, int n) {
+  double s = 0.0;
+  for (int j = 0; j < n; j++) s += (x[j] + y[j]) * (x[j] + y[j]);
+  return sqrt(s);
 }

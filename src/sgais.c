@@ -58,11 +58,37 @@
  * a chunk, and a distant anchor turns the gradient noise into a heated, exploding target. */
 #define SGAIS_REANCHOR_DISTANCE 2.0
 
+/* How a chunk enters the particles' weights (the estimators sharing this sampler):
+ *   ANNEALED    SGAIS: adaptive annealing from lambda = 0 to 1 (paper Algorithm 1);
+ *   IMPORTANCE  SIR with data tempering (thesis Alg. 7, eq. 3.51-3.53): the whole chunk in one
+ *               importance step, w_i <- w_i p(C | theta_i), resampling by the ESS criterion;
+ *   AVERAGED    the sequential SG-MCMC estimator (thesis Section 4.1, eq. 4.3-4.5; Cameron et
+ *               al. 2019a): p-hat(C | earlier) = mean_i p(C | theta_i) (eq. 4.4), the weights
+ *               then set to their mean without resampling, so the particles carry no weights
+ *               (biased for finite M: the predictive estimates are correlated, Section 4.1). */
+enum { SGAIS_UPDATE_ANNEALED = 0, SGAIS_UPDATE_IMPORTANCE = 1, SGAIS_UPDATE_AVERAGED = 2 };
+
 typedef struct {
   sg_anneal_settings a;
   int batch_size, chunk_size, control_variates, exact_until, early_particles;
   int reservoir_size; /* 0: every earlier observation is kept */
+  int update, first_chunk_size;
 } sgais_settings;
+
+/* Where the chunk after n_done observations ends. Chunk boundaries are fixed from the first
+ * observation (so a run continued in pieces is the run of all the data at once): chunks of
+ * first, 2 first, 3 first, ... observations while those are below chunk_size (the thesis's
+ * schedule for the sequential estimator, Section 4.1: 20 at a time, growing by 20 up to 500),
+ * then of chunk_size. R's chunk_floor() (R/sgais.R) is the same rule. */
+static double chunk_end(const sgais_settings *s, double n_done) {
+  const double c = s->chunk_size, f = s->first_chunk_size;
+  double b = 0.0;
+  for (int k = 1; f * k < c; k++) {
+    b += f * k;
+    if (b > n_done) return b;
+  }
+  return b + (floor((n_done - b) / c) + 1.0) * c;
+}
 
 /* Counts of observations seen are doubles: a stream may pass 2^31 observations (only the rows
  * held in memory, a reservoir and the current chunks, are indexed by int). */
@@ -87,7 +113,7 @@ typedef struct {
 typedef struct {
   int *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors;
   double *n, *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
-      *gradient_evaluations, *likelihood_evaluations;
+      *gradient_evaluations, *likelihood_evaluations, *data_fraction;
 } sgais_trace;
 
 /* The stochastic potential of eq. 4 at temperature lambda for the chunk at buffer positions
@@ -133,6 +159,17 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
     for (int j = 0; j < m->dim; j++) grad[j] += t->anchor->grad[j];
     sg_model_grad_log_lik(m, t->ws, t->anchor->theta, t->idx, 0, t->batch_size, -scale, grad);
   }
+}
+
+/* The part of log f the subsampling MH kernels evaluate exactly: the prior and the chunk at
+ * lambda (the earlier observations are the population their test subsamples; kernel.h). */
+static double sgais_log_rest(void *ctx, const double *theta) {
+  sgais_target *t = ctx;
+  const sg_model *m = t->m;
+  double lf = m->log_prior(m, t->ws, theta, NULL);
+  if (t->lambda > 0.0)
+    lf += t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, t->chunk_start, t->chunk_n, 1.0, NULL);
+  return lf;
 }
 
 /* The exact potential's log f (up to a constant) and gradient, for the Metropolis-adjusted
@@ -265,12 +302,11 @@ typedef struct {
 } sgais_mover;
 
 static void mover_init(sgais_mover *w, const sg_model *m, const sgais_settings *s,
-                       int preconditioned, sg_status *st) {
+                       int preconditioned, int n_max, sg_status *st) {
   const sg_move_settings *mv = &s->a.move;
   const int dim = m->dim;
   sg_precond_alloc(&w->own, mv->preconditioner, dim);
-  sg_kernel_init(&w->kernel, mv->integrator, preconditioned ? &w->own : NULL, dim);
-  w->kernel.alpha = mv->momentum_decay;
+  sg_kernel_init(&w->kernel, mv, preconditioned ? &w->own : NULL, dim, n_max);
   sg_workspace_init(&w->ws, m, st);
   w->v = (double *) R_alloc(3 * (size_t) dim, sizeof(double));
   w->grad = w->v + dim;
@@ -291,17 +327,23 @@ static void movers_set(sgais_mover *movers, int threads, const sgais_target *t,
     w->target.ws = &w->ws;
     w->pot = *pot;
     w->pot.ctx = &w->target;
+    w->pot.data.ws = &w->ws;
     w->kernel.eta = eta;
   }
 }
 
-/* The movers' evaluation counts, added to ws's and reset (sums of whole numbers: exact, so the
+/* The movers' evaluation counts, added to ws's and reset, and their MH tests and the
+ * observations those read, added to *tests and *items (sums of whole numbers: exact, so the
  * totals do not depend on which thread did what). */
-static void movers_count(sgais_mover *movers, int threads, sg_workspace *ws) {
+static void movers_count(sgais_mover *movers, int threads, sg_workspace *ws, double *tests,
+                         double *items) {
   for (int k = 0; k < threads; k++) {
     ws->count.likelihood += movers[k].ws.count.likelihood;
     ws->count.gradient += movers[k].ws.count.gradient;
     movers[k].ws.count.likelihood = movers[k].ws.count.gradient = 0.0;
+    *tests += movers[k].kernel.mh.tests;
+    *items += movers[k].kernel.mh.items;
+    movers[k].kernel.mh.tests = movers[k].kernel.mh.items = 0.0;
   }
 }
 
@@ -317,7 +359,7 @@ static int move_particle(sgais_mover *w, const sg_precond *pcp, int a, double *t
   memcpy(w->before, th, dim * sizeof(double));
   if (pcp) sg_precond_leave_out(pcp, a, th, &w->own);
   w->kernel.rng = w->target.rng = rng;
-  sg_sghmc_run(&w->pot, NULL, dim, th, w->v, w->grad, k, &w->kernel);
+  sg_kernel_run(&w->pot, dim, th, w->v, w->grad, k, &w->kernel);
   if (acc) *acc = (double) w->kernel.accepted / k;
   if (!sg_all_finite(th, dim)) {
     memcpy(th, w->before, dim * sizeof(double));
@@ -401,15 +443,18 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   const int threads = m->thread_safe ? sg_threads() : 1;
   sg_workspace_threads(&ws, m, threads);
   sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, 0.0, NULL, NULL, NULL, &ws, &shared};
-  sg_potential pot = {sgais_grad_log_target, &target, NULL};
+  sg_potential pot = {sgais_grad_log_target, &target, NULL, sgais_log_rest, {m, &ws, NULL, 0, 0, 0.0}};
   sgais_mover *movers = (sgais_mover *) R_alloc(threads, sizeof(sgais_mover));
-  for (int t = 0; t < threads; t++) mover_init(&movers[t], m, s, pcp != NULL, st);
+  /* the most observations an MH test's population (the earlier ones held) can have */
+  const int n_max = res->cap ? res->cap : m->n_obs;
+  for (int t = 0; t < threads; t++) mover_init(&movers[t], m, s, pcp != NULL, n_max, st);
   const double start_time = sg_now();
   int chunks = 0;
 
   while (n_done < n_end) {
     const double chunk_time = sg_now();
-    const int cn = (n_end - n_done < s->chunk_size) ? (int) (n_end - n_done) : s->chunk_size;
+    const double end = chunk_end(s, n_done);
+    const int cn = (int) ((n_end < end ? n_end : end) - n_done);
     const double n_now = n_done + cn;
     const int base = (int) (n_done - buffer_start);
     /* the chunk's streams, keyed by the observations before it (rng.h) */
@@ -431,10 +476,19 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       resample_down(theta, logw, M, s->a.particles, dim, &scratch);
       M = *M_io = s->a.particles;
     }
-    /* the target ESS as the same fraction of the particles in every phase */
+    /* the target ESS as the same fraction of the particles in every phase; without annealing
+     * (SIR, sequential estimator) one step takes the whole chunk, and the target ESS only sets
+     * how many moves follow it (sg_move_steps) */
     const double target_ess = s->a.target_ess * M / s->a.particles;
+    const double step_ess = s->update == SGAIS_UPDATE_ANNEALED ? target_ess : 0.0;
     /* Metropolis-adjusted moves (robust kernel) wherever the potential is exact */
     pot.log_target = target.exact ? sgais_log_target : NULL;
+    /* the MH kernels' test subsamples the earlier observations held, standing for all n_prev */
+    pot.data.slot = target.slot;
+    pot.data.start = 0;
+    pot.data.n = target.past;
+    pot.data.factor = target.past > 0 ? n_done / target.past : 0.0;
+    double mh_tests = 0.0, mh_items = 0.0;
     if (pcp) {
       pcp->n = n_now;
       pcp->smoothing = target.exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
@@ -446,7 +500,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     }
 
     chunk_log_lik(movers, sg_threads_for(threads, (double) M * cn), theta, M, base, cn, loglik);
-    movers_count(movers, threads, &ws);
+    movers_count(movers, threads, &ws, &mh_tests, &mh_items);
     if (check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0, st)) return -1;
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
@@ -462,9 +516,14 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       double ess, max_delta = 1.0 - lambda;
       int resampled;
       if (pcp) sg_model_canonicalize(m, &ws, theta, M);
-      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, target_ess,
+      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, step_ess,
                                         s->a.resample_ess, s->a.conditional_ess, &ess,
                                         &resampled, pcp, &scratch);
+      if (s->update == SGAIS_UPDATE_AVERAGED) {
+        /* eq. 4.3-4.4: the mean of the weights (the evidence so far) for every particle */
+        const double mean = sg_log_sum_exp(logw, M) - log((double) M);
+        for (int i = 0; i < M; i++) logw[i] = mean;
+      }
       if (ess < min_ess) min_ess = ess;
       /* Var log Z-hat grows by about the chi-square divergence of the incremental weights / M */
       predicted_var += ((double) M / ess - 1.0) / M;
@@ -479,7 +538,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
         return -1;
       target.lambda = lambda;
       int k = sg_move_steps(mv, ess, target_ess, M);
-      const int metropolis = pot.log_target && mv->integrator == SG_INTEGRATOR_BAOAB && k > 0;
+      const double acc_target = sg_kernel_target_acceptance(&movers[0].kernel, &pot);
+      const int metropolis = acc_target > 0.0 && k > 0;
       if (metropolis) k = sg_move_distance_steps(mv, k, *step_size);
       /* Without a Metropolis test (mini-batch phase) the step is the adapted one but at most
        * the configured one: the exact phase may adapt it past that, and larger steps cost
@@ -490,7 +550,11 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       double eta = width ? h * h : sg_move_eta(mv, n_now);
       moves += k;
       const int check_spread = pcp && !metropolis && k > 0;
-      const double spread_before = check_spread ? sg_precond_spread(pcp, theta, logw, M, work) : 0.0;
+      /* the spread is about 1 for particles that sample the metric's target; after resampling
+       * from degenerate weights (SIR's one-step updates) the particles can be a few copies of
+       * one point, whose spread of about 0 no move could keep, so growth is measured from 1 */
+      double spread_before = check_spread ? sg_precond_spread(pcp, theta, logw, M, work) : 0.0;
+      if (spread_before < 1.0) spread_before = 1.0;
       /* the particles and their chunk log-likelihoods before the moves, to undo them */
       double *theta_before = scratch.copy, *loglik_before = scratch.copy + (size_t) M * dim;
       if (check_spread) {
@@ -504,7 +568,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
                                 pcp, resampled ? scratch.ancestors : NULL, theta,
                                 M, rngs, k, metropolis ? acc : NULL, lambda < 1.0 ? loglik : NULL,
                                 flags);
-      movers_count(movers, threads, &ws);
+      movers_count(movers, threads, &ws, &mh_tests, &mh_items);
       sg_interrupt_check();
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       if (check_spread) {
@@ -537,7 +601,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       }
       divergent += diverged;
       if (metropolis) {
-        acc_sum += sg_move_adapt(mv, step_size, acc, M);
+        acc_sum += sg_move_adapt(mv, acc_target, step_size, acc, M);
         acc_steps++;
       }
       if (lambda < 1.0 && check_chunk_loglik(loglik, M, n_done + 1, n_now, 1, st)) return -1;
@@ -576,6 +640,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->ess[chunks] = sg_ess(logw, M, 1.0, work);
     tr->gradient_evaluations[chunks] = ws.count.gradient;
     tr->likelihood_evaluations[chunks] = ws.count.likelihood;
+    tr->data_fraction[chunks] = mh_tests > 0.0 ? mh_items / (mh_tests * target.past) : NA_REAL;
     tr->seconds[chunks] = sg_now() - chunk_time;
     chunks++;
     n_done = n_now;
@@ -592,6 +657,9 @@ static sgais_settings settings_from_r(SEXP x) {
   s.control_variates = sg_scalar_int(sg_list_get(x, "control_variates"), "control_variates", 0);
   s.exact_until = sg_scalar_int(sg_list_get(x, "exact_until"), "exact_until", 0);
   s.early_particles = sg_scalar_int(sg_list_get(x, "early_particles"), "early_particles", 2);
+  s.update = sg_scalar_int(sg_list_get(x, "update"), "update", 0);
+  if (s.update > SGAIS_UPDATE_AVERAGED) sg_input_error("`update` is not a known update.");
+  s.first_chunk_size = sg_scalar_int(sg_list_get(x, "first_chunk_size"), "first_chunk_size", 1);
   if (s.early_particles < s.a.particles)
     sg_input_error("`early_particles` must be at least `particles`.");
   /* Inf (or NULL, as settings of older fits): unbounded */
@@ -628,6 +696,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   sg_model m;
   sg_model_from_r(model, &m);
   sgais_settings s = settings_from_r(settings);
+  sg_move_settings_for(&s.a.move, &m);
   const int dim = m.dim;
   double from = sg_scalar_count(sg_list_get(state, "n"), "state$n");
   double to = sg_scalar_count(n_end, "n_end");
@@ -671,7 +740,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   if (anchor_n > from) sg_input_error("`state$anchor_n` must not exceed `state$n`.");
   /* the adapted step in target widths; 0 at the start: the configured step_size */
   double step_size = sg_scalar_double(sg_list_get(state, "step_size"), "state$step_size");
-  if (!(step_size > 0.0) || !R_FINITE(step_size)) step_size = s.a.move.step_size;
+  if (!(step_size > 0.0) || !R_FINITE(step_size)) step_size = s.a.move.base_step;
   /* the running covariance of the preconditioner (precond.c), empty before the first */
   sg_precond pc;
   sg_precond_alloc(&pc, s.a.move.preconditioner, dim);
@@ -690,9 +759,10 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
                         "precond_cov", "precond_n", "precond_ess", "slots", "n", "log_evidence",
                         "annealing_steps", "resamples", "sghmc_steps", "divergent", "reanchors",
                         "min_ess", "ess", "predicted_var", "acceptance", "step_size", "seconds",
-                        "gradient_evaluations", "likelihood_evaluations"};
+                        "gradient_evaluations", "likelihood_evaluations", "data_fraction"};
   const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 10;
-  int nprot = 0, max_chunks = (int) ((to - from + (double) s.chunk_size - 1) / s.chunk_size);
+  int nprot = 0, max_chunks = 0;
+  for (double b = from; b < to; b = chunk_end(&s, b)) max_chunks++;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol)); nprot++;
   SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol)); nprot++;
   SEXP theta_out = sg_new_column(out, names, 0, cols[0], REALSXP, Rf_length(theta));
@@ -729,7 +799,8 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   tr.step_size = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.seconds = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.gradient_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
+  tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.data_fraction = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   sg_status st = {SG_OK, ""};

@@ -179,16 +179,6 @@ static void ghmc_run(const sg_potential *pot, int dim, double *theta, double *u,
   }
 }
 
-void sg_kernel_init(sg_kernel *k, int integrator, const sg_precond *pc, int dim) {
-  k->eta = 0.0;
-  k->alpha = 0.0;
-  k->integrator = integrator;
-  k->pc = pc;
-  k->work = (double *) R_alloc(4 * (size_t) dim, sizeof(double));
-  k->accepted = 0;
-  k->rng = NULL;
-}
-
 int sg_sghmc_run(const sg_potential *pot, sg_constraint *c, int dim, double *theta,
                  double *v, double *grad, int steps, sg_kernel *k) {
   const double eta = k->eta, alpha = k->alpha;

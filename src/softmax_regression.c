@@ -14,6 +14,7 @@ typedef struct {
   const double *xt; /* p x n, column i = observation i */
   const int *y;     /* class codes 1..K (R's factor codes) */
   int p, K;
+  double max_norm; /* max_i |x_i| (sm_log_lik_range); NaN until it is asked for */
 } sm_data;
 
 /* The workspace scratch (sm_scratch_bytes() of it): theta transposed (p x K, tht[j * K + k] =
@@ -123,6 +124,18 @@ static double sm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return ll;
 }
 
+/* log softmax_y(eta) has gradient e_y - pi in eta, of norm at most sqrt(2), and eta_k = x'
+ * theta_k, so |log p(y_i | theta') - log p(y_i | theta)| <= sqrt(2) |x_i| |theta' - theta|
+ * (Frobenius norm over the K coefficient vectors). */
+static double sm_log_lik_range(const sg_model *m, const double *theta, const double *theta_new) {
+  sm_data *d = (sm_data *) m->data;
+  if (!theta) {
+    d->max_norm = sg_rows_max_norm(d->xt, d->p, d->p, m->n_obs);
+    return 0.0;
+  }
+  return M_SQRT2 * d->max_norm * sg_distance(theta, theta_new, m->dim);
+}
+
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
                                double prior_sd, sg_status *st) {
   if (p < 1 || n < 0 || K < 2)
@@ -145,6 +158,7 @@ int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int 
   d->p = p;
   d->K = K;
   d->prior_sd = prior_sd;
+  d->max_norm = NA_REAL;
 
   m->dim = K * p;
   m->n_obs = n;
@@ -153,5 +167,6 @@ int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int 
   m->prior_draw = sg_normal_model_prior_draw;
   m->log_prior = sg_normal_model_log_prior;
   m->log_lik = sm_log_lik;
+  m->log_lik_range = sm_log_lik_range;
   return SG_OK;
 }

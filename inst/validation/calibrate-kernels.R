@@ -1,0 +1,28 @@
+# Calibration of the tolerances in tests/testthat/test-kernels.R and test-sequential.R: the error
+# of log Z against the exact evidence for every kernel and estimator on the tests' model (linear
+# regression, n = 1000, 5 covariates, noise sd 1, simulated with seed 3), over calibration seeds
+# 1-5. The tests run other seeds. Usage: Rscript inst/validation/calibrate-kernels.R [--seeds=1:5]
+args <- commandArgs(trailingOnly = TRUE)
+seeds <- 1:5
+for (a in args) if (startsWith(a, "--seeds=")) seeds <- eval(parse(text = sub("--seeds=", "", a)))
+suppressPackageStartupMessages(library(sgais))
+model <- linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3))
+exact <- exact_log_evidence(model)
+runs <- list(
+  "SGAIS sghmc" = function(s) sgais(model, seed = s, progress = FALSE),
+  "SGAIS sgld" = function(s) sgais(model, kernel = "sgld", seed = s, progress = FALSE),
+  "SGAIS austerity" = function(s) sgais(model, kernel = "austerity", seed = s, progress = FALSE),
+  "SGAIS confidence" = function(s) sgais(model, kernel = "confidence", seed = s, progress = FALSE),
+  "AIS sgld" = function(s) ais(model, kernel = "sgld", seed = s, progress = FALSE),
+  "AIS austerity" = function(s) ais(model, kernel = "austerity", seed = s, progress = FALSE),
+  "AIS confidence" = function(s) ais(model, kernel = "confidence", seed = s, progress = FALSE),
+  "SIR" = function(s) sir(model, seed = s, progress = FALSE),
+  "sequential" = function(s) sequential_sgmcmc(model, hybrid = FALSE, seed = s, progress = FALSE),
+  "sequential + NS" = function(s) sequential_sgmcmc(model, seed = s, progress = FALSE)
+)
+rows <- lapply(names(runs), function(name) {
+  err <- vapply(seeds, function(s) suppressWarnings(runs[[name]](s))$log_evidence - exact, 0)
+  data.frame(run = name, mean = mean(err), sd = sd(err), max_abs = max(abs(err)),
+             errors = paste(sprintf("%+.2f", err), collapse = " "))
+})
+print(do.call(rbind, rows), digits = 3, row.names = FALSE)

@@ -1,0 +1,58 @@
+/* The kernels every annealing estimator moves its particles with, behind one interface
+ * (kernel.h): SGHMC (sghmc.c, the paper's), SGLD (sgld.c) and the subsampling Metropolis-Hastings
+ * kernels (subsample_mh.c). The estimators build the potential (sg_potential) and choose the
+ * step; the kernel only moves. */
+#include "ffi.h"
+#include <string.h>
+
+static int subsampling(int kind) {
+  return kind == SG_KERNEL_AUSTERITY || kind == SG_KERNEL_CONFIDENCE;
+}
+
+void sg_kernel_init(sg_kernel *k, const sg_move_settings *s, const sg_precond *pc, int dim,
+                    int n_max) {
+  memset(k, 0, sizeof(*k));
+  k->kind = s->kernel;
+  k->integrator = s->integrator;
+  k->alpha = s->momentum_decay;
+  k->pc = pc;
+  k->work = (double *) R_alloc(4 * (size_t) dim, sizeof(double));
+  if (subsampling(k->kind)) {
+    sg_mh_test *t = &k->mh;
+    t->tolerance = s->mh_tolerance;
+    t->batch = s->mh_batch;
+    t->bound = s->mh_bound;
+    /* a subset of at most n_max / 2 observations (beyond that the test reads them all) moves at
+     * most n_max entries of the shuffle: a table of twice that keeps probes short */
+    int cap = 16;
+    while (cap < 2 * (double) n_max && cap < (1 << 30)) cap *= 2;
+    t->cap = cap;
+    t->key = (int *) R_alloc(cap, sizeof(int));
+    t->value = (int *) R_alloc(cap, sizeof(int));
+    t->used = (int *) R_alloc(cap / 2 + 1, sizeof(int));
+    for (int i = 0; i < cap; i++) t->key[i] = -1;
+  }
+}
+
+void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
+                   int steps, sg_kernel *k) {
+  switch (k->kind) {
+  case SG_KERNEL_SGLD:
+    k->accepted = 0;
+    sg_sgld_run(pot, dim, theta, grad, steps, k);
+    return;
+  case SG_KERNEL_AUSTERITY:
+  case SG_KERNEL_CONFIDENCE:
+    sg_subsample_mh_run(pot, dim, theta, steps, k);
+    return;
+  default:
+    sg_sghmc_run(pot, NULL, dim, theta, v, grad, steps, k);
+  }
+}
+
+double sg_kernel_target_acceptance(const sg_kernel *k, const sg_potential *pot) {
+  if (subsampling(k->kind)) return 0.234; /* random walk (Roberts, Gelman & Gilks 1997) */
+  if (k->kind == SG_KERNEL_SGHMC && k->integrator == SG_INTEGRATOR_BAOAB && pot->log_target)
+    return 0.8; /* generalised HMC (sghmc.c) */
+  return 0.0;
+}
