@@ -1,4 +1,5 @@
-# The parent class of every estimator's result (sgais_fit, sgais_ais_fit and sgais_ns_fit).
+# The parent class of every estimator's result (sgais_fit, sgais_ais_fit, sgais_ns_fit and
+# sgais_online_ns_fit).
 # Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
 # initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
 
@@ -57,7 +58,8 @@ validate_sgais_evidence <- function(x, call = NULL) {
     bad("its `replicate_log_evidence` are not numbers")
   }
   # the table of rows each method keeps, with the columns its methods read
-  table <- c(sgais_fit = "trajectory", sgais_ais_fit = "schedule", sgais_ns_fit = "trace")
+  table <- c(sgais_fit = "trajectory", sgais_ais_fit = "schedule", sgais_ns_fit = "trace",
+             sgais_online_ns_fit = "trajectory")
   kind <- intersect(names(table), class(x))
   if (length(kind)) {
     name <- table[[kind[1]]]
@@ -65,19 +67,22 @@ validate_sgais_evidence <- function(x, call = NULL) {
       sgais_fit = c("n", "log_evidence", "log_evidence_per_obs", "annealing_steps", "ess",
                     "seconds", "gradient_evaluations", "likelihood_evaluations"),
       sgais_ais_fit = c("lambda", "log_evidence", "ess", "seconds"),
-      sgais_ns_fit = c("iteration", "log_likelihood", "log_volume", "log_evidence", "ess", "seconds")
+      sgais_ns_fit = c("iteration", "log_likelihood", "log_volume", "log_evidence", "ess", "seconds"),
+      sgais_online_ns_fit = c("n", "log_evidence", "log_evidence_per_obs", "log_predictive",
+                              "iterations", "information", "ess", "seconds",
+                              "gradient_evaluations", "likelihood_evaluations")
     )
     rows <- x[[name]]
     if (!is.data.frame(rows) || nrow(rows) < 1L || !all(columns %in% names(rows)) ||
         !all(vapply(rows[columns], is.numeric, logical(1)))) {
       bad(sprintf("its `%s` is not a data frame with the numeric columns %s", name, backticked(columns)))
     }
-    if (kind[1] == "sgais_fit" && rows$n[nrow(rows)] != x$n) {
+    if (name == "trajectory" && rows$n[nrow(rows)] != x$n) {
       bad("the last row of its `trajectory` is not at its `n` observations")
     }
   }
   # the weighted points posterior_samples() and predictive_density() draw from
-  if (inherits(x, "sgais_ns_fit")) {
+  if (inherits(x, c("sgais_ns_fit", "sgais_online_ns_fit"))) {
     dead <- x$dead
     if (!is.matrix(dead) || !is.double(dead) || ncol(dead) != x$model$dim + 2L || nrow(dead) < 1L) {
       bad("its `dead` points are not a numeric matrix with a column per parameter, then the log-likelihood and log-weight")
