@@ -243,7 +243,7 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   log_z <- matrix(log_z, nrow = length(n))
   le <- rowMeans(log_z)
   info <- rowMeans(each("information"))
-  lp <- diff(c(0, le))
+  lp <- rowMeans(each("log_predictive"))
   trajectory <- data.frame(
     n = n,
     log_evidence = le,
