@@ -100,15 +100,16 @@ validate_sgais_evidence <- function(x, call = NULL) {
 
 #' Results of the evidence estimators
 #'
-#' [sgais()], [ais()] and [nested_sampling()] return objects of classes `sgais_fit`,
-#' `sgais_ais_fit` and `sgais_ns_fit`, all with the parent class `sgais_evidence`. They share
+#' [sgais()], [ais()], [nested_sampling()] and [online_nested_sampling()] return objects of
+#' classes `sgais_fit`, `sgais_ais_fit`, `sgais_ns_fit` and `sgais_online_ns_fit`, all with the
+#' parent class `sgais_evidence`. They share
 #' [log_evidence()], [confint()] (with replicates), [posterior_samples()], `print()`, `summary()`
 #' and [as.data.frame()], whose data frame begins with the same columns for every method, in
 #' this order:
 #' \describe{
-#'   \item{`method`}{`"SGAIS"`, `"AIS"` or `"Nested sampling"`;}
-#'   \item{`n`}{the observations in that row's target (SGAIS: the prefix so far; AIS and nested
-#'     sampling: all of them);}
+#'   \item{`method`}{`"SGAIS"`, `"AIS"`, `"Nested sampling"` or `"Online NS"`;}
+#'   \item{`n`}{the observations in that row's target (SGAIS and online nested sampling: the
+#'     prefix so far; AIS and nested sampling: all of them);}
 #'   \item{`log_evidence`}{the estimate so far (SGAIS: of the prefix; AIS: of the tempered target
 #'     at that step; nested sampling: the sum so far);}
 #'   \item{`log_evidence_se`}{its standard error from replicates where the method has one
@@ -120,7 +121,8 @@ validate_sgais_evidence <- function(x, call = NULL) {
 #'     (evaluations per observation and particle);}
 #' }
 #' followed by the method's own columns (see each function's Value section): one row per chunk
-#' for SGAIS, per annealing step for AIS, per iteration for nested sampling.
+#' for SGAIS and online nested sampling, per annealing step for AIS, per iteration for nested
+#' sampling.
 #'
 #' Every fit also carries `data_digest`, a 64-bit digest (FNV-1a, 16 hex digits) of the
 #' responses of the observations it is a fit of, in order and whatever pieces they came in, by
