@@ -50,7 +50,11 @@
 #'     observations (all of them, exactly, while there are at most `batch_size`), reflecting off
 #'     the contour, whose test reads only the chunk. Its cost per step does not grow with the
 #'     data. It inherits the reflected move's bias (see [nested_sampling()]) and the mini-batch
-#'     gradient noise; with the paper's per-observation steps its step is `learning_rate` /
+#'     gradient noise, and the bias adds up over the chunks: measured with the robust preset
+#'     (10 chunks, 100 live points, seeds 1-3), +10.3 to +11.7 nats at N = 2,000 and +14.9 to
+#'     +17.7 at N = 10,000 on the paper's linear regression, +40.7 to +41.7 on one with 11
+#'     parameters and noise sd 0.2, where the walk erred by -0.97 to +0.21. Use it to see the
+#'     thesis's method, not for numbers. With the paper's per-observation steps its step is `learning_rate` /
 #'     \eqn{b_{c-1}}{b_(c-1)}.}
 #' }
 #'
@@ -59,7 +63,16 @@
 #' own run from its prior to its posterior with its own stopping rule, so the iterations add up
 #' to more than one run's, and with the exact walk each costs as much as a plain run's at that
 #' size. Its value is the trajectory, the evidence of every prefix \eqn{y_{1..b_c}}{y_1..b_c} in
-#' one pass, and its log predictives per chunk. Each chunk's \eqn{\log \hat Z_c}{log Z_c} has
+#' one pass, and its log predictives per chunk. Measured (`inst/bench/online-ns.R`, seeds 1-3,
+#' 10 chunks, walk, against plain nested sampling on the same data): on the paper's linear
+#' regression it made 3.0 (N = 2,000) and 2.8 (N = 10,000) times the iterations and read 1.6 and
+#' 1.3 times the likelihood evaluations; on an 11-parameter regression with noise sd 0.2 at
+#' N = 2,000, twice the iterations but 0.8 times the evaluations: once the earlier data outnumber
+#' the chunk's, the chunk's likelihood is tested first, and a proposal outside the contour costs
+#' no evaluation of the prior. Its seconds were 0.6 to 2.2 times plain nested sampling's (on a
+#' shared machine, so noisy). The final errors were -0.97 to +0.21
+#' nats (plain: -1.13 to +0.86), the largest |error| at any chunk end 1.31, against a predicted
+#' sd of 0.48-0.75. Each chunk's \eqn{\log \hat Z_c}{log Z_c} has
 #' the standard error \eqn{\sqrt{H_c / M}}{sqrt(H_c / M)}, with \eqn{H_c} the information the
 #' chunk adds; the trajectory's `log_evidence_sd` adds them up, as if independent. The
 #' benchmark `inst/bench/online-ns.R` compares it with [nested_sampling()] on the same data
