@@ -197,7 +197,23 @@ ns_status <- function(state, settings, dim) {
           o$dlogz, if (o$dlogz > o$target) ">" else "<=", o$target, state$log_z)
 }
 
+# The chunk and reservoir parts of a nested-sampling state (src/nested_sampling.c,
+# chunk_from_r()): the prior holds observations 1..prior_n, the likelihood prior_n + 1..n_end,
+# the SGHMC move's mini-batches are of `batch_size` earlier observations, `chunk` numbers the
+# chunk's random streams, and a reservoir of `reservoir_size` points (0: none) keeps a weighted
+# sample of the removed points. Plain nested sampling is one chunk of every observation, without
+# a reservoir; online_nested_sampling() runs one per chunk of the data.
+ns_chunk_fields <- function(model, prior_n = 0, n_end = model$n, batch_size = 0L, chunk = 0L,
+                            reservoir_size = 0L) {
+  list(prior_n = prior_n, n_end = n_end, batch_size = as.integer(batch_size),
+       chunk = as.integer(chunk), reservoir = matrix(0, model$dim, reservoir_size),
+       reservoir_log_weight = numeric(reservoir_size), reservoir_certain = logical(reservoir_size),
+       reservoir_filled = 0L, reservoir_log_ordinary = -Inf)
+}
+
 nested_slice <- function(model, state, settings, budget) {
+  chunk <- ns_chunk_fields(model)
+  state[setdiff(names(chunk), names(state))] <- chunk[setdiff(names(chunk), names(state))]
   res <- with_model_errors(.Call(C_ffi_nested_sampling_run, model, state, settings, budget))
   cols <- c("iteration", "log_likelihood", "log_volume", "log_weight", "log_evidence",
             "reflections", "moves", "iteration_seconds", "gradient_evaluations",
@@ -210,7 +226,12 @@ nested_slice <- function(model, state, settings, budget) {
   list(
     state = list(theta = res$theta, loglik = res$loglik, iteration = res$iteration_end,
                  log_z = res$log_z, information = res$information, status = res$status,
-                 walk_scale = res$walk_scale, walk_jump = res$walk_jump, key = state$key),
+                 walk_scale = res$walk_scale, walk_jump = res$walk_jump, key = state$key,
+                 prior_n = state$prior_n, n_end = state$n_end, batch_size = state$batch_size,
+                 chunk = state$chunk, reservoir = res$reservoir,
+                 reservoir_log_weight = res$reservoir_log_weight,
+                 reservoir_certain = res$reservoir_certain, reservoir_filled = res$reservoir_filled,
+                 reservoir_log_ordinary = res$reservoir_log_ordinary),
     trace = trace
   )
 }
@@ -253,8 +274,7 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
       converged = all(vapply(runs, function(r) r$state$status == 1L, logical(1))),
       trace = pieces[[1]]$trace,
       dead = do.call(rbind, lapply(pieces, `[[`, "dead")),
-      diagnostics = data.frame(replicate = seq_along(runs), log_evidence = last,
-                               predicted_sd = sqrt(info / M), information = info),
+      diagnostics = ns_diagnostics(last, info, M),
       class = "sgais_ns_fit"
     ),
     combined
@@ -269,10 +289,32 @@ format.sgais_ns_fit <- function(x, ...) {
     NextMethod(),
     sprintf("  settings:  %d live points, %s, tolerance %s",
             s$live_points, format_ns_move(s, x$trace$steps), format(s$tolerance)),
-    sprintf("  sampling:  %s iterations%s, information H = %.2f nats, sd(log Z) = sqrt(H / M) = %.4f",
-            format_count(x$iterations), if (x$converged) "" else " (stopped at max_iterations)",
-            x$information, x$log_evidence_sd)
+    format_ns_sampling(x, "stopped at max_iterations")
   )
+}
+
+# The replicates' diagnostics of a nested-sampling fit (plain or online), from their log
+# evidence and information: the standard error sqrt(H / M) each predicts (warn_if_unreliable()).
+ns_diagnostics <- function(log_evidence, information, M) {
+  data.frame(replicate = seq_along(log_evidence), log_evidence = log_evidence,
+             predicted_sd = sqrt(information / M), information = information)
+}
+
+# The line of print() on a nested-sampling fit's iterations and information (plain or online).
+format_ns_sampling <- function(x, unconverged) {
+  sprintf("  sampling:  %s iterations%s, information H = %.2f nats, sd(log Z) = sqrt(H / M) = %.4f",
+          format_count(x$iterations), if (x$converged) "" else sprintf(" (%s)", unconverged),
+          x$information, x$log_evidence_sd)
+}
+
+# A summary of a nested-sampling fit (plain or online): the parent's, with the standard error,
+# the information and the iterations, and the class `summary.<class>` first.
+summary_ns <- function(summary, object, class) {
+  summary$log_evidence_sd <- object$log_evidence_sd
+  summary$information <- object$information
+  summary$iterations <- object$iterations
+  class(summary) <- c(class, class(summary))
+  summary
 }
 
 # The effective sample size (sum w)^2 / sum w^2 of the first k weights exp(lw), for every k,
@@ -321,12 +363,7 @@ as.data.frame.sgais_ns_fit <- function(x, ...) {
 #' @export
 summary.sgais_ns_fit <- function(object, ...) {
   validate_sgais_evidence(object, sys.call())
-  out <- NextMethod()
-  out$log_evidence_sd <- object$log_evidence_sd
-  out$information <- object$information
-  out$iterations <- object$iterations
-  class(out) <- c("summary.sgais_ns_fit", class(out))
-  out
+  summary_ns(NextMethod(), object, "summary.sgais_ns_fit")
 }
 
 #' @export

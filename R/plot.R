@@ -61,6 +61,8 @@ check_no_dots <- function(call, ...) {
 #'     removed point's share of the evidence, \eqn{L_i w_i / \hat Z}{L_i w_i / Z}, against
 #'     \eqn{-\log X}{-log X} (where the posterior mass lies, as ernest and dynesty plot it). With
 #'     replicates, the first replicate's run.}
+#'   \item{[online_nested_sampling()] fits}{`"evidence"`: as for SGAIS fits, at the chunk ends;
+#'     `"iterations"`: nested-sampling iterations per chunk; `"time"`: cumulative seconds.}
 #'   \item{[compare_models()] comparisons}{`"probability"`: posterior model probabilities
 #'     against \eqn{n}; `"bayes_factor"`: each model's log Bayes factor against the best model at
 #'     each \eqn{n}.}
@@ -108,14 +110,7 @@ plot_data.sgais_fit <- function(object, which = c("evidence", "steps", "time", "
   df <- as.data.frame(object)
   n <- df$n
   switch(which,
-    evidence = {
-      out <- data.frame(n = n, log_evidence_per_obs = df$log_evidence / n,
-                        lower = (df$log_evidence - 2 * df$log_evidence_se) / n,
-                        upper = (df$log_evidence + 2 * df$log_evidence_se) / n)
-      z <- if (exact) exact_or_null(object$model, n) else NULL
-      out$exact_per_obs <- if (is.null(z)) NA_real_ else z / n
-      out
-    },
+    evidence = evidence_panel_data(object, df, exact),
     steps = data.frame(n = n, annealing_steps = df$annealing_steps),
     time = data.frame(n = n, seconds = df$seconds),
     ess = data.frame(n = rep(n, 2L), ess = c(df$ess, df$min_ess),
@@ -134,26 +129,7 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
   obs <- "observations (log scale)"
   several <- length(unique(d$n)) > 1L
   p <- switch(which,
-    evidence = {
-      p <- ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$log_evidence_per_obs))
-      if (any(!is.na(d$lower))) {
-        p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
-                                      fill = okabe_ito[1], alpha = 0.25, na.rm = TRUE)
-      }
-      p <- p + line_if(several, ggplot2::aes(colour = "SGAIS", linetype = "SGAIS"))
-      # Points mark the chunks while they can be told apart; a long trajectory is a line.
-      if (nrow(d) <= 60L) {
-        p <- p + ggplot2::geom_point(ggplot2::aes(colour = "SGAIS"), size = 0.8,
-                                     show.legend = FALSE)
-      }
-      if (any(!is.na(d$exact_per_obs))) {
-        p <- p + line_if(several, ggplot2::aes(y = .data$exact_per_obs, colour = "exact",
-                                               linetype = "exact"))
-      }
-      p + ggplot2::scale_colour_manual(NULL, values = c(SGAIS = okabe_ito[1], exact = "black")) +
-        ggplot2::scale_linetype_manual(NULL, values = c(SGAIS = "solid", exact = "dashed")) +
-        ggplot2::labs(y = "log evidence per observation")
-    },
+    evidence = evidence_panel(d, "SGAIS"),
     steps = series_plot(d, "n", "annealing_steps", "annealing steps per chunk"),
     time = series_plot(d, "n", "seconds", "seconds (cumulative)"),
     ess = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$ess, colour = .data$what)) +
@@ -162,6 +138,74 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
       ggplot2::labs(y = "effective sample size")
   )
   p + log_x_axis() + ggplot2::labs(x = obs, title = fit_title(object)) + plot_theme()
+}
+
+# The evidence panel of a fit with a trajectory (SGAIS, online nested sampling), from its
+# as.data.frame() `df`: log Z_n / n at each n, a band of +- 2 SE, and the exact curve.
+evidence_panel_data <- function(object, df, exact) {
+  n <- df$n
+  out <- data.frame(n = n, log_evidence_per_obs = df$log_evidence / n,
+                    lower = (df$log_evidence - 2 * df$log_evidence_se) / n,
+                    upper = (df$log_evidence + 2 * df$log_evidence_se) / n)
+  z <- if (exact) exact_or_null(object$model, n) else NULL
+  out$exact_per_obs <- if (is.null(z)) NA_real_ else z / n
+  out
+}
+
+# Its plot, the estimate labelled `method`.
+evidence_panel <- function(d, method) {
+  several <- length(unique(d$n)) > 1L
+  d$estimate <- method
+  p <- ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$log_evidence_per_obs))
+  if (any(!is.na(d$lower))) {
+    p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
+                                  fill = okabe_ito[1], alpha = 0.25, na.rm = TRUE)
+  }
+  p <- p + line_if(several, ggplot2::aes(colour = .data$estimate, linetype = .data$estimate))
+  # Points mark the chunks while they can be told apart; a long trajectory is a line.
+  if (nrow(d) <= 60L) {
+    p <- p + ggplot2::geom_point(ggplot2::aes(colour = .data$estimate), size = 0.8,
+                                 show.legend = FALSE)
+  }
+  if (any(!is.na(d$exact_per_obs))) {
+    p <- p + line_if(several, ggplot2::aes(y = .data$exact_per_obs, colour = "exact",
+                                           linetype = "exact"))
+  }
+  p + ggplot2::scale_colour_manual(NULL, values = stats::setNames(c(okabe_ito[1], "black"), c(method, "exact"))) +
+    ggplot2::scale_linetype_manual(NULL, values = stats::setNames(c("solid", "dashed"), c(method, "exact"))) +
+    ggplot2::labs(y = "log evidence per observation")
+}
+
+#' @rdname sgais_plots
+#' @export
+plot_data.sgais_online_ns_fit <- function(object, which = c("evidence", "iterations", "time"),
+                                          exact = TRUE, ...) {
+  validate_sgais_evidence(object, sys.call())
+  call <- sys.call()
+  which <- plot_panel(which, c("evidence", "iterations", "time"), call, ...)
+  exact <- check_flag(exact, "exact", call)
+  df <- as.data.frame(object)
+  switch(which,
+    evidence = evidence_panel_data(object, df, exact),
+    iterations = data.frame(n = df$n, iterations = df$iterations),
+    time = data.frame(n = df$n, seconds = df$seconds)
+  )
+}
+
+#' @rdname sgais_plots
+#' @export
+autoplot.sgais_online_ns_fit <- function(object, which = c("evidence", "iterations", "time"),
+                                         exact = TRUE, ...) {
+  call <- sys.call()
+  which <- plot_panel(which, c("evidence", "iterations", "time"), call, ...)
+  d <- plot_data.sgais_online_ns_fit(object, which = which, exact = exact)
+  p <- switch(which,
+    evidence = evidence_panel(d, "online NS"),
+    iterations = series_plot(d, "n", "iterations", "nested-sampling iterations per chunk"),
+    time = series_plot(d, "n", "seconds", "seconds (cumulative)")
+  )
+  p + log_x_axis() + ggplot2::labs(x = "observations (log scale)", title = fit_title(object)) +
+    plot_theme()
 }
 
 # geom_line(...) when the groups have two points or more (a one-chunk fit is a point, and
@@ -366,8 +410,10 @@ plot_evidence <- function(..., exact = TRUE) {
   fits <- d[d$label != "exact", , drop = FALSE]
   labels <- unique(fits$label)
   colours <- stats::setNames(palette_for(labels), labels)
-  lines <- fits[fits$method == "SGAIS", , drop = FALSE]
-  points <- fits[fits$method != "SGAIS", , drop = FALSE]
+  # the estimators with a trajectory are lines, the others points
+  trajectory <- fits$method %in% c("SGAIS", "Online NS")
+  lines <- fits[trajectory, , drop = FALSE]
+  points <- fits[!trajectory, , drop = FALSE]
   p <- ggplot2::ggplot(mapping = ggplot2::aes(.data$n, .data$log_evidence_per_obs,
                                               colour = .data$label))
   if (nrow(lines) && any(!is.na(lines$lower))) {
@@ -434,7 +480,7 @@ evidence_data <- function(..., exact = TRUE) {
   }
   rows <- lapply(seq_along(fits), function(i) {
     f <- fits[[i]]
-    if (inherits(f, "sgais_fit")) {
+    if (inherits(f, c("sgais_fit", "sgais_online_ns_fit"))) {
       tr <- as.data.frame(f)
       n <- tr$n
       z <- tr$log_evidence

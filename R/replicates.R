@@ -123,10 +123,10 @@ warn_if_unreliable <- function(fit, what = "particles") {
       "`nested_sampling()`; for a mixture, standardise the data (see ?gaussian_mixture)."),
       length(fit$replicate_log_evidence), fit$method, spread, sd, what)
   } else if (is.finite(sd) && sd > 1) {
-    message <- if (inherits(fit, "sgais_ns_fit")) {
+    message <- if (inherits(fit, c("sgais_ns_fit", "sgais_online_ns_fit"))) {
       sprintf(paste(
-        "Nested sampling estimate is imprecise: its standard error sqrt(H / M) is %.1f nats,",
-        "more than 1. Use more `live_points` (or `replicates`)."), sd)
+        "%s estimate is imprecise: its standard error sqrt(H / M) is %.1f nats,",
+        "more than 1. Use more `live_points` (or `replicates`)."), fit$method, sd)
     } else {
       sprintf(paste(
         "%s estimate may be unreliable: the weights predict a spread of %.1f nats in log Z",
@@ -172,8 +172,8 @@ check_plausible <- function(fit) {
 # over the steps (SGAIS chunks, AIS steps), or nested sampling's accepted fraction of walk
 # proposals, below 5%. The unadjusted moves of the paper presets report no acceptance.
 warn_if_stuck <- function(fit) {
-  acceptance <- if (inherits(fit, "sgais_ns_fit")) {
-    tr <- fit$trace
+  acceptance <- if (inherits(fit, c("sgais_ns_fit", "sgais_online_ns_fit"))) {
+    tr <- if (inherits(fit, "sgais_ns_fit")) fit$trace else fit$trajectory
     if (sum(tr$steps) > 0) 1 - sum(tr$rejected_steps) / sum(tr$steps) else NA
   } else {
     rows <- if (inherits(fit, "sgais_fit")) fit$trajectory else fit$schedule

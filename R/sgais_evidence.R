@@ -1,4 +1,5 @@
-# The parent class of every estimator's result (sgais_fit, sgais_ais_fit and sgais_ns_fit).
+# The parent class of every estimator's result (sgais_fit, sgais_ais_fit, sgais_ns_fit and
+# sgais_online_ns_fit).
 # Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
 # initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
 
@@ -57,7 +58,8 @@ validate_sgais_evidence <- function(x, call = NULL) {
     bad("its `replicate_log_evidence` are not numbers")
   }
   # the table of rows each method keeps, with the columns its methods read
-  table <- c(sgais_fit = "trajectory", sgais_ais_fit = "schedule", sgais_ns_fit = "trace")
+  table <- c(sgais_fit = "trajectory", sgais_ais_fit = "schedule", sgais_ns_fit = "trace",
+             sgais_online_ns_fit = "trajectory")
   kind <- intersect(names(table), class(x))
   if (length(kind)) {
     name <- table[[kind[1]]]
@@ -65,19 +67,22 @@ validate_sgais_evidence <- function(x, call = NULL) {
       sgais_fit = c("n", "log_evidence", "log_evidence_per_obs", "annealing_steps", "ess",
                     "seconds", "gradient_evaluations", "likelihood_evaluations"),
       sgais_ais_fit = c("lambda", "log_evidence", "ess", "seconds"),
-      sgais_ns_fit = c("iteration", "log_likelihood", "log_volume", "log_evidence", "ess", "seconds")
+      sgais_ns_fit = c("iteration", "log_likelihood", "log_volume", "log_evidence", "ess", "seconds"),
+      sgais_online_ns_fit = c("n", "log_evidence", "log_evidence_per_obs", "log_predictive",
+                              "iterations", "information", "ess", "seconds",
+                              "gradient_evaluations", "likelihood_evaluations")
     )
     rows <- x[[name]]
     if (!is.data.frame(rows) || nrow(rows) < 1L || !all(columns %in% names(rows)) ||
         !all(vapply(rows[columns], is.numeric, logical(1)))) {
       bad(sprintf("its `%s` is not a data frame with the numeric columns %s", name, backticked(columns)))
     }
-    if (kind[1] == "sgais_fit" && rows$n[nrow(rows)] != x$n) {
+    if (name == "trajectory" && rows$n[nrow(rows)] != x$n) {
       bad("the last row of its `trajectory` is not at its `n` observations")
     }
   }
   # the weighted points posterior_samples() and predictive_density() draw from
-  if (inherits(x, "sgais_ns_fit")) {
+  if (inherits(x, c("sgais_ns_fit", "sgais_online_ns_fit"))) {
     dead <- x$dead
     if (!is.matrix(dead) || !is.double(dead) || ncol(dead) != x$model$dim + 2L || nrow(dead) < 1L) {
       bad("its `dead` points are not a numeric matrix with a column per parameter, then the log-likelihood and log-weight")
@@ -95,15 +100,16 @@ validate_sgais_evidence <- function(x, call = NULL) {
 
 #' Results of the evidence estimators
 #'
-#' [sgais()], [ais()] and [nested_sampling()] return objects of classes `sgais_fit`,
-#' `sgais_ais_fit` and `sgais_ns_fit`, all with the parent class `sgais_evidence`. They share
+#' [sgais()], [ais()], [nested_sampling()] and [online_nested_sampling()] return objects of
+#' classes `sgais_fit`, `sgais_ais_fit`, `sgais_ns_fit` and `sgais_online_ns_fit`, all with the
+#' parent class `sgais_evidence`. They share
 #' [log_evidence()], [confint()] (with replicates), [posterior_samples()], `print()`, `summary()`
 #' and [as.data.frame()], whose data frame begins with the same columns for every method, in
 #' this order:
 #' \describe{
-#'   \item{`method`}{`"SGAIS"`, `"AIS"` or `"Nested sampling"`;}
-#'   \item{`n`}{the observations in that row's target (SGAIS: the prefix so far; AIS and nested
-#'     sampling: all of them);}
+#'   \item{`method`}{`"SGAIS"`, `"AIS"`, `"Nested sampling"` or `"Online NS"`;}
+#'   \item{`n`}{the observations in that row's target (SGAIS and online nested sampling: the
+#'     prefix so far; AIS and nested sampling: all of them);}
 #'   \item{`log_evidence`}{the estimate so far (SGAIS: of the prefix; AIS: of the tempered target
 #'     at that step; nested sampling: the sum so far);}
 #'   \item{`log_evidence_se`}{its standard error from replicates where the method has one
@@ -115,7 +121,8 @@ validate_sgais_evidence <- function(x, call = NULL) {
 #'     (evaluations per observation and particle);}
 #' }
 #' followed by the method's own columns (see each function's Value section): one row per chunk
-#' for SGAIS, per annealing step for AIS, per iteration for nested sampling.
+#' for SGAIS and online nested sampling, per annealing step for AIS, per iteration for nested
+#' sampling.
 #'
 #' Every fit also carries `data_digest`, a 64-bit digest (FNV-1a, 16 hex digits) of the
 #' responses of the observations it is a fit of, in order and whatever pieces they came in, by

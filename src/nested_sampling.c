@@ -18,7 +18,19 @@
  * points, their log-likelihoods, the iteration, log Z, H and the run's key are the whole state,
  * and each iteration draws from its own stream keyed by (key, iteration) (rng.h), so the result
  * does not depend on how the run is split into calls. The likelihood passes over all the data
- * are split over threads by observation blocks (model.h), which does not change them either. */
+ * are split over threads by observation blocks (model.h), which does not change them either.
+ *
+ * Online nested sampling (thesis Section 4.3; R/online_nested_sampling.R) runs the same loop on
+ * one chunk of the data at a time: the prior is the model's prior times the likelihood of the
+ * `prior_n` earlier observations, pi_c(theta) = p(theta) prod_{k < prior_n} p(y_k | theta), and
+ * the likelihood that of observations [prior_n, n_end). Plain nested sampling is the one chunk
+ * prior_n = 0, n_end = n. The walk evaluates pi_c exactly (its cost per proposal grows with the
+ * earlier data); the SGHMC move follows the mini-batch potential -log p(theta) - (prior_n / |B|)
+ * sum_B log p(y | theta) (exact while prior_n <= |B|), at a cost that does not. Each chunk's
+ * streams are keyed by the chunk's own key (chunk_key()), the first chunk's being the run's, so
+ * plain nested sampling draws what it always drew. With a reservoir (reservoir_offer()), every
+ * removed point and the final live points are offered with their posterior weight L_i w_i, and
+ * the M points kept are the next chunk's live points. */
 #include "ffi.h"
 #include <math.h>
 #include <string.h>
@@ -34,6 +46,27 @@ typedef struct {
   double tolerance, max_iterations;
   sg_move_settings move;
 } ns_settings;
+
+/* The chunk a run works on: its prior holds observations [0, prior_n), its likelihood
+ * [prior_n, n_end); batch_size: the SGHMC move's mini-batch of the earlier observations. */
+typedef struct {
+  int prior_n, n_end, batch_size;
+} ns_chunk;
+
+/* Weighted reservoir sampling (Chao 1982) of the points offered with log-weights lw: the M
+ * points kept are a sample without replacement whose inclusion probabilities are
+ * pi_i = min(1, w_i / tau), tau the threshold at which they sum to M. Items at or above tau are
+ * `certain` (kept with probability 1, set aside with their own weights); log_ordinary is the log
+ * of the summed weight of every other item offered so far (kept, evicted or refused), so that
+ * tau = (ordinary weight + the other kept items' weights) / (M - certain). filled: slots in use
+ * (the first M items fill them). theta: M rows of dim. NULL theta: no reservoir. */
+typedef struct {
+  int size, filled;
+  double *theta, *log_weight, log_ordinary;
+  int *certain;
+  double *work; /* 2 (size + 1) */
+  int *order;   /* size + 1 */
+} ns_reservoir;
 
 /* walk_scale: the random walk's proposal scale in live-point widths; walk_jump: the mean squared
  * distance (in live-point widths, summed over coordinates) moved per proposal. Both are adapted
@@ -62,18 +95,157 @@ typedef struct {
 typedef struct {
   const sg_model *m;
   sg_workspace *ws;
+  ns_chunk chunk;
+  int *batch;  /* batch_size indices */
+  sg_rng *rng; /* the iteration's stream, for the mini-batches */
 } ns_ctx;
 
-static void prior_grad(void *ctx, const double *theta, double *grad) {
-  const sg_model *m = ((ns_ctx *) ctx)->m;
-  memset(grad, 0, m->dim * sizeof(double));
-  m->log_prior(m, ((ns_ctx *) ctx)->ws, theta, grad);
+/* log pi_c(theta): the prior times the earlier observations' likelihood, exactly; its gradient
+ * is added to grad when grad is not NULL. */
+static double prior_log_density(const ns_ctx *c, const double *theta, double *grad) {
+  double lp = c->m->log_prior(c->m, c->ws, theta, grad);
+  if (c->chunk.prior_n > 0)
+    lp += sg_model_log_lik(c->m, c->ws, theta, NULL, 0, c->chunk.prior_n, 1.0, grad);
+  return lp;
 }
 
-static double full_log_lik(void *ctx, const double *theta, double *grad) {
+/* The gradient of log pi_c for the SGHMC move: the earlier observations' part from a
+ * mini-batch of batch_size drawn with replacement, scaled by prior_n / batch_size (exact while
+ * prior_n <= batch_size). */
+static void prior_grad(void *ctx, const double *theta, double *grad) {
+  ns_ctx *c = ctx;
+  const sg_model *m = c->m;
+  const int n = c->chunk.prior_n, B = c->chunk.batch_size;
+  memset(grad, 0, m->dim * sizeof(double));
+  m->log_prior(m, c->ws, theta, grad);
+  if (n == 0) return;
+  if (n <= B) {
+    sg_model_grad_log_lik(m, c->ws, theta, NULL, 0, n, 1.0, grad);
+    return;
+  }
+  for (int k = 0; k < B; k++) c->batch[k] = (int) sg_rng_index(c->rng, (uint32_t) n);
+  sg_model_grad_log_lik(m, c->ws, theta, c->batch, 0, B, (double) n / B, grad);
+}
+
+/* The chunk's log-likelihood, over observations [prior_n, n_end). */
+static double chunk_log_lik(void *ctx, const double *theta, double *grad) {
   ns_ctx *c = ctx;
   if (grad) memset(grad, 0, c->m->dim * sizeof(double));
-  return sg_model_log_lik(c->m, c->ws, theta, NULL, 0, c->m->n_obs, 1.0, grad);
+  return sg_model_log_lik(c->m, c->ws, theta, NULL, c->chunk.prior_n,
+                          c->chunk.n_end - c->chunk.prior_n, 1.0, grad);
+}
+
+/* The key of chunk `chunk`'s streams: the run's for the first chunk (plain nested sampling),
+ * else a draw from the stream (key, chunk, SG_RNG_SHARED - 1), which no iteration uses. */
+static uint64_t chunk_key(uint64_t key, int chunk) {
+  if (chunk == 0) return key;
+  sg_rng r;
+  sg_rng_init(&r, key, (uint64_t) chunk, SG_RNG_SHARED - 1);
+  return sg_rng_next(&r);
+}
+
+/* log(exp(a) - exp(b)) for a >= b. */
+static double log_diff_exp(double a, double b) {
+  if (b == R_NegInf) return a;
+  return a + log(-expm1(b - a));
+}
+
+static void sort_desc(double *x, int *order, int n) {
+  for (int i = 1; i < n; i++) { /* insertion sort: n is the reservoir's size */
+    double v = x[i];
+    int o = order[i], j = i - 1;
+    while (j >= 0 && x[j] < v) {
+      x[j + 1] = x[j];
+      order[j + 1] = order[j];
+      j--;
+    }
+    x[j + 1] = v;
+    order[j + 1] = o;
+  }
+}
+
+/* Offers the point theta (log-weight lw) to the reservoir r, drawing from rng (Chao 1982; see
+ * ns_reservoir). The candidates for certainty are the certain items kept and the new one; the
+ * new threshold tau' is the smallest c for which, with the c heaviest candidates certain, the
+ * next is below tau_c = (ordinary weight + the others' weights) / (M - c). The new item is kept
+ * with probability pi' = min(1, w / tau'), and then evicts a kept item i with probability
+ * (1 - pi'_i / pi_i) / pi' (pi_i = 1 for the certain ones, w_i / tau for the others), so that
+ * every item's inclusion probability becomes pi'_i: they sum to pi' because both sets of
+ * probabilities sum to M. A point of zero weight only fills an empty slot. */
+static void reservoir_offer(ns_reservoir *r, const double *theta, double lw, int dim, sg_rng *rng) {
+  const int M = r->size;
+  if (r->filled < M) {
+    int k = r->filled++;
+    memcpy(r->theta + (size_t) k * dim, theta, dim * sizeof(double));
+    r->log_weight[k] = lw;
+    r->certain[k] = 1;
+    return;
+  }
+  if (!(lw > R_NegInf)) return;
+  /* candidates: the certain kept items (their slots) and the new one (slot M) */
+  double *cw = r->work, *tail = r->work + M + 1;
+  int *order = r->order, K = 0, n_certain = 0;
+  for (int i = 0; i < M; i++) {
+    if (r->certain[i]) {
+      cw[K] = r->log_weight[i];
+      order[K++] = i;
+      n_certain++;
+    }
+  }
+  cw[K] = lw;
+  order[K++] = M;
+  sort_desc(cw, order, K);
+  /* tail[c] = log of the weights of candidates c.. (sorted) */
+  tail[K] = R_NegInf;
+  for (int c = K - 1; c >= 0; c--) {
+    double t[2] = {tail[c + 1], cw[c]};
+    tail[c] = sg_log_sum_exp(t, 2);
+  }
+  const double old_tau = (n_certain < M) ? r->log_ordinary - log((double) (M - n_certain)) : R_NegInf;
+  int c = 0;
+  double tau = R_NegInf;
+  for (;; c++) {
+    if (M - c < 1) { /* cannot happen with a positive new weight; kept safe */
+      c = M - 1;
+      double t[2] = {r->log_ordinary, tail[c]};
+      tau = sg_log_sum_exp(t, 2);
+      break;
+    }
+    double t[2] = {r->log_ordinary, tail[c]};
+    tau = sg_log_sum_exp(t, 2) - log((double) (M - c));
+    if (c == K || cw[c] < tau) break;
+  }
+  /* candidates below tau' become ordinary: their weights join the ordinary weight */
+  for (int j = 0; j < K; j++) {
+    if (cw[j] < tau) {
+      double t[2] = {r->log_ordinary, cw[j]};
+      r->log_ordinary = sg_log_sum_exp(t, 2);
+    }
+  }
+  const double p_new = (lw >= tau) ? 1.0 : exp(lw - tau);
+  const double u = sg_rng_unif(rng), v = sg_rng_unif(rng);
+  /* eviction probabilities (1 - pi'_i / pi_i) / p_new, into cw (no longer needed) */
+  const double keep_ordinary = (old_tau == R_NegInf) ? 1.0 : exp(old_tau - tau); /* tau / tau' */
+  for (int i = 0; i < M; i++) {
+    const double w = r->log_weight[i];
+    if (w == R_NegInf) cw[i] = 1.0;
+    else if (r->certain[i]) cw[i] = (w >= tau) ? 0.0 : -expm1(w - tau);
+    else cw[i] = 1.0 - keep_ordinary;
+    r->certain[i] = r->certain[i] && w >= tau;
+  }
+  if (!(u < p_new)) return;
+  double acc = 0.0;
+  int out = -1, last = -1;
+  for (int i = 0; i < M && out < 0; i++) {
+    if (cw[i] > 0.0) last = i;
+    acc += cw[i] / p_new;
+    if (v < acc) out = i;
+  }
+  if (out < 0) out = last; /* rounding: the probabilities sum to 1 */
+  if (out < 0) return;
+  memcpy(r->theta + (size_t) out * dim, theta, dim * sizeof(double));
+  r->log_weight[out] = lw;
+  r->certain[out] = (lw >= tau);
 }
 
 /* A Metropolis random walk on the prior restricted to log L > lstar, from th (log-likelihood
@@ -81,13 +253,17 @@ static double full_log_lik(void *ctx, const double *theta, double *grad) {
  * log p(th) and log L(th') > lstar. It leaves the constrained prior exactly invariant, which the
  * paper's reflected SGHMC move does not: with its step scaled to the live points it undoes a
  * step at the contour and reflects without moving, its stationary density thins near the
- * contour, and the new points lie too high (measured +11 nats at N = 2,000). The prior test comes
- * first, so rejected proposals seldom cost a likelihood evaluation. Returns the acceptances. */
-static int constrained_walk(const sg_model *m, const sg_precond *pc, double *th, double *ll,
+ * contour, and the new points lie too high (measured +11 nats at N = 2,000). The cheaper test
+ * comes first, so rejected proposals seldom cost the other: the prior's when it holds fewer
+ * observations than the chunk (plain nested sampling: none), else the constraint's; u is drawn
+ * before either, so the order does not change the walk. The prior p is the chunk's, pi_c (see
+ * the top of the file). Returns the acceptances. */
+static int constrained_walk(const ns_ctx *c, const sg_precond *pc, double *th, double *ll,
                             double lstar, int steps, double scale, double *prop, double *jump,
-                            sg_workspace *ws, sg_rng *rng) {
-  const int dim = m->dim;
-  double lp = m->log_prior(m, ws, th, NULL);
+                            sg_rng *rng) {
+  const int dim = c->m->dim;
+  const int prior_first = c->chunk.prior_n <= c->chunk.n_end - c->chunk.prior_n;
+  double lp = prior_log_density(c, th, NULL);
   int accepted = 0;
   *jump = 0.0;
   for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
@@ -98,10 +274,19 @@ static int constrained_walk(const sg_model *m, const sg_precond *pc, double *th,
     }
     if (pc) sg_precond_factor_apply(pc, prop);
     for (int j = 0; j < dim; j++) prop[j] += th[j];
-    double lp_new = m->log_prior(m, ws, prop, NULL);
-    if (!(log(sg_rng_unif(rng)) < lp_new - lp)) continue;
-    double ll_new = sg_model_log_lik(m, ws, prop, NULL, 0, m->n_obs, 1.0, NULL);
-    if (!(ll_new > lstar)) continue;
+    const double log_u = log(sg_rng_unif(rng));
+    double lp_new = R_NaN, ll_new = R_NaN;
+    if (prior_first) {
+      lp_new = prior_log_density(c, prop, NULL);
+      if (!(log_u < lp_new - lp)) continue;
+      ll_new = chunk_log_lik((void *) c, prop, NULL);
+      if (!(ll_new > lstar)) continue;
+    } else {
+      ll_new = chunk_log_lik((void *) c, prop, NULL);
+      if (!(ll_new > lstar)) continue;
+      lp_new = prior_log_density(c, prop, NULL);
+      if (!(log_u < lp_new - lp)) continue;
+    }
     memcpy(th, prop, dim * sizeof(double));
     lp = lp_new;
     *ll = ll_new;
@@ -155,9 +340,9 @@ static void record(ns_dead *d, int k, int dim, const double *theta, double itera
 /* Runs iterations; returns the number of points recorded in d (removed points, then the final
  * live points once the run stops), or -1 after a failure described in ws_own->status. theta
  * holds the live points (M rows of dim). */
-static int nested_process(const sg_model *m, const ns_settings *s, double *theta, double *loglik,
-                          ns_state *st, double time_budget, uint64_t key, ns_dead *d,
-                          sg_workspace *ws_own) {
+static int nested_process(const sg_model *m, const ns_settings *s, const ns_chunk *chunk,
+                          double *theta, double *loglik, ns_state *st, double time_budget,
+                          uint64_t key, ns_dead *d, ns_reservoir *res, sg_workspace *ws_own) {
   sg_status *fail = ws_own->status;
   const int M = s->live_points, dim = m->dim;
   const double log_shrink = log(-expm1(-1.0 / M)); /* log(1 - exp(-1/M)) */
@@ -178,14 +363,16 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
   double *pw = pcp ? (double *) R_alloc(M, sizeof(double)) : NULL;
   sg_kernel kernel;
   sg_kernel_init(&kernel, mv, ownp, dim, 0);
-  kernel.eta = sg_move_eta(mv, 1.0); /* the prior potential does not grow with n */
+  /* the prior potential holds the earlier observations (none in plain nested sampling) */
+  kernel.eta = sg_move_eta(mv, chunk->prior_n > 0 ? (double) chunk->prior_n : 1.0);
   kernel.alpha = mv->momentum_decay;
-  sg_rng rng; /* each iteration's stream, keyed by the iteration (rng.h) */
+  sg_rng rng, shared; /* each iteration's streams, keyed by the iteration (rng.h) */
   kernel.rng = &rng;
   sg_workspace *ws = ws_own;
-  ns_ctx ctx = {m, ws};
-  sg_potential pot = {prior_grad, &ctx, NULL};
-  sg_constraint con = {full_log_lik, &ctx, 0.0, 0.0, prev};
+  int *batch = (int *) R_alloc(chunk->batch_size > 0 ? chunk->batch_size : 1, sizeof(int));
+  ns_ctx ctx = {m, ws, *chunk, batch, &rng};
+  sg_potential pot = {prior_grad, &ctx, NULL, NULL, {NULL, NULL, NULL, 0, 0, 0.0}};
+  sg_constraint con = {chunk_log_lik, &ctx, 0.0, 0.0, prev};
   const double start_time = sg_now();
   int k = 0;
 
@@ -212,8 +399,12 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
       if (from >= worst) from++;
     }
     const double *src = theta + (size_t) from * dim;
-    /* record the dead point before overwriting it */
+    /* record the dead point (and offer it to the reservoir) before overwriting it */
     record(d, k, dim, th, i_now, lstar, log_x, lw, st, &ws->count, 0);
+    if (res) {
+      sg_rng_init(&shared, key, (uint64_t) i_now, SG_RNG_SHARED);
+      reservoir_offer(res, th, lw + lstar, dim, &shared);
+    }
     memmove(th, src, dim * sizeof(double));
     con.threshold = lstar;
     con.value = loglik[from];
@@ -233,8 +424,8 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     if (s->move_kind == NS_MOVE_WALK) {
       double ll = loglik[from], jump;
       const int steps = walk_length(mv, st, dim);
-      int acc = constrained_walk(m, ownp, th, &ll, lstar, steps, st->walk_scale, kscratch, &jump,
-                                 ws, &rng);
+      int acc = constrained_walk(&ctx, ownp, th, &ll, lstar, steps, st->walk_scale, kscratch,
+                                 &jump, &rng);
       refl = steps - acc;
       walk_steps = steps;
       if (steps > 0) {
@@ -274,9 +465,11 @@ static int nested_process(const sg_model *m, const ns_settings *s, double *theta
     /* The live points' final contribution: each holds X_final / M of the prior volume. */
     const double log_x = -st->iteration / M, lw = log_x - log((double) M);
     ws->count.likelihood = ws->count.gradient = 0.0;
+    if (res) sg_rng_init(&shared, key, (uint64_t) st->iteration + 1, SG_RNG_SHARED);
     for (int i = 0; i < M; i++) {
       accumulate(st, lw, loglik[i]);
       record(d, k++, dim, theta + (size_t) i * dim, NA_REAL, loglik[i], log_x, lw, st, &ws->count, 0);
+      if (res) reservoir_offer(res, theta + (size_t) i * dim, lw + loglik[i], dim, &shared);
     }
   }
   return k;
@@ -296,18 +489,64 @@ static ns_settings settings_from_r(SEXP x) {
   return s;
 }
 
+/* The chunk and the reservoir from a run's state: prior_n, n_end, batch_size (the chunk: see
+ * ns_chunk; plain nested sampling 0, n, 0), chunk (its number, for its key), and reservoir
+ * (dim x M, or dim x 0 for none), reservoir_log_weight, reservoir_certain, reservoir_filled,
+ * reservoir_log_ordinary (see ns_reservoir), copied into the output list `out` at slots
+ * first, ... (their names set), where the run updates them. Returns the chunk number. */
+static int chunk_from_r(SEXP state, const sg_model *m, int M, ns_chunk *chunk, ns_reservoir *res,
+                        SEXP out, SEXP names, int first) {
+  const double prior_n = sg_scalar_count(sg_list_get(state, "prior_n"), "prior_n");
+  const double n_end = sg_scalar_count(sg_list_get(state, "n_end"), "n_end");
+  if (!(prior_n < n_end && n_end <= m->n_obs))
+    sg_input_error("`prior_n` and `n_end` must satisfy 0 <= prior_n < n_end <= %d.", m->n_obs);
+  chunk->prior_n = (int) prior_n;
+  chunk->n_end = (int) n_end;
+  chunk->batch_size = sg_scalar_int(sg_list_get(state, "batch_size"), "batch_size", 0);
+  if (chunk->prior_n > chunk->batch_size && chunk->batch_size < 1)
+    sg_input_error("`batch_size` must be at least 1 when the prior holds observations.");
+  const int number = sg_scalar_int(sg_list_get(state, "chunk"), "chunk", 0);
+  SEXP theta = sg_list_get(state, "reservoir"), lw = sg_list_get(state, "reservoir_log_weight");
+  SEXP certain = sg_list_get(state, "reservoir_certain");
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m->dim ||
+      (Rf_ncols(theta) != M && Rf_ncols(theta) != 0))
+    sg_input_error("`reservoir` must be a %d x %d or %d x 0 numeric matrix.", m->dim, M, m->dim);
+  const int size = Rf_ncols(theta);
+  if (TYPEOF(lw) != REALSXP || Rf_length(lw) != size || TYPEOF(certain) != LGLSXP ||
+      Rf_length(certain) != size)
+    sg_input_error("`reservoir_log_weight` and `reservoir_certain` must have length %d.", size);
+  res->size = size;
+  res->filled = sg_scalar_int(sg_list_get(state, "reservoir_filled"), "reservoir_filled", 0);
+  if (res->filled > size) sg_input_error("`reservoir_filled` must be at most %d.", size);
+  res->log_ordinary = Rf_asReal(sg_list_get(state, "reservoir_log_ordinary"));
+  if (ISNAN(res->log_ordinary)) sg_input_error("`reservoir_log_ordinary` must not be NA.");
+  SEXP theta_out = sg_new_column(out, names, first, "reservoir", REALSXP, Rf_length(theta));
+  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
+  res->theta = REAL(theta_out);
+  memcpy(res->theta, REAL(theta), Rf_length(theta) * sizeof(double));
+  res->log_weight = REAL(sg_new_column(out, names, first + 1, "reservoir_log_weight", REALSXP, size));
+  if (size) memcpy(res->log_weight, REAL(lw), size * sizeof(double));
+  res->certain = LOGICAL(sg_new_column(out, names, first + 2, "reservoir_certain", LGLSXP, size));
+  for (int i = 0; i < size; i++) res->certain[i] = LOGICAL(certain)[i] == TRUE;
+  res->work = (double *) R_alloc(2 * ((size_t) size + 1), sizeof(double));
+  res->order = (int *) R_alloc((size_t) size + 1, sizeof(int));
+  sg_new_column(out, names, first + 3, "reservoir_filled", INTSXP, 1);
+  sg_new_column(out, names, first + 4, "reservoir_log_ordinary", REALSXP, 1);
+  return number;
+}
+
 /* .Call entry: continue a run from `state`, a list with theta (dim x M live points), loglik
  * (their log-likelihoods, or empty at the start: then computed and counted), iteration, log_z,
- * information. Returns the new state (with status 0 running, 1 converged, 2 stopped at
- * max_iterations) and the points removed in this call (dead points, the final live points
- * appended once the run has stopped). */
+ * information, and the chunk and reservoir (chunk_from_r()). Returns the new state (with status
+ * 0 running, 1 converged, 2 stopped at max_iterations) and the points removed in this call
+ * (dead points, the final live points appended once the run has stopped). */
 SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget) {
   sg_model m;
   sg_model_from_r(model, &m);
   ns_settings s = settings_from_r(settings);
   const int M = s.live_points, dim = m.dim;
   double budget = sg_scalar_double(time_budget, "time_budget");
-  const uint64_t key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
+  const uint64_t run_key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
   SEXP theta = sg_list_get(state, "theta"), loglik = sg_list_get(state, "loglik");
   if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != dim || Rf_ncols(theta) != M)
     sg_input_error("`theta` must be a %d x %d numeric matrix.", dim, M);
@@ -326,8 +565,11 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
 
   const int cap = NS_SLICE_ITERATIONS + M;
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 20)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 20)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 25)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 25)); nprot++;
+  ns_chunk chunk;
+  ns_reservoir res;
+  const uint64_t key = chunk_key(run_key, chunk_from_r(state, &m, M, &chunk, &res, out, names, 20));
   SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
   SEXP loglik_out = sg_new_column(out, names, 1, "loglik", REALSXP, M);
   SEXP iteration_out = sg_new_column(out, names, 2, "iteration_end", REALSXP, 1);
@@ -364,7 +606,8 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
     memcpy(ll, REAL(loglik), M * sizeof(double));
   } else {
     for (int i = 0; i < M; i++) {
-      ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * dim, NULL, 0, m.n_obs, 1.0, NULL);
+      ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * dim, NULL, chunk.prior_n,
+                               chunk.n_end - chunk.prior_n, 1.0, NULL);
       if (ISNAN(ll[i]) || ll[i] == R_PosInf) {
         sg_fail(&fail, SG_ERR_LIKELIHOOD, "the log-likelihood of a live point is not finite-valued (NaN or +Inf).");
         sg_raise(&fail);
@@ -373,7 +616,8 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
     initial = ws.count.likelihood;
   }
 
-  int k = nested_process(&m, &s, th, ll, &st, budget, key, &d, &ws);
+  int k = nested_process(&m, &s, &chunk, th, ll, &st, budget, key, &d, res.size ? &res : NULL,
+                         &ws);
   if (k < 0) sg_raise(&fail);
   if (k > 0) d.likelihood_evaluations[0] += initial;
 
@@ -383,6 +627,8 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   INTEGER(status_out)[0] = st.status;
   REAL(scale_out)[0] = st.walk_scale;
   REAL(jump_out)[0] = st.walk_jump;
+  INTEGER(VECTOR_ELT(out, 23))[0] = res.filled;
+  REAL(VECTOR_ELT(out, 24))[0] = res.log_ordinary;
   dead_theta = Rf_allocMatrix(REALSXP, dim, k);
   SET_VECTOR_ELT(out, 14, dead_theta);
   memcpy(REAL(dead_theta), d.theta, (size_t) k * dim * sizeof(double));

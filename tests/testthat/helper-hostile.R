@@ -30,6 +30,7 @@ hostile_fixtures <- function() {
     f_sg <- sgais(m, seed = 1, progress = FALSE)
     f_ais <- ais(m, seed = 1, progress = FALSE)
     f_ns <- nested_sampling(m, seed = 1, progress = FALSE)
+    f_ons <- online_nested_sampling(m, chunk_size = 100, live_points = 20, seed = 1, progress = FALSE)
     f_mix <- sgais(m_mix, seed = 1, progress = FALSE, chunk_size = 50)
     more <- simulate_linear_regression(400, seed = 1)[301:400, ]
     cmp <- compare_models(list(all = m, one = linear_regression(y ~ x1, d)), d, seed = 1, progress = FALSE)
@@ -133,6 +134,12 @@ hostile_table <- function() {
   one(sgais(m, control = ais_control()), "`control`")
   one(ais(m, control = list(particles = 5)), "`control`")
   one(nested_sampling(m, control = sgais_control()), "`control`")
+  one(online_nested_sampling(m, control = sgais_control(), progress = FALSE), "`control`")
+  one(online_nested_sampling(m, particles = 5, progress = FALSE), "particles")
+  add(hostile_values(online_nested_sampling(m, chunk_size = .bad, progress = FALSE), "chunk_size",
+                     c(bad_wholes, list(0))))
+  add(hostile_values(online_nested_sampling(m, batch_size = .bad, progress = FALSE), "batch_size",
+                     c(bad_wholes, list(0))))
   one(sgais_control("fast"), "`preset`")
   one(ais_control(NA), "`preset`")
   one(nested_control(1), "`preset`")
@@ -141,7 +148,7 @@ hostile_table <- function() {
   one(sgais(m, reservoir_size = 100, exact_until = 500), "`reservoir_size`")
 
   # ---- replicates, progress, seed of every estimator
-  for (est in c("sgais", "ais", "nested_sampling")) {
+  for (est in estimators) {
     add(lapply(c(bad_wholes, list(0)), function(v)
       call_case(est, list(quote(m), replicates = v), "`replicates`")))
     add(lapply(bad_flags, function(v) call_case(est, list(quote(m), progress = v), "`progress`")))
@@ -276,6 +283,7 @@ hostile_table <- function() {
     quote(sgais(.obj, progress = FALSE)),
     quote(ais(.obj, progress = FALSE)),
     quote(nested_sampling(.obj, progress = FALSE)),
+    quote(online_nested_sampling(.obj, progress = FALSE)),
     quote(check_gradients(.obj)),
     quote(compare_models(list(a = .obj, b = m), d, progress = FALSE))
   )
@@ -293,7 +301,7 @@ hostile_table <- function() {
 
   # ---- corrupted fits, run through every function that takes a fit
   fit_corruptions <- list()
-  for (f in c("f_sg", "f_ais", "f_ns")) {
+  for (f in c("f_sg", "f_ais", "f_ns", "f_ons")) {
     fv <- as.name(f)
     fit_corruptions <- c(fit_corruptions, list(
       list(expr = bquote(corrupt(.(fv), "log_evidence", NULL)), pattern = "`log_evidence`"),
@@ -354,7 +362,7 @@ hostile_table <- function() {
   # ---- numerical trouble: reported, not returned
   one(ais(m, particles = 10, target_ess = 10, progress = FALSE), "`target_ess`")
   # data far outside what the prior allows (y scaled by 1e6): refused before minutes of work
-  for (est in c("sgais", "ais", "nested_sampling")) {
+  for (est in estimators) {
     add(list(call_case(est, list(quote(linear_regression(y ~ ., y_scaled)), seed = 1),
                        "prior standard", class = "sgais_error_prior_conflict")))
   }
@@ -371,11 +379,16 @@ hostile_table <- function() {
 }
 
 # The table of a fit class that holds its rows.
-fit_table <- function(f) c(f_sg = "trajectory", f_ais = "schedule", f_ns = "trace")[[f]]
+fit_table <- function(f) {
+  c(f_sg = "trajectory", f_ais = "schedule", f_ns = "trace", f_ons = "trajectory")[[f]]
+}
+
+# The estimators, whose cases run with progress = FALSE.
+estimators <- c("sgais", "ais", "nested_sampling", "online_nested_sampling")
 
 # A case calling `fun` with the arguments `args` (for estimators, with progress = FALSE unless given).
 call_case <- function(fun, args, pattern, class = "sgais_error") {
-  if (fun %in% c("sgais", "ais", "nested_sampling") && is.null(args$progress)) args$progress <- FALSE
+  if (fun %in% estimators && is.null(args$progress)) args$progress <- FALSE
   expr <- as.call(c(list(as.name(fun)), args))
   list(label = paste(deparse(expr, width.cutoff = 500L), collapse = " "), expr = expr,
        pattern = pattern, class = class, expect = "error")
