@@ -117,9 +117,30 @@ hostile_table <- function() {
     momentum_decay = c(bad_numbers, list(0, 1.5)), target_ess = c(bad_numbers, list(0.5, 50, 60)),
     resample = c(bad_numbers, list(1.5)), reservoir_size = c(bad_wholes, list(0)),
     step_scale = bad_choices, preconditioner = bad_choices, integrator = bad_choices,
-    control_variates = bad_flags
+    control_variates = bad_flags, kernel = bad_choices, update = bad_choices,
+    mh_tolerance = c(bad_numbers, list(0, 1)), mh_batch_size = c(bad_wholes, list(1)),
+    mh_bound = bad_choices, first_chunk_size = c(bad_wholes, list(0))
   )
   for (s in names(sgais_settings)) add(setting_cases("sgais", s, sgais_settings[[s]]))
+  # the kernels: a random walk needs steps in widths; the confidence sampler a bounded model
+  one(sgais(m, kernel = "austerity", control = sgais_control("paper"), progress = FALSE),
+      "step_scale", class = "sgais_error")
+  for (mod in c("m_poi", "m_mix", "m_rob", "m_nig")) {
+    for (est in c("sgais", "ais")) {
+      expr <- call(est, as.name(mod), kernel = "confidence", progress = FALSE)
+      add(list(list(label = paste(deparse(expr), collapse = " "), expr = expr,
+                    pattern = "confidence", class = "sgais_error_kernel", expect = "error")))
+    }
+  }
+  # the estimators on SGAIS's sampler
+  one(sir(m, control = sgais_control(), progress = FALSE), "`control`")
+  one(sequential_sgmcmc(m, control = sir_control(), progress = FALSE), "`control`")
+  one(sir_control("fast"), "`preset`")
+  one(sequential_control(NA), "`preset`")
+  one(sequential_sgmcmc(m, resample = 0.5, progress = FALSE), "resample")
+  add(hostile_values(sequential_sgmcmc(m, hybrid = .bad, progress = FALSE), "hybrid",
+                     list(NA, -1, 2.5, "a", 300, 1e6, c(10, 20))))
+  add(hostile_values(sir(m, particles = .bad, progress = FALSE), "particles", bad_wholes))
   ais_settings <- list(particles = bad_wholes, target_ess = c(list(100, 0.5), bad_numbers),
                        sghmc_steps = bad_wholes, learning_rate = bad_numbers,
                        step_scale = bad_choices, resample = bad_numbers)
