@@ -159,6 +159,47 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #' points; so its evidence no longer drifts upwards when the constrained region becomes smaller
 #' than the paper's fixed step (see [nested_sampling()]).
 #'
+#' @section Kernels:
+#' One `kernel` setting chooses the move of SGAIS, AIS, SIR and the sequential estimator; the
+#' estimators build the potential and the kernel only moves (src/kernel.c). The step
+#' conventions are shared: `step_size` target widths with `step_scale = "width"`, or the
+#' paper's `learning_rate` / n.
+#' \describe{
+#'   \item{`"sghmc"`}{stochastic gradient HMC (paper eq. 3), generalised HMC with a Metropolis
+#'     test where the potential is exact (AIS; SGAIS's early phase) in the robust presets.}
+#'   \item{`"sgld"`}{stochastic gradient Langevin dynamics (Welling and Teh 2011; thesis Alg.
+#'     3): \eqn{\theta \leftarrow \theta + (\eta/2) \Sigma \nabla \log f + N(0, \eta
+#'     \Sigma)}{theta <- theta + (eta / 2) Sigma grad log f + N(0, eta Sigma)}, on the same
+#'     (mini-batch) gradient. No Metropolis test anywhere: on a Gaussian target its stationary
+#'     variance is too wide by a factor \eqn{1 / (1 - \eta / 4)}{1 / (1 - eta / 4)} per
+#'     whitened direction.}
+#'   \item{`"austerity"`}{random-walk Metropolis-Hastings (proposals in the particles'
+#'     metric, scale starting at \eqn{2.38 / \sqrt p}{2.38 / sqrt(p)} widths and adapted
+#'     towards 23.4% acceptance) whose test reads a random subset of the data, drawn without
+#'     replacement and doubled until a t-test with finite population correction says the
+#'     decision would be the same with all the data at level `mh_tolerance` (Korattikara, Chen
+#'     and Welling 2014). Approximate: a decision can go the wrong way with probability about
+#'     `mh_tolerance`.}
+#'   \item{`"confidence"`}{the same random walk with the confidence sampler's stopping rule
+#'     (Bardenet, Doucet and Holmes 2014): a Hoeffding or empirical-Bernstein bound \eqn{c_m}
+#'     with \eqn{\delta_m = \epsilon / (2 m^2)}{delta_m = epsilon / (2 m^2)}, so the decision
+#'     is the exact one with probability at least \eqn{1 - \epsilon}{1 - epsilon}. It needs a
+#'     bound \eqn{C_{\theta,\theta'}}{C} on \eqn{|\log p(y_i \mid \theta') - \log p(y_i
+#'     \mid \theta)|}{|log p(y_i | theta') - log p(y_i | theta)|} over the data, which
+#'     [logistic_regression()] (\eqn{\max_i |a_i| \, |\theta' - \theta|}{max |a_i|
+#'     |theta' - theta|}: the log-logistic function is 1-Lipschitz), [softmax_regression()]
+#'     (\eqn{\sqrt 2}{sqrt(2)} times that) and [linear_regression()] with known noise (from
+#'     the largest \eqn{|a_i|}{|a_i|} and \eqn{|y_i|}{|y_i|}; loose far from the data, so the
+#'     sampler then reads most of them) supply; other models give an error of class
+#'     `sgais_error_kernel`.}
+#' }
+#' In both MH kernels the part of the target that is not a sum over the data (the prior, and in
+#' SGAIS the current chunk at \eqn{\lambda}) is evaluated exactly; the subsample is of the
+#' earlier observations (SGAIS) or of all of them (AIS); a test whose subset would pass half the
+#' data reads all of it and is exact. The trajectory (SGAIS) and schedule (AIS) report
+#' `data_fraction`, the mean fraction of the data each test read. These kernels make every move
+#' Metropolis-corrected, also in SGAIS's mini-batch phase where SGHMC has no test.
+#'
 #' @param preset `"robust"` (the default) or `"paper"`.
 #' @param ... Settings that replace the preset's, by name:
 #'   \describe{
@@ -208,6 +249,18 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     `exact_until`, a uniform sample of that many (Vitter's Algorithm R), so that memory stays
 #'     bounded on an unbounded stream (paper Section 5). See "A bounded reservoir" in [sgais()]
 #'     for what it costs in accuracy;}
+#'   \item{`update`, `first_chunk_size`}{(SGAIS, SIR, sequential) how a chunk enters the
+#'     weights: `"annealed"` (SGAIS), `"importance"` (SIR, one importance step per chunk) or
+#'     `"averaged"` (the sequential SG-MCMC estimator, weights averaged after each chunk); set by
+#'     [sir_control()] and [sequential_control()], see [sir()]. Chunks of `first_chunk_size`,
+#'     twice that, three times that, ... observations while below `chunk_size`, then of
+#'     `chunk_size` (`NULL`: `chunk_size` throughout);}
+#'   \item{`kernel`}{(SGAIS, AIS and the estimators on SGAIS's sampler) how particles move, see
+#'     "Kernels" below: `"sghmc"` (the default), `"sgld"`, `"austerity"` or `"confidence"`;}
+#'   \item{`mh_tolerance`, `mh_batch_size`, `mh_bound`}{(the MH kernels) the tolerance
+#'     \eqn{\epsilon} of the subsampled test (default 0.05), the size of its first subset (100;
+#'     doubled until the test is settled), and the confidence sampler's bound,
+#'     `"bernstein"` (empirical Bernstein, the default) or `"hoeffding"`;}
 #'   \item{`live_points`, `tolerance`, `max_iterations`}{(nested sampling) number of live
 #'     points, the stopping tolerance (remaining evidence as a fraction of \eqn{\hat Z}), and
 #'     the most iterations;}
@@ -230,12 +283,24 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'
 #'   Buchholz, A., Chopin, N. and Jacob, P. E. (2021). Adaptive tuning of Hamiltonian Monte
 #'   Carlo within sequential Monte Carlo. *Bayesian Analysis* 16(3), 745-771.
+#'
+#'   Welling, M. and Teh, Y. W. (2011). Bayesian learning via stochastic gradient Langevin
+#'   dynamics. *ICML 2011*, 681-688.
+#'
+#'   Korattikara, A., Chen, Y. and Welling, M. (2014). Austerity in MCMC land: cutting the
+#'   Metropolis-Hastings budget. *ICML 2014*, 181-189.
+#'
+#'   Bardenet, R., Doucet, A. and Holmes, C. (2014). Towards scaling up Markov chain Monte Carlo:
+#'   an adaptive subsampling approach. *ICML 2014*, 405-413.
 #' @export
 #' @examples
 #' sgais_control()
 #' sgais_control("paper")
 #' sgais_control(particles = 50, step_size = 0.05)
 #' nested_control(live_points = 200)
+#' ais_control(kernel = "austerity", mh_tolerance = 0.01)
+#' sir_control()
+#' sequential_control("paper")
 sgais_control <- function(preset = c("robust", "paper"), ...) {
   new_control("sgais", preset, list(...), sys.call())
 }
