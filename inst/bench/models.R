@@ -25,18 +25,13 @@ seed <- 1
 which_models <- Sys.getenv("SGAIS_BENCH_MODELS", "softmax,mixture")
 which_methods <- strsplit(Sys.getenv("SGAIS_BENCH_METHODS", "SGAIS,NS,AIS,reference"), ",")[[1]]
 
-# The paper's data: the largest set is simulated once, the smaller ones are its prefixes.
+# The paper's data (inst/bench/paper-data.R): the largest set is simulated once, the smaller
+# ones are its prefixes.
 largest <- max(sizes)
-builders <- list(
-  softmax = local({
-    data <- simulate_softmax_regression(largest, dim = 10, classes = 4, seed = seed)
-    function(n) softmax_regression(y ~ ., data[seq_len(n), ])
-  }),
-  mixture = local({
-    data <- simulate_gaussian_mixture(largest, components = 5, dim = 2, seed = seed)
-    function(n) gaussian_mixture(data[seq_len(n), ], components = 5)
-  })
-)
+script_dir <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+source(file.path(if (length(script_dir)) dirname(script_dir[1]) else
+  system.file("bench", package = "sgais"), "paper-data.R"))
+builders <- paper_builders(largest, seed)[c("softmax", "mixture")]
 builders <- builders[intersect(names(builders), strsplit(which_models, ",")[[1]])]
 
 methods <- list(

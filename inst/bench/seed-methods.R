@@ -28,25 +28,12 @@ seed <- as.integer(arg("seed", "1"))
 out_file <- arg("out", "")
 stopifnot(!anyNA(sizes), !is.na(streaming_n), !is.na(seed))
 
-# The paper's data, simulated once at the largest size; smaller sets are its prefixes.
+# The paper's data (inst/bench/paper-data.R), simulated once at the largest size.
 largest <- max(sizes)
-builders <- list(
-  linear = local({
-    data <- NULL
-    function(n) {
-      if (is.null(data) || nrow(data) < n) data <<- simulate_linear_regression(max(n, largest), seed = seed)
-      linear_regression(y ~ ., data[seq_len(n), ])
-    }
-  }),
-  softmax = local({
-    data <- simulate_softmax_regression(largest, dim = 10, classes = 4, seed = seed)
-    function(n) softmax_regression(y ~ ., data[seq_len(n), ])
-  }),
-  mixture = local({
-    data <- simulate_gaussian_mixture(largest, components = 5, dim = 2, seed = seed)
-    function(n) gaussian_mixture(data[seq_len(n), ], components = 5)
-  })
-)
+script_dir <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+source(file.path(if (length(script_dir)) dirname(script_dir[1]) else
+  system.file("bench", package = "sgais"), "paper-data.R"))
+builders <- paper_builders(largest, seed) # the linear data grow to streaming_n on demand
 builders <- builders[intersect(names(builders), which_models)]
 
 # label = function(model); each returns a fit. Kernels go through the one `kernel` setting.
