@@ -93,7 +93,7 @@ sgais_methods <- c("sgais", "sir", "sequential")
 step_scales <- c(per_observation = 0L, width = 1L)
 preconditioners <- c(none = 0L, diagonal = 1L, dense = 2L)
 integrators <- c(euler = 0L, baoab = 1L)
-kernels <- c(sghmc = 0L, sgld = 1L, austerity = 2L, confidence = 3L)
+kernels <- c(sghmc = 0L, sgld = 1L, austerity = 2L, confidence = 3L, flymc = 4L)
 updates <- c(annealed = 0L, importance = 1L, averaged = 2L)
 mh_bounds <- c(bernstein = 0L, hoeffding = 1L)
 ns_moves <- c(sghmc = 0L, walk = 1L)
@@ -200,6 +200,31 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #' `data_fraction`, the mean fraction of the data each test read. These kernels make every move
 #' Metropolis-corrected, also in SGAIS's mini-batch phase where SGHMC has no test.
 #'
+#' \describe{
+#'   \item{`"flymc"`}{Firefly Monte Carlo (Maclaurin and Adams 2014), for
+#'     [logistic_regression()] only: each observation's likelihood \eqn{L_i}{L_i} has the
+#'     Jaakkola-Jordan lower bound \eqn{\log B_i = \log\sigma(\xi_i) + (s_i - \xi_i)/2 -
+#'     g(\xi_i)(s_i^2 - \xi_i^2)}{log B_i = log sigma(xi_i) + (s_i - xi_i) / 2 - g(xi_i) (s_i^2 -
+#'     xi_i^2)}, \eqn{s_i = (2 y_i - 1) a_i' \theta}{s_i = (2 y_i - 1) a_i' theta},
+#'     \eqn{g(\xi) = \tanh(\xi/2) / (4\xi)}{g(xi) = tanh(xi / 2) / (4 xi)} (Jaakkola and Jordan
+#'     2000), tight at tangent points \eqn{\xi_i = |a_i' \theta^*|}{xi_i = |a_i' theta*|} taken
+#'     at the particles' weighted mean \eqn{\theta^*}{theta*} before each annealing step's moves
+#'     (Maclaurin and Adams's MAP tuning). The bound is quadratic in \eqn{\theta}{theta}, so its
+#'     product over all the observations collapses to \eqn{O(p^2)}{O(p^2)} numbers (one pass,
+#'     counted in the likelihood evaluations). Each move draws every observation's brightness
+#'     \eqn{z_i \sim}{z_i ~} Bernoulli\eqn{(1 - (B_i / L_i)^f)}{(1 - (B_i / L_i)^f)} (\eqn{f}
+#'     the target's power of the likelihood: \eqn{\lambda}{lambda} in AIS), then takes
+#'     random-walk Metropolis-Hastings steps (proposals and step adaptation as `"austerity"`) on
+#'     the joint target of \eqn{\theta}{theta} and \eqn{z}, reading only the bright
+#'     observations. Exact: its stationary distribution is the target's, whatever the anchor.
+#'     A move costs one pass over the data (the brightness draw) plus, per step, the bright
+#'     observations, which are few near the anchor: `data_fraction` is about
+#'     1 / steps plus the bright fraction. The other quadratic bound, Böhning's (a fixed
+#'     curvature 1/4, looser away from the tangent point), would also serve and would extend
+#'     to [softmax_regression()], which is not covered; other models give an error of class
+#'     `sgais_error_kernel`.}
+#' }
+#'
 #' @param preset `"robust"` (the default) or `"paper"`.
 #' @param ... Settings that replace the preset's, by name:
 #'   \describe{
@@ -256,7 +281,8 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     twice that, three times that, ... observations while below `chunk_size`, then of
 #'     `chunk_size` (`NULL`: `chunk_size` throughout);}
 #'   \item{`kernel`}{(SGAIS, AIS and the estimators on SGAIS's sampler) how particles move, see
-#'     "Kernels" below: `"sghmc"` (the default), `"sgld"`, `"austerity"` or `"confidence"`;}
+#'     "Kernels" below: `"sghmc"` (the default), `"sgld"`, `"austerity"`, `"confidence"` or
+#'     `"flymc"`;}
 #'   \item{`mh_tolerance`, `mh_batch_size`, `mh_bound`}{(the MH kernels) the tolerance
 #'     \eqn{\epsilon} of the subsampled test (default 0.05), the size of its first subset (100;
 #'     doubled until the test is settled), and the confidence sampler's bound,
@@ -292,6 +318,12 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'
 #'   Bardenet, R., Doucet, A. and Holmes, C. (2014). Towards scaling up Markov chain Monte Carlo:
 #'   an adaptive subsampling approach. *ICML 2014*, 405-413.
+#'
+#'   Maclaurin, D. and Adams, R. P. (2014). Firefly Monte Carlo: exact MCMC with subsets of
+#'   data. *UAI 2014*, 543-552.
+#'
+#'   Jaakkola, T. S. and Jordan, M. I. (2000). Bayesian parameter estimation via variational
+#'   methods. *Statistics and Computing* 10(1), 25-37.
 #' @export
 #' @examples
 #' sgais_control()
@@ -401,7 +433,7 @@ resolve_settings <- function(method, v, call) {
   s$mh_tolerance <- check_open_interval(v$mh_tolerance, "mh_tolerance", 0, 1, call)
   s$mh_batch_size <- check_whole_number(v$mh_batch_size, "mh_batch_size", 2, call)
   s$mh_bound <- check_choice(v$mh_bound, "mh_bound", names(mh_bounds), call)
-  if (s$kernel %in% mh_kernels && s$step_scale != "width") {
+  if (s$kernel %in% random_walk_kernels && s$step_scale != "width") {
     abort(sprintf(paste(
       "`kernel = \"%s\"` needs `step_scale = \"width\"`: its random-walk proposals are scaled",
       "to the particles' spread."), s$kernel), call)
@@ -519,6 +551,11 @@ control_settings <- function(control, overrides, method, call) {
 # which the confidence sampler needs.
 mh_kernels <- c("austerity", "confidence")
 range_bounded_families <- c("linear_regression", "logistic_regression", "softmax_regression")
+# The kernels whose moves are random-walk MH steps (src/kernel.h, sg_kernel_random_walk), and
+# the model families with a collapsible lower bound on the likelihood (src/*_regression.c,
+# lik_bound_collapse), which FlyMC needs.
+random_walk_kernels <- c(mh_kernels, "flymc")
+likelihood_bounded_families <- "logistic_regression"
 
 # The kernel must suit the model: an error of class `sgais_error_kernel` when it does not.
 check_kernel_model <- function(settings, model, call) {
@@ -527,6 +564,14 @@ check_kernel_model <- function(settings, model, call) {
       "`kernel = \"confidence\"` needs a bound on the log-likelihood ratios, which %s models",
       "do not supply (only %s do); use `kernel = \"austerity\"`."),
       paste0(model$family, "()"), paste0(range_bounded_families, "()", collapse = ", ")),
+      call, "sgais_error_kernel")
+  }
+  if (identical(settings$kernel, "flymc") && !model$family %in% likelihood_bounded_families) {
+    abort(sprintf(paste(
+      "`kernel = \"flymc\"` needs a collapsible lower bound on the likelihood, which %s models",
+      "do not supply (only %s do); use `kernel = \"austerity\"` or `\"confidence\"`."),
+      paste0(model$family, "()"),
+      paste0(likelihood_bounded_families, "()", collapse = ", ")),
       call, "sgais_error_kernel")
   }
   invisible(settings)
@@ -592,6 +637,11 @@ format_settings <- function(s) {
     sprintf("%d-%d %s", s$min_sghmc_steps, s$sghmc_steps, unit)
   } else {
     sprintf("%d %s", s$sghmc_steps, unit)
+  }
+  if (kernel == "flymc") {
+    return(paste0(sprintf("preset \"%s\": ", s$preset), steps,
+                  sprintf(" (%s preconditioner), FlyMC with the Jaakkola-Jordan bound",
+                          s$preconditioner)))
   }
   if (kernel %in% mh_kernels) {
     test <- if (kernel == "austerity") "t-test" else sprintf("%s bound", s$mh_bound)

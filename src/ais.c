@@ -109,7 +109,15 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   sg_status *st = ws->status;
   ais_target target = {m, *lambda_io, ws};
   sg_potential pot = {ais_grad_log_target, &target, ais_log_target, ais_log_rest,
-                      {m, ws, NULL, 0, N, 0.0}};
+                      {m, ws, NULL, 0, N, 0.0, NULL}};
+  /* the FlyMC kernel's collapsed bound (kernel.h), anchored at the particles' weighted mean and
+   * collapsed over all the data before each step's moves */
+  sg_flymc_bound bound;
+  const int flymc = mv->kernel == SG_KERNEL_FLYMC;
+  if (flymc) {
+    sg_flymc_bound_alloc(&bound, dim);
+    pot.data.bound = &bound;
+  }
   const double start_time = sg_now();
   double lambda = *lambda_io;
   int steps = 0;
@@ -143,6 +151,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     const int k0 = sg_move_steps(mv, ess, s->target_ess, M);
     const int k = metropolis ? sg_move_distance_steps(mv, k0, *step_size) : k0;
     kernel.eta = width ? (*step_size) * (*step_size) : sg_move_eta(mv, N);
+    if (flymc && k > 0) sg_flymc_bound_set(&bound, &pot, theta, logw, M);
     int diverged = 0;
     for (int i = 0; i < M; i++) {
       double *th = theta + (size_t) i * dim;

@@ -165,7 +165,7 @@ sg_move_settings sg_move_settings_from_r(SEXP x) {
   /* the kernel and its MH test (c_settings() gives fits made before kernels were a setting
    * SGHMC) */
   s.kernel = sg_scalar_int(sg_list_get(x, "kernel"), "kernel", 0);
-  if (s.kernel > SG_KERNEL_CONFIDENCE) sg_input_error("`kernel` is not a known kernel.");
+  if (s.kernel > SG_KERNEL_FLYMC) sg_input_error("`kernel` is not a known kernel.");
   s.mh_batch = 100;
   s.mh_tolerance = 0.05;
   s.mh_bound = SG_BOUND_BERNSTEIN;
@@ -176,9 +176,9 @@ sg_move_settings sg_move_settings_from_r(SEXP x) {
     if (!(s.mh_tolerance > 0.0 && s.mh_tolerance < 1.0))
       sg_input_error("`mh_tolerance` must be in (0, 1).");
     if (s.mh_bound > SG_BOUND_HOEFFDING) sg_input_error("`mh_bound` is not a known bound.");
-    if (s.scale != SG_STEP_WIDTH)
-      sg_input_error("the Metropolis-Hastings kernels need `step_scale = \"width\"`.");
   }
+  if (sg_kernel_random_walk(s.kernel) && s.scale != SG_STEP_WIDTH)
+    sg_input_error("the Metropolis-Hastings kernels need `step_scale = \"width\"`.");
   s.base_step = s.step_size; /* until sg_move_settings_for() knows the dimension */
   return s;
 }

@@ -1,8 +1,9 @@
 /* The kernels every annealing estimator moves its particles with, behind one interface
- * (kernel.h): SGHMC (sghmc.c, the paper's), SGLD (sgld.c) and the subsampling Metropolis-Hastings
- * kernels (subsample_mh.c). The estimators build the potential (sg_potential) and choose the
- * step; the kernel only moves. */
+ * (kernel.h): SGHMC (sghmc.c, the paper's), SGLD (sgld.c), the subsampling Metropolis-Hastings
+ * kernels (subsample_mh.c) and Firefly Monte Carlo (flymc.c). The estimators build the
+ * potential (sg_potential) and choose the step; the kernel only moves. */
 #include "ffi.h"
+#include <math.h>
 #include <string.h>
 
 static int subsampling(int kind) {
@@ -32,6 +33,10 @@ void sg_kernel_init(sg_kernel *k, const sg_move_settings *s, const sg_precond *p
     t->used = (int *) R_alloc(cap / 2 + 1, sizeof(int));
     for (int i = 0; i < cap; i++) t->key[i] = -1;
   }
+  if (k->kind == SG_KERNEL_FLYMC) {
+    k->bright = (int *) R_alloc(n_max > 0 ? n_max : 1, sizeof(int));
+    k->gap = (double *) R_alloc(SG_BLOCK, sizeof(double));
+  }
 }
 
 void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
@@ -45,13 +50,24 @@ void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, d
   case SG_KERNEL_CONFIDENCE:
     sg_subsample_mh_run(pot, dim, theta, steps, k);
     return;
+  case SG_KERNEL_FLYMC:
+    sg_flymc_run(pot, dim, theta, steps, k);
+    return;
   default:
     sg_sghmc_run(pot, NULL, dim, theta, v, grad, steps, k);
   }
 }
 
+void sg_random_walk_propose(sg_kernel *k, int dim, const double *theta, double *prop) {
+  const double h = sqrt(k->eta);
+  double *xi = k->work + dim;
+  for (int j = 0; j < dim; j++) xi[j] = sg_rng_norm(k->rng);
+  if (k->pc && k->pc->kind != SG_PRECOND_NONE) sg_precond_factor_apply(k->pc, xi);
+  for (int j = 0; j < dim; j++) prop[j] = theta[j] + h * xi[j];
+}
+
 double sg_kernel_target_acceptance(const sg_kernel *k, const sg_potential *pot) {
-  if (subsampling(k->kind)) return 0.234; /* random walk (Roberts, Gelman & Gilks 1997) */
+  if (sg_kernel_random_walk(k->kind)) return 0.234; /* random walk (Roberts, Gelman & Gilks 1997) */
   if (k->kind == SG_KERNEL_SGHMC && k->integrator == SG_INTEGRATOR_BAOAB && pot->log_target)
     return 0.8; /* generalised HMC (sghmc.c) */
   return 0.0;

@@ -1,10 +1,12 @@
-/* The move layer: the kernels (SGHMC, SGLD, subsampling Metropolis-Hastings) on any potential,
+/* The move layer: the kernels (SGHMC, SGLD, subsampling Metropolis-Hastings, Firefly Monte
+ * Carlo) on any potential,
  * their preconditioner, and the move settings every estimator shares. */
 #ifndef SG_KERNEL_H
 #define SG_KERNEL_H
 
 #include "model.h"
 
+struct sg_flymc_bound;
 
 /* A target density f known through the gradient of log f (possibly a stochastic, unbiased
  * estimate). The kernel simulates the potential U = -log f. */
@@ -20,7 +22,9 @@ typedef struct {
    * sum over the population of n observations (buffer positions slot[k], or start + k when slot
    * is NULL) is what the MH test subsamples; factor is lambda in AIS and n_prev / n in SGAIS
    * (1 unless a bounded reservoir holds only some of the earlier observations). log_rest NULL:
-   * not available (nested sampling). */
+   * not available (nested sampling). The FlyMC kernel also needs `bound`, the collapsed
+   * likelihood bound over the same population (sg_flymc_bound_set), which the estimator sets in
+   * the main thread before the moves and the kernel only reads. */
   double (*log_rest)(void *ctx, const double *theta);
   struct {
     const sg_model *m;
@@ -28,6 +32,7 @@ typedef struct {
     const int *slot;
     int start, n;
     double factor;
+    const struct sg_flymc_bound *bound;
   } data;
 } sg_potential;
 
@@ -97,8 +102,17 @@ void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, dou
  *               data until a t-test says the decision is settled (Korattikara, Chen & Welling
  *               2014; subsample_mh.c);
  *   CONFIDENCE  the same with a concentration bound instead of the t-test (Bardenet, Doucet &
- *               Holmes 2014; subsample_mh.c), needing the model's range bound. */
-enum { SG_KERNEL_SGHMC = 0, SG_KERNEL_SGLD = 1, SG_KERNEL_AUSTERITY = 2, SG_KERNEL_CONFIDENCE = 3 };
+ *               Holmes 2014; subsample_mh.c), needing the model's range bound;
+ *   FLYMC       Firefly Monte Carlo (Maclaurin & Adams 2014; flymc.c): random-walk MH on theta
+ *               given brightness variables drawn afresh at the start of each run, reading only
+ *               the bright observations, exact; needs the model's likelihood bound. */
+enum { SG_KERNEL_SGHMC = 0, SG_KERNEL_SGLD = 1, SG_KERNEL_AUSTERITY = 2, SG_KERNEL_CONFIDENCE = 3,
+       SG_KERNEL_FLYMC = 4 };
+/* The kernels whose moves are random-walk Metropolis-Hastings steps (step 2.38 / sqrt(dim)
+ * widths, adapted towards 23.4% acceptance) whose tests are counted in sg_kernel.mh. */
+static inline int sg_kernel_random_walk(int kind) {
+  return kind == SG_KERNEL_AUSTERITY || kind == SG_KERNEL_CONFIDENCE || kind == SG_KERNEL_FLYMC;
+}
 enum { SG_BOUND_BERNSTEIN = 0, SG_BOUND_HOEFFDING = 1 };
 
 /* The subsampling MH test's tuning and its scratch (subsample_mh.c): tolerance epsilon, first
@@ -128,6 +142,10 @@ typedef struct {
   int accepted;
   sg_rng *rng; /* the stream of the particle being moved (set by the caller) */
   sg_mh_test mh;
+  /* FLYMC's scratch: the bright observations' buffer positions (n_max) and their gaps
+   * (SG_BLOCK); its MH steps and the observations they read are counted in mh */
+  int *bright;
+  double *gap;
 } sg_kernel;
 struct sg_move_settings;
 /* A kernel of the settings' kind for a model of dimension dim with at most n_max observations in
@@ -146,9 +164,33 @@ double sg_kernel_target_acceptance(const sg_kernel *k, const sg_potential *pot);
 /* The SGLD kernel (sgld.c): theta <- theta + (eta / 2) Sigma grad log f + N(0, eta Sigma). */
 void sg_sgld_run(const sg_potential *pot, int dim, double *theta, double *grad, int steps,
                  sg_kernel *k);
+/* The random-walk kernels' proposal: prop = theta + h L xi, h = sqrt(k->eta), xi ~ N(0, I) from
+ * the particle's stream and L the factor of the metric k->pc (none: L = I). k->work + dim holds
+ * xi afterwards (prop may be k->work). */
+void sg_random_walk_propose(sg_kernel *k, int dim, const double *theta, double *prop);
 /* The subsampling MH kernels (subsample_mh.c): `steps` random-walk proposals theta + h L xi,
  * h = sqrt(eta), each accepted by the subsampled test; counts k->accepted. */
 void sg_subsample_mh_run(const sg_potential *pot, int dim, double *theta, int steps, sg_kernel *k);
+
+/* The collapsed likelihood bound of the FlyMC kernel (flymc.c): with the model's tangent points
+ * chosen at `anchor` (model.h, lik_bound_collapse), the sum over the potential's population of
+ *   log B_k(theta) = c + b' theta - theta' A theta        (A: dim x dim, column-major).
+ * The estimator sets it in the main thread before the moves (one pass over the population,
+ * O(n dim^2)); the kernels only read it, so threads share it. */
+typedef struct sg_flymc_bound {
+  int dim;
+  double *anchor, *A, *b, c;
+} sg_flymc_bound;
+void sg_flymc_bound_alloc(sg_flymc_bound *B, int dim);
+/* Anchors B at the weighted mean of the M particles theta (rows of dim, log-weights logw) and
+ * collapses the bound over pot's population (pot->data.n likelihood evaluations, counted in
+ * pot->data.ws). */
+void sg_flymc_bound_set(sg_flymc_bound *B, const sg_potential *pot, const double *theta,
+                        const double *logw, int M);
+/* The FlyMC kernel (flymc.c): brightness variables z_k ~ Bernoulli(1 - (B_k / L_k)^factor) for
+ * the population, then `steps` random-walk proposals theta + h L xi, h = sqrt(eta), accepted by
+ * the exact MH test on the joint target of theta and z; counts k->accepted. */
+void sg_flymc_run(const sg_potential *pot, int dim, double *theta, int steps, sg_kernel *k);
 
 /* `steps` SGHMC steps from theta (updated in place); v and grad are scratch of length dim.
  * With a preconditioner the kernel simulates the dynamics with inverse mass Sigma: v ~ N(0, eta
@@ -177,7 +219,7 @@ typedef struct sg_move_settings {
   double base_step;
 } sg_move_settings;
 /* Sets s->base_step for the model m; an input error when the kernel needs what m lacks (the
- * confidence sampler needs m->log_lik_range). */
+ * confidence sampler needs m->log_lik_range, FlyMC m->lik_bound_collapse). */
 void sg_move_settings_for(sg_move_settings *s, const sg_model *m);
 /* With steps of the adapted size step_size (target widths) instead of the configured one, the
  * number of steps that travels the same distance: steps * configured / step_size, within

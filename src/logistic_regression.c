@@ -64,6 +64,71 @@ static double lg_log_lik_range(const sg_model *m, const double *theta, const dou
   return d->max_norm * sg_distance(theta, theta_new, d->p);
 }
 
+/* The Jaakkola-Jordan bound (Jaakkola & Jordan 2000; Maclaurin & Adams 2014, Section 4) for
+ * Firefly Monte Carlo (model.h, flymc.c): with s = (2 y_i - 1) a_i' theta and a tangent point
+ * xi >= 0,
+ *   log plogis(s) >= log plogis(xi) + (s - xi) / 2 - g(xi) (s^2 - xi^2),
+ *   g(xi) = tanh(xi / 2) / (4 xi)  (g(0) = 1/8),
+ * tight at s = +/- xi; quadratic in theta since s^2 = (a_i' theta)^2. The tangent point is
+ * xi_i = |a_i' t| at the anchor t (MAP tuning, Maclaurin & Adams Section 3.1), so that
+ *   log B_i = c_i + s / 2 - g(xi_i) (a_i' theta)^2,  c_i = log plogis(xi_i) - xi_i / 2 + g xi_i^2.
+ * jj_terms returns c_i and sets *g; jj_obs the gap log plogis(s) - log B_i >= 0. */
+static inline double jj_terms(const lg_data *d, const double *x, const double *t, double *g) {
+  double xi = 0.0;
+  for (int j = 0; j < d->p; j++) xi += x[j] * t[j];
+  xi = fabs(xi);
+  /* tanh(u) / u = 1 - u^2 / 3 + O(u^4): below 1e-4 the series is exact to double precision */
+  *g = xi < 1e-4 ? 0.125 - xi * xi / 96.0 : tanh(0.5 * xi) / (4.0 * xi);
+  return -log1p(exp(-xi)) - 0.5 * xi + *g * xi * xi;
+}
+
+static inline double jj_gap(const lg_data *d, const double *t, const double *theta, R_xlen_t i) {
+  const double *x = d->rows + i * d->stride;
+  double g, c = jj_terms(d, x, t, &g);
+  double eta = 0.0;
+  for (int j = 0; j < d->p; j++) eta += x[j] * theta[j];
+  double s = x[d->p] != 0.0 ? eta : -eta;
+  double lp = -(log1p(exp(-fabs(s))) + (s < 0.0 ? -s : 0.0)); /* log plogis(s), as lg_obs */
+  return lp - (c + 0.5 * s - g * eta * eta);
+}
+
+static void lg_lik_bound_gap(const sg_model *m, const double *t, const double *theta,
+                             const int *idx, int start, int n, double *gap) {
+  const lg_data *d = m->data;
+  if (idx) {
+    sg_rows_prefetch_start(d->rows, d->stride, d->p + 1, idx, n);
+    for (int k = 0; k < n; k++) {
+      sg_rows_prefetch(d->rows, d->stride, d->p + 1, idx, k, n);
+      gap[k] = jj_gap(d, t, theta, idx[k]);
+    }
+  } else {
+    for (int k = 0; k < n; k++) gap[k] = jj_gap(d, t, theta, (R_xlen_t) start + k);
+  }
+}
+
+/* Sum of the bounds: A += sum g_i a_i a_i' (lower triangle, mirrored at the end: A stays
+ * symmetric), b += sum (2 y_i - 1) a_i / 2, c += sum c_i. */
+static void lg_lik_bound_collapse(const sg_model *m, const double *t, const int *idx, int start,
+                                  int n, double *A, double *b, double *c) {
+  const lg_data *d = m->data;
+  const int p = d->p;
+  double csum = 0.0;
+  for (int k = 0; k < n; k++) {
+    const double *x = d->rows + (idx ? (R_xlen_t) idx[k] : (R_xlen_t) start + k) * d->stride;
+    double g;
+    csum += jj_terms(d, x, t, &g);
+    const double half = x[p] != 0.0 ? 0.5 : -0.5;
+    for (int l = 0; l < p; l++) {
+      const double gx = g * x[l];
+      b[l] += half * x[l];
+      for (int j = l; j < p; j++) A[j + (R_xlen_t) l * p] += gx * x[j];
+    }
+  }
+  *c += csum;
+  for (int l = 0; l < p; l++)
+    for (int j = l + 1; j < p; j++) A[l + (R_xlen_t) j * p] = A[j + (R_xlen_t) l * p];
+}
+
 int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
                                 sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
@@ -92,5 +157,7 @@ int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, d
   m->log_prior = sg_normal_model_log_prior;
   m->log_lik = lg_log_lik;
   m->log_lik_range = lg_log_lik_range;
+  m->lik_bound_collapse = lg_lik_bound_collapse;
+  m->lik_bound_gap = lg_lik_bound_gap;
   return SG_OK;
 }

@@ -87,6 +87,19 @@ void sg_model_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const doubl
   for (int k = 0; k < n; k++) out[k] = m->log_lik(m, ws, theta, NULL, start + k, 1, 1.0, NULL);
 }
 
+void sg_model_lik_bound_collapse(const sg_model *m, sg_workspace *ws, const double *t,
+                                 const int *idx, int start, int n, double *A, double *b,
+                                 double *c) {
+  ws->count.likelihood += n;
+  m->lik_bound_collapse(m, t, idx, start, n, A, b, c);
+}
+
+void sg_model_lik_bound_gap(const sg_model *m, sg_workspace *ws, const double *t,
+                            const double *theta, const int *idx, int start, int n, double *gap) {
+  ws->count.likelihood += n;
+  m->lik_bound_gap(m, t, theta, idx, start, n, gap);
+}
+
 void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M) {
   if (!m->canonicalize) return;
   for (int i = 0; i < M; i++) m->canonicalize(m, ws, theta + (size_t) i * m->dim);

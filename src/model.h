@@ -100,6 +100,19 @@ struct sg_model {
    * with theta NULL first, in the main thread, it computes those summaries (one pass over the
    * data, which runs that need no bound do not pay) and returns 0. */
   double (*log_lik_range)(const sg_model *m, const double *theta, const double *theta_new);
+
+  /* Optional (both or neither; NULL if none): a lower bound on each observation's likelihood
+   * that is quadratic in theta, for Firefly Monte Carlo (Maclaurin & Adams 2014; flymc.c),
+   *   log B_i(theta; t) = c_i(t) + b_i(t)' theta - theta' A_i(t) theta <= log p(y_i | theta),
+   * with tangent points chosen at the anchor t so that it is tight at theta = t.
+   * lik_bound_collapse adds the sums of A_i (dim x dim, column-major, symmetric), b_i and c_i
+   * over the observations idx[0..n-1] (or start..start+n-1 when idx is NULL) to A, b and *c;
+   * lik_bound_gap writes gap[k] = log p(y_k | theta) - log B_k(theta; t) >= 0 for the same
+   * kind of index set. Read-only, thread-safe. */
+  void (*lik_bound_collapse)(const sg_model *m, const double *t, const int *idx, int start,
+                             int n, double *A, double *b, double *c);
+  void (*lik_bound_gap)(const sg_model *m, const double *t, const double *theta, const int *idx,
+                        int start, int n, double *gap);
 };
 
 /* A workspace for m (scratch R_alloc'ed, counts zero, one thread) reporting to st. */
@@ -117,6 +130,13 @@ void sg_model_grad_log_lik(const sg_model *m, sg_workspace *ws, const double *th
 /* out[k] = log p(y_{start+k} | theta), k < n, counted as likelihood evaluations. */
 void sg_model_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const double *theta,
                                 int start, int n, double *out);
+/* The model's likelihood bound (lik_bound_collapse, lik_bound_gap), counted as likelihood
+ * evaluations (n each: a pass over the observations). */
+void sg_model_lik_bound_collapse(const sg_model *m, sg_workspace *ws, const double *t,
+                                 const int *idx, int start, int n, double *A, double *b,
+                                 double *c);
+void sg_model_lik_bound_gap(const sg_model *m, sg_workspace *ws, const double *t,
+                            const double *theta, const int *idx, int start, int n, double *gap);
 /* Applies the model's canonicalize (if any) to M particles (rows of dim). */
 void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M);
 

@@ -341,12 +341,14 @@ double sg_move_adapt(const sg_move_settings *s, double target, double *step_size
 }
 
 void sg_move_settings_for(sg_move_settings *s, const sg_model *m) {
-  s->base_step = (s->kernel == SG_KERNEL_AUSTERITY || s->kernel == SG_KERNEL_CONFIDENCE)
-                     ? 2.38 / sqrt((double) m->dim) : s->step_size;
+  s->base_step = sg_kernel_random_walk(s->kernel) ? 2.38 / sqrt((double) m->dim) : s->step_size;
   if (s->kernel == SG_KERNEL_CONFIDENCE && m->log_lik_range) m->log_lik_range(m, NULL, NULL);
   if (s->kernel == SG_KERNEL_CONFIDENCE && !m->log_lik_range)
     sg_input_error("`kernel = \"confidence\"` needs a bound on the log-likelihood ratios, which "
                    "%s models do not supply; use `kernel = \"austerity\"`.", m->name);
+  if (s->kernel == SG_KERNEL_FLYMC && !(m->lik_bound_collapse && m->lik_bound_gap))
+    sg_input_error("`kernel = \"flymc\"` needs a collapsible lower bound on the likelihood, which "
+                   "%s models do not supply.", m->name);
 }
 
 /* .Call entry for the tests: the metric Sigma = L L' that the kernels use for particles theta

@@ -443,11 +443,19 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   const int threads = m->thread_safe ? sg_threads() : 1;
   sg_workspace_threads(&ws, m, threads);
   sgais_target target = {m, 0, 0, 0, s->batch_size, 0, 0.0, 0.0, NULL, NULL, NULL, &ws, &shared};
-  sg_potential pot = {sgais_grad_log_target, &target, NULL, sgais_log_rest, {m, &ws, NULL, 0, 0, 0.0}};
+  sg_potential pot = {sgais_grad_log_target, &target, NULL, sgais_log_rest, {m, &ws, NULL, 0, 0, 0.0, NULL}};
   sgais_mover *movers = (sgais_mover *) R_alloc(threads, sizeof(sgais_mover));
   /* the most observations an MH test's population (the earlier ones held) can have */
   const int n_max = res->cap ? res->cap : m->n_obs;
   for (int t = 0; t < threads; t++) mover_init(&movers[t], m, s, pcp != NULL, n_max, st);
+  /* the FlyMC kernel's collapsed bound over the earlier observations (kernel.h), anchored and
+   * collapsed here before each annealing step's moves, read by every mover */
+  sg_flymc_bound bound;
+  const int flymc = mv->kernel == SG_KERNEL_FLYMC;
+  if (flymc) {
+    sg_flymc_bound_alloc(&bound, dim);
+    pot.data.bound = &bound;
+  }
   const double start_time = sg_now();
   int chunks = 0;
 
@@ -547,6 +555,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
        * spread over label-switched modes make its metric too wide for one mode), the
        * mini-batch moves need the smaller step too. */
       double h = (!metropolis && *step_size > mv->step_size) ? mv->step_size : *step_size;
+      if (flymc && k > 0) sg_flymc_bound_set(&bound, &pot, theta, logw, M);
       double eta = width ? h * h : sg_move_eta(mv, n_now);
       moves += k;
       const int check_spread = pcp && !metropolis && k > 0;

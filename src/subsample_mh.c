@@ -150,16 +150,12 @@ static int mh_accept(const sg_potential *pot, sg_kernel *k, const double *from, 
 
 void sg_subsample_mh_run(const sg_potential *pot, int dim, double *theta, int steps,
                          sg_kernel *k) {
-  const double h = sqrt(k->eta);
-  const sg_precond *pc = (k->pc && k->pc->kind != SG_PRECOND_NONE) ? k->pc : NULL;
-  double *prop = k->work, *xi = k->work + dim;
+  double *prop = k->work;
   k->accepted = 0;
   if (steps == 0) return;
   double rest = pot->log_rest(pot->ctx, theta);
   for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
-    for (int j = 0; j < dim; j++) xi[j] = sg_rng_norm(k->rng);
-    if (pc) sg_precond_factor_apply(pc, xi);
-    for (int j = 0; j < dim; j++) prop[j] = theta[j] + h * xi[j];
+    sg_random_walk_propose(k, dim, theta, prop);
     const double log_u = log(sg_rng_unif(k->rng));
     const double rest_new = pot->log_rest(pot->ctx, prop);
     if (!(rest_new > R_NegInf) || ISNAN(rest_new)) continue;

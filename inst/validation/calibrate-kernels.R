@@ -1,7 +1,10 @@
 # Calibration of the tolerances in tests/testthat/test-kernels.R and test-sequential.R: the error
 # of log Z against the exact evidence for every kernel and estimator on the tests' model (linear
 # regression, n = 1000, 5 covariates, noise sd 1, simulated with seed 3), over calibration seeds
-# 1-5. The tests run other seeds. Usage: Rscript inst/validation/calibrate-kernels.R [--seeds=1:5]
+# 1-5. The tests run other seeds. FlyMC, which needs logistic regression, is calibrated on the
+# tests' flymc_model() (tests/testthat/helper-glm.R: n = 1000, intercept and one slope) against
+# its grid evidence. Usage, from the package's root:
+#   Rscript inst/validation/calibrate-kernels.R [--seeds=1:5]
 args <- commandArgs(trailingOnly = TRUE)
 seeds <- 1:5
 for (a in args) if (startsWith(a, "--seeds=")) seeds <- eval(parse(text = sub("--seeds=", "", a)))
@@ -20,9 +23,25 @@ runs <- list(
   "sequential" = function(s) sequential_sgmcmc(model, hybrid = FALSE, seed = s, progress = FALSE),
   "sequential + NS" = function(s) sequential_sgmcmc(model, seed = s, progress = FALSE)
 )
-rows <- lapply(names(runs), function(name) {
-  err <- vapply(seeds, function(s) suppressWarnings(runs[[name]](s))$log_evidence - exact, 0)
-  data.frame(run = name, mean = mean(err), sd = sd(err), max_abs = max(abs(err)),
-             errors = paste(sprintf("%+.2f", err), collapse = " "))
-})
-print(do.call(rbind, rows), digits = 3, row.names = FALSE)
+# The error of each run's log Z against `reference` over the seeds: mean, sd, largest.
+calibrate <- function(runs, reference) {
+  rows <- lapply(names(runs), function(name) {
+    err <- vapply(seeds, function(s) suppressWarnings(runs[[name]](s))$log_evidence - reference, 0)
+    data.frame(run = name, mean = mean(err), sd = sd(err), max_abs = max(abs(err)),
+               errors = paste(sprintf("%+.2f", err), collapse = " "))
+  })
+  print(do.call(rbind, rows), digits = 3, row.names = FALSE)
+}
+calibrate(runs, exact)
+
+# FlyMC on logistic regression, against the grid evidence (with SGHMC on the same model)
+source("tests/testthat/helper-glm.R", local = TRUE)
+logistic <- flymc_model()
+grid <- flymc_reference(logistic)
+runs <- list(
+  "AIS flymc" = function(s) ais(logistic, kernel = "flymc", seed = s, progress = FALSE),
+  "SGAIS flymc" = function(s) sgais(logistic, kernel = "flymc", seed = s, progress = FALSE),
+  "AIS sghmc" = function(s) ais(logistic, seed = s, progress = FALSE),
+  "SGAIS sghmc" = function(s) sgais(logistic, seed = s, progress = FALSE)
+)
+calibrate(runs, grid)

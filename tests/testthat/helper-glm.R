@@ -41,3 +41,25 @@ cut_rows <- function(data, at) {
     lapply(data, function(x) if (is.null(dim(x))) x[rows] else x[rows, , drop = FALSE])
   })
 }
+
+# The FlyMC tests' model (test-kernels.R, inst/validation/calibrate-kernels.R): logistic
+# regression on an intercept and one standard normal covariate, n observations with
+# P(y = 1) = plogis(-0.5 + 1.2 x1), simulated with `seed`; and its evidence by the grid rule.
+flymc_model <- function(n = 1000, seed = 4) {
+  data <- withr::with_seed(seed, {
+    x1 <- stats::rnorm(n)
+    data.frame(x1 = x1, y = stats::rbinom(n, 1, stats::plogis(-0.5 + 1.2 * x1)))
+  })
+  logistic_regression(y ~ x1, data)
+}
+flymc_reference <- function(model) {
+  x1 <- model$data$xt[2, ]
+  y <- model$data$y
+  fit <- stats::glm(y ~ x1, family = stats::binomial())
+  log_lik <- function(b0, b1) {
+    vapply(b1, function(b) sum(stats::plogis(ifelse(y == 1, 1, -1) * (b0 + b * x1),
+                                             log.p = TRUE)), 0)
+  }
+  grid_log_evidence(log_lik, stats::coef(fit), 10 * sqrt(diag(stats::vcov(fit))), 61,
+                    model$hyper$prior_sd)
+}

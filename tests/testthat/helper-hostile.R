@@ -132,6 +132,16 @@ hostile_table <- function() {
                     pattern = "confidence", class = "sgais_error_kernel", expect = "error")))
     }
   }
+  # FlyMC needs a collapsible likelihood bound (logistic regression only) and steps in widths
+  for (mod in c("m", "m_soft", "m_poi", "m_mix", "m_cus")) {
+    for (est in c("sgais", "ais", "sir")) {
+      expr <- call(est, as.name(mod), kernel = "flymc", progress = FALSE)
+      add(list(list(label = paste(deparse(expr), collapse = " "), expr = expr,
+                    pattern = "flymc", class = "sgais_error_kernel", expect = "error")))
+    }
+  }
+  one(ais(m_log, kernel = "flymc", control = ais_control("paper"), progress = FALSE),
+      "step_scale", class = "sgais_error")
   # the estimators on SGAIS's sampler
   one(sir(m, control = sgais_control(), progress = FALSE), "`control`")
   one(sequential_sgmcmc(m, control = sir_control(), progress = FALSE), "`control`")

@@ -6,6 +6,23 @@
 # Each bound is about |mean| + 4 sd; the tests run seeds 11 and 12.
 kernel_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3))
 
+# SGAIS with `kernel` on `model`: the same seed gives the same estimate, and a run split into
+# slices (a time budget of 0: one chunk per call) the same state as one call.
+expect_reproducible_sgais <- function(model, kernel) {
+  a <- quietly(sgais(model, kernel = kernel, seed = 5, progress = FALSE))
+  b <- quietly(sgais(model, kernel = kernel, seed = 5, progress = FALSE))
+  expect_identical(a$log_evidence, b$log_evidence)
+  settings <- sgais:::control_settings(sgais_control(kernel = kernel, exact_until = 200), list(),
+                                       "sgais", NULL)
+  run <- function(budget) {
+    withr::with_seed(9, {
+      state <- initial_sgais_state(model, settings$early_particles)
+      sgais:::sgais_advance(model, state, model$n, settings, progress = FALSE, budget = budget)
+    })
+  }
+  expect_identical(run(Inf)$state, run(0)$state)
+}
+
 test_that("every kernel gives SGAIS and AIS the exact evidence within the calibrated spread", {
   model <- kernel_model()
   exact <- exact_log_evidence(model)
@@ -42,20 +59,7 @@ test_that("the MH kernels report the fraction of the data their tests read", {
 
 test_that("kernels keep runs reproducible: same seed, slices and threads", {
   model <- kernel_model()
-  for (kernel in c("sgld", "austerity", "confidence")) {
-    a <- quietly(sgais(model, kernel = kernel, seed = 5, progress = FALSE))
-    b <- quietly(sgais(model, kernel = kernel, seed = 5, progress = FALSE))
-    expect_identical(a$log_evidence, b$log_evidence)
-    settings <- sgais:::control_settings(sgais_control(kernel = kernel, exact_until = 200), list(),
-                                         "sgais", NULL)
-    run <- function(budget) {
-      withr::with_seed(9, {
-        state <- initial_sgais_state(model, settings$early_particles)
-        sgais:::sgais_advance(model, state, model$n, settings, progress = FALSE, budget = budget)
-      })
-    }
-    expect_identical(run(Inf)$state, run(0)$state)
-  }
+  for (kernel in c("sgld", "austerity", "confidence")) expect_reproducible_sgais(model, kernel)
   old <- sgais_threads()
   on.exit(suppressWarnings(sgais_threads(old)))
   big <- linear_regression(y ~ ., simulate_linear_regression(3000, seed = 2))
@@ -73,4 +77,92 @@ test_that("kernels that cannot serve a model or a preset are refused before samp
   expect_error(ais(kernel_model(), kernel = "austerity", control = ais_control("paper")),
                "step_scale", class = "sgais_error")
   expect_error(sgais_control(mh_tolerance = 1), "mh_tolerance")
+})
+
+# FlyMC (src/flymc.c) on flymc_model() (helper-glm.R: logistic regression, n = 1000, intercept
+# and one slope), against the grid evidence. inst/validation/calibrate-kernels.R measured the
+# error over seeds 1-5 (mean, sd): AIS flymc -0.03, 0.36; SGAIS flymc +0.04, 0.24 (AIS sghmc
+# +0.15, 0.13 on the same model). Each error is tested within |mean| + 4 sd, and the mean error
+# over the four test seeds within 4 sd / 2.
+test_that("FlyMC's bound collapses exactly and lies below the likelihood", {
+  model <- flymc_model(200, seed = 1)
+  a <- t(model$data$xt)
+  sign <- ifelse(model$data$y == 1, 1, -1)
+  for (seed in 1:3) {
+    withr::local_seed(seed)
+    anchor <- stats::rnorm(2)
+    for (theta in list(anchor, anchor + stats::rnorm(2, sd = 0.3), stats::rnorm(2, sd = 3))) {
+      b <- .Call(sgais:::C_ffi_flymc_bound, model, anchor, theta)
+      log_lik <- stats::plogis(sign * drop(a %*% theta), log.p = TRUE)
+      expect_true(all(b$gap >= -1e-12))
+      expect_equal(b$collapsed, sum(log_lik - b$gap), tolerance = 1e-10)
+    }
+    # tight at the anchor: the gap there is zero to rounding
+    b <- .Call(sgais:::C_ffi_flymc_bound, model, anchor, anchor)
+    expect_lt(max(abs(b$gap)), 1e-12)
+  }
+  expect_error(.Call(sgais:::C_ffi_flymc_bound, kernel_model(), rep(0, 6), rep(0, 6)),
+               "no collapsible", class = "sgais_error_input")
+})
+
+test_that("FlyMC gives SGAIS and AIS the exact evidence within the calibrated spread", {
+  model <- flymc_model()
+  exact <- flymc_reference(model)
+  calibrated <- list(ais = c(-0.03, 0.36), sgais = c(0.04, 0.24))
+  for (est in names(calibrated)) {
+    bias <- calibrated[[est]][1]
+    sd <- calibrated[[est]][2]
+    err <- vapply(11:14, function(seed) {
+      quietly(get(est)(model, kernel = "flymc", seed = seed, progress = FALSE))$log_evidence -
+        exact
+    }, 0)
+    for (e in err) expect_lt(abs(e), abs(bias) + 4 * sd, label = sprintf("%s error %+.2f", est, e))
+    expect_lt(abs(mean(err) - bias), 4 * sd / 2,
+              label = sprintf("%s mean error %+.2f", est, mean(err)))
+  }
+})
+
+test_that("FlyMC reads a small fraction of a large data set", {
+  model <- flymc_model(20000, seed = 2)
+  f <- quietly(ais(model, kernel = "flymc", particles = 20, target_ess = 16, seed = 1,
+                   progress = FALSE))
+  frac <- f$schedule$data_fraction
+  expect_true(all(frac > 0 & frac < 1))
+  # one pass per move, then only the bright observations at each of its steps
+  bright <- frac - 1 / f$schedule$sghmc_steps
+  expect_lt(max(bright), 0.02)
+  expect_equal(f$gradient_evaluations, 0)
+  expect_output(print(f), "FlyMC with the Jaakkola-Jordan bound")
+})
+
+test_that("FlyMC keeps runs reproducible: same seed, slices and threads", {
+  model <- flymc_model(2000, seed = 5)
+  expect_reproducible_sgais(model, "flymc")
+  a <- quietly(ais(model, kernel = "flymc", seed = 5, progress = FALSE))
+  b <- quietly(ais(model, kernel = "flymc", seed = 5, progress = FALSE))
+  expect_identical(a$log_evidence, b$log_evidence)
+  old <- sgais_threads()
+  on.exit(suppressWarnings(sgais_threads(old)))
+  fits <- lapply(1:2, function(threads) {
+    suppressWarnings(sgais_threads(threads))
+    list(sgais = quietly(sgais(model, kernel = "flymc", seed = 2, progress = FALSE)),
+         ais = quietly(ais(model, kernel = "flymc", seed = 2, progress = FALSE)))
+  })
+  expect_identical(fits[[1]]$sgais$log_evidence, fits[[2]]$sgais$log_evidence)
+  expect_identical(fits[[1]]$sgais$trajectory$data_fraction,
+                   fits[[2]]$sgais$trajectory$data_fraction)
+  expect_identical(fits[[1]]$ais$log_evidence, fits[[2]]$ais$log_evidence)
+})
+
+test_that("FlyMC is refused for models without a collapsible likelihood bound", {
+  d <- simulate_linear_regression(100, seed = 1)
+  d$k <- stats::rpois(100, 2)
+  for (est in c("sgais", "ais", "sir")) {
+    expect_error(get(est)(poisson_regression(k ~ x1, d), kernel = "flymc", progress = FALSE),
+                 "collapsible lower bound", class = "sgais_error_kernel")
+  }
+  expect_error(ais(kernel_model(), kernel = "flymc", progress = FALSE), "only logistic_regression",
+               class = "sgais_error_kernel")
+  expect_error(ais(flymc_model(50), kernel = "flymc", control = ais_control("paper")),
+               "step_scale", class = "sgais_error")
 })
