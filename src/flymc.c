@@ -20,7 +20,7 @@
  * it (MAP tuning, Maclaurin & Adams Section 3.1). The run is exact for any fixed anchor; the
  * anchor depends on the particle being moved only through its weight in the mean (1 / M), as
  * kernels tuned on the particle population do (unlike the metric, whose dependence on the
- * moved particle is systematic and is left out, precond.c). */
+ * moved particle is systematic and is left out, precond.c).
  * Counted in k->mh: each MH step is a test, and the observations read are the population once
  * per run (the brightness pass) plus the bright ones at each step, so the trace's data_fraction
  * is about 1 / steps + (bright observations) / n. */
