@@ -45,3 +45,13 @@ runs <- list(
   "SGAIS sghmc" = function(s) sgais(logistic, seed = s, progress = FALSE)
 )
 calibrate(runs, grid)
+
+# SIR and the sequential estimators on the same logistic regression (a model without a
+# closed-form evidence: checked against the grid, as the issue asks of them off linear
+# regression)
+runs <- list(
+  "SIR logistic" = function(s) sir(logistic, seed = s, progress = FALSE),
+  "sequential + NS logistic" = function(s) sequential_sgmcmc(logistic, seed = s, progress = FALSE),
+  "SIR austerity logistic" = function(s) sir(logistic, kernel = "austerity", seed = s, progress = FALSE)
+)
+calibrate(runs, grid)

@@ -54,3 +54,20 @@ test_that("fits say which estimator made them and the hybrid starts from nested 
   expect_s3_class(autoplot(p), "ggplot")
   expect_error(sequential_sgmcmc(model, hybrid = 1000), "hybrid")
 })
+
+test_that("off linear regression they agree with a grid evidence (logistic regression)", {
+  # calibration (inst/validation/calibrate-kernels.R, seeds 1-5; error mean, sd): SIR -0.29,
+  # 0.30; sequential + NS +0.10, 0.34; SIR with the austerity kernel -0.19, 0.55
+  model <- flymc_model()
+  grid <- flymc_reference(model)
+  for (seed in 11:12) {
+    runs <- list(SIR = sir(model, seed = seed, progress = FALSE),
+                 hybrid = sequential_sgmcmc(model, seed = seed, progress = FALSE),
+                 austerity = sir(model, kernel = "austerity", seed = seed, progress = FALSE))
+    bounds <- c(SIR = 1.5, hybrid = 1.5, austerity = 2.5)
+    for (name in names(runs)) {
+      expect_lt(abs(runs[[name]]$log_evidence - grid), bounds[[name]],
+                label = sprintf("%s, seed %d: error %+.2f", name, seed, runs[[name]]$log_evidence - grid))
+    }
+  }
+})
