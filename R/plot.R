@@ -171,8 +171,9 @@ evidence_panel <- function(d, method) {
     p <- p + line_if(several, ggplot2::aes(y = .data$exact_per_obs, colour = "exact",
                                            linetype = "exact"))
   }
+  # a linetype scale only where there are lines (ggplot2 4 warns about a scale no layer uses)
   p + ggplot2::scale_colour_manual(NULL, values = stats::setNames(c(okabe_ito[1], "black"), c(method, "exact"))) +
-    ggplot2::scale_linetype_manual(NULL, values = stats::setNames(c("solid", "dashed"), c(method, "exact"))) +
+    (if (several) ggplot2::scale_linetype_manual(NULL, values = stats::setNames(c("solid", "dashed"), c(method, "exact")))) +
     ggplot2::labs(y = "log evidence per observation")
 }
 
@@ -411,12 +412,14 @@ plot_evidence <- function(..., exact = TRUE) {
   labels <- unique(fits$label)
   colours <- stats::setNames(palette_for(labels), labels)
   # the estimators with a trajectory are lines, the others points
-  trajectory <- fits$method %in% c("SGAIS", "Online NS")
+  trajectory <- fits$method %in% c("SGAIS", "SIR", "sequential SG-MCMC",
+                                    "sequential SG-MCMC + NS", "Online NS")
   lines <- fits[trajectory, , drop = FALSE]
   points <- fits[!trajectory, , drop = FALSE]
   p <- ggplot2::ggplot(mapping = ggplot2::aes(.data$n, .data$log_evidence_per_obs,
                                               colour = .data$label))
-  if (nrow(lines) && any(!is.na(lines$lower))) {
+  ribbon <- nrow(lines) && any(!is.na(lines$lower))
+  if (ribbon) {
     p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper,
                                                fill = .data$label, colour = NULL),
                                   data = lines, alpha = 0.2, na.rm = TRUE, show.legend = FALSE)
@@ -440,8 +443,9 @@ plot_evidence <- function(..., exact = TRUE) {
       (if (nrow(ex) == 1L) ggplot2::geom_point(data = ex, ggplot2::aes(colour = NULL),
                                                colour = "black", shape = 4, size = 3))
   }
+  # a fill scale only for the ribbons (without any, ggplot2 4 warns that no level is used)
   p + ggplot2::scale_colour_manual(NULL, values = colours) +
-    ggplot2::scale_fill_manual(NULL, values = colours) +
+    (if (ribbon) ggplot2::scale_fill_manual(NULL, values = colours)) +
     log_x_axis() +
     ggplot2::labs(x = "observations (log scale)", y = "log evidence per observation",
                   caption = if (nrow(ex) > 1L) "dashed: exact" else if (nrow(ex)) "cross: exact" else NULL) +
