@@ -172,7 +172,11 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     \Sigma)}{theta <- theta + (eta / 2) Sigma grad log f + N(0, eta Sigma)}, on the same
 #'     (mini-batch) gradient. No Metropolis test anywhere: on a Gaussian target its stationary
 #'     variance is too wide by a factor \eqn{1 / (1 - \eta / 4)}{1 / (1 - eta / 4)} per
-#'     whitened direction.}
+#'     whitened direction. Off near-Gaussian posteriors it can fail badly without an error:
+#'     measured at N = 10,000 (inst/bench/seed-methods.R, seed 1), SGAIS with SGLD was 76,000
+#'     nats low on the paper's softmax regression and 1,700 low on its mixture, and AIS with
+#'     SGLD diverged to a meaningless log Z on the softmax regression. Use it to compare
+#'     kernels, not for evidence you rely on.}
 #'   \item{`"austerity"`}{random-walk Metropolis-Hastings (proposals in the particles'
 #'     metric, scale starting at \eqn{2.38 / \sqrt p}{2.38 / sqrt(p)} widths and adapted
 #'     towards 23.4% acceptance) whose test reads a random subset of the data, drawn without
