@@ -61,7 +61,7 @@
 #'   kernels.
 #' @export
 #' @examples
-#' model <- simulate_linear_regression(1000, seed = 1)
+#' model <- linear_regression(y ~ ., simulate_linear_regression(1000, seed = 1))
 #' fit <- sir(model, seed = 1, progress = FALSE)
 #' fit
 #' seq_fit <- sequential_sgmcmc(model, hybrid = TRUE, seed = 1, progress = FALSE)
