@@ -248,8 +248,8 @@ sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates 
 }
 
 # The work of sgais(), sir() and sequential_sgmcmc(): the estimators that share SGAIS's sampler,
-# told apart by their settings (`update`, src/sgais.c). `start` is NULL, or the state the run
-# starts from with the trace that led to it (the NS hybrid).
+# told apart by their settings (`update`, src/sgais.c). `hybrid` is NULL, or the number of first
+# observations nested sampling takes before the sampler starts (hybrid_start()).
 sgais_estimate <- function(model, dots, control, method, replicates, progress, seed, call,
                            hybrid = NULL) {
   check_all_rows(model, call)
