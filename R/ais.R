@@ -51,7 +51,9 @@
 #'     weights), `resampled`, `sghmc_steps`, `acceptance` (median over particles of the
 #'     Metropolis acceptance rate of the robust kernel, `NA` for the paper's), `step_size` (in
 #'     target widths, or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they
-#'     ran off to non-finite values), `log_evidence` (the estimate
+#'     ran off to non-finite values), `step_halvings` (times moves without a Metropolis test
+#'     spread the particles more than 4 times wider than their target and were redone with half
+#'     the step; see [sgais_control()]), `log_evidence` (the estimate
 #'     \eqn{\log \frac1M \sum_i w_i}{log mean(w)} with the weights so far, the log normalising
 #'     constant of \eqn{f_\lambda}), and the cumulative cost: `seconds`,
 #'     `gradient_evaluations` and `likelihood_evaluations` (per observation and particle);
@@ -150,7 +152,8 @@ ais_slice <- function(model, state, settings, budget) {
                                  state$lambda, settings, state$steps, state$step_size, state$key,
                                  budget))
   trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance",
-                               "step_size", "divergent", "data_fraction", "log_evidence",
+                               "step_size", "divergent", "step_halvings", "data_fraction",
+                               "log_evidence",
                                "seconds", "gradient_evaluations", "likelihood_evaluations")])
   k <- nrow(trace)
   list(
@@ -173,7 +176,7 @@ new_sgais_ais_fit <- function(model, runs, settings, call, seed) {
       replicate = r,
       step = seq_len(nrow(trace)),
       trace[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance", "step_size", "divergent",
-              "data_fraction", "log_evidence")],
+              "step_halvings", "data_fraction", "log_evidence")],
       lapply(trace[cost], cumsum)
     )
   }))

@@ -128,10 +128,15 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     damping. The number of steps adapts to how far the target moved: `sghmc_steps` after a
 #'     full annealing step (incremental ESS at `target_ess`), fewer, down to `min_sghmc_steps`,
 #'     when a chunk barely changed the posterior, in proportion to the chi-square distance
-#'     \eqn{M / ESS - 1}. Mini-batch moves have no Metropolis test, so SGAIS checks them: moves
-#'     that leave the particles more than 4 times as spread (in the metric) as before are undone
-#'     and redone with half the step, which then stays halved (trajectory column `step_size`);
-#'     after 4 halvings it stops with an error.}
+#'     \eqn{M / ESS - 1}. Mini-batch moves have no Metropolis test, so SGAIS checks them (and
+#'     AIS checks moves without one, with `integrator = "euler"`): moves that leave the
+#'     particles more than 4 times as spread (in the metric) as before are undone and redone
+#'     with half the step, which then stays halved (trajectory columns `step_size` and
+#'     `step_halvings`); after 4 halvings in one annealing step it stops with an error. A run
+#'     whose step was halved warns (class `sgais_warning_unreliable`): the moves broke down
+#'     once, and the particles may have been heated before the check saw it (measured: SGLD
+#'     on the paper's softmax regression at N = 10,000 with `step_size = 0.1` went on after 2
+#'     halvings to a log evidence 350 nats low).}
 #'   \item{Control-variate gradients (SGAIS).}{The mini-batch estimate of the gradient over the
 #'     earlier observations is centred at an anchor \eqn{\hat\theta}{a} (the weighted particle
 #'     mean): \eqn{G(\hat\theta) + (n_{prev}/|B|) \sum_B [\nabla \log p(y \mid \theta) - \nabla
@@ -170,13 +175,18 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'   \item{`"sgld"`}{stochastic gradient Langevin dynamics (Welling and Teh 2011; thesis Alg.
 #'     3): \eqn{\theta \leftarrow \theta + (\eta/2) \Sigma \nabla \log f + N(0, \eta
 #'     \Sigma)}{theta <- theta + (eta / 2) Sigma grad log f + N(0, eta Sigma)}, on the same
-#'     (mini-batch) gradient. No Metropolis test anywhere: on a Gaussian target its stationary
-#'     variance is too wide by a factor \eqn{1 / (1 - \eta / 4)}{1 / (1 - eta / 4)} per
-#'     whitened direction. Off near-Gaussian posteriors it can fail badly without an error:
-#'     measured at N = 10,000 (inst/bench/seed-methods.R, seed 1), SGAIS with SGLD was 76,000
-#'     nats low on the paper's softmax regression and 1,700 low on its mixture, and AIS with
-#'     SGLD diverged to a meaningless log Z on the softmax regression. Use it to compare
-#'     kernels, not for evidence you rely on.}
+#'     (mini-batch) gradient. With `integrator = "baoab"` (the robust presets) the moves are
+#'     Metropolis-adjusted where the potential is exact (AIS, SGAIS's early phase): that is
+#'     MALA (Roberts and Tweedie 1996), its step adapted towards 57.4\% acceptance. Unadjusted
+#'     (mini-batches, `integrator = "euler"`, the paper presets), its stationary variance on a
+#'     Gaussian target is too wide by \eqn{1 / (1 - \eta \kappa / 4)}{1 / (1 - eta k / 4)} along a
+#'     whitened direction of curvature \eqn{\kappa}{k}, without bound as the step nears the
+#'     stability limit: where the metric misses the posterior's stiffest directions the
+#'     particles heat. The spread guard (above) then halves the step and the fit warns, but the
+#'     estimate can be far off: measured at N = 10,000 (inst/bench/seed-methods.R, seed 1),
+#'     SGAIS with SGLD was 7 nats low on the paper's mixture and, after 6 halvings, 18,600 nats
+#'     low on its 44-parameter softmax regression (with a warning; the exact-phase MALA part was
+#'     right to 0.1 nat). Use it to compare kernels, not for evidence you rely on.}
 #'   \item{`"austerity"`}{random-walk Metropolis-Hastings (proposals in the particles'
 #'     metric, scale starting at \eqn{2.38 / \sqrt p}{2.38 / sqrt(p)} widths and adapted
 #'     towards 23.4% acceptance) whose test reads a random subset of the data, drawn without
@@ -261,7 +271,9 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'   \item{`integrator`}{`"baoab"` (the splitting of Leimkuhler and Matthews 2013, whose
 #'     position marginal is exact on Gaussian targets at any stable step) or `"euler"` (the
 #'     paper's SGHMC update, eq. 3, whose position variance is too large by a fraction of about
-#'     `step_size`^2 / 3 per direction);}
+#'     `step_size`^2 / 3 per direction); for `kernel = "sgld"`, `"baoab"` makes the moves
+#'     Metropolis-adjusted (MALA) where the potential is exact and `"euler"` leaves them
+#'     unadjusted everywhere;}
 #'   \item{`batch_size`, `chunk_size`}{(SGAIS) mini-batch size \eqn{|B|}, and observations
 #'     added per Bayesian update (`NULL`: `batch_size`);}
 #'   \item{`control_variates`}{(SGAIS) use control-variate mini-batch gradients;}

@@ -185,7 +185,10 @@
 #'     `acceptance` (the median acceptance rate of the Metropolis-adjusted moves, `NA` where
 #'     the moves use mini-batches or the paper's kernel), `step_size` (the step in target widths,
 #'     or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they ran off to
-#'     non-finite values), `reanchors` (times the control-variate anchor moved in this chunk:
+#'     non-finite values), `step_halvings` (times the moves without a Metropolis test spread
+#'     the particles more than 4 times wider than their target and were redone with half the
+#'     step, which then stays halved; any gives a warning, see [sgais_control()]), `reanchors`
+#'     (times the control-variate anchor moved in this chunk:
 #'     when the earlier data have doubled, or after a shift that moved the posterior more than
 #'     two target widths; each costs a gradient pass over the earlier data), and the cumulative
 #'     cost so far: `seconds`, `gradient_evaluations` and
@@ -277,7 +280,7 @@ hybrid_start <- function(model, state, settings) {
   state$n <- n0
   trace <- data.frame(
     n = as_count(n0), log_evidence = ns$log_evidence, annealing_steps = 0L, resamples = 0L,
-    sghmc_steps = 0L, divergent = 0L, reanchors = 0L, min_ess = as.double(M),
+    sghmc_steps = 0L, divergent = 0L, step_halvings = 0L, reanchors = 0L, min_ess = as.double(M),
     ess = as.double(M), predicted_var = 0, acceptance = NA_real_, step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
@@ -444,6 +447,7 @@ sgais_replicate <- function(model, state, trace, settings, progress, label, reco
     trace <- trace[!trace$partial, , drop = FALSE]
     # traces of fits made before the MH kernels existed
     if (is.null(trace$data_fraction)) trace$data_fraction <- rep(NA_real_, nrow(trace))
+    if (is.null(trace$step_halvings)) trace$step_halvings <- rep(0L, nrow(trace))
   }
   trace <- rbind(trace, mark_partial(done$trace, FALSE))
   final <- resume
@@ -562,6 +566,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     acceptance = mean_of("acceptance"),
     step_size = mean_of("step_size"),
     divergent = mean_of("divergent"),
+    step_halvings = mean_of("step_halvings"),
     reanchors = mean_of("reanchors"),
     data_fraction = mean_of("data_fraction"),
     chunk_seconds = sum_of("seconds"),

@@ -29,7 +29,7 @@ typedef sg_anneal_settings ais_settings;
 typedef struct {
   double *lambda, *ess, *log_evidence, *seconds, *gradient_evaluations, *likelihood_evaluations,
       *acceptance, *step_size, *data_fraction;
-  int *resampled, *sghmc_steps, *divergent;
+  int *resampled, *sghmc_steps, *divergent, *step_halvings;
 } ais_trace;
 
 typedef struct {
@@ -152,7 +152,15 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     const int k = metropolis ? sg_move_distance_steps(mv, k0, *step_size) : k0;
     kernel.eta = width ? (*step_size) * (*step_size) : sg_move_eta(mv, N);
     if (flymc && k > 0) sg_flymc_bound_set(&bound, &pot, theta, logw, M);
-    int diverged = 0;
+    /* moves without a Metropolis test (the paper's kernel, SGLD with the Euler setting) are
+     * checked by the spread guard and redone with half the step (anneal.h) */
+    const int check_spread = pcp && !metropolis && k > 0;
+    sg_spread_guard guard;
+    if (check_spread)
+      sg_spread_guard_begin(&guard, pcp, theta, logw, loglik, M, dim, scratch.copy, scratch.work);
+    int diverged, halvings = 0;
+  redo_moves:
+    diverged = 0;
     for (int i = 0; i < M; i++) {
       double *th = theta + (size_t) i * dim;
       memcpy(before, th, dim * sizeof(double));
@@ -169,12 +177,33 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       sg_interrupt_check();
     }
+    if (check_spread) {
+      double growth = sg_spread_guard_growth(&guard, theta, logw, scratch.work);
+      if (!(growth <= SG_MAX_SPREAD_GROWTH)) {
+        if (!width || halvings == SG_MAX_STEP_HALVINGS) {
+          char smaller[64] = "";
+          if (halvings) snprintf(smaller, sizeof smaller, ", even with steps %d times smaller",
+                                 1 << halvings);
+          sg_fail(st, SG_ERR_DIVERGED, "%s moves spread the particles %.3g times wider than their "
+                  "target at lambda = %g%s; try a smaller `step_size` or the Metropolis-adjusted "
+                  "moves (`integrator = \"baoab\"`).", sg_kernel_name(kernel.kind), growth,
+                  lambda, smaller);
+          return -1;
+        }
+        sg_spread_guard_undo(&guard, theta, loglik);
+        *step_size *= 0.5;
+        kernel.eta = (*step_size) * (*step_size);
+        halvings++;
+        goto redo_moves;
+      }
+    }
     if (diverged == M) {
       sg_fail(st, SG_ERR_DIVERGED, "SGHMC diverged (non-finite parameters) at lambda = %g; "
               "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", lambda);
       return -1;
     }
     tr->divergent[steps] = diverged;
+    tr->step_halvings[steps] = halvings;
     tr->acceptance[steps] = (metropolis && k > 0) ? sg_move_adapt(mv, acc_target, step_size, acc, M) : NA_REAL;
     tr->data_fraction[steps] = kernel.mh.tests > 0.0 ? kernel.mh.items / (kernel.mh.tests * N) : NA_REAL;
     tr->step_size[steps] = width ? *step_size : sqrt(kernel.eta);
@@ -222,8 +251,8 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
     sg_input_error("`loglik` must be a numeric vector of length 0 or %d.", M);
 
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 17)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 17)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 18)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 18)); nprot++;
   SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
   SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, M);
   SEXP loglik_out = sg_new_column(out, names, 2, "loglik", REALSXP, M);
@@ -246,6 +275,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   SEXP lambda_end = sg_new_column(out, names, 14, "lambda_end", REALSXP, 1);
   SEXP step_end = sg_new_column(out, names, 15, "step_size_end", REALSXP, 1);
   tr.data_fraction = REAL(sg_new_column(out, names, 16, "data_fraction", REALSXP, AIS_SLICE_STEPS));
+  tr.step_halvings = INTEGER(sg_new_column(out, names, 17, "step_halvings", INTSXP, AIS_SLICE_STEPS));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
@@ -269,7 +299,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   REAL(lambda_end)[0] = lam;
   REAL(step_end)[0] = step;
 
-  for (int i = 3; i < 17; i++)
+  for (int i = 3; i < 18; i++)
     if (i != 14 && i != 15) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
   UNPROTECT(nprot);
   return out;

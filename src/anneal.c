@@ -48,6 +48,32 @@ double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, in
   return delta;
 }
 
+void sg_spread_guard_begin(sg_spread_guard *g, const sg_precond *pc, const double *theta,
+                           const double *logw, const double *loglik, int M, int dim,
+                           double *copy, double *work) {
+  g->pc = pc;
+  g->M = M;
+  g->dim = dim;
+  g->copy = copy;
+  /* the spread is about 1 for particles that sample the metric's target; after resampling
+   * from degenerate weights (SIR's one-step updates) the particles can be a few copies of
+   * one point, whose spread of about 0 no move could keep, so growth is measured from 1 */
+  g->before = sg_precond_spread(pc, theta, logw, M, work);
+  if (!(g->before >= 1.0)) g->before = 1.0;
+  memcpy(copy, theta, (size_t) M * dim * sizeof(double));
+  memcpy(copy + (size_t) M * dim, loglik, M * sizeof(double));
+}
+
+double sg_spread_guard_growth(const sg_spread_guard *g, const double *theta, const double *logw,
+                              double *work) {
+  return sg_precond_spread(g->pc, theta, logw, g->M, work) / g->before;
+}
+
+void sg_spread_guard_undo(const sg_spread_guard *g, double *theta, double *loglik) {
+  memcpy(theta, g->copy, (size_t) g->M * g->dim * sizeof(double));
+  memcpy(loglik, g->copy + (size_t) g->M * g->dim, g->M * sizeof(double));
+}
+
 int sg_check_loglik(const double *loglik, int M) {
   int all_zero = 1;
   for (int i = 0; i < M; i++) {

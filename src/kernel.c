@@ -43,8 +43,7 @@ void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, d
                    int steps, sg_kernel *k) {
   switch (k->kind) {
   case SG_KERNEL_SGLD:
-    k->accepted = 0;
-    sg_sgld_run(pot, dim, theta, grad, steps, k);
+    sg_sgld_run(pot, dim, theta, v, grad, steps, k);
     return;
   case SG_KERNEL_AUSTERITY:
   case SG_KERNEL_CONFIDENCE:
@@ -66,9 +65,21 @@ void sg_random_walk_propose(sg_kernel *k, int dim, const double *theta, double *
   for (int j = 0; j < dim; j++) prop[j] = theta[j] + h * xi[j];
 }
 
+const char *sg_kernel_name(int kind) {
+  switch (kind) {
+  case SG_KERNEL_SGLD: return "SGLD";
+  case SG_KERNEL_AUSTERITY: return "Austerity MH";
+  case SG_KERNEL_CONFIDENCE: return "Confidence-sampler MH";
+  case SG_KERNEL_FLYMC: return "FlyMC";
+  default: return "SGHMC";
+  }
+}
+
 double sg_kernel_target_acceptance(const sg_kernel *k, const sg_potential *pot) {
   if (sg_kernel_random_walk(k->kind)) return 0.234; /* random walk (Roberts, Gelman & Gilks 1997) */
-  if (k->kind == SG_KERNEL_SGHMC && k->integrator == SG_INTEGRATOR_BAOAB && pot->log_target)
-    return 0.8; /* generalised HMC (sghmc.c) */
+  if (k->integrator == SG_INTEGRATOR_BAOAB && pot->log_target) {
+    if (k->kind == SG_KERNEL_SGHMC) return 0.8;   /* generalised HMC (sghmc.c) */
+    if (k->kind == SG_KERNEL_SGLD) return 0.574;  /* MALA (Roberts & Rosenthal 1998; sgld.c) */
+  }
   return 0.0;
 }

@@ -129,8 +129,9 @@ typedef struct {
 
 /* The kernel's tuning and scratch for one run of moves. integrator: SG_INTEGRATOR_EULER (the
  * paper's update, eq. 3) or SG_INTEGRATOR_BAOAB (see sghmc.c): with an exact potential
- * (pot->log_target) and no constraint BAOAB becomes generalised HMC with a Metropolis test at
- * every step, and `accepted` counts the accepted steps of the last run (also the MH kernels').
+ * (pot->log_target) and no constraint BAOAB makes SGHMC generalised HMC and SGLD MALA, with a
+ * Metropolis test at every step, and `accepted` counts the accepted steps of the last run (also
+ * the MH kernels').
  * work: 4 dim doubles. */
 enum { SG_INTEGRATOR_EULER = 0, SG_INTEGRATOR_BAOAB = 1 };
 typedef struct {
@@ -158,12 +159,16 @@ void sg_kernel_init(sg_kernel *k, const struct sg_move_settings *s, const sg_pre
  * itself. */
 void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
                   int steps, sg_kernel *k);
+/* The kernel's name for messages ("SGHMC", "SGLD", ...). */
+const char *sg_kernel_name(int kind);
 /* The target acceptance rate the step adapts to after a run of kernel k on pot (sg_move_adapt),
  * or 0 when the kernel has no Metropolis test there (no adaptation). */
 double sg_kernel_target_acceptance(const sg_kernel *k, const sg_potential *pot);
-/* The SGLD kernel (sgld.c): theta <- theta + (eta / 2) Sigma grad log f + N(0, eta Sigma). */
-void sg_sgld_run(const sg_potential *pot, int dim, double *theta, double *grad, int steps,
-                 sg_kernel *k);
+/* The SGLD kernel (sgld.c): theta <- theta + (eta / 2) Sigma grad log f + N(0, eta Sigma);
+ * Metropolis-adjusted (MALA, counting k->accepted) on an exact potential with the BAOAB
+ * integrator setting. v and grad: scratch of dim. */
+void sg_sgld_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
+                 int steps, sg_kernel *k);
 /* The random-walk kernels' proposal: prop = theta + h L xi, h = sqrt(k->eta), xi ~ N(0, I) from
  * the particle's stream and L the factor of the metric k->pc (none: L = I). k->work + dim holds
  * xi afterwards (prop may be k->work). */

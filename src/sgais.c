@@ -30,18 +30,10 @@
 #include <math.h>
 #include <string.h>
 
-/* Stochastic (mini-batch) moves cannot be Metropolis-tested, so they are checked instead: in the
- * preconditioner's metric the particles' spread after the moves should be about what it was
- * before (the moves leave the target nearly invariant); this many times more means the
- * discretisation has broken down and the estimate would be silently wrong. The moves are then
- * undone and redone with half the step, which stays halved for the rest of the run (the heating
- * by mini-batch noise and the integrator's error both shrink with the step), up to
- * SGAIS_MAX_STEP_HALVINGS times in one annealing step before giving up with an error. Measured
- * where this happens: a 3-component mixture whose smallest component has a wide, correlated
- * posterior, when the exact phase's dense metric (100 particles) becomes the mini-batch phase's
- * diagonal one (50 particles in 14 dimensions). */
-#define SGAIS_MAX_SPREAD_GROWTH 4.0
-#define SGAIS_MAX_STEP_HALVINGS 4
+/* Stochastic (mini-batch) moves cannot be Metropolis-tested, so they are checked instead by the
+ * spread guard (anneal.h). Measured where it fires with SGHMC: a 3-component mixture whose
+ * smallest component has a wide, correlated posterior, when the exact phase's dense metric (100
+ * particles) becomes the mini-batch phase's diagonal one (50 particles in 14 dimensions). */
 
 /* Annealing steps allowed for one chunk before we give up rather than appear to hang. */
 #define SGAIS_MAX_ANNEALING_STEPS 100000
@@ -111,7 +103,7 @@ typedef struct {
 
 /* One entry per processed chunk. */
 typedef struct {
-  int *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors;
+  int *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors, *step_halvings;
   double *n, *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
       *gradient_evaluations, *likelihood_evaluations, *data_fraction;
 } sgais_trace;
@@ -512,7 +504,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     if (check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0, st)) return -1;
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
-    int steps = 0, resamples = 0, moves = 0, divergent = 0, acc_steps = 0;
+    int steps = 0, resamples = 0, moves = 0, divergent = 0, acc_steps = 0, step_halvings = 0;
     while (lambda < 1.0) {
       if (steps == SGAIS_MAX_ANNEALING_STEPS) {
         sg_fail(st, SG_ERR_ANNEALING, "annealing over observations %.0f to %.0f did not finish in %d steps; "
@@ -559,17 +551,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       double eta = width ? h * h : sg_move_eta(mv, n_now);
       moves += k;
       const int check_spread = pcp && !metropolis && k > 0;
-      /* the spread is about 1 for particles that sample the metric's target; after resampling
-       * from degenerate weights (SIR's one-step updates) the particles can be a few copies of
-       * one point, whose spread of about 0 no move could keep, so growth is measured from 1 */
-      double spread_before = check_spread ? sg_precond_spread(pcp, theta, logw, M, work) : 0.0;
-      if (spread_before < 1.0) spread_before = 1.0;
-      /* the particles and their chunk log-likelihoods before the moves, to undo them */
-      double *theta_before = scratch.copy, *loglik_before = scratch.copy + (size_t) M * dim;
-      if (check_spread) {
-        memcpy(theta_before, theta, (size_t) M * dim * sizeof(double));
-        memcpy(loglik_before, loglik, M * sizeof(double));
-      }
+      sg_spread_guard guard;
+      if (check_spread)
+        sg_spread_guard_begin(&guard, pcp, theta, logw, loglik, M, dim, scratch.copy, work);
       int diverged = 0, halvings = 0;
     redo_moves:
       movers_set(movers, threads, &target, &pot, eta);
@@ -581,25 +565,26 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       sg_interrupt_check();
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       if (check_spread) {
-        double growth = sg_precond_spread(pcp, theta, logw, M, work) / spread_before;
-        if (!(growth <= SGAIS_MAX_SPREAD_GROWTH)) {
-          if (!width || halvings == SGAIS_MAX_STEP_HALVINGS) {
+        double growth = sg_spread_guard_growth(&guard, theta, logw, work);
+        if (!(growth <= SG_MAX_SPREAD_GROWTH)) {
+          if (!width || halvings == SG_MAX_STEP_HALVINGS) {
             char smaller[64] = "";
             if (halvings) snprintf(smaller, sizeof smaller, ", even with steps %d times smaller",
                                    1 << halvings);
             sg_fail(st, SG_ERR_DIVERGED,
-                         "SGHMC moves spread the particles %.3g times wider than their target while "
+                         "%s moves spread the particles %.3g times wider than their target while "
                          "adding observations up to %.0f%s: the mini-batch moves cannot sample this "
                          "posterior; try a smaller `step_size`, more `particles` or a larger "
-                         "`batch_size`.", growth, n_now, smaller);
+                         "`batch_size`.", sg_kernel_name(movers[0].kernel.kind), growth, n_now,
+                         smaller);
             return -1;
           }
-          memcpy(theta, theta_before, (size_t) M * dim * sizeof(double));
-          memcpy(loglik, loglik_before, M * sizeof(double));
+          sg_spread_guard_undo(&guard, theta, loglik);
           h *= 0.5;
           *step_size = h;
           eta = h * h;
           halvings++;
+          step_halvings++;
           moves += k;
           goto redo_moves;
         }
@@ -643,6 +628,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->min_ess[chunks] = min_ess;
     tr->divergent[chunks] = divergent;
     tr->reanchors[chunks] = reanchors;
+    tr->step_halvings[chunks] = step_halvings;
     tr->acceptance[chunks] = acc_steps ? acc_sum / acc_steps : NA_REAL;
     tr->step_size[chunks] = sqrt(movers[0].kernel.eta);
     tr->predicted_var[chunks] = predicted_var;
@@ -768,7 +754,8 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
                         "precond_cov", "precond_n", "precond_ess", "slots", "n", "log_evidence",
                         "annealing_steps", "resamples", "sghmc_steps", "divergent", "reanchors",
                         "min_ess", "ess", "predicted_var", "acceptance", "step_size", "seconds",
-                        "gradient_evaluations", "likelihood_evaluations", "data_fraction"};
+                        "gradient_evaluations", "likelihood_evaluations", "data_fraction",
+                        "step_halvings"};
   const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 10;
   int nprot = 0, max_chunks = 0;
   for (double b = from; b < to; b = chunk_end(&s, b)) max_chunks++;
@@ -809,7 +796,8 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   tr.seconds = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.gradient_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.data_fraction = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
+  tr.data_fraction = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.step_halvings = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   sg_status st = {SG_OK, ""};

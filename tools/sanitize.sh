@@ -20,7 +20,7 @@ R=${R:-R}
 # the hostile-input table (bad arguments and corrupted models and fits meet the C entry points).
 files="rng linear_regression logistic_regression poisson_regression robust_regression
 softmax_regression gaussian_mixture custom_model compiled_model ais nested_sampling sgais
-sgais_state threads hostile"
+sgais_state threads hostile kernels sequential online_nested_sampling"
 # Under ASan the tests run about 3 times slower. These statistical checks repeat code paths that
 # the other tests cover, at larger sizes or over more seeds (one description pattern a line).
 skip="iris

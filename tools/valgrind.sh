@@ -10,7 +10,7 @@
 set -eu
 R=${R:-R}
 # The estimator tests.
-files="ais nested_sampling sgais sgais_state"
+files="ais nested_sampling sgais sgais_state kernels sequential online_nested_sampling"
 # Under memcheck R runs 20 to 50 times slower (the C core about 50): these tests would take
 # minutes each, and their code paths are run by the others at smaller sizes or fewer repeats (one
 # description pattern a line). Together the rest take about 6 minutes on 2 cores.
@@ -27,7 +27,15 @@ small noise
 under any plan
 interrupted sgais
 continued in pieces
-preset and for replicates"
+preset and for replicates
+calibrated spread
+keep runs reproducible
+report the fraction
+reads a small fraction
+find the exact evidence
+agree with a grid evidence
+online nested sampling follows
+agrees with nested_sampling"
 TESTS=${VALGRIND_TESTS-^($(echo $files | tr ' ' '|'))\$}
 SKIP=${VALGRIND_SKIP-$(printf '%s\n' "$skip" | paste -sd'|' -)}
 

@@ -17,6 +17,8 @@ runs <- list(
   "SGAIS austerity" = function(s) sgais(model, kernel = "austerity", seed = s, progress = FALSE),
   "SGAIS confidence" = function(s) sgais(model, kernel = "confidence", seed = s, progress = FALSE),
   "AIS sgld" = function(s) ais(model, kernel = "sgld", seed = s, progress = FALSE),
+  "AIS sgld euler" = function(s) ais(model, kernel = "sgld", integrator = "euler", seed = s,
+                                     progress = FALSE),
   "AIS austerity" = function(s) ais(model, kernel = "austerity", seed = s, progress = FALSE),
   "AIS confidence" = function(s) ais(model, kernel = "confidence", seed = s, progress = FALSE),
   "SIR" = function(s) sir(model, seed = s, progress = FALSE),

@@ -1,8 +1,9 @@
 # The move kernels behind `kernel =` (src/kernel.c, sgld.c, subsample_mh.c) in SGAIS and AIS.
 # Tolerances: inst/validation/calibrate-kernels.R measured the error of log Z on this model over
-# seeds 1-5 (mean, sd): SGAIS sghmc +0.33, 0.30; sgld -0.13, 0.35; austerity -0.23, 0.36;
-# confidence -0.02, 0.44; AIS sgld -0.53, 0.41; austerity -1.25, 0.33 (the t-test's tolerance
-# 0.05 lets some decisions go wrong, and the random walk mixes slowly); confidence -0.04, 0.13.
+# seeds 1-5 (mean, sd): SGAIS sghmc +0.33, 0.30; sgld -0.11, 0.41; austerity -0.23, 0.36;
+# confidence -0.02, 0.44; AIS sgld (MALA, the robust preset) +0.31, 0.21; sgld unadjusted
+# (integrator "euler") -0.53, 0.40; austerity -1.25, 0.33 (the t-test's tolerance 0.05 lets some
+# decisions go wrong, and the random walk mixes slowly); confidence -0.04, 0.13.
 # Each bound is about |mean| + 4 sd; the tests run seeds 11 and 12.
 kernel_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3))
 
@@ -27,13 +28,18 @@ test_that("every kernel gives SGAIS and AIS the exact evidence within the calibr
   model <- kernel_model()
   exact <- exact_log_evidence(model)
   bounds <- list(
-    sgais = c(sghmc = 2.5, sgld = 2.5, austerity = 2.5, confidence = 2.5),
-    ais = c(sgld = 2.5, austerity = 3, confidence = 1)
+    sgais = c(sghmc = 2.5, sgld = 1.8, austerity = 2.5, confidence = 2.5),
+    ais = c(sgld = 1.2, austerity = 3, confidence = 1),
+    ais_euler = c(sgld = 2.2)
   )
   for (est in names(bounds)) {
     for (kernel in names(bounds[[est]])) {
       for (seed in 11:12) {
-        f <- quietly(get(est)(model, kernel = kernel, seed = seed, progress = FALSE))
+        f <- if (est == "ais_euler") {
+          quietly(ais(model, kernel = kernel, integrator = "euler", seed = seed, progress = FALSE))
+        } else {
+          quietly(get(est)(model, kernel = kernel, seed = seed, progress = FALSE))
+        }
         expect_lt(abs(f$log_evidence - exact), bounds[[est]][[kernel]],
                   label = sprintf("%s, kernel %s, seed %d: error %+.2f", est, kernel, seed,
                                   f$log_evidence - exact))
@@ -165,4 +171,39 @@ test_that("FlyMC is refused for models without a collapsible likelihood bound", 
                class = "sgais_error_kernel")
   expect_error(ais(flymc_model(50), kernel = "flymc", control = ais_control("paper")),
                "step_scale", class = "sgais_error")
+})
+
+test_that("SGLD is Metropolis-adjusted (MALA) where the potential is exact in the robust presets", {
+  model <- kernel_model()
+  a <- quietly(ais(model, kernel = "sgld", seed = 1, progress = FALSE))
+  acc <- a$schedule$acceptance
+  expect_true(all(acc > 0 & acc <= 1))
+  # unadjusted with the Euler setting and in the paper preset: no test, no acceptance
+  u <- quietly(ais(model, kernel = "sgld", integrator = "euler", seed = 1, progress = FALSE))
+  expect_true(all(is.na(u$schedule$acceptance)))
+  expect_true(all(is.na(quietly(ais(model, control = ais_control("paper", kernel = "sgld"),
+                                    seed = 1, progress = FALSE))$schedule$acceptance)))
+  # SGAIS: MALA in the exact phase (the first chunk here: no earlier data), unadjusted SGLD on
+  # mini-batches
+  s <- quietly(sgais(model, kernel = "sgld", exact_until = 0, seed = 1, progress = FALSE))
+  expect_false(is.na(s$trajectory$acceptance[1]))
+  expect_true(is.na(s$trajectory$acceptance[2]))
+})
+
+test_that("AIS redoes unadjusted moves that spread the particles with half the step, and warns", {
+  model <- kernel_model()
+  # 5 target widths is past SGLD's stability limit (eta < 4 per unit curvature): halved to 0.625
+  expect_warning(fit <- ais(model, kernel = "sgld", integrator = "euler", step_size = 5, seed = 1,
+                            progress = FALSE),
+                        "redone with half the step \\(3 in all, down to 0.625",
+                        class = "sgais_warning_unreliable")
+  expect_equal(sum(fit$schedule$step_halvings), 3)
+  expect_equal(fit$schedule$step_size[nrow(fit$schedule)], 0.625)
+  # a step too large for 4 halvings is an error naming the kernel, not a number
+  expect_error(ais(model, kernel = "sgld", integrator = "euler", step_size = 1e3, seed = 1,
+                   progress = FALSE),
+               "SGLD moves spread the particles .* even with steps 16 times smaller",
+               class = "sgais_error_divergence")
+  # the robust (Metropolis-adjusted) kernels never need the guard
+  expect_equal(sum(quietly(ais(model, kernel = "sgld", seed = 1, progress = FALSE))$schedule$step_halvings), 0)
 })
