@@ -132,7 +132,7 @@ test_that("FlyMC reads a small fraction of a large data set", {
   bright <- frac - 1 / f$schedule$sghmc_steps
   expect_lt(max(bright), 0.02)
   expect_equal(f$gradient_evaluations, 0)
-  expect_output(print(f), "FlyMC with the Jaakkola-Jordan bound")
+  expect_output(print(f), "FlyMC with the model's quadratic likelihood bound")
 })
 
 test_that("FlyMC keeps runs reproducible: same seed, slices and threads", {
@@ -161,7 +161,8 @@ test_that("FlyMC is refused for models without a collapsible likelihood bound", 
     expect_error(get(est)(poisson_regression(k ~ x1, d), kernel = "flymc", progress = FALSE),
                  "collapsible lower bound", class = "sgais_error_kernel")
   }
-  expect_error(ais(kernel_model(), kernel = "flymc", progress = FALSE), "only logistic_regression",
+  expect_error(ais(kernel_model(), kernel = "flymc", progress = FALSE),
+               "only logistic_regression\\(\\), softmax_regression\\(\\) do",
                class = "sgais_error_kernel")
   expect_error(ais(flymc_model(50), kernel = "flymc", control = ais_control("paper")),
                "step_scale", class = "sgais_error")
