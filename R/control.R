@@ -216,27 +216,37 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'
 #' \describe{
 #'   \item{`"flymc"`}{Firefly Monte Carlo (Maclaurin and Adams 2014), for
-#'     [logistic_regression()] only: each observation's likelihood \eqn{L_i}{L_i} has the
-#'     Jaakkola-Jordan lower bound \eqn{\log B_i = \log\sigma(\xi_i) + (s_i - \xi_i)/2 -
-#'     g(\xi_i)(s_i^2 - \xi_i^2)}{log B_i = log sigma(xi_i) + (s_i - xi_i) / 2 - g(xi_i) (s_i^2 -
-#'     xi_i^2)}, \eqn{s_i = (2 y_i - 1) a_i' \theta}{s_i = (2 y_i - 1) a_i' theta},
-#'     \eqn{g(\xi) = \tanh(\xi/2) / (4\xi)}{g(xi) = tanh(xi / 2) / (4 xi)} (Jaakkola and Jordan
-#'     2000), tight at tangent points \eqn{\xi_i = |a_i' \theta^*|}{xi_i = |a_i' theta*|} taken
-#'     at the particles' weighted mean \eqn{\theta^*}{theta*} before each annealing step's moves
-#'     (Maclaurin and Adams's MAP tuning). The bound is quadratic in \eqn{\theta}{theta}, so its
-#'     product over all the observations collapses to \eqn{O(p^2)}{O(p^2)} numbers (one pass,
-#'     counted in the likelihood evaluations). Each move draws every observation's brightness
-#'     \eqn{z_i \sim}{z_i ~} Bernoulli\eqn{(1 - (B_i / L_i)^f)}{(1 - (B_i / L_i)^f)} (\eqn{f}
-#'     the target's power of the likelihood: \eqn{\lambda}{lambda} in AIS), then takes
-#'     random-walk Metropolis-Hastings steps (proposals and step adaptation as `"austerity"`) on
-#'     the joint target of \eqn{\theta}{theta} and \eqn{z}, reading only the bright
-#'     observations. Exact: its stationary distribution is the target's, whatever the anchor.
-#'     A move costs one pass over the data (the brightness draw) plus, per step, the bright
-#'     observations, which are few near the anchor: `data_fraction` is about
-#'     1 / steps plus the bright fraction. The other quadratic bound, Böhning's (a fixed
-#'     curvature 1/4, looser away from the tangent point), would also serve and would extend
-#'     to [softmax_regression()], which is not covered; other models give an error of class
-#'     `sgais_error_kernel`.}
+#'     [logistic_regression()] and [softmax_regression()]: each observation's likelihood
+#'     \eqn{L_i}{L_i} has a lower bound \eqn{B_i}{B_i} that is quadratic in
+#'     \eqn{\theta}{theta} and tight at tangent points taken at the particles' weighted mean
+#'     \eqn{\theta^*}{theta*} before each annealing step's moves (Maclaurin and Adams's MAP
+#'     tuning). Logistic regression uses the Jaakkola-Jordan bound (Jaakkola and Jordan 2000)
+#'     \eqn{\log B_i = \log\sigma(\xi_i) + (s_i - \xi_i)/2 - g(\xi_i)(s_i^2 -
+#'     \xi_i^2)}{log B_i = log sigma(xi_i) + (s_i - xi_i) / 2 - g(xi_i) (s_i^2 - xi_i^2)},
+#'     \eqn{s_i = (2 y_i - 1) a_i' \theta}{s_i = (2 y_i - 1) a_i' theta},
+#'     \eqn{g(\xi) = \tanh(\xi/2) / (4\xi)}{g(xi) = tanh(xi / 2) / (4 xi)},
+#'     \eqn{\xi_i = |a_i' \theta^*|}{xi_i = |a_i' theta*|}. Softmax regression uses Böhning's
+#'     bound (Böhning 1992): the log-sum-exp of the logits \eqn{\eta_i}{eta_i}
+#'     (\eqn{\eta_{ik} = a_i' \theta_k}{eta_ik = a_i' theta_k}) has curvature at most
+#'     \eqn{H = (I_K - 1 1'/K) / 2}{H = (I_K - 1 1' / K) / 2}, so with
+#'     \eqn{\psi_i}{psi_i} the logits at \eqn{\theta^*}{theta*}, \eqn{g_i}{g_i} their softmax
+#'     and \eqn{\delta = \eta_i - \psi_i}{delta = eta_i - psi_i},
+#'     \eqn{\log B_i = \eta_{i y_i} - \mathrm{lse}(\psi_i) - g_i' \delta - \delta' H \delta /
+#'     2}{log B_i = eta_i[y_i] - lse(psi_i) - g_i' delta - delta' H delta / 2} (every class has its
+#'     own coefficients, so \eqn{H} is over all \eqn{K} logits). Its fixed curvature makes it
+#'     looser than Jaakkola-Jordan's away from the tangent point, so more observations are
+#'     bright per step. Either bound's product over all the observations collapses to
+#'     \eqn{O(d^2)}{O(d^2)} numbers for \eqn{d} parameters (one pass, counted in the likelihood
+#'     evaluations).
+#'     Each move draws every observation's brightness \eqn{z_i \sim}{z_i ~}
+#'     Bernoulli\eqn{(1 - (B_i / L_i)^f)}{(1 - (B_i / L_i)^f)} (\eqn{f} the target's power of
+#'     the likelihood: \eqn{\lambda}{lambda} in AIS), then takes random-walk
+#'     Metropolis-Hastings steps (proposals and step adaptation as `"austerity"`) on the joint
+#'     target of \eqn{\theta}{theta} and \eqn{z}, reading only the bright observations. Exact:
+#'     its stationary distribution is the target's, whatever the anchor. A move costs one pass
+#'     over the data (the brightness draw) plus, per step, the bright observations, which are
+#'     few near the anchor: `data_fraction` is about 1 / steps plus the bright fraction. Other
+#'     models give an error of class `sgais_error_kernel`.}
 #' }
 #'
 #' @param preset `"robust"` (the default) or `"paper"`.
@@ -340,6 +350,9 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'
 #'   Jaakkola, T. S. and Jordan, M. I. (2000). Bayesian parameter estimation via variational
 #'   methods. *Statistics and Computing* 10(1), 25-37.
+#'
+#'   Böhning, D. (1992). Multinomial logistic regression algorithm. *Annals of the Institute of
+#'   Statistical Mathematics* 44(1), 197-200.
 #' @export
 #' @examples
 #' sgais_control()
@@ -571,7 +584,7 @@ range_bounded_families <- c("linear_regression", "logistic_regression", "softmax
 # the model families with a collapsible lower bound on the likelihood (src/*_regression.c,
 # lik_bound_collapse), which FlyMC needs.
 random_walk_kernels <- c(mh_kernels, "flymc")
-likelihood_bounded_families <- "logistic_regression"
+likelihood_bounded_families <- c("logistic_regression", "softmax_regression")
 
 # The kernel must suit the model: an error of class `sgais_error_kernel` when it does not.
 check_kernel_model <- function(settings, model, call) {
@@ -656,7 +669,7 @@ format_settings <- function(s) {
   }
   if (kernel == "flymc") {
     return(paste0(sprintf("preset \"%s\": ", s$preset), steps,
-                  sprintf(" (%s preconditioner), FlyMC with the Jaakkola-Jordan bound",
+                  sprintf(" (%s preconditioner), FlyMC with the model's quadratic likelihood bound",
                           s$preconditioner)))
   }
   if (kernel %in% mh_kernels) {

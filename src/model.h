@@ -108,7 +108,9 @@ struct sg_model {
    * lik_bound_collapse adds the sums of A_i (dim x dim, column-major, symmetric), b_i and c_i
    * over the observations idx[0..n-1] (or start..start+n-1 when idx is NULL) to A, b and *c;
    * lik_bound_gap writes gap[k] = log p(y_k | theta) - log B_k(theta; t) >= 0 for the same
-   * kind of index set. Read-only, thread-safe. */
+   * kind of index set. Read-only, thread-safe (they get no workspace: any scratch must be
+   * small and on the stack). Logistic regression supplies the Jaakkola-Jordan bound, softmax
+   * regression Bohning's. */
   void (*lik_bound_collapse)(const sg_model *m, const double *t, const int *idx, int start,
                              int n, double *A, double *b, double *c);
   void (*lik_bound_gap)(const sg_model *m, const double *t, const double *theta, const int *idx,

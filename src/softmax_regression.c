@@ -136,6 +136,181 @@ static double sm_log_lik_range(const sg_model *m, const double *theta, const dou
   return M_SQRT2 * d->max_norm * sg_distance(theta, theta_new, m->dim);
 }
 
+/* Bohning's bound (Bohning 1992, "Multinomial logistic regression algorithm", Ann. Inst. Statist.
+ * Math. 44:197-200) for Firefly Monte Carlo (model.h, flymc.c; Maclaurin & Adams 2014 and the
+ * slides "FlyMC" need a lower bound on each L_i whose product collapses; the Jaakkola-Jordan
+ * bound of logistic_regression.c covers two classes only). The log-sum-exp of the K logits
+ * eta_k = a_i' theta_k has Hessian diag(pi) - pi pi' <= H = (I_K - 1 1' / K) / 2 (Loewner order)
+ * everywhere, so by Taylor's theorem about the tangent point psi_k = a_i' t_k at the anchor t,
+ *   lse(eta) <= lse(psi) + g' delta + delta' H delta / 2,  g = softmax(psi), delta = eta - psi,
+ * and log p(y_i | theta) = eta_y - lse(eta) >= log B_i, equal at theta = t. Every class has its
+ * own coefficients (no reference class fixed at 0, which would need (I_{K-1} - 1 1' / K) / 2
+ * instead), so H is over all K logits. delta' H delta / 2 = (sum delta_k^2 - (sum delta_k)^2 / K)
+ * / 4 is quadratic in theta, and summed over the observations (theta class after class, S = sum
+ * a_i a_i')
+ *   sum log B_i = c + b' theta - theta' A theta,   A = (I_K - 1 1' / K) / 4 (x) S,
+ *   b = sum (e_{y_i} - g_i) (x) a_i + 2 A t,       c = sum_i sum_k g_ik log g_ik - t' A t,
+ * since sum g_ik (psi_ik - lse(psi_i)) = sum g log g. Its fixed curvature makes it looser than
+ * Jaakkola-Jordan's far from t (more observations bright), but it needs no per-observation
+ * curvature: A depends on the anchor not at all, and S is one pass over the population. */
+
+/* One step of the online log-sum-exp: lse = *mx + log(*s) after adding v. */
+static inline void sm_lse_add(double v, double *mx, double *s) {
+  if (v > *mx) {
+    *s = *s * exp(*mx - v) + 1.0;
+    *mx = v;
+  } else {
+    *s += exp(v - *mx);
+  }
+}
+
+/* log p(y_i | theta) - log B_i(theta; t) = lse(psi) + g' delta + delta' H delta / 2 - lse(eta)
+ * (eta_y cancels), in one pass over the classes without scratch (the hooks have no workspace
+ * and run in the kernel's threads): both log-sum-exps online, and g' delta = sum exp(psi_k - mx)
+ * delta_k / sum exp(psi_k - mx) rescaled with them. At theta = t every delta_k is 0 and both
+ * log-sum-exps are the same operations on the same numbers, so the gap is exactly 0 there;
+ * elsewhere it is >= 0 up to rounding (about 1e-16 times the logits), which flymc.c reads as a
+ * tight bound (a dark observation). */
+static inline double sm_gap(const sm_data *d, const double *t, const double *theta, R_xlen_t i) {
+  const int p = d->p, K = d->K;
+  const double *x = d->xt + i * p;
+  double me = R_NegInf, se = 0.0;          /* lse(eta) = me + log(se) */
+  double mp = R_NegInf, sp = 0.0, w = 0.0; /* lse(psi) = mp + log(sp), g' delta = w / sp */
+  double s1 = 0.0, s2 = 0.0;               /* sum delta_k, sum delta_k^2 */
+  for (int k = 0; k < K; k++) {
+    const double *th = theta + (R_xlen_t) k * p, *tk = t + (R_xlen_t) k * p;
+    double e = 0.0, q = 0.0;
+    for (int j = 0; j < p; j++) {
+      e += x[j] * th[j];
+      q += x[j] * tk[j];
+    }
+    const double dl = e - q;
+    s1 += dl;
+    s2 += dl * dl;
+    sm_lse_add(e, &me, &se);
+    if (q > mp) {
+      const double r = exp(mp - q);
+      sp = sp * r + 1.0;
+      w = w * r + dl;
+      mp = q;
+    } else {
+      const double ex = exp(q - mp);
+      sp += ex;
+      w += ex * dl;
+    }
+  }
+  return (mp + log(sp)) + w / sp + 0.25 * (s2 - s1 * s1 / K) - (me + log(se));
+}
+
+static void sm_lik_bound_gap(const sg_model *m, const double *t, const double *theta,
+                             const int *idx, int start, int n, double *gap) {
+  const sm_data *d = m->data;
+  if (idx) {
+    for (int k = 0; k < n; k++) {
+      if (k + SG_PREFETCH_AHEAD < n)
+        sg_prefetch_row(d->xt + (R_xlen_t) idx[k + SG_PREFETCH_AHEAD] * d->p, d->p);
+      gap[k] = sm_gap(d, t, theta, idx[k]);
+    }
+  } else {
+    for (int k = 0; k < n; k++) gap[k] = sm_gap(d, t, theta, (R_xlen_t) start + k);
+  }
+}
+
+/* Observation i's terms of b and c that depend on its tangent point: b += (e_y - g) (x) a_i,
+ * returns sum_k g_k log g_k. Two passes over the classes (the log-sum-exp first, then g from
+ * the recomputed psi_k), so no K-vector is stored. */
+static inline double sm_tangent(const sm_data *d, const double *t, R_xlen_t i, double *b) {
+  const int p = d->p, K = d->K;
+  const double *x = d->xt + i * p;
+  double mx = R_NegInf, s = 0.0;
+  for (int k = 0; k < K; k++) {
+    const double *tk = t + (R_xlen_t) k * p;
+    double q = 0.0;
+    for (int j = 0; j < p; j++) q += x[j] * tk[j];
+    sm_lse_add(q, &mx, &s);
+  }
+  const double lse = mx + log(s);
+  const int yk = d->y[i] - 1;
+  double c = 0.0;
+  for (int k = 0; k < K; k++) {
+    const double *tk = t + (R_xlen_t) k * p;
+    double q = 0.0;
+    for (int j = 0; j < p; j++) q += x[j] * tk[j];
+    const double lg = q - lse, g = exp(lg);
+    c += g * lg; /* g underflows to 0 only with lg finite: no 0 * Inf */
+    const double coef = (k == yk) - g;
+    double *bk = b + (R_xlen_t) k * p;
+    for (int j = 0; j < p; j++) bk[j] += coef * x[j];
+  }
+  return c;
+}
+
+/* The collapse: one pass over the population for S = sum a_i a_i' (in tiles of SM_TILE x
+ * SM_TILE on the stack, since the hook has no workspace: one pass when p <= SM_TILE, as in the
+ * paper's p = 11) and, in the first tile's pass, the tangent terms; then A += (I - 1 1'/K)/4 (x) S
+ * (O(K^2 p^2)), b += 2 A t, c -= t' A t, with u_k = t_k - mean_l t_l:
+ *   (2 A t)_{kj} = sum_m S_jm u_km / 2,  t' A t = sum_k u_k' S u_k / 4.
+ * O(n (p^2 + K p) + K^2 p^2), against O(n (K p)^2) for the blocks summed one by one. */
+#define SM_TILE 32
+static void sm_lik_bound_collapse(const sg_model *m, const double *t, const int *idx, int start,
+                                  int n, double *A, double *b, double *c) {
+  const sm_data *d = m->data;
+  const int p = d->p, K = d->K;
+  const R_xlen_t dim = m->dim;
+  double S[SM_TILE * SM_TILE], tj[SM_TILE], tm[SM_TILE]; /* class means of t over the tile */
+  double csum = 0.0;
+  for (int j0 = 0; j0 < p; j0 += SM_TILE) {
+    const int nj = p - j0 < SM_TILE ? p - j0 : SM_TILE;
+    for (int m0 = 0; m0 < p; m0 += SM_TILE) {
+      const int nm = p - m0 < SM_TILE ? p - m0 : SM_TILE;
+      const int first = j0 == 0 && m0 == 0;
+      memset(S, 0, sizeof S);
+      for (int r = 0; r < n; r++) {
+        const R_xlen_t i = idx ? (R_xlen_t) idx[r] : (R_xlen_t) start + r;
+        if (idx && r + SG_PREFETCH_AHEAD < n)
+          sg_prefetch_row(d->xt + (R_xlen_t) idx[r + SG_PREFETCH_AHEAD] * p, p);
+        const double *x = d->xt + i * p;
+        for (int jj = 0; jj < nj; jj++) {
+          const double xj = x[j0 + jj];
+          double *Sj = S + jj * SM_TILE;
+          for (int mm = 0; mm < nm; mm++) Sj[mm] += xj * x[m0 + mm];
+        }
+        if (first) csum += sm_tangent(d, t, i, b);
+      }
+      for (int jj = 0; jj < nj; jj++) {
+        double s = 0.0;
+        for (int k = 0; k < K; k++) s += t[(R_xlen_t) k * p + j0 + jj];
+        tj[jj] = s / K;
+      }
+      for (int mm = 0; mm < nm; mm++) {
+        double s = 0.0;
+        for (int k = 0; k < K; k++) s += t[(R_xlen_t) k * p + m0 + mm];
+        tm[mm] = s / K;
+      }
+      const double diag = 0.25 * (1.0 - 1.0 / K), off = -0.25 / K;
+      for (int jj = 0; jj < nj; jj++) {
+        const int j = j0 + jj;
+        for (int mm = 0; mm < nm; mm++) {
+          const int mc = m0 + mm;
+          const double s = S[jj * SM_TILE + mm];
+          for (int l = 0; l < K; l++) {
+            double *col = A + ((R_xlen_t) l * p + mc) * dim + j; /* row k p + j below */
+            for (int k = 0; k < K; k++) col[(R_xlen_t) k * p] += (k == l ? diag : off) * s;
+          }
+          for (int k = 0; k < K; k++) {
+            const double ukj = t[(R_xlen_t) k * p + j] - tj[jj];
+            const double ukm = t[(R_xlen_t) k * p + mc] - tm[mm];
+            b[(R_xlen_t) k * p + j] += 0.5 * s * ukm;
+            csum -= 0.25 * ukj * s * ukm;
+          }
+        }
+      }
+    }
+  }
+  *c += csum;
+}
+#undef SM_TILE
+
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
                                double prior_sd, sg_status *st) {
   if (p < 1 || n < 0 || K < 2)
@@ -168,5 +343,7 @@ int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int 
   m->log_prior = sg_normal_model_log_prior;
   m->log_lik = sm_log_lik;
   m->log_lik_range = sm_log_lik_range;
+  m->lik_bound_collapse = sm_lik_bound_collapse;
+  m->lik_bound_gap = sm_lik_bound_gap;
   return SG_OK;
 }

@@ -6,7 +6,9 @@
 # and gradient evaluations, and the mean fraction of the data an MH step read (data_fraction:
 # for FlyMC one pass per move plus the bright observations per step).
 #
-# Usage, from the package's root: Rscript inst/bench/flymc.R [--n=1e4] [--seeds=1:3]
+# Usage, from the package's root:
+#   Rscript inst/bench/flymc.R [--model=logistic|softmax] [--n=1e4] [--seeds=1:3]
+#                              [--long-particles=400]
 #
 # Measured (seeds 1-3, 2 cores shared with other work, so seconds are rough): reference
 # -4815.359, the mean of nested_sampling() -4815.642 (78 s) and AIS with 1,000 particles
@@ -30,25 +32,45 @@
 suppressPackageStartupMessages(library(sgais))
 options(width = 200, warn = 1)
 args <- commandArgs(trailingOnly = TRUE)
+which_model <- "logistic"
 n <- 1e4
 seeds <- 1:3
+long_particles <- 400
 for (a in args) {
+  if (startsWith(a, "--model=")) which_model <- match.arg(sub("--model=", "", a), c("logistic", "softmax"))
   if (startsWith(a, "--n=")) n <- as.numeric(sub("--n=", "", a))
   if (startsWith(a, "--seeds=")) seeds <- eval(parse(text = sub("--seeds=", "", a)))
+  if (startsWith(a, "--long-particles=")) long_particles <- as.numeric(sub("--long-particles=", "", a))
 }
-data <- withr::with_seed(1, {
-  x <- matrix(stats::rnorm(n * 5), n, 5, dimnames = list(NULL, paste0("x", 1:5)))
-  eta <- drop(cbind(1, x) %*% c(-0.5, 1, -0.5, 0.25, 0.75, -1))
-  data.frame(x, y = stats::rbinom(n, 1, stats::plogis(eta)))
-})
-model <- logistic_regression(y ~ ., data)
-
-ns <- nested_sampling(model, seed = 1, progress = FALSE)
-long <- ais(model, particles = 1000, seed = 1, progress = FALSE)
-reference <- mean(c(ns$log_evidence, long$log_evidence))
-cat(sprintf("reference log Z %.3f: nested_sampling %.3f (se %.3f, %.1f s), AIS with 1,000 particles %.3f (%.1f s)\n",
-            reference, ns$log_evidence, ns$log_evidence_se, ns$seconds, long$log_evidence,
-            long$seconds))
+if (which_model == "logistic") {
+  data <- withr::with_seed(1, {
+    x <- matrix(stats::rnorm(n * 5), n, 5, dimnames = list(NULL, paste0("x", 1:5)))
+    eta <- drop(cbind(1, x) %*% c(-0.5, 1, -0.5, 0.25, 0.75, -1))
+    data.frame(x, y = stats::rbinom(n, 1, stats::plogis(eta)))
+  })
+  model <- logistic_regression(y ~ ., data)
+  kernels <- c("sghmc", "austerity", "confidence", "flymc")
+  ns <- nested_sampling(model, seed = 1, progress = FALSE)
+  long <- ais(model, particles = 1000, seed = 1, progress = FALSE)
+  reference <- mean(c(ns$log_evidence, long$log_evidence))
+  cat(sprintf("reference log Z %.3f: nested_sampling %.3f (se %.3f, %.1f s), AIS with 1,000 particles %.3f (%.1f s)\n",
+              reference, ns$log_evidence, ns$log_evidence_se, ns$seconds, long$log_evidence,
+              long$seconds))
+} else {
+  # the paper's softmax regression (10 covariates, 4 classes: 44 parameters; Appendix B.2)
+  model <- softmax_regression(y ~ ., simulate_softmax_regression(n, seed = 1))
+  kernels <- c("sghmc", "confidence", "flymc")
+  source("tests/testthat/helper-glm.R", local = TRUE) # softmax_reference()
+  started <- proc.time()[["elapsed"]]
+  is_ref <- softmax_reference(model, draws = 20000)
+  is_seconds <- proc.time()[["elapsed"]] - started
+  long <- suppressWarnings(ais(model, particles = long_particles, seed = 1, progress = FALSE))
+  reference <- is_ref[["log_evidence"]]
+  cat(sprintf(paste("reference log Z %.3f: importance sampling with 20,000 t draws (se %.3f, ESS %.0f, %.1f s);",
+                    "AIS (sghmc) with %d particles %.3f (%.1f s)\n"),
+              reference, is_ref[["se"]], is_ref[["ess"]], is_seconds, long_particles, long$log_evidence,
+              long$seconds))
+}
 
 fraction <- function(fit) {
   f <- if (inherits(fit, "sgais_ais_fit")) fit$schedule$data_fraction else fit$trajectory$data_fraction
@@ -56,7 +78,7 @@ fraction <- function(fit) {
 }
 rows <- list()
 for (est in c("ais", "sgais")) {
-  for (kernel in c("sghmc", "austerity", "confidence", "flymc")) {
+  for (kernel in kernels) {
     fits <- lapply(seeds, function(s) {
       suppressWarnings(get(est)(model, kernel = kernel, seed = s, progress = FALSE))
     })
@@ -72,5 +94,5 @@ for (est in c("ais", "sgais")) {
     print(rows[[length(rows)]], digits = 4, row.names = FALSE)
   }
 }
-cat(sprintf("\nN = %g, seeds %s, reference %.3f\n", n, paste(range(seeds), collapse = "-"), reference))
+cat(sprintf("\n%s, N = %g, seeds %s, reference %.3f\n", which_model, n, paste(range(seeds), collapse = "-"), reference))
 print(do.call(rbind, rows), digits = 4, row.names = FALSE)

@@ -63,3 +63,63 @@ flymc_reference <- function(model) {
   grid_log_evidence(log_lik, stats::coef(fit), 10 * sqrt(diag(stats::vcov(fit))), 61,
                     model$hyper$prior_sd)
 }
+
+# The softmax FlyMC tests' model (test-kernels.R, inst/validation/calibrate-kernels.R): softmax
+# regression with 3 classes on an intercept and 2 covariates (9 parameters), n observations of
+# simulate_softmax_regression() with `seed`.
+flymc_softmax_model <- function(n = 1000, seed = 4) {
+  softmax_regression(y ~ ., simulate_softmax_regression(n, dim = 2, classes = 3, seed = seed))
+}
+
+# A reference evidence for a softmax regression by importance sampling: the posterior is
+# log-concave (a log-concave likelihood times a normal prior) and near-Gaussian, so a
+# multivariate t proposal (`df` degrees of freedom; heavier tails than the posterior's) centred
+# at the mode with the inverse Hessian there as scale keeps most of its draws (ESS about 70% of
+# `draws` on the tests' model). log Z = log mean(p(y | theta) p(theta) / q(theta)) over `draws`
+# draws, summed in the log; returns it with its delta-method standard error and the ESS. The
+# draws use `seed` and leave the caller's stream alone.
+softmax_reference <- function(model, draws = 10000, seed = 1, df = 5) {
+  a <- t(model$data$xt)
+  y <- model$data$y
+  p <- ncol(a)
+  K <- length(model$classes)
+  d <- K * p
+  sd <- model$hyper$prior_sd
+  onehot <- outer(y, seq_len(K), "==")
+  rows <- function(k) (k - 1) * p + seq_len(p) # class k's block of theta
+  # the log posterior (unnormalised) of each column of theta (d x B)
+  log_post <- function(theta) {
+    eta <- lapply(seq_len(K), function(k) a %*% theta[rows(k), , drop = FALSE])
+    m <- Reduce(pmax, eta)
+    lse <- m + log(Reduce(`+`, lapply(eta, function(e) exp(e - m))))
+    fit <- Reduce(`+`, lapply(seq_len(K), function(k) colSums(onehot[, k] * eta[[k]])))
+    fit - colSums(lse) + colSums(stats::dnorm(theta, sd = sd, log = TRUE))
+  }
+  probs <- function(theta) {
+    eta <- a %*% matrix(theta, p, K)
+    e <- exp(eta - apply(eta, 1, max))
+    e / rowSums(e)
+  }
+  grad <- function(theta) c(crossprod(a, onehot - probs(theta))) - theta / sd^2
+  mode <- stats::optim(rep(0, d), function(th) -log_post(matrix(th)), function(th) -grad(th),
+                       method = "BFGS", control = list(reltol = 1e-14, maxit = 1000))$par
+  # the Hessian of -log posterior: sum_i (diag(pi_i) - pi_i pi_i') (x) a_i a_i' + I / sd^2
+  pr <- probs(mode)
+  H <- diag(1 / sd^2, d)
+  for (k in seq_len(K)) {
+    for (l in seq_len(K)) H[rows(k), rows(l)] <- H[rows(k), rows(l)] +
+        crossprod(a, a * (pr[, k] * ((k == l) - pr[, l])))
+  }
+  R <- chol(H) # theta = mode + R^{-1} z / sqrt(w) has scale H^{-1}
+  draw <- withr::with_seed(seed, list(z = matrix(stats::rnorm(d * draws), d, draws),
+                                      w = stats::rchisq(draws, df) / df))
+  theta <- mode + backsolve(R, draw$z) / rep(sqrt(draw$w), each = d)
+  u <- R %*% (theta - mode)
+  log_q <- lgamma((df + d) / 2) - lgamma(df / 2) - d / 2 * log(df * pi) + sum(log(diag(R))) -
+    (df + d) / 2 * log1p(colSums(u^2) / df)
+  blocks <- split(seq_len(draws), ceiling(seq_len(draws) / 500))
+  lw <- unlist(lapply(blocks, function(j) log_post(theta[, j, drop = FALSE]))) - log_q
+  r <- exp(lw - max(lw))
+  c(log_evidence = max(lw) + log(mean(r)), se = stats::sd(r) / mean(r) / sqrt(draws),
+    ess = sum(r)^2 / sum(r^2))
+}

@@ -132,8 +132,9 @@ hostile_table <- function() {
                     pattern = "confidence", class = "sgais_error_kernel", expect = "error")))
     }
   }
-  # FlyMC needs a collapsible likelihood bound (logistic regression only) and steps in widths
-  for (mod in c("m", "m_soft", "m_poi", "m_mix", "m_cus")) {
+  # FlyMC needs a collapsible likelihood bound (logistic and softmax regression only) and steps
+  # in widths
+  for (mod in c("m", "m_poi", "m_mix", "m_cus")) {
     for (est in c("sgais", "ais", "sir")) {
       expr <- call(est, as.name(mod), kernel = "flymc", progress = FALSE)
       add(list(list(label = paste(deparse(expr), collapse = " "), expr = expr,
