@@ -122,7 +122,16 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     includes the particle it moves is stretched along that particle's own offset, so particles
 #'     in the tails leave them faster than they enter, the population contracts and \eqn{\log
 #'     \hat Z}{log Z} comes out too high (measured on a 14-parameter real regression with 100
-#'     particles: +0.38 nats against -0.15 with the exact covariance). Each step moves about `step_size` target widths (\eqn{\eta =}
+#'     particles: +0.38 nats against -0.15 with the exact covariance). Directions the
+#'     likelihood does not depend on, with the prior's posterior along them, are kept out of the
+#'     metric: in [softmax_regression()] adding the same number to a covariate's coefficient in
+#'     every class changes no probability. The particles' spread along those directions stays
+#'     as wide as the prior, so a metric estimated from it is far too wide along the identified
+#'     directions, whose width falls as \eqn{1/\sqrt n}{1 / sqrt(n)}: on the paper's
+#'     44-parameter model SGAIS's mini-batch moves became unstable near n = 16,000 and stalled,
+#'     and AIS took an hour at n = 100,000. The kernels now move the identified part in a
+#'     metric estimated from it, and draw the free part from the prior after each move, which
+#'     is exact (a Gibbs step). Each step moves about `step_size` target widths (\eqn{\eta =}
 #'     `step_size`\eqn{^2} in the whitened coordinates), whatever the units of the data, the
 #'     temperature \eqn{\lambda} or n; `momentum_decay` = 2 `step_size` is close to critical
 #'     damping. The number of steps adapts to how far the target moved: `sghmc_steps` after a

@@ -7,8 +7,11 @@
 #' and independent \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} priors on every bias \eqn{b_k} and weight
 #' \eqn{w_{kj}}{w_kj}. Each class has its own coefficients (none is a reference class), so the
 #' model has \eqn{K p}{K p} parameters for a design with \eqn{p} columns: 44 in the paper's
-#' setting of 10 covariates and 4 classes. The likelihood uses a stable log-softmax, so large
-#' covariates do not overflow.
+#' setting of 10 covariates and 4 classes. Adding the same number to a covariate's coefficient in
+#' every class changes no probability, so along those \eqn{p} directions the posterior is the
+#' prior whatever the data; the robust samplers draw them exactly from the prior and move only
+#' the identified part (see "Moves in units of the target's width" in [sgais_control()]). The
+#' likelihood uses a stable log-softmax, so large covariates do not overflow.
 #'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`, as for
 #' [linear_regression()]. The response is a factor, or a character, logical or whole-number vector

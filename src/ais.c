@@ -98,6 +98,8 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   /* each particle moves in the metric estimated without it (sg_precond_leave_out) */
   sg_precond own;
   sg_precond_alloc(&own, mv->preconditioner, dim);
+  sg_precond_set_free(&pc, m);
+  sg_precond_set_free(&own, m);
   sg_kernel kernel;
   sg_kernel_init(&kernel, mv, pcp ? &own : NULL, dim, N);
   /* each annealing step's streams: one per particle, one for resampling (rng.h) */

@@ -44,17 +44,20 @@ void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, d
   switch (k->kind) {
   case SG_KERNEL_SGLD:
     sg_sgld_run(pot, dim, theta, v, grad, steps, k);
-    return;
+    break;
   case SG_KERNEL_AUSTERITY:
   case SG_KERNEL_CONFIDENCE:
     sg_subsample_mh_run(pot, dim, theta, steps, k);
-    return;
+    break;
   case SG_KERNEL_FLYMC:
     sg_flymc_run(pot, dim, theta, steps, k);
-    return;
+    break;
   default:
     sg_sghmc_run(pot, NULL, dim, theta, v, grad, steps, k);
   }
+  /* The moves left the model's free directions alone (the metric spans only the identified
+   * part); their exact conditional is the prior: draw it (model.h, free_project). */
+  if (steps > 0 && k->pc) sg_precond_redraw_free(k->pc, theta, k->rng);
 }
 
 void sg_random_walk_propose(sg_kernel *k, int dim, const double *theta, double *prop) {

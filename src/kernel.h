@@ -67,8 +67,19 @@ typedef struct {
    * loo_work is the scratch of sg_precond_leave_out() when this is its `out`. */
   double *loo_w, *loo_mean, *loo_cov, *loo_prev, *loo_work, loo_sum_w2, loo_r;
   int loo_M, loo_cap;
+  /* The model's free directions (model.h; NULL: none) and scratch of dim for them. With them the
+   * metric is P Sigma P, P the projection onto their complement, Sigma estimated from the
+   * particles' projections, so the kernels move only the identified part, and sg_kernel_run
+   * then draws the free part from the prior. */
+  const struct sg_model *free;
+  double *free_work;
 } sg_precond;
 void sg_precond_alloc(sg_precond *p, int kind, int dim);
+/* Gives p the free directions of model m, if m has any and p is a preconditioner (robust
+ * presets); the paper's unpreconditioned kernel is left as it is. */
+void sg_precond_set_free(sg_precond *p, const struct sg_model *m);
+/* theta's free part replaced by a draw from the prior (an exact Gibbs step), from rng. */
+void sg_precond_redraw_free(const sg_precond *p, double *theta, sg_rng *rng);
 /* Sets Sigma to the weighted covariance of the M particles theta (M rows of dim) with log-weights
  * logw (NULL: equal weights), averaged with the running estimate when p->smoothing < 1; DENSE
  * uses only its diagonal when there are fewer than 6 particles per dimension (see precond.c).

@@ -94,6 +94,20 @@ struct sg_model {
    * estimating their preconditioner, so that it describes one mode. */
   void (*canonicalize)(const sg_model *m, sg_workspace *ws, double *theta);
 
+  /* Optional (NULL if none): directions along which no likelihood changes and the prior is
+   * N(0, free_sd^2) on every coordinate (isotropic) and independent of the rest, so that the
+   * posterior along them is exactly the prior's whatever the data (softmax regression with a
+   * coefficient vector for every class: adding the same number to a covariate's coefficient in
+   * every class changes no probability). free_project maps x in place to its orthogonal
+   * projection onto the complement (x minus its component along those directions); it is
+   * linear, needs no workspace and is thread-safe. The robust samplers (precond.c) then move
+   * only the identified part, with a metric estimated from it, and draw the free part exactly
+   * from the prior after each move (a Gibbs step): a metric estimated from particles whose
+   * spread is the prior's along those directions is far too wide along the identified ones,
+   * whose width falls as 1/sqrt(n), and a fixed step becomes unstable as n grows. */
+  void (*free_project)(const sg_model *m, double *x);
+  double free_sd;
+
   /* Optional (NULL if none): a bound C >= max_i |log p(y_i | theta_new) - log p(y_i | theta)|
    * over all the model's observations, for the confidence sampler's concentration bounds
    * (Bardenet, Doucet & Holmes 2014; kernel.h), O(dim) from summaries of the data. Called once

@@ -25,6 +25,8 @@ void sg_precond_alloc(sg_precond *p, int kind, int dim) {
   p->loo_sum_w2 = 0.0;
   p->loo_r = 1.0;
   p->loo_M = p->loo_cap = 0;
+  p->free = NULL;
+  p->free_work = NULL;
   if (kind == SG_PRECOND_NONE) return;
   size_t len = (kind == SG_PRECOND_DENSE) ? (size_t) dim * dim : (size_t) dim;
   p->factor = (double *) R_alloc(len, sizeof(double));
@@ -37,6 +39,46 @@ void sg_precond_alloc(sg_precond *p, int kind, int dim) {
   /* identity until the first estimate */
   memset(p->factor, 0, len * sizeof(double));
   for (int j = 0; j < dim; j++) p->factor[(kind == SG_PRECOND_DENSE) ? (size_t) j * (dim + 1) : (size_t) j] = 1.0;
+}
+
+void sg_precond_set_free(sg_precond *p, const sg_model *m) {
+  if (p->kind == SG_PRECOND_NONE || !m || !m->free_project) return;
+  p->free = m;
+  p->free_work = (double *) R_alloc(p->dim, sizeof(double));
+}
+
+/* x <- P x: x without its component along the free directions (none: unchanged). */
+static inline void project(const sg_precond *p, double *x) {
+  if (p->free) p->free->free_project(p->free, x);
+}
+
+void sg_precond_redraw_free(const sg_precond *p, double *theta, sg_rng *rng) {
+  if (!p || !p->free) return;
+  /* z ~ N(0, sd^2 I) has free part z - P z ~ N(0, sd^2 (I - P)), the prior's along them, and
+   * theta's free part theta - P theta is replaced by it */
+  const int dim = p->dim;
+  const double sd = p->free->free_sd;
+  double *z = p->free_work;
+  for (int j = 0; j < dim; j++) z[j] = sd * sg_rng_norm(rng);
+  for (int j = 0; j < dim; j++) theta[j] -= z[j];
+  project(p, theta); /* P theta - P z */
+  for (int j = 0; j < dim; j++) theta[j] += z[j];
+}
+
+/* cov (dense, lower triangle) += c (I - P), c its mean diagonal: the covariance of the
+ * particles' projections is singular along the free directions, and P (cov + c (I - P)) P =
+ * cov, so the metric is the same whatever c. col: scratch of dim. */
+static void add_free_block(const sg_precond *p, double *cov, double *col) {
+  const int dim = p->dim;
+  double c = 0.0;
+  for (int k = 0; k < dim; k++) c += cov[k + (size_t) k * dim];
+  c /= dim;
+  for (int k = 0; k < dim; k++) {
+    memset(col, 0, dim * sizeof(double));
+    col[k] = 1.0;
+    project(p, col); /* column k of P */
+    for (int j = k; j < dim; j++) cov[j + (size_t) k * dim] += c * ((j == k) - col[j]);
+  }
 }
 
 /* In-place Cholesky of the lower triangle of a (column-major, n x n); 0 on success. */
@@ -60,7 +102,8 @@ static int cholesky(double *a, int n) {
 /* Sets factor (kind's layout) from the covariance cov (lower triangle when dense; overwritten)
  * of an estimate from M particles; 1 when cov is not usable (factor then untouched). dg is
  * scratch of dim. */
-static int factor_from_cov(const sg_precond *p, double *cov, int M, double *factor, double *dg) {
+static int factor_from_cov(const sg_precond *p, double *cov, int M, double *factor, double *dg,
+                           double *col) {
   const int dim = p->dim, dense = p->kind == SG_PRECOND_DENSE;
   for (int k = 0; k < dim; k++) {
     dg[k] = cov[dense ? k + (size_t) k * dim : (size_t) k];
@@ -83,6 +126,8 @@ static int factor_from_cov(const sg_precond *p, double *cov, int M, double *fact
   if (M < 6 * dim) {
     for (int k = 0; k < dim; k++)
       for (int j = k + 1; j < dim; j++) cov[j + (size_t) k * dim] = 0.0;
+  } else if (p->free) {
+    add_free_block(p, cov, col);
   }
   if (cholesky(cov, dim)) {
     /* numerically not positive definite: the diagonal */
@@ -120,13 +165,21 @@ int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, 
   memset(cov, 0, len * sizeof(double));
   for (int i = 0; i < M; i++) {
     const double *th = theta + (size_t) i * dim;
+    const double *dv = th; /* the deviation from the mean, projected (free directions) */
+    if (p->free) {
+      for (int k = 0; k < dim; k++) p->free_work[k] = th[k] - mean[k];
+      project(p, p->free_work);
+      dv = p->free_work;
+    }
     for (int k = 0; k < dim; k++) {
-      double dk = w[i] * norm * (th[k] - mean[k]);
+      const double ek = p->free ? dv[k] : th[k] - mean[k];
+      const double dk = w[i] * norm * ek;
       if (!dense) {
-        cov[k] += dk * (th[k] - mean[k]);
+        cov[k] += dk * ek;
         continue;
       }
-      for (int j = k; j < dim; j++) cov[j + (size_t) k * dim] += dk * (th[j] - mean[j]);
+      for (int j = k; j < dim; j++)
+        cov[j + (size_t) k * dim] += dk * (p->free ? dv[j] : th[j] - mean[j]);
     }
   }
   for (int k = 0; k < dim; k++) {
@@ -159,7 +212,7 @@ int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, 
   memcpy(p->acc, cov, len * sizeof(double));
   p->acc_n = p->n;
   p->acc_ess = ess;
-  if (factor_from_cov(p, cov, M, p->factor, mean)) return 1; /* mean is kept in loo_mean */
+  if (factor_from_cov(p, cov, M, p->factor, mean, p->free_work)) return 1; /* mean: in loo_mean */
   p->loo_M = M;
   return 0;
 }
@@ -192,6 +245,7 @@ void sg_precond_leave_out(const sg_precond *p, int a, const double *theta_a, sg_
   const double drop = wa / ((1.0 - wa) * (1.0 - wa) * (1.0 - s2));
   const double r = p->loo_r;
   for (int j = 0; j < dim; j++) d[j] = theta_a[j] - p->loo_mean[j];
+  project(p, d);
   for (int k = 0; k < dim; k++) {
     if (!dense) {
       cov[k] = r * (keep * p->loo_cov[k] - drop * d[k] * d[k]);
@@ -205,15 +259,22 @@ void sg_precond_leave_out(const sg_precond *p, int a, const double *theta_a, sg_
   if (r < 1.0)
     for (size_t l = 0; l < len; l++) cov[l] += p->loo_prev[l];
   /* the same rule as the estimate's (particles per dimension), so the two never differ in kind */
-  if (factor_from_cov(p, cov, p->loo_M, out->factor, dg))
+  if (factor_from_cov(p, cov, p->loo_M, out->factor, dg, out->free_work))
     memcpy(out->factor, p->factor, len * sizeof(double));
 }
 
+/* With free directions the factor is P L (kernel.h): Sigma g is P L L' P g, L x is P L x and
+ * L' g is L' P g, each projection on a copy or in place. */
 void sg_precond_apply(const sg_precond *p, const double *g, double *out) {
   const int dim = p->dim;
   const double *L = p->factor;
+  if (p->free) {
+    if (out != g) memcpy(out, g, dim * sizeof(double));
+    project(p, out);
+    g = out; /* read in full (into t) before out is written, or elementwise */
+  }
   if (p->kind == SG_PRECOND_NONE) {
-    memcpy(out, g, dim * sizeof(double));
+    if (out != g) memcpy(out, g, dim * sizeof(double));
   } else if (p->kind == SG_PRECOND_DIAGONAL) {
     for (int j = 0; j < dim; j++) out[j] = L[j] * L[j] * g[j];
   } else {
@@ -230,6 +291,7 @@ void sg_precond_apply(const sg_precond *p, const double *g, double *out) {
       out[j] = s;
     }
   }
+  project(p, out);
 }
 
 void sg_precond_factor_apply(const sg_precond *p, double *x) {
@@ -245,13 +307,19 @@ void sg_precond_factor_apply(const sg_precond *p, double *x) {
       x[j] = s;
     }
   }
+  project(p, x);
 }
 
 void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, double *out) {
   const int dim = p->dim;
   const double *L = p->factor;
+  if (p->free) {
+    if (out != g) memcpy(out, g, dim * sizeof(double));
+    project(p, out);
+    g = out; /* in place: out[k] reads g[j], j >= k, not yet overwritten */
+  }
   if (p->kind == SG_PRECOND_NONE) {
-    memcpy(out, g, dim * sizeof(double));
+    if (out != g) memcpy(out, g, dim * sizeof(double));
   } else if (p->kind == SG_PRECOND_DIAGONAL) {
     for (int j = 0; j < dim; j++) out[j] = L[j] * g[j];
   } else {
@@ -268,6 +336,7 @@ static double whitened_norm2(const sg_precond *p, const double *x, const double 
   const int dim = p->dim;
   double ss = 0.0;
   for (int j = 0; j < dim; j++) z[j] = x[j] - y[j];
+  project(p, z); /* the metric's own subspace */
   if (p->kind == SG_PRECOND_DIAGONAL) {
     for (int j = 0; j < dim; j++) z[j] /= p->factor[j];
   } else if (p->kind == SG_PRECOND_DENSE) {

@@ -298,6 +298,7 @@ static void mover_init(sgais_mover *w, const sg_model *m, const sgais_settings *
   const sg_move_settings *mv = &s->a.move;
   const int dim = m->dim;
   sg_precond_alloc(&w->own, mv->preconditioner, dim);
+  sg_precond_set_free(&w->own, m);
   sg_kernel_init(&w->kernel, mv, preconditioned ? &w->own : NULL, dim, n_max);
   sg_workspace_init(&w->ws, m, st);
   w->v = (double *) R_alloc(3 * (size_t) dim, sizeof(double));
@@ -739,6 +740,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   /* the running covariance of the preconditioner (precond.c), empty before the first */
   sg_precond pc;
   sg_precond_alloc(&pc, s.a.move.preconditioner, dim);
+  sg_precond_set_free(&pc, &m);
   sg_precond *pcp = (s.a.move.preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
   const int acc_len = !pcp ? 0 : (pc.kind == SG_PRECOND_DENSE ? dim * dim : dim);
   SEXP acc_in = sg_list_get(state, "precond_cov");
