@@ -193,9 +193,10 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     stability limit: where the metric misses the posterior's stiffest directions the
 #'     particles heat. The spread guard (above) then halves the step and the fit warns, but the
 #'     estimate can be far off: measured at N = 10,000 (inst/bench/seed-methods.R, seed 1),
-#'     SGAIS with SGLD was 7 nats low on the paper's mixture and, after 6 halvings, 18,600 nats
-#'     low on its 44-parameter softmax regression (with a warning; the exact-phase MALA part was
-#'     right to 0.1 nat). Use it to compare kernels, not for evidence you rely on.}
+#'     SGAIS with SGLD was 7 nats low on the paper's mixture, and 1.3 to 1.7 nats low on its
+#'     44-parameter softmax regression (18,600 nats low, after 6 halvings, before that model's
+#'     free directions were kept out of the metric); at N = 100,000 4.7 nats below AIS there.
+#'     Use it to compare kernels, not for evidence you rely on.}
 #'   \item{`"austerity"`}{random-walk Metropolis-Hastings (proposals in the particles'
 #'     metric, scale starting at \eqn{2.38 / \sqrt p}{2.38 / sqrt(p)} widths and adapted
 #'     towards 23.4% acceptance) whose test reads a random subset of the data, drawn without
@@ -255,7 +256,10 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     its stationary distribution is the target's, whatever the anchor. A move costs one pass
 #'     over the data (the brightness draw) plus, per step, the bright observations, which are
 #'     few near the anchor: `data_fraction` is about 1 / steps plus the bright fraction. Other
-#'     models give an error of class `sgais_error_kernel`.}
+#'     models give an error of class `sgais_error_kernel`. A random walk needs more steps as
+#'     the dimension grows: on the paper's 44-parameter softmax regression SGAIS with FlyMC and
+#'     20 steps was 2.3 nats low at N = 2,000 (0.3 with `sghmc_steps = 80`), 8 to 10 nats low at
+#'     N = 10,000 and 9.7 below AIS at N = 100,000 (inst/bench/flymc.R, seed-methods.R).}
 #' }
 #'
 #' @param preset `"robust"` (the default) or `"paper"`.
