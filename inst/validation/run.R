@@ -26,7 +26,8 @@
 # log evidence (column replicate_log_evidence, separated by ";").
 #
 # Run from the package's root with sgais installed. The 17 exact cases with 10 replicates take
-# about 40 minutes on 2 cores; the Stan cases of references.csv about as long again.
+# about 40 minutes on 2 cores, the two softmax cases with importance-sampling references about
+# 10 minutes (SGAIS, its paper preset and AIS), the Stan cases of references.csv about 40.
 
 suppressMessages(library(sgais))
 args <- commandArgs(TRUE)
