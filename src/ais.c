@@ -180,22 +180,19 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
       sg_interrupt_check();
     }
     if (check_spread) {
-      double growth = sg_spread_guard_growth(&guard, theta, logw, scratch.work);
-      if (!(growth <= SG_MAX_SPREAD_GROWTH)) {
-        if (!width || halvings == SG_MAX_STEP_HALVINGS) {
-          char smaller[64] = "";
-          if (halvings) snprintf(smaller, sizeof smaller, ", even with steps %d times smaller",
-                                 1 << halvings);
-          sg_fail(st, SG_ERR_DIVERGED, "%s moves spread the particles %.3g times wider than their "
-                  "target at lambda = %g%s; try a smaller `step_size` or the Metropolis-adjusted "
-                  "moves (`integrator = \"baoab\"`).", sg_kernel_name(kernel.kind), growth,
-                  lambda, smaller);
-          return -1;
-        }
-        sg_spread_guard_undo(&guard, theta, loglik);
+      double growth;
+      char smaller[64];
+      switch (sg_spread_guard_check(&guard, theta, logw, loglik, scratch.work, width, &halvings,
+                                    &growth, smaller)) {
+      case SG_GUARD_FAIL:
+        sg_fail(st, SG_ERR_DIVERGED, "%s moves spread the particles %.3g times wider than their "
+                "target at lambda = %g%s; try a smaller `step_size` or the Metropolis-adjusted "
+                "moves (`integrator = \"baoab\"`).", sg_kernel_name(kernel.kind), growth,
+                lambda, smaller);
+        return -1;
+      case SG_GUARD_REDO:
         *step_size *= 0.5;
         kernel.eta = (*step_size) * (*step_size);
-        halvings++;
         goto redo_moves;
       }
     }

@@ -5,6 +5,7 @@
  * their weights have degenerated, setting the weights to their mean. */
 #include "anneal.h"
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim) {
@@ -64,14 +65,30 @@ void sg_spread_guard_begin(sg_spread_guard *g, const sg_precond *pc, const doubl
   memcpy(copy + (size_t) M * dim, loglik, M * sizeof(double));
 }
 
-double sg_spread_guard_growth(const sg_spread_guard *g, const double *theta, const double *logw,
-                              double *work) {
+/* The spread's growth since sg_spread_guard_begin (NaN for non-finite particles). */
+static double spread_growth(const sg_spread_guard *g, const double *theta, const double *logw,
+                            double *work) {
   return sg_precond_spread(g->pc, theta, logw, g->M, work) / g->before;
 }
 
-void sg_spread_guard_undo(const sg_spread_guard *g, double *theta, double *loglik) {
+static void spread_undo(const sg_spread_guard *g, double *theta, double *loglik) {
   memcpy(theta, g->copy, (size_t) g->M * g->dim * sizeof(double));
   memcpy(loglik, g->copy + (size_t) g->M * g->dim, g->M * sizeof(double));
+}
+
+int sg_spread_guard_check(const sg_spread_guard *g, double *theta, const double *logw,
+                          double *loglik, double *work, int can_halve, int *halvings,
+                          double *growth, char *smaller) {
+  *growth = spread_growth(g, theta, logw, work);
+  smaller[0] = '\0';
+  if (*growth <= SG_MAX_SPREAD_GROWTH) return SG_GUARD_OK; /* not NaN either */
+  if (can_halve && *halvings < SG_MAX_STEP_HALVINGS) {
+    spread_undo(g, theta, loglik);
+    (*halvings)++;
+    return SG_GUARD_REDO;
+  }
+  if (*halvings) snprintf(smaller, 64, ", even with steps %d times smaller", 1 << *halvings);
+  return SG_GUARD_FAIL;
 }
 
 int sg_check_loglik(const double *loglik, int M) {

@@ -37,12 +37,12 @@ double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, in
  * shared by SGAIS and AIS. In the preconditioner's metric the particles' spread after the moves
  * should be about what it was before (the moves leave the target nearly invariant); more than
  * SG_MAX_SPREAD_GROWTH times as much means the discretisation has broken down and the estimate
- * would be silently wrong. The caller then undoes the moves (sg_spread_guard_undo) and redoes
- * them with half the step, which stays halved for the rest of the run (the heating by gradient
- * noise and the integrator's error both shrink with the step), up to SG_MAX_STEP_HALVINGS times
- * in one annealing step before giving up with an error; the fit counts the halvings and warns
- * (R/replicates.R): measured, SGLD on the paper's softmax regression ran on after 2 halvings to
- * an evidence 350 nats low. */
+ * would be silently wrong. The moves are then undone (sg_spread_guard_check) and the caller
+ * redoes them with half the step, which stays halved for the rest of the run (the heating by
+ * gradient noise and the integrator's error both shrink with the step), up to
+ * SG_MAX_STEP_HALVINGS times in one annealing step before giving up with an error; the fit
+ * counts the halvings and warns (R/replicates.R): measured, SGLD on the paper's softmax
+ * regression ran on after 2 halvings to an evidence 350 nats low. */
 #define SG_MAX_SPREAD_GROWTH 4.0
 #define SG_MAX_STEP_HALVINGS 4
 typedef struct {
@@ -56,12 +56,16 @@ typedef struct {
 void sg_spread_guard_begin(sg_spread_guard *g, const sg_precond *pc, const double *theta,
                            const double *logw, const double *loglik, int M, int dim,
                            double *copy, double *work);
-/* The spread's growth since sg_spread_guard_begin (NaN for non-finite particles): the moves
- * diverged when it is not <= SG_MAX_SPREAD_GROWTH. */
-double sg_spread_guard_growth(const sg_spread_guard *g, const double *theta, const double *logw,
-                              double *work);
-/* Puts theta and loglik back to what they were at sg_spread_guard_begin. */
-void sg_spread_guard_undo(const sg_spread_guard *g, double *theta, double *loglik);
+/* The verdict on the moves since sg_spread_guard_begin: SG_GUARD_OK when the spread grew at
+ * most SG_MAX_SPREAD_GROWTH times; else SG_GUARD_REDO when the step may be halved again
+ * (can_halve, fewer than SG_MAX_STEP_HALVINGS halvings so far): the moves are undone and
+ * *halvings counted, and the caller halves its step and redoes them; else SG_GUARD_FAIL, with
+ * *growth and `smaller` (", even with steps 2^h times smaller" after h halvings, else "") for
+ * the caller's error. work: 2 dim; smaller: at least 64 chars. */
+enum { SG_GUARD_OK = 0, SG_GUARD_REDO = 1, SG_GUARD_FAIL = 2 };
+int sg_spread_guard_check(const sg_spread_guard *g, double *theta, const double *logw,
+                          double *loglik, double *work, int can_halve, int *halvings,
+                          double *growth, char *smaller);
 
 /* Particle sanity checks shared by the annealing samplers; callers word the error. */
 enum { SG_LOGLIK_OK = 0, SG_LOGLIK_NOT_FINITE = 1, SG_LOGLIK_ALL_ZERO = 2 };

@@ -64,7 +64,8 @@ void sg_random_walk_propose(sg_kernel *k, int dim, const double *theta, double *
   const double h = sqrt(k->eta);
   double *xi = k->work + dim;
   for (int j = 0; j < dim; j++) xi[j] = sg_rng_norm(k->rng);
-  if (k->pc && k->pc->kind != SG_PRECOND_NONE) sg_precond_factor_apply(k->pc, xi);
+  const sg_precond *pc = sg_kernel_metric(k);
+  if (pc) sg_precond_factor_apply(pc, xi);
   for (int j = 0; j < dim; j++) prop[j] = theta[j] + h * xi[j];
 }
 

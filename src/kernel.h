@@ -160,6 +160,11 @@ typedef struct {
   double *gap;
 } sg_kernel;
 struct sg_move_settings;
+/* The metric kernel k moves in: its preconditioner, or NULL for the paper's unpreconditioned
+ * kernel (no preconditioner, or kind NONE). */
+static inline const sg_precond *sg_kernel_metric(const sg_kernel *k) {
+  return (k->pc && k->pc->kind != SG_PRECOND_NONE) ? k->pc : NULL;
+}
 /* A kernel of the settings' kind for a model of dimension dim with at most n_max observations in
  * the population of an MH test. */
 void sg_kernel_init(sg_kernel *k, const struct sg_move_settings *s, const sg_precond *pc, int dim,

@@ -566,25 +566,22 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       sg_interrupt_check();
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       if (check_spread) {
-        double growth = sg_spread_guard_growth(&guard, theta, logw, work);
-        if (!(growth <= SG_MAX_SPREAD_GROWTH)) {
-          if (!width || halvings == SG_MAX_STEP_HALVINGS) {
-            char smaller[64] = "";
-            if (halvings) snprintf(smaller, sizeof smaller, ", even with steps %d times smaller",
-                                   1 << halvings);
-            sg_fail(st, SG_ERR_DIVERGED,
-                         "%s moves spread the particles %.3g times wider than their target while "
-                         "adding observations up to %.0f%s: the mini-batch moves cannot sample this "
-                         "posterior; try a smaller `step_size`, more `particles` or a larger "
-                         "`batch_size`.", sg_kernel_name(movers[0].kernel.kind), growth, n_now,
-                         smaller);
-            return -1;
-          }
-          sg_spread_guard_undo(&guard, theta, loglik);
+        double growth;
+        char smaller[64];
+        switch (sg_spread_guard_check(&guard, theta, logw, loglik, work, width, &halvings,
+                                      &growth, smaller)) {
+        case SG_GUARD_FAIL:
+          sg_fail(st, SG_ERR_DIVERGED,
+                  "%s moves spread the particles %.3g times wider than their target while "
+                  "adding observations up to %.0f%s: the mini-batch moves cannot sample this "
+                  "posterior; try a smaller `step_size`, more `particles` or a larger "
+                  "`batch_size`.", sg_kernel_name(movers[0].kernel.kind), growth, n_now,
+                  smaller);
+          return -1;
+        case SG_GUARD_REDO:
           h *= 0.5;
           *step_size = h;
           eta = h * h;
-          halvings++;
           step_halvings++;
           moves += k;
           goto redo_moves;

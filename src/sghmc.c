@@ -38,16 +38,12 @@
 #include <math.h>
 #include <string.h>
 
-static int preconditioned(const sg_precond *pc) {
-  return pc != NULL && pc->kind != SG_PRECOND_NONE;
-}
-
 /* g is overwritten (it is scratch: the gradient at the rejected position). */
 static void reflect(const sg_constraint *con, const sg_precond *pc, int dim, const double *at,
                     double *v, double *g) {
   con->log_lik(con->ctx, at, g);
   double *sg = g;
-  if (preconditioned(pc)) {
+  if (pc) {
     sg = pc->work + dim;
     sg_precond_apply(pc, g, sg);
   }
@@ -81,7 +77,7 @@ static int constrain(sg_constraint *c, const sg_precond *pc, int dim, double *th
 /* u += half L' g (L = identity without a preconditioner); t is scratch of dim. */
 static void kick(const sg_precond *pc, int dim, const double *g, double half, double *u,
                  double *t) {
-  if (!preconditioned(pc)) {
+  if (!pc) {
     for (int j = 0; j < dim; j++) u[j] += half * g[j];
   } else {
     sg_precond_factor_transpose_apply(pc, g, t);
@@ -93,7 +89,7 @@ static void kick(const sg_precond *pc, int dim, const double *g, double half, do
 static void drift(const sg_precond *pc, int dim, const double *u, double half, double *theta,
                   double *t) {
   memcpy(t, u, dim * sizeof(double));
-  if (preconditioned(pc)) sg_precond_factor_apply(pc, t);
+  if (pc) sg_precond_factor_apply(pc, t);
   for (int j = 0; j < dim; j++) theta[j] += half * t[j];
 }
 
@@ -120,7 +116,7 @@ static int baoab_run(const sg_potential *pot, sg_constraint *c, int dim, double 
       } else {
         /* undo and reflect u off the contour in the whitened coordinates: n = L' g / |L' g| */
         c->log_lik(c->ctx, theta, grad);
-        if (preconditioned(pc)) sg_precond_factor_transpose_apply(pc, grad, t);
+        if (pc) sg_precond_factor_transpose_apply(pc, grad, t);
         else memcpy(t, grad, dim * sizeof(double));
         double norm2 = 0.0, dot = 0.0;
         for (int j = 0; j < dim; j++) {
@@ -147,7 +143,7 @@ static int baoab_run(const sg_potential *pot, sg_constraint *c, int dim, double 
 static void ghmc_run(const sg_potential *pot, int dim, double *theta, double *u, double *grad,
                      int steps, sg_kernel *k) {
   const double h = sqrt(k->eta), c = sqrt(1.0 - k->alpha), noise_sd = sqrt(1.0 - c * c);
-  const sg_precond *pc = k->pc;
+  const sg_precond *pc = sg_kernel_metric(k); /* NULL: none */
   sg_rng *rng = k->rng;
   double *t = k->work, *theta0 = k->work + dim, *grad0 = k->work + 2 * dim, *u0 = k->work + 3 * dim;
   k->accepted = 0;
@@ -182,7 +178,7 @@ static void ghmc_run(const sg_potential *pot, int dim, double *theta, double *u,
 int sg_sghmc_run(const sg_potential *pot, sg_constraint *c, int dim, double *theta,
                  double *v, double *grad, int steps, sg_kernel *k) {
   const double eta = k->eta, alpha = k->alpha;
-  const sg_precond *pc = k->pc;
+  const sg_precond *pc = sg_kernel_metric(k); /* NULL: none */
   sg_rng *rng = k->rng;
   if (k->integrator == SG_INTEGRATOR_BAOAB) {
     if (pot->log_target && !c) {
@@ -193,7 +189,7 @@ int sg_sghmc_run(const sg_potential *pot, sg_constraint *c, int dim, double *the
   }
   const double v_sd = sqrt(eta), noise_sd = sqrt(2.0 * alpha * eta), keep = 1.0 - alpha;
   int reflections = 0;
-  if (!preconditioned(pc)) {
+  if (!pc) {
     /* The paper's kernel, exactly. */
     for (int j = 0; j < dim; j++) v[j] = v_sd * sg_rng_norm(rng);
     for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {

@@ -20,10 +20,6 @@
 #include <math.h>
 #include <string.h>
 
-static const sg_precond *metric(const sg_kernel *k) {
-  return (k->pc && k->pc->kind != SG_PRECOND_NONE) ? k->pc : NULL;
-}
-
 /* out = L' g (whitened gradient), or g without a metric */
 static void whiten(const sg_precond *pc, const double *g, double *out, int dim) {
   if (pc) sg_precond_factor_transpose_apply(pc, g, out);
@@ -38,7 +34,7 @@ static void whiten(const sg_precond *pc, const double *g, double *out, int dim) 
 static void mala_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
                      int steps, sg_kernel *k) {
   const double eta = k->eta, sd = sqrt(eta);
-  const sg_precond *pc = metric(k);
+  const sg_precond *pc = sg_kernel_metric(k);
   double *theta0 = k->work, *grad0 = k->work + dim, *g0 = k->work + 2 * dim,
          *xi = k->work + 3 * dim;
   k->accepted = 0;
@@ -83,7 +79,7 @@ void sg_sgld_run(const sg_potential *pot, int dim, double *theta, double *v, dou
   }
   k->accepted = 0;
   const double eta = k->eta, noise_sd = sqrt(eta);
-  const sg_precond *pc = metric(k);
+  const sg_precond *pc = sg_kernel_metric(k);
   double *xi = k->work, *sgrad = k->work + dim;
   for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
     pot->grad_log_target(pot->ctx, theta, grad);
