@@ -16,7 +16,7 @@ control_presets <- list(
       integrator = "euler", batch_size = 500, chunk_size = NULL, control_variates = FALSE,
       exact_until = NULL, early_particles = NULL, reservoir_size = Inf, kernel = "sghmc",
       mh_tolerance = 0.05, mh_batch_size = 100, mh_bound = "bernstein", update = "annealed",
-      first_chunk_size = NULL
+      first_chunk_size = NULL, score_control_variate = FALSE
     ),
     robust = list(
       particles = 50, target_ess = NULL, annealing_ess = "conditional", resample = 0.5,
@@ -25,7 +25,7 @@ control_presets <- list(
       preconditioner = "dense", integrator = "baoab", batch_size = 500, chunk_size = NULL,
       control_variates = TRUE, exact_until = NULL, early_particles = 100, reservoir_size = Inf,
       kernel = "sghmc", mh_tolerance = 0.05, mh_batch_size = 100, mh_bound = "bernstein",
-      update = "annealed", first_chunk_size = NULL
+      update = "annealed", first_chunk_size = NULL, score_control_variate = TRUE
     )
   ),
   ais = list(
@@ -71,7 +71,8 @@ control_presets <- list(
 control_presets$sir <- list(
   paper = utils::modifyList(control_presets$sgais$robust, list(
     particles = 10, early_particles = NULL, update = "importance", resample = TRUE,
-    chunk_size = 1, batch_size = 1, exact_until = .Machine$integer.max, control_variates = FALSE
+    chunk_size = 1, batch_size = 1, exact_until = .Machine$integer.max, control_variates = FALSE,
+    score_control_variate = FALSE
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
     update = "importance", first_chunk_size = 1
@@ -111,7 +112,7 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #' parameters: with mini-batch gradient noise the particles sample a heated posterior, and the
 #' log evidence is underestimated by about \eqn{N p \cdot lr / (4 \alpha |B| \sigma^2)}{N p lr /
 #' (4 alpha |B| sigma^2)} nats (p parameters, noise variance \eqn{\sigma^2}) -- tens to thousands
-#' of nats on real data. The robust preset changes four things:
+#' of nats on real data. The robust preset changes five things:
 #' \describe{
 #'   \item{Moves in units of the target's width.}{The SGHMC kernel is preconditioned by the
 #'     weighted covariance of the particles (`preconditioner = "dense"`, which uses only its
@@ -165,6 +166,31 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'   \item{Resampling.}{When the weight ESS falls below `resample` times the number of particles,
 #'     the particles are resampled (systematically) before they move, so their effort goes to
 #'     the particles that matter and a multimodal posterior keeps its dominant mode.}
+#'   \item{A score control variate for each evidence increment (SGAIS).}{Each chunk's
+#'     predictive density \eqn{\hat p(C \mid \textrm{earlier})}{p-hat(C | earlier)} is a weighted
+#'     mean over the particles, whose Monte Carlo error is dominated by the sampling error of
+#'     their mean in the direction the new chunk pulls: it adds about \eqn{p/M \cdot c/n}{p / M
+#'     * c / n} to the variance of \eqn{\log \hat Z}{log Z-hat} for a chunk of c observations
+#'     after n, so over a stream about \eqn{p \log(N) / M}{p log(N) / M}, and \eqn{\log \hat
+#'     Z}{log Z-hat}, the log of an unbiased estimate, comes out low by half its variance.
+#'     Measured on the paper's 44-parameter softmax regression with 50 particles, without it
+#'     the error was -0.9 nats at n = 10,000 and -3.3 (sd 2.0, 7 seeds) at 100,000. The score
+#'     of the particles' target has mean zero, so \eqn{h(\theta) = v' \nabla \log
+#'     f(\theta)}{h(theta) = v' grad log f(theta)} is a control variate (Mira, Solgi and Imparato
+#'     2013; South, Oates, Mira and Drovandi 2023): with \eqn{v = A g}{v = A g}, \eqn{A} the
+#'     particles' covariance and \eqn{g} the chunk's log-likelihood gradient at their mean, it
+#'     is (minus) the linear term of the chunk's log-likelihood, and each annealing step's
+#'     ratio \eqn{\sum_i W_i w_i}{sum W_i w_i} becomes \eqn{\sum_i W_i w_i - \beta \sum_i W_i
+#'     h_i}{sum W_i w_i - beta sum W_i h_i}, \eqn{\beta}{beta} the weighted regression slope.
+#'     The particles' weights, and so the moves and resampling, are unchanged. The scores are
+#'     the gradients the last SGHMC step computed anyway (a mini-batch estimate, unbiased), so
+#'     the cost is one gradient of the chunk per annealing step (other kernels compute the
+#'     scores, one gradient per particle per annealing step). With it the errors were -0.3 at
+#'     10,000 and -0.8 (sd 0.8, 10 seeds) at 100,000, in the same time. It is used once the
+#'     earlier observations number at least 4 times the chunk's: annealing a first chunk away
+#'     from the prior, where the posterior changes the most within a chunk, it biased the
+#'     estimate upwards (+2 nats on the same model), so at the defaults it starts with the
+#'     mini-batch phase.}
 #' }
 #' For nested sampling the robust preset makes new live points by a Metropolis random walk within
 #' the contour in the metric of the live points' covariance (as dynesty and ernest scale their
@@ -300,6 +326,9 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'   \item{`batch_size`, `chunk_size`}{(SGAIS) mini-batch size \eqn{|B|}, and observations
 #'     added per Bayesian update (`NULL`: `batch_size`);}
 #'   \item{`control_variates`}{(SGAIS) use control-variate mini-batch gradients;}
+#'   \item{`score_control_variate`}{(SGAIS, and SIR and the sequential estimator, which run on
+#'     its sampler) correct each evidence increment by the score control variate (see above;
+#'     needs `step_scale = "width"`, whose preconditioner is the particles' covariance);}
 #'   \item{`exact_until`}{(SGAIS) use the exact gradient while there are at most this many
 #'     earlier observations (`NULL`: `batch_size` for the paper, `4 * batch_size` for the
 #'     robust preset);}
@@ -363,6 +392,13 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'
 #'   Jaakkola, T. S. and Jordan, M. I. (2000). Bayesian parameter estimation via variational
 #'   methods. *Statistics and Computing* 10(1), 25-37.
+#'
+#'   Mira, A., Solgi, R. and Imparato, D. (2013). Zero variance Markov chain Monte Carlo for
+#'   Bayesian estimators. *Statistics and Computing* 23(5), 653-662.
+#'   \doi{10.1007/s11222-012-9344-6}
+#'
+#'   South, L. F., Oates, C. J., Mira, A. and Drovandi, C. (2023). Regularized zero-variance
+#'   control variates. *Bayesian Analysis* 18(3), 865-888. \doi{10.1214/22-BA1328}
 #'
 #'   Böhning, D. (1992). Multinomial logistic regression algorithm. *Annals of the Institute of
 #'   Statistical Mathematics* 44(1), 197-200.
@@ -503,6 +539,7 @@ resolve_settings <- function(method, v, call) {
             call)
     }
     s$control_variates <- check_flag(v$control_variates, "control_variates", call)
+    s$score_control_variate <- check_flag(v$score_control_variate, "score_control_variate", call)
     s$exact_until <- if (!is.null(v$exact_until)) {
       check_whole_number(v$exact_until, "exact_until", 0, call)
     } else if (s$step_scale == "per_observation") {
@@ -653,6 +690,10 @@ c_settings <- function(settings) {
     settings$conditional_ess <- as.integer(identical(settings$annealing_ess, "conditional"))
   }
   if (!is.null(settings$control_variates)) settings$control_variates <- as.integer(settings$control_variates)
+  # AIS, and fits made before the setting existed, have no score control variate
+  if (!is.null(settings$particles)) {
+    settings$score_control_variate <- as.integer(isTRUE(settings$score_control_variate))
+  }
   settings
 }
 
@@ -660,8 +701,10 @@ c_settings <- function(settings) {
 format.sgais_control <- function(x, ...) {
   s <- x$settings
   shown <- vapply(s, function(v) paste(format(v), collapse = " "), character(1))
+  width <- max(17L, nchar(names(s)))
   c(sprintf("<%s control, preset \"%s\">", x$method, x$preset),
-    sprintf("  %-17s %s%s", names(s), shown, ifelse(names(s) %in% names(x$given), "  (set)", "")))
+    sprintf("  %-*s %s%s", width, names(s), shown,
+            ifelse(names(s) %in% names(x$given), "  (set)", "")))
 }
 
 #' @export

@@ -33,10 +33,15 @@ static void resample(double *theta, double *logw, double *loglik, int M, int dim
 double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, int dim,
                           double max_delta, double target_ess, double resample_ess,
                           int conditional_ess, double *ess, int *resampled, sg_precond *pc,
-                          sg_anneal_scratch *s) {
+                          const double *cv, double *cv_r2, sg_anneal_scratch *s) {
   double delta = sg_annealing_step(loglik, conditional_ess ? logw : NULL, M, max_delta, target_ess,
                                    ess, s->work);
-  for (int i = 0; i < M; i++) logw[i] += delta * loglik[i];
+  /* the correction multiplies every weight alike: the particles' normalised weights, and so
+   * the moves and resampling, are those of the plain step; only the evidence changes */
+  double shift = 0.0;
+  *cv_r2 = 0.0;
+  if (cv) shift = sg_anneal_score_correction(logw, loglik, delta, cv, M, s->work, cv_r2);
+  for (int i = 0; i < M; i++) logw[i] += delta * loglik[i] + shift;
   /* The kernel's metric from the particles weighted for the new target (before resampling,
    * which would only add duplicates); kept as it was if the particles are degenerate. */
   if (pc) sg_precond_estimate(pc, theta, logw, M, s->work);
@@ -47,6 +52,37 @@ double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, in
                (resample_ess > 0.0 && sg_ess(logw, M, 1.0, s->work) < resample_ess * M);
   if (*resampled) resample(theta, logw, loglik, M, dim, s);
   return delta;
+}
+
+double sg_anneal_score_correction(const double *logw, const double *loglik, double delta,
+                                  const double *cv, int M, double *work, double *r2) {
+  *r2 = 0.0;
+  /* normalised weights W (in work) and incremental weights exp(Delta loglik - top) */
+  const double lse = sg_log_sum_exp(logw, M);
+  double top = R_NegInf;
+  for (int i = 0; i < M; i++) {
+    if (!R_FINITE(cv[i])) return 0.0;
+    if (delta * loglik[i] > top) top = delta * loglik[i];
+  }
+  if (!R_FINITE(top)) return 0.0;
+  double r = 0.0, hbar = 0.0;
+  for (int i = 0; i < M; i++) {
+    work[i] = exp(logw[i] - lse);
+    r += work[i] * exp(delta * loglik[i] - top);
+    hbar += work[i] * cv[i];
+  }
+  double sxy = 0.0, sxx = 0.0, syy = 0.0;
+  for (int i = 0; i < M; i++) {
+    const double dx = cv[i] - hbar, dy = exp(delta * loglik[i] - top) - r;
+    sxx += work[i] * dx * dx;
+    sxy += work[i] * dx * dy;
+    syy += work[i] * dy * dy;
+  }
+  if (!(sxx > 0.0) || !(syy > 0.0)) return 0.0;
+  const double r_cv = r - sxy / sxx * hbar;
+  if (!(r_cv > 0.0)) return 0.0;
+  *r2 = sxy * sxy / (sxx * syy);
+  return log(r_cv / r);
 }
 
 void sg_spread_guard_begin(sg_spread_guard *g, const sg_precond *pc, const double *theta,

@@ -12,6 +12,7 @@ typedef struct {
   int particles;
   double target_ess, resample_ess;
   int conditional_ess; /* the step's criterion: conditional ESS (1) or incremental ESS (0) */
+  int score_cv;        /* the score control variate of each evidence increment (see below) */
   sg_move_settings move;
 } sg_anneal_settings;
 
@@ -25,14 +26,33 @@ typedef struct {
 void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim);
 /* One adaptive annealing step shared by SGAIS and AIS: Delta in (0, max_delta] by the ESS of the
  * incremental weights, or with conditional_ess their conditional ESS given logw (weights.h;
- * reported in *ess), logw += Delta * loglik; then, when pc is not NULL,
+ * reported in *ess), logw += Delta * loglik, and, when cv is not NULL, plus the log of the
+ * score control variate's correction of the step's evidence ratio (sg_anneal_score_correction;
+ * the fraction of its variance removed in *cv_r2, else 0); then, when pc is not NULL,
  * the preconditioner from the reweighted particles; then, if the weight ESS is below
  * resample_ess * M (or resample_ess >= 1), systematic resampling of the particles theta (M rows
  * of dim) and of loglik with the weights set to their mean (*resampled = 1). Returns Delta. */
 double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, int dim,
                           double max_delta, double target_ess, double resample_ess,
                           int conditional_ess, double *ess, int *resampled, sg_precond *pc,
-                          sg_anneal_scratch *s);
+                          const double *cv, double *cv_r2, sg_anneal_scratch *s);
+/* The score control variate of an annealing step's evidence ratio
+ *   r = sum_i W_i exp(Delta loglik_i),   W_i the particles' normalised weights exp(logw_i).
+ * The weighted particles stand for the current target f; its score has mean zero under f, so
+ * any h(theta) = v' grad log f(theta) does too, and
+ *   r_cv = r - beta sum_i W_i h_i,   beta the weighted regression slope of the incremental
+ * weights on h_i (cv: M values), estimates the same ratio. With v = Sigma g, Sigma the
+ * particles' covariance and g the gradient of the new data's log-likelihood at their mean, h is
+ * (minus) the linear term of log p(new data | theta) when f is about Gaussian: the term whose
+ * Monte Carlo error, a sampling error of the particles' mean in the direction of g, dominates
+ * Var log Z-hat when data arrive in chunks (it adds up to about p log(N / n0) / M nats^2 over a
+ * stream, and log Z-hat is low by half its variance). Zero-variance control variates: Mira,
+ * Solgi & Imparato (2013); for SMC's evidence, South, Oates, Mira & Drovandi (2023, and their
+ * R package ZVCV).
+ * Returns log(r_cv / r), 0 (no correction) when h has no spread or r_cv is not positive;
+ * *r2 the squared weighted correlation of the two. work: M. */
+double sg_anneal_score_correction(const double *logw, const double *loglik, double delta,
+                                  const double *cv, int M, double *work, double *r2);
 /* The guard on moves without a Metropolis test (mini-batch moves; the paper's kernel; SGLD),
  * shared by SGAIS and AIS. In the preconditioner's metric the particles' spread after the moves
  * should be about what it was before (the moves leave the target nearly invariant); more than

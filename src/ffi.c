@@ -190,6 +190,8 @@ sg_anneal_settings sg_anneal_settings_from_r(SEXP x) {
   s.resample_ess = sg_scalar_double(sg_list_get(x, "resample_ess"), "resample_ess");
   s.conditional_ess = sg_scalar_int(sg_list_get(x, "conditional_ess"), "conditional_ess", 0);
   if (s.conditional_ess > 1) sg_input_error("`conditional_ess` must be 0 or 1.");
+  s.score_cv = sg_scalar_int(sg_list_get(x, "score_control_variate"), "score_control_variate", 0);
+  if (s.score_cv > 1) sg_input_error("`score_control_variate` must be 0 or 1.");
   s.move = sg_move_settings_from_r(x);
   if (!(s.target_ess > 1.0 && s.target_ess < s.particles))
     sg_input_error("`target_ess` must be in (1, particles).");

@@ -101,6 +101,10 @@ double sg_precond_spread(const sg_precond *p, const double *theta, const double 
                          double *work);
 /* The squared distance between x and y in the metric Sigma^-1, per coordinate. work: dim. */
 double sg_precond_distance2(const sg_precond *p, const double *x, const double *y, double *work);
+/* out = A g, A the running covariance estimate p->acc (for p->acc_n observations; out = g before
+ * there is one): unlike Sigma, which is rebuilt at the next estimate, A is part of SGAIS's state,
+ * so what depends on it is the same in a run continued in pieces. */
+void sg_precond_cov_apply(const sg_precond *p, const double *g, double *out);
 /* out = Sigma g; x = L x in place; out = L' g. */
 void sg_precond_apply(const sg_precond *p, const double *g, double *out);
 void sg_precond_factor_apply(const sg_precond *p, double *x);
@@ -164,6 +168,14 @@ struct sg_move_settings;
  * kernel (no preconditioner, or kind NONE). */
 static inline const sg_precond *sg_kernel_metric(const sg_kernel *k) {
   return (k->pc && k->pc->kind != SG_PRECOND_NONE) ? k->pc : NULL;
+}
+/* Whether a run of kernel k with steps > 0 leaves in its `grad` scratch the gradient of log f at
+ * the final theta (up to the free part sg_kernel_run redraws, which the gradient's identified part
+ * does not depend on): SGHMC with the BAOAB integrator, both as generalised HMC (the gradient of
+ * the state kept) and on a mini-batch potential (an unbiased estimate from a mini-batch drawn
+ * after theta was reached). SGAIS reuses it as the score of its control variate (anneal.h). */
+static inline int sg_kernel_leaves_gradient(const sg_kernel *k) {
+  return k->kind == SG_KERNEL_SGHMC && k->integrator == SG_INTEGRATOR_BAOAB;
 }
 /* A kernel of the settings' kind for a model of dimension dim with at most n_max observations in
  * the population of an MH test. */

@@ -294,6 +294,24 @@ void sg_precond_apply(const sg_precond *p, const double *g, double *out) {
   project(p, out);
 }
 
+void sg_precond_cov_apply(const sg_precond *p, const double *g, double *out) {
+  const int dim = p->dim;
+  const double *A = p->acc;
+  if (p->kind == SG_PRECOND_NONE || p->acc_n == 0.0) {
+    memcpy(out, g, dim * sizeof(double));
+  } else if (p->kind == SG_PRECOND_DIAGONAL) {
+    for (int j = 0; j < dim; j++) out[j] = A[j] * g[j];
+  } else {
+    /* the lower triangle of the symmetric A */
+    for (int j = 0; j < dim; j++) {
+      double s = 0.0;
+      for (int k = 0; k < j; k++) s += A[j + (size_t) k * dim] * g[k];
+      for (int k = j; k < dim; k++) s += A[k + (size_t) j * dim] * g[k];
+      out[j] = s;
+    }
+  }
+}
+
 void sg_precond_factor_apply(const sg_precond *p, double *x) {
   const int dim = p->dim;
   const double *L = p->factor;

@@ -35,7 +35,7 @@ initial_sgais_state <- function(model, particles) {
   list(theta = sgais:::model_prior_draw(model, particles), logw = numeric(particles), n = 0L,
        anchor = numeric(0), anchor_grad = numeric(0), anchor_n = 0L, step_size = 0,
        precond_cov = numeric(0), precond_n = 0, precond_ess = 0, slots = integer(0),
-       buffer_start = 0, key = c(1, 2))
+       score = numeric(0), buffer_start = 0, key = c(1, 2))
 }
 
 # An SGAIS state without the timings in its traces (which no two runs share).
