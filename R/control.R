@@ -186,7 +186,8 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     the gradients the last SGHMC step computed anyway (a mini-batch estimate, unbiased), so
 #'     the cost is one gradient of the chunk per annealing step (other kernels compute the
 #'     scores, one gradient per particle per annealing step). With it the errors were -0.3 at
-#'     10,000 and -0.8 (sd 0.8, 10 seeds) at 100,000, in the same time. It is used once the
+#'     10,000 and -1.0 (sd 0.7, the same 7 seeds) at 100,000, with the same gradient
+#'     evaluations (`inst/bench/score-cv.R`). It is used once the
 #'     earlier observations number at least 4 times the chunk's: annealing a first chunk away
 #'     from the prior, where the posterior changes the most within a chunk, it biased the
 #'     estimate upwards (+2 nats on the same model), so at the defaults it starts with the

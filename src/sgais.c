@@ -55,7 +55,7 @@
  * little within a chunk. Annealing a first chunk away from the prior it biased log Z-hat upwards:
  * measured on the paper's softmax regression (44 parameters, chunks of 500, 7 seeds), +2.1 nats
  * after the first chunk and about +0.2 more after each of the next two; from n = 2,000 to 100,000
- * it removed most of the plain estimator's drift (-3.0 nats, now -0.6: Var log Z-hat grows as
+ * it removed most of the plain estimator's drift (-3.0 nats, now -0.8: Var log Z-hat grows as
  * p log(n) / M, and log Z-hat is low by half its variance). The weighted particles stand for
  * their target only approximately when it changes much within a step, and the correction then
  * adds the particles' lag to weights that already account for it. */

@@ -35,7 +35,8 @@ reads a small fraction
 find the exact evidence
 agree with a grid evidence
 online nested sampling follows
-agrees with nested_sampling"
+agrees with nested_sampling
+drift of a long stream"
 TESTS=${VALGRIND_TESTS-^($(echo $files | tr ' ' '|'))\$}
 SKIP=${VALGRIND_SKIP-$(printf '%s\n' "$skip" | paste -sd'|' -)}
 
