@@ -32,42 +32,10 @@ source("inst/bench/paper-data.R", local = TRUE)
 builders <- paper_builders(1e5, 1)
 sizes <- c(1000, 2000, 5000, 1e4, 2e4, 5e4, 1e5)
 
-# the Laplace approximation of log Z for softmax regression (the mode and Hessian as in
-# softmax_reference())
-laplace <- function(model) {
-  a <- t(model$data$xt)
-  y <- model$data$y
-  p <- ncol(a)
-  K <- length(model$classes)
-  d <- K * p
-  sd <- model$hyper$prior_sd
-  onehot <- outer(y, seq_len(K), "==")
-  rows <- function(k) (k - 1) * p + seq_len(p)
-  probs <- function(theta) {
-    eta <- a %*% matrix(theta, p, K)
-    e <- exp(eta - apply(eta, 1, max))
-    e / rowSums(e)
-  }
-  log_post <- function(theta) {
-    eta <- a %*% matrix(theta, p, K)
-    m <- apply(eta, 1, max)
-    sum(onehot * eta) - sum(m + log(rowSums(exp(eta - m)))) +
-      sum(stats::dnorm(theta, sd = sd, log = TRUE))
-  }
-  grad <- function(theta) c(crossprod(a, onehot - probs(theta))) - theta / sd^2
-  mode <- stats::optim(rep(0, d), function(th) -log_post(th), function(th) -grad(th),
-                       method = "BFGS", control = list(reltol = 1e-14, maxit = 2000))$par
-  pr <- probs(mode)
-  H <- diag(1 / sd^2, d)
-  for (k in seq_len(K)) {
-    for (l in seq_len(K)) H[rows(k), rows(l)] <- H[rows(k), rows(l)] +
-        crossprod(a, a * (pr[, k] * ((k == l) - pr[, l])))
-  }
-  log_post(mode) + d / 2 * log(2 * pi) - sum(log(diag(chol(H))))
-}
 reference <- vapply(sizes, function(n) {
   m <- builders$softmax(n)
-  if (n <= 1e4) softmax_reference(m, draws = 20000)[["log_evidence"]] else laplace(m)
+  if (n <= 1e4) softmax_reference(m, draws = 20000)[["log_evidence"]] else
+    softmax_laplace_fit(m)$laplace
 }, numeric(1))
 cat("references:", sprintf("%.3f", reference), "\n")
 

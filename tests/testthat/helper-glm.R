@@ -71,14 +71,10 @@ flymc_softmax_model <- function(n = 1000, seed = 4) {
   softmax_regression(y ~ ., simulate_softmax_regression(n, dim = 2, classes = 3, seed = seed))
 }
 
-# A reference evidence for a softmax regression by importance sampling: the posterior is
-# log-concave (a log-concave likelihood times a normal prior) and near-Gaussian, so a
-# multivariate t proposal (`df` degrees of freedom; heavier tails than the posterior's) centred
-# at the mode with the inverse Hessian there as scale keeps most of its draws (ESS about 70% of
-# `draws` on the tests' model). log Z = log mean(p(y | theta) p(theta) / q(theta)) over `draws`
-# draws, summed in the log; returns it with its delta-method standard error and the ESS. The
-# draws use `seed` and leave the caller's stream alone.
-softmax_reference <- function(model, draws = 10000, seed = 1, df = 5) {
+# The posterior mode of a softmax regression, the Hessian H of -log posterior there, the
+# unnormalised log posterior of each column of a d x B matrix of parameters (`log_post`), and the
+# Laplace approximation of log Z (`laplace`), for softmax_reference() and the benchmarks.
+softmax_laplace_fit <- function(model) {
   a <- t(model$data$xt)
   y <- model$data$y
   p <- ncol(a)
@@ -87,7 +83,6 @@ softmax_reference <- function(model, draws = 10000, seed = 1, df = 5) {
   sd <- model$hyper$prior_sd
   onehot <- outer(y, seq_len(K), "==")
   rows <- function(k) (k - 1) * p + seq_len(p) # class k's block of theta
-  # the log posterior (unnormalised) of each column of theta (d x B)
   log_post <- function(theta) {
     eta <- lapply(seq_len(K), function(k) a %*% theta[rows(k), , drop = FALSE])
     m <- Reduce(pmax, eta)
@@ -110,6 +105,23 @@ softmax_reference <- function(model, draws = 10000, seed = 1, df = 5) {
     for (l in seq_len(K)) H[rows(k), rows(l)] <- H[rows(k), rows(l)] +
         crossprod(a, a * (pr[, k] * ((k == l) - pr[, l])))
   }
+  laplace <- log_post(matrix(mode)) + d / 2 * log(2 * pi) - sum(log(diag(chol(H))))
+  list(log_post = log_post, mode = mode, H = H, laplace = laplace)
+}
+
+# A reference evidence for a softmax regression by importance sampling: the posterior is
+# log-concave (a log-concave likelihood times a normal prior) and near-Gaussian, so a
+# multivariate t proposal (`df` degrees of freedom; heavier tails than the posterior's) centred
+# at the mode with the inverse Hessian there as scale keeps most of its draws (ESS about 70% of
+# `draws` on the tests' model). log Z = log mean(p(y | theta) p(theta) / q(theta)) over `draws`
+# draws, summed in the log; returns it with its delta-method standard error and the ESS. The
+# draws use `seed` and leave the caller's stream alone.
+softmax_reference <- function(model, draws = 10000, seed = 1, df = 5) {
+  fit <- softmax_laplace_fit(model)
+  log_post <- fit$log_post
+  mode <- fit$mode
+  H <- fit$H
+  d <- length(mode)
   R <- chol(H) # theta = mode + R^{-1} z / sqrt(w) has scale H^{-1}
   draw <- withr::with_seed(seed, list(z = matrix(stats::rnorm(d * draws), d, draws),
                                       w = stats::rchisq(draws, df) / df))
