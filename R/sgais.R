@@ -138,8 +138,8 @@
 #' summed chi-square divergences of the incremental weights over the number of particles, less
 #' the share the score control variate removes (see [sgais_control()]; about the sd of
 #' \eqn{\log \hat Z}: on the paper's softmax regression at n = 100,000 it predicted 0.63 where
-#' 10 seeds' sd was 0.76, and 1.17 against 2.0 without the control variate); the lowest
-#' incremental ESS; the variance of the final
+#' the 7 seeds of `inst/bench/score-cv.R` spread by 0.66, and 1.17 against 2.0 without the
+#' control variate); the lowest incremental ESS; the variance of the final
 #' log-weights; and the fraction of chunks that needed more than 10 annealing steps. A
 #' `predicted_sd` above 1 nat gives a warning of class `sgais_warning_unreliable`: use more
 #' particles.
