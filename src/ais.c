@@ -132,14 +132,14 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     }
     const double step_time = sg_now();
     ws->count.likelihood = ws->count.gradient = 0.0;
-    double ess, max_delta = 1.0 - lambda, cv_r2;
+    double ess, max_delta = 1.0 - lambda;
     int resampled;
     const uint64_t step_id = (uint64_t) (steps_done + steps);
     sg_rng_init(&shared, key, step_id, SG_RNG_SHARED);
     if (pcp) sg_model_canonicalize(m, ws, theta, M);
     double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, s->target_ess,
                                       s->resample_ess, s->conditional_ess, &ess, &resampled, pcp,
-                                      NULL, &cv_r2, &scratch);
+                                      NULL, NULL, &scratch);
     lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
 
     /* SGHMC moves leaving f at the new lambda invariant, then the new log-likelihoods. Each

@@ -38,9 +38,9 @@ double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, in
                                    ess, s->work);
   /* the correction multiplies every weight alike: the particles' normalised weights, and so
    * the moves and resampling, are those of the plain step; only the evidence changes */
-  double shift = 0.0;
-  *cv_r2 = 0.0;
-  if (cv) shift = sg_anneal_score_correction(logw, loglik, delta, cv, M, s->work, cv_r2);
+  double shift = 0.0, r2 = 0.0;
+  if (cv) shift = sg_anneal_score_correction(logw, loglik, delta, cv, M, s->work, &r2);
+  if (cv_r2) *cv_r2 = r2;
   for (int i = 0; i < M; i++) logw[i] += delta * loglik[i] + shift;
   /* The kernel's metric from the particles weighted for the new target (before resampling,
    * which would only add duplicates); kept as it was if the particles are degenerate. */

@@ -28,7 +28,7 @@ void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim);
  * incremental weights, or with conditional_ess their conditional ESS given logw (weights.h;
  * reported in *ess), logw += Delta * loglik, and, when cv is not NULL, plus the log of the
  * score control variate's correction of the step's evidence ratio (sg_anneal_score_correction;
- * the fraction of its variance removed in *cv_r2, else 0); then, when pc is not NULL,
+ * the fraction of its variance removed in *cv_r2 if not NULL, else 0); then, when pc is not NULL,
  * the preconditioner from the reweighted particles; then, if the weight ESS is below
  * resample_ess * M (or resample_ess >= 1), systematic resampling of the particles theta (M rows
  * of dim) and of loglik with the weights set to their mean (*resampled = 1). Returns Delta. */

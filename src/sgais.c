@@ -580,9 +580,10 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       int resampled;
       if (pcp) {
         /* a particle the model's canonical form changed (a mixture's labels) has lost its score */
-        if (score) memcpy(scratch.copy, theta, (size_t) M * dim * sizeof(double));
+        const int check = score && m->canonicalize;
+        if (check) memcpy(scratch.copy, theta, (size_t) M * dim * sizeof(double));
         sg_model_canonicalize(m, &ws, theta, M);
-        if (score)
+        if (check)
           for (int i = 0; i < M; i++)
             if (memcmp(scratch.copy + (size_t) i * dim, theta + (size_t) i * dim,
                        dim * sizeof(double)))
