@@ -16,7 +16,7 @@ control_presets <- list(
       integrator = "euler", batch_size = 500, chunk_size = NULL, control_variates = FALSE,
       exact_until = NULL, early_particles = NULL, reservoir_size = Inf, kernel = "sghmc",
       mh_tolerance = 0.05, mh_batch_size = 100, mh_bound = "bernstein", update = "annealed",
-      first_chunk_size = NULL, score_control_variate = FALSE
+      first_chunk_size = NULL, score_control_variate = FALSE, jumps = 0
     ),
     robust = list(
       particles = 50, target_ess = NULL, annealing_ess = "conditional", resample = 0.5,
@@ -25,7 +25,7 @@ control_presets <- list(
       preconditioner = "dense", integrator = "baoab", batch_size = 500, chunk_size = NULL,
       control_variates = TRUE, exact_until = NULL, early_particles = 100, reservoir_size = Inf,
       kernel = "sghmc", mh_tolerance = 0.05, mh_batch_size = 100, mh_bound = "bernstein",
-      update = "annealed", first_chunk_size = NULL, score_control_variate = TRUE
+      update = "annealed", first_chunk_size = NULL, score_control_variate = TRUE, jumps = 10
     )
   ),
   ais = list(
@@ -34,13 +34,14 @@ control_presets <- list(
       sghmc_steps = 20, min_sghmc_steps = NULL, step_scale = "per_observation",
       learning_rate = 0.1, step_size = 0.1, momentum_decay = 0.2, preconditioner = "none",
       integrator = "euler", kernel = "sghmc", mh_tolerance = 0.05, mh_batch_size = 100,
-      mh_bound = "bernstein"
+      mh_bound = "bernstein", jumps = 0
     ),
     robust = list(
       particles = 100, target_ess = NULL, annealing_ess = "conditional", resample = 0.5,
       sghmc_steps = 20, min_sghmc_steps = NULL, step_scale = "width", learning_rate = 0.1,
       step_size = 0.3, momentum_decay = 0.6, preconditioner = "dense", integrator = "baoab",
-      kernel = "sghmc", mh_tolerance = 0.05, mh_batch_size = 100, mh_bound = "bernstein"
+      kernel = "sghmc", mh_tolerance = 0.05, mh_batch_size = 100, mh_bound = "bernstein",
+      jumps = 10
     )
   ),
   nested_sampling = list(
@@ -72,7 +73,7 @@ control_presets$sir <- list(
   paper = utils::modifyList(control_presets$sgais$robust, list(
     particles = 10, early_particles = NULL, update = "importance", resample = TRUE,
     chunk_size = 1, batch_size = 1, exact_until = .Machine$integer.max, control_variates = FALSE,
-    score_control_variate = FALSE
+    score_control_variate = FALSE, jumps = 0
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
     update = "importance", first_chunk_size = 1
@@ -192,6 +193,23 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     from the prior, where the posterior changes the most within a chunk, it biased the
 #'     estimate upwards (+2 nats on the same model), so at the defaults it starts with the
 #'     mini-batch phase.}
+#'   \item{Jump proposals between separated modes (AIS, and SGAIS while the potential is
+#'     exact).}{Local moves cannot carry a particle between modes separated by a region of low
+#'     density, and tempering from the prior can leave every particle in the wrong one: on
+#'     `faithful` in its raw units a 2-component [gaussian_mixture()] settles with one component
+#'     over both clusters and the other empty near 0, 306 nats below the evidence, in most runs
+#'     of AIS, SGAIS and nested sampling. After each move a model that provides them (Gaussian
+#'     mixtures with up to 6 components) makes `jumps` independence Metropolis-Hastings
+#'     proposals for the whole parameter vector, each exactly invariant for the current target.
+#'     The proposal mixes the Gaussian of the particles' weighted mean and covariance (without
+#'     the particle that jumps), which keeps the mode the particles occupy reachable so they
+#'     may leave it (South, Pettitt and Drovandi 2019), with the model's guess at the other
+#'     modes: for a mixture, the conjugate posterior of each component given one k-means
+#'     cluster of the data, tempered like the target. On raw `faithful` with 2 components the
+#'     error went from -306 nats to -0.5 (sd 0.5, AIS, seeds 1-8) and -0.8 (sd 0.8, SGAIS);
+#'     on a subset small enough for the exact evidence (11 observations, 3 components) AIS was
+#'     +0.03 (sd 0.14, 12 seeds) with them and +0.32 (sd 0.33) without. They cost a
+#'     likelihood evaluation each, no gradient.}
 #' }
 #' For nested sampling the robust preset makes new live points by a Metropolis random walk within
 #' the contour in the metric of the live points' covariance (as dynesty and ernest scale their
@@ -330,6 +348,9 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'   \item{`score_control_variate`}{(SGAIS, and SIR and the sequential estimator, which run on
 #'     its sampler) correct each evidence increment by the score control variate (see above;
 #'     needs `step_scale = "width"`, whose preconditioner is the particles' covariance);}
+#'   \item{`jumps`}{(SGAIS, AIS and the estimators on SGAIS's sampler) jump proposals after
+#'     each move, for models that provide them (see above; robust presets 10, paper presets 0,
+#'     so their runs are unchanged). SGAIS makes them while the potential is exact;}
 #'   \item{`exact_until`}{(SGAIS) use the exact gradient while there are at most this many
 #'     earlier observations (`NULL`: `batch_size` for the paper, `4 * batch_size` for the
 #'     robust preset);}
@@ -400,6 +421,10 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'
 #'   South, L. F., Oates, C. J., Mira, A. and Drovandi, C. (2023). Regularized zero-variance
 #'   control variates. *Bayesian Analysis* 18(3), 865-888. \doi{10.1214/22-BA1328}
+#'
+#'   South, L. F., Pettitt, A. N. and Drovandi, C. C. (2019). Sequential Monte Carlo samplers
+#'   with independent Markov chain Monte Carlo proposals. *Bayesian Analysis* 14(3).
+#'   \doi{10.1214/18-BA1129}
 #'
 #'   Böhning, D. (1992). Multinomial logistic regression algorithm. *Annals of the Institute of
 #'   Statistical Mathematics* 44(1), 197-200.
@@ -490,6 +515,7 @@ resolve_settings <- function(method, v, call) {
   s$learning_rate <- check_positive(v$learning_rate, "learning_rate", call)
   s$step_size <- check_positive(v$step_size, "step_size", call)
   s$momentum_decay <- check_half_open(v$momentum_decay, "momentum_decay", 0, 1, call)
+  if (method != "nested_sampling") s$jumps <- check_whole_number(v$jumps, "jumps", 0, call)
 
   if (method == "nested_sampling") {
     s$live_points <- check_whole_number(v$live_points, "live_points", 1, call)
@@ -664,6 +690,8 @@ c_settings <- function(settings) {
   settings$mh_bound <- mh_bounds[[settings$mh_bound %||% "bernstein"]]
   settings$mh_tolerance <- settings$mh_tolerance %||% 0.05
   settings$mh_batch_size <- settings$mh_batch_size %||% 100L
+  # fits made before jump proposals existed made none
+  settings$jumps <- settings$jumps %||% 0L
   settings$step_scale <- step_scales[[settings$step_scale]]
   if (!is.null(settings$chunk_size)) {
     # fits made before updates were a setting are SGAIS fits with chunks of one size

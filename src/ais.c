@@ -57,7 +57,7 @@ static double ais_log_rest(void *ctx, const double *theta) {
 static double ais_log_target(void *ctx, const double *theta, double *grad) {
   ais_target *t = ctx;
   const sg_model *m = t->m;
-  memset(grad, 0, m->dim * sizeof(double));
+  if (grad) memset(grad, 0, m->dim * sizeof(double));
   double lf = m->log_prior(m, t->ws, theta, grad);
   return lf + t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, 0, m->n_obs, t->lambda, grad);
 }
@@ -120,6 +120,10 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     sg_flymc_bound_alloc(&bound, dim);
     pot.data.bound = &bound;
   }
+  /* the jump proposals (kernel.h), built from all the data or an evenly spread subset */
+  if (mv->jumps > 0 && m->jump_propose)
+    pot.jump.aux = sg_jump_set(m, N, NULL, 0, N, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
+                               (double *) R_alloc(m->jump_aux, sizeof(double)));
   const double start_time = sg_now();
   double lambda = *lambda_io;
   int steps = 0;
@@ -146,6 +150,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
      * particle's move reads all the data (on the workspace's threads, model.h), so check for an
      * interrupt after each. */
     target.lambda = lambda;
+    pot.jump.n = lambda * N;
     pot.data.factor = lambda;
     kernel.mh.tests = kernel.mh.items = 0.0;
     const double acc_target = sg_kernel_target_acceptance(&kernel, &pot);

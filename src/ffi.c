@@ -179,6 +179,7 @@ sg_move_settings sg_move_settings_from_r(SEXP x) {
   }
   if (sg_kernel_random_walk(s.kernel) && s.scale != SG_STEP_WIDTH)
     sg_input_error("the Metropolis-Hastings kernels need `step_scale = \"width\"`.");
+  s.jumps = sg_scalar_int(sg_list_get(x, "jumps"), "jumps", 0);
   s.base_step = s.step_size; /* until sg_move_settings_for() knows the dimension */
   return s;
 }

@@ -37,12 +37,24 @@ typedef struct {
   double *ex;       /* K: exp(c_k - max_l c_l) of one observation */
   double *gsum;     /* K + 2 K d: the gradient summed over a call's observations (gm_log_lik) */
   double *copy;     /* K (2 d + 1): theta's blocks while they are permuted */
+  /* the jump proposal's (gm_jump_log_q; K <= GM_JUMP_MAX_K, else none): its table T (K^2),
+   * sums over subsets (2^K), a relabelled theta and a whitened one (dim each), and Heap's
+   * algorithm's permutation and counters (K each) */
+  double *jump_T, *jump_f, *jump_x, *jump_w;
   int *order;       /* K: canonical order of the components (gm_canonicalize) */
+  int *jump_perm, *jump_count;
 } gm_scratch;
 
+#define GM_JUMP_MAX_K 6
+
+static size_t gm_jump_doubles(int K, int D) {
+  const size_t dim = (size_t) (K - 1) + (size_t) 2 * K * D;
+  return K > 1 && K <= GM_JUMP_MAX_K ? (size_t) K * K + ((size_t) 1 << K) + 2 * dim : 0;
+}
+
 static size_t gm_scratch_bytes(int K, int D) {
-  return ((size_t) K * (4 + D) + (size_t) 2 * K * (2 * D + 1)) * sizeof(double) +
-         K * sizeof(int);
+  return ((size_t) K * (4 + D) + (size_t) 2 * K * (2 * D + 1) + gm_jump_doubles(K, D)) *
+             sizeof(double) + (size_t) 3 * K * sizeof(int);
 }
 
 static gm_scratch gm_scratch_of(const gm_data *d, sg_workspace *ws) {
@@ -55,7 +67,16 @@ static gm_scratch gm_scratch_of(const gm_data *d, sg_workspace *ws) {
   g.ex = g.c + K;
   g.gsum = g.ex + K;
   g.copy = g.gsum + K * (2 * D + 1);
-  g.order = (int *) (g.copy + K * (2 * D + 1));
+  g.jump_T = g.jump_f = g.jump_x = g.jump_w = NULL;
+  if (gm_jump_doubles(d->K, d->d)) {
+    g.jump_T = g.copy + K * (2 * D + 1);
+    g.jump_f = g.jump_T + K * K;
+    g.jump_x = g.jump_f + ((size_t) 1 << K);
+    g.jump_w = g.jump_x + (K - 1) + 2 * K * D;
+  }
+  g.order = (int *) (g.copy + K * (2 * D + 1) + gm_jump_doubles(d->K, d->d));
+  g.jump_perm = g.order + K;
+  g.jump_count = g.jump_perm + K;
   return g;
 }
 
@@ -90,6 +111,25 @@ static void gm_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
   }
 }
 
+/* lp plus the prior log-density of n (mean, log-variance) pairs mu[kj], s[kj] (one component:
+ * n = d; all: n = K d), log-Jacobian included, added term by term; with gmu and gs not NULL,
+ * adds its gradient to them. */
+static double gm_block_prior(const gm_data *d, const double *mu, const double *s, int n,
+                             double lp, double *gmu, double *gs) {
+  const double a = d->shape, b = d->scale, r = d->ratio;
+  const double ig_norm = a * log(b) - lgammafn(a), n_norm = -0.5 * log(2.0 * M_PI * r);
+  for (int kj = 0; kj < n; kj++) {
+    double e = exp(-s[kj]), q = mu[kj] * mu[kj] * e / r;
+    lp += ig_norm - a * s[kj] - b * e      /* log sigma2 ~ log-InvGamma */
+        + n_norm - 0.5 * s[kj] - 0.5 * q;  /* mu | sigma2 ~ N(0, r sigma2) */
+    if (gmu) {
+      gmu[kj] -= mu[kj] * e / r;
+      gs[kj] += -a + b * e - 0.5 + 0.5 * q;
+    }
+  }
+  return lp;
+}
+
 static double gm_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
   const gm_data *d = m->data;
   gm_scratch g = gm_scratch_of(d, ws);
@@ -104,18 +144,8 @@ static double gm_log_prior(const sg_model *m, sg_workspace *ws, const double *th
     if (grad)
       for (int k = 0; k < K - 1; k++) grad[k] += d->alpha * (1.0 - K * exp(lb[k]));
   }
-  double a = d->shape, b = d->scale, r = d->ratio;
-  double ig_norm = a * log(b) - lgammafn(a), n_norm = -0.5 * log(2.0 * M_PI * r);
-  for (int kj = 0; kj < Kd; kj++) {
-    double e = exp(-s[kj]), q = mu[kj] * mu[kj] * e / r;
-    lp += ig_norm - a * s[kj] - b * e      /* log sigma2 ~ log-InvGamma */
-        + n_norm - 0.5 * s[kj] - 0.5 * q;  /* mu | sigma2 ~ N(0, r sigma2) */
-    if (grad) {
-      grad[K - 1 + kj] -= mu[kj] * e / r;
-      grad[K - 1 + Kd + kj] += -a + b * e - 0.5 + 0.5 * q;
-    }
-  }
-  return lp;
+  return gm_block_prior(d, mu, s, Kd, lp, grad ? grad + (K - 1) : NULL,
+                        grad ? grad + (K - 1) + Kd : NULL);
 }
 
 /* log p(y_i | theta) by log-sum-exp over the components; with a gradient, the responsibilities
@@ -261,6 +291,315 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) 
   for (int k = 0; k < K - 1; k++) z[k] = zf[ord[k]] - ref;
 }
 
+/* Jump proposals (model.h). jump_prepare clusters the points by k-means into at most K
+ * clusters (standardised dimensions; k-means++ starts from a fixed stream, the best of
+ * GM_KMEANS_STARTS by the within-cluster sum of squares) and keeps each cluster's share f_c,
+ * mean m_c and variance v_c: a guess at where the posterior puts the components.
+ *
+ * jump_propose redraws all of theta from the mixture
+ *   q = p N(pop) + (1 - p) Q,  p = GM_JUMP_POP (with pop; without it the prior takes its place),
+ * where N(pop) is the Gaussian of the particles (kernel.c: it keeps the proposal able to return
+ * to the mode the particles are in, so that they may leave it) and Q is the posterior of the
+ * tempered target if component k held exactly the observations of cluster k, n_c = n f_c of
+ * them, n the observations in the target (n_obs: lambda N in AIS): the conjugate update of the
+ * prior with each cluster's count, mean and variance,
+ *   beta ~ Dirichlet(alpha + n_c),  sigma2_kj ~ InvGamma(a + n_c / 2, b_cj),
+ *   mu_kj | sigma2_kj ~ N(n_c m_cj / kappa_c, sigma2_kj / kappa_c),  kappa_c = 1 / r + n_c,
+ *   b_cj = b + n_c v_cj / 2 + (n_c / r) m_cj^2 / (2 kappa_c),
+ * the prior itself for a component without a cluster. When the clusters are separated the
+ * likelihood's responsibilities are nearly hard and Q is close to the tempered posterior of
+ * the mode that puts one component on each cluster, whatever lambda: where tempering from the
+ * prior leaves a component empty beside one that covers two clusters (`faithful` in its raw
+ * units), Q proposes the other mode with the widths it has. The posterior is symmetric under
+ * relabelling and the particles are kept canonical (gm_canonicalize), so q is the density of
+ * the canonical point: q summed over the K! relabellings of its argument (the Gaussian term by
+ * term, Q as a permanent, by a sum over subsets). So jumps need K <= GM_JUMP_MAX_K. All draws
+ * come from rng (the particle's stream: results do not depend on threads). */
+#define GM_JUMP_POP 0.5
+#define GM_KMEANS_STARTS 5
+#define GM_KMEANS_ITERATIONS 50
+
+/* aux = (C, then for each cluster: f_c, m_c (d), log v_c (d)), then scratch. */
+static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double *aux) {
+  const gm_data *d = m->data;
+  const int D = d->d, K = d->K;
+  double *x = aux + 1 + (size_t) K * (2 * D + 1); /* n_pts x D standardised points */
+  double *centre = x + (size_t) n_pts * D, *best_centre = centre + (size_t) K * D;
+  double *dist = best_centre + (size_t) K * D, *sd = dist + n_pts, *mean = sd + D;
+  int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts;
+  for (int j = 0; j < D; j++) {
+    double mu = 0.0, ss = 0.0;
+    for (int p = 0; p < n_pts; p++) mu += d->yt[(R_xlen_t) pts[p] * D + j];
+    mu /= n_pts;
+    for (int p = 0; p < n_pts; p++) {
+      const double e = d->yt[(R_xlen_t) pts[p] * D + j] - mu;
+      ss += e * e;
+    }
+    mean[j] = mu;
+    sd[j] = n_pts > 1 ? sqrt(ss / (n_pts - 1)) : 0.0;
+    if (!(sd[j] > 0.0) || !R_FINITE(sd[j])) sd[j] = 1.0; /* one point, or all equal */
+    for (int p = 0; p < n_pts; p++) x[(size_t) p * D + j] = (d->yt[(R_xlen_t) pts[p] * D + j] - mu) / sd[j];
+  }
+  const int C = K < n_pts ? K : n_pts;
+  sg_rng rng;
+  sg_rng_init(&rng, 0x6d69787475726531ULL, (uint64_t) n_pts, (uint64_t) K);
+  double best_sse = R_PosInf;
+  for (int start = 0; start < GM_KMEANS_STARTS; start++) {
+    /* k-means++: each new centre a point drawn with probability proportional to its squared
+     * distance from the nearest centre so far */
+    for (int c = 0; c < C; c++) {
+      int pick = 0;
+      if (c == 0) {
+        pick = (int) sg_rng_index(&rng, (uint32_t) n_pts);
+      } else {
+        double total = 0.0;
+        for (int p = 0; p < n_pts; p++) total += dist[p];
+        double u = sg_rng_unif(&rng) * total;
+        for (pick = 0; pick < n_pts - 1; pick++) {
+          u -= dist[pick];
+          if (u < 0.0) break;
+        }
+      }
+      memcpy(centre + (size_t) c * D, x + (size_t) pick * D, D * sizeof(double));
+      for (int p = 0; p < n_pts; p++) {
+        double q = 0.0;
+        for (int j = 0; j < D; j++) {
+          const double e = x[(size_t) p * D + j] - centre[(size_t) c * D + j];
+          q += e * e;
+        }
+        if (c == 0 || q < dist[p]) dist[p] = q;
+      }
+    }
+    double sse = 0.0;
+    for (int it = 0; it < GM_KMEANS_ITERATIONS; it++) {
+      int changed = 0;
+      sse = 0.0;
+      for (int p = 0; p < n_pts; p++) {
+        int lab = 0;
+        double dmin = R_PosInf;
+        for (int c = 0; c < C; c++) {
+          double q = 0.0;
+          for (int j = 0; j < D; j++) {
+            const double e = x[(size_t) p * D + j] - centre[(size_t) c * D + j];
+            q += e * e;
+          }
+          if (q < dmin) {
+            dmin = q;
+            lab = c;
+          }
+        }
+        changed |= it == 0 || label[p] != lab;
+        label[p] = lab;
+        sse += dmin;
+      }
+      if (!changed) break;
+      for (int c = 0; c < C; c++) count[c] = 0;
+      memset(centre, 0, (size_t) C * D * sizeof(double));
+      for (int p = 0; p < n_pts; p++) {
+        count[label[p]]++;
+        for (int j = 0; j < D; j++) centre[(size_t) label[p] * D + j] += x[(size_t) p * D + j];
+      }
+      for (int c = 0; c < C; c++)
+        for (int j = 0; j < D; j++)
+          if (count[c] > 0) centre[(size_t) c * D + j] /= count[c];
+    }
+    if (sse < best_sse) {
+      best_sse = sse;
+      memcpy(best_label, label, (size_t) n_pts * sizeof(int));
+    }
+  }
+  /* the clusters of the best start, in the data's units; clusters of fewer than 2 points are
+   * dropped */
+  int kept = 0;
+  for (int c = 0; c < C; c++) {
+    double *fc = aux + 1 + (size_t) kept * (2 * D + 1), *mc = fc + 1, *lv = mc + D;
+    int nc = 0;
+    for (int p = 0; p < n_pts; p++) nc += best_label[p] == c;
+    if (nc < 2) continue;
+    *fc = (double) nc / n_pts;
+    for (int j = 0; j < D; j++) {
+      double mu = 0.0, ss = 0.0;
+      for (int p = 0; p < n_pts; p++)
+        if (best_label[p] == c) mu += d->yt[(R_xlen_t) pts[p] * D + j];
+      mu /= nc;
+      for (int p = 0; p < n_pts; p++)
+        if (best_label[p] == c) {
+          const double e = d->yt[(R_xlen_t) pts[p] * D + j] - mu;
+          ss += e * e;
+        }
+      /* at least a millionth of the points' variance: duplicates have none */
+      const double v = ss / (nc - 1), floor_v = 1e-6 * sd[j] * sd[j];
+      mc[j] = mu;
+      lv[j] = log(v > floor_v ? v : floor_v);
+    }
+    kept++;
+  }
+  aux[0] = kept;
+}
+
+/* Cluster c's conjugate posterior in dimension j (a NIG: mu | sigma2 ~ N(mean, sigma2 / kappa),
+ * sigma2 ~ InvGamma(a, b)) from n_c observations; c >= C (no cluster) or n_c = 0: the prior. */
+typedef struct {
+  double kappa, mean, a, b;
+} gm_nig;
+
+static gm_nig gm_cluster_nig(const gm_data *d, const double *aux, int c, int j, double n) {
+  const int C = (int) aux[0], D = d->d;
+  gm_nig q = {1.0 / d->ratio, 0.0, d->shape, d->scale};
+  if (c >= C) return q;
+  const double *cl = aux + 1 + (size_t) c * (2 * D + 1);
+  const double nc = cl[0] * n, m = cl[1 + j], v = exp(cl[1 + D + j]);
+  q.kappa += nc;
+  q.mean = nc * m / q.kappa;
+  q.a += 0.5 * nc;
+  q.b += 0.5 * nc * v + 0.5 * (nc / d->ratio) * m * m / q.kappa;
+  return q;
+}
+
+/* The Dirichlet parameter of component c's weight under Q. */
+static double gm_cluster_alpha(const gm_data *d, const double *aux, int c, double n) {
+  return d->alpha + (c < (int) aux[0] ? aux[1 + (size_t) c * (2 * d->d + 1)] * n : 0.0);
+}
+
+/* log density of (mu, s = log sigma2) under a NIG, the log-Jacobian of s included */
+static double gm_nig_log_density(const gm_nig *q, double mu, double s) {
+  const double e = exp(-s), dm = mu - q->mean;
+  return q->a * log(q->b) - lgammafn(q->a) - q->a * s - q->b * e +
+         0.5 * (log(q->kappa) - GM_LOG_2PI - s - q->kappa * dm * dm * e);
+}
+
+/* log sum over the K! relabellings of theta of Q (the permanent of exp(T), T[k][c] the log
+ * density of component k's block and weight term under cluster c), by the sum over subsets:
+ * f(S) = log sum_{c in S} exp(f(S - c) + T[|S| - 1][c]). T: K^2, f: 2^K. */
+static double gm_log_q_clusters(const gm_data *d, const double *aux, double n, const double *lb,
+                                const double *mu, const double *s, double *T, double *f) {
+  const int K = d->K, D = d->d;
+  double sum_alpha = 0.0, norm = 0.0;
+  for (int c = 0; c < K; c++) {
+    const double ac = gm_cluster_alpha(d, aux, c, n);
+    sum_alpha += ac;
+    norm -= lgammafn(ac);
+    for (int k = 0; k < K; k++) {
+      double t = ac * lb[k]; /* Dirichlet in z: prod beta_k^alpha_k, the Jacobian included */
+      for (int j = 0; j < D; j++) {
+        const gm_nig q = gm_cluster_nig(d, aux, c, j, n);
+        t += gm_nig_log_density(&q, mu[(size_t) k * D + j], s[(size_t) k * D + j]);
+      }
+      T[k * K + c] = t;
+    }
+  }
+  norm += lgammafn(sum_alpha);
+  f[0] = 0.0;
+  for (unsigned S = 1; S < (1u << K); S++) {
+    const int k = __builtin_popcount(S) - 1;
+    double mx = R_NegInf, acc = 0.0;
+    for (int c = 0; c < K; c++)
+      if (S & (1u << c)) {
+        const double v = f[S & ~(1u << c)] + T[k * K + c];
+        if (v > mx) {
+          acc = acc * exp(mx - v) + 1.0;
+          mx = v;
+        } else {
+          acc += exp(v - mx);
+        }
+      }
+    f[S] = mx + log(acc);
+  }
+  return norm + f[(1u << K) - 1];
+}
+
+/* log sum over the K! relabellings of theta of the Gaussian pop, by Heap's algorithm over the
+ * relabellings perm; x and w: scratch of dim, lb: theta's log-weights (K). */
+static double gm_log_q_pop(const sg_model *m, const sg_gaussian *pop, const double *theta,
+                           const double *lb, double *x, double *w, int *perm, int *count) {
+  const gm_data *d = m->data;
+  const int K = d->K, D = d->d, dim = m->dim;
+  const size_t Kd = (size_t) K * D;
+  const double *mu = theta + (K - 1), *s = mu + Kd;
+  for (int k = 0; k < K; k++) perm[k] = k, count[k] = 0;
+  double mx = R_NegInf, acc = 0.0;
+  int i = 1;
+  for (;;) {
+    /* x = theta relabelled: component k of x is component perm[k] of theta */
+    const double ref = lb[perm[K - 1]];
+    for (int k = 0; k < K - 1; k++) x[k] = lb[perm[k]] - ref;
+    for (int k = 0; k < K; k++) {
+      memcpy(x + (K - 1) + (size_t) k * D, mu + (size_t) perm[k] * D, D * sizeof(double));
+      memcpy(x + (K - 1) + Kd + (size_t) k * D, s + (size_t) perm[k] * D, D * sizeof(double));
+    }
+    const double v = sg_gaussian_log_density(pop, dim, x, w);
+    if (v > mx) {
+      acc = acc * exp(mx - v) + 1.0;
+      mx = v;
+    } else if (v > R_NegInf) {
+      acc += exp(v - mx);
+    }
+    /* the next relabelling (Heap's algorithm, iterative) */
+    while (i < K && count[i] >= i) count[i++] = 0;
+    if (i >= K) break;
+    const int a = (i % 2 == 0) ? 0 : count[i], t = perm[a];
+    perm[a] = perm[i];
+    perm[i] = t;
+    count[i]++;
+    i = 1;
+  }
+  return mx + log(acc);
+}
+
+/* log q(theta) up to a constant common to all theta (model.h, jump_propose). */
+static double gm_jump_log_q(const sg_model *m, sg_workspace *ws, const double *theta,
+                            const double *aux, double n, const sg_gaussian *pop) {
+  const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
+  const int K = d->K;
+  const size_t Kd = (size_t) K * d->d;
+  const double *mu = theta + (K - 1), *s = mu + Kd;
+  gm_log_weights(d, theta, g.log_beta);
+  double part[2];
+  part[0] = log1p(-GM_JUMP_POP) +
+            gm_log_q_clusters(d, aux, n, g.log_beta, mu, s, g.jump_T, g.jump_f);
+  if (pop) {
+    part[1] = log(GM_JUMP_POP) +
+              gm_log_q_pop(m, pop, theta, g.log_beta, g.jump_x, g.jump_w, g.jump_perm,
+                           g.jump_count);
+  } else { /* the prior, summed over the relabellings (all equal) */
+    part[1] = log(GM_JUMP_POP) + lgammafn(K + 1.0) + gm_log_prior(m, ws, theta, NULL);
+  }
+  return sg_log_sum_exp(part, 2);
+}
+
+/* A draw from a NIG: 1 / sigma2 ~ Gamma(a, rate b), then mu. */
+static void gm_nig_draw(const gm_nig *q, double *mu, double *s, sg_rng *rng) {
+  *s = log(q->b) - sg_rng_log_gamma(rng, q->a);
+  *mu = q->mean + sqrt(exp(*s) / q->kappa) * sg_rng_norm(rng);
+}
+
+/* theta from Q, component k from cluster k; with n = 0 from the prior. */
+static void gm_draw_clusters(const gm_data *d, const double *aux, double n, double *theta,
+                             sg_rng *rng) {
+  const int K = d->K, D = d->d;
+  const size_t Kd = (size_t) K * D;
+  double *z = theta, *mu = theta + (K - 1), *s = mu + Kd;
+  /* Dirichlet as normalised gammas; z only needs their log-ratios */
+  const double last = sg_rng_log_gamma(rng, gm_cluster_alpha(d, aux, K - 1, n));
+  for (int k = 0; k < K - 1; k++) z[k] = sg_rng_log_gamma(rng, gm_cluster_alpha(d, aux, k, n)) - last;
+  for (int k = 0; k < K; k++)
+    for (int j = 0; j < D; j++) {
+      const gm_nig q = gm_cluster_nig(d, aux, k, j, n);
+      gm_nig_draw(&q, mu + (size_t) k * D + j, s + (size_t) k * D + j, rng);
+    }
+}
+
+static double gm_jump_propose(const sg_model *m, sg_workspace *ws, const double *theta,
+                              double *prop, const double *aux, double n, const sg_gaussian *pop,
+                              sg_rng *rng) {
+  const gm_data *d = m->data;
+  if (sg_rng_unif(rng) >= GM_JUMP_POP) gm_draw_clusters(d, aux, n, prop, rng);
+  else if (pop) sg_gaussian_draw(pop, m->dim, rng, prop);
+  else gm_draw_clusters(d, aux, 0.0, prop, rng);
+  return gm_jump_log_q(m, ws, theta, aux, n, pop) - gm_jump_log_q(m, ws, prop, aux, n, pop);
+}
+
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st) {
   if (D < 1 || n < 0 || K < 1)
@@ -290,5 +629,15 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
   m->log_prior = gm_log_prior;
   m->log_lik = gm_log_lik;
   m->canonicalize = gm_canonicalize;
+  /* one component has one mode: nothing to jump between; beyond GM_JUMP_MAX_K the sums over
+   * relabellings cost too much */
+  if (K > 1 && K <= GM_JUMP_MAX_K) {
+    m->jump_prepare = gm_jump_prepare;
+    m->jump_propose = gm_jump_propose;
+    /* C and the clusters (1 + 2 d each), then gm_jump_prepare's scratch: the standardised
+     * points, two sets of centres, distances, sd and mean, and three int arrays */
+    m->jump_aux = 1 + (size_t) K * (2 * D + 1) + (size_t) SG_JUMP_POINTS * (D + 1) +
+                  (size_t) 2 * K * D + 2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 1) / 2 + 1;
+  }
   return SG_OK;
 }

@@ -17,6 +17,7 @@ void sg_kernel_init(sg_kernel *k, const sg_move_settings *s, const sg_precond *p
   k->integrator = s->integrator;
   k->alpha = s->momentum_decay;
   k->pc = pc;
+  k->jumps = s->jumps;
   k->work = (double *) R_alloc(4 * (size_t) dim, sizeof(double));
   if (subsampling(k->kind)) {
     sg_mh_test *t = &k->mh;
@@ -39,6 +40,43 @@ void sg_kernel_init(sg_kernel *k, const sg_move_settings *s, const sg_precond *p
   }
 }
 
+/* Jump proposals (model.h, jump_propose): independence proposals, each accepted with
+ * probability min(1, f(prop) q(theta) / (f(theta) q(prop))) on the exact potential f, so every
+ * jump leaves f invariant. They let a particle cross between separated modes, which the local
+ * moves cannot (a mixture component moved onto a cluster of the data). q's defensive part is
+ * the Gaussian of the particles' weighted mean and covariance without this particle (the
+ * preconditioner's, sg_precond_leave_out: the proposal must not depend on the particle it
+ * moves); for an independence sampler w = f / q must not be much larger where the particle is
+ * than where q proposes, so q must cover the mode the particles occupy as well as the ones they
+ * have not found (South, Pettitt & Drovandi 2019). grad is left at theta's gradient. */
+static void jump_run(const sg_potential *pot, const sg_model *m, double *theta, double *grad,
+                     sg_kernel *k) {
+  double *prop = k->work;
+  const int dim = m->dim;
+  const sg_precond *pc = sg_kernel_metric(k);
+  sg_gaussian pop = {0};
+  const int with_pop = pc && pc->has_mean && !pc->free;
+  if (with_pop) {
+    pop.mean = pc->loo_mean;
+    pop.factor = pc->factor;
+    pop.diagonal = pc->kind == SG_PRECOND_DIAGONAL;
+  }
+  double lf = pot->log_target(pot->ctx, theta, NULL);
+  int moved = 0;
+  for (int t = 0; t < k->jumps && !sg_interrupt_poll(); t++) {
+    const double correction = m->jump_propose(m, pot->data.ws, theta, prop, pot->jump.aux,
+                                              pot->jump.n, with_pop ? &pop : NULL, k->rng);
+    const double lf_prop = pot->log_target(pot->ctx, prop, NULL);
+    /* a NaN (a proposal the model cannot evaluate) is rejected */
+    if (log(sg_rng_unif(k->rng)) < lf_prop - lf + correction) {
+      memcpy(theta, prop, (size_t) dim * sizeof(double));
+      lf = lf_prop;
+      moved = 1;
+    }
+  }
+  if (moved) pot->log_target(pot->ctx, theta, grad);
+}
+
 void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
                    int steps, sg_kernel *k) {
   switch (k->kind) {
@@ -58,6 +96,22 @@ void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, d
   /* The moves left the model's free directions alone (the metric spans only the identified
    * part); their exact conditional is the prior: draw it (model.h, free_project). */
   if (steps > 0 && k->pc) sg_precond_redraw_free(k->pc, theta, k->rng);
+  const sg_model *m = pot->data.m;
+  if (steps > 0 && k->jumps > 0 && pot->log_target && pot->jump.aux)
+    jump_run(pot, m, theta, grad, k);
+}
+
+const double *sg_jump_set(const sg_model *m, int n, const int *slot, int start, int n_first,
+                          int start2, int *pts, double *aux) {
+  if (n <= 0) return NULL;
+  const int n_pts = n < SG_JUMP_POINTS ? n : SG_JUMP_POINTS;
+  for (int j = 0; j < n_pts; j++) {
+    /* the middle of the j-th of n_pts equal parts of the list */
+    const int e = (int) (((double) j + 0.5) * n / n_pts);
+    pts[j] = e < n_first ? (slot ? slot[e] : start + e) : start2 + (e - n_first);
+  }
+  m->jump_prepare(m, pts, n_pts, aux);
+  return aux;
 }
 
 void sg_random_walk_propose(sg_kernel *k, int dim, const double *theta, double *prop) {

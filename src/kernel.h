@@ -14,7 +14,8 @@ typedef struct {
   void (*grad_log_target)(void *ctx, const double *theta, double *grad); /* overwrites grad */
   void *ctx;
   /* When the potential is exact (no mini-batch): log f at theta up to a constant, with its
-   * gradient written to grad; NULL otherwise. The robust kernel then Metropolis-adjusts. */
+   * gradient written to grad (grad NULL: none); NULL otherwise. The robust kernel then
+   * Metropolis-adjusts. */
   double (*log_target)(void *ctx, const double *theta, double *grad);
   /* For the subsampling Metropolis-Hastings kernels (subsample_mh.c): the same target split as
    *   log f(theta) = log_rest(theta) + factor * sum_{k < n} log p(y_{obs(k)} | theta),
@@ -34,7 +35,22 @@ typedef struct {
     double factor;
     const struct sg_flymc_bound *bound;
   } data;
+  /* The model's jump proposals' summary of the data (model.h, jump_prepare; NULL: no jumps),
+   * set by the estimator (sg_jump_set), and the observations in the target (lambda N in AIS);
+   * jumps also need log_target. */
+  struct {
+    const double *aux;
+    double n;
+  } jump;
 } sg_potential;
+
+/* Prepares the model's jump proposals (model.h) from n observations, whose element e is slot[e]
+ * (slot NULL: start + e) for e < n_first and start2 + (e - n_first) after (an estimator's
+ * earlier observations, then its current chunk), or from min(SG_JUMP_POINTS, n) of them evenly
+ * spread; pts is scratch of SG_JUMP_POINTS and aux has m->jump_aux doubles. Returns aux, or NULL
+ * (no jumps) when n is 0. */
+const double *sg_jump_set(const sg_model *m, int n, const int *slot, int start, int n_first,
+                          int start2, int *pts, double *aux);
 
 /* An optional hard constraint log L(theta) > threshold for the kernel (nested sampling).
  * log_lik returns log L at theta and, if grad is not NULL, overwrites grad with its gradient.
@@ -67,6 +83,9 @@ typedef struct {
    * loo_work is the scratch of sg_precond_leave_out() when this is its `out`. */
   double *loo_w, *loo_mean, *loo_cov, *loo_prev, *loo_work, loo_sum_w2, loo_r;
   int loo_M, loo_cap;
+  /* Nonzero once loo_mean holds a weighted mean of the particles: the last estimate's, or in the
+   * `out` of sg_precond_leave_out() the mean without the particle left out. */
+  int has_mean;
   /* The model's free directions (model.h; NULL: none) and scratch of dim for them. With them the
    * metric is P Sigma P, P the projection onto their complement, Sigma estimated from the
    * particles' projections, so the kernels move only the identified part, and sg_kernel_run
@@ -162,6 +181,8 @@ typedef struct {
    * (SG_BLOCK); its MH steps and the observations they read are counted in mh */
   int *bright;
   double *gap;
+  /* jump proposals per run of moves (0: none; sg_move_settings.jumps) */
+  int jumps;
 } sg_kernel;
 struct sg_move_settings;
 /* The metric kernel k moves in: its preconditioner, or NULL for the paper's unpreconditioned
@@ -182,7 +203,9 @@ static inline int sg_kernel_leaves_gradient(const sg_kernel *k) {
 void sg_kernel_init(sg_kernel *k, const struct sg_move_settings *s, const sg_precond *pc, int dim,
                     int n_max);
 
-/* `steps` steps of the kernel k->kind from theta (updated in place) on the potential pot; v and
+/* `steps` steps of the kernel k->kind from theta (updated in place) on the potential pot, then
+ * (steps > 0) k->jumps jump proposals where the model has them, pot->jump holds points and the
+ * potential is exact (pot->log_target), each accepted by the Metropolis-Hastings test; v and
  * grad are scratch of length dim. Nested sampling, which needs a constraint, calls sg_sghmc_run()
  * itself. */
 void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
@@ -246,6 +269,8 @@ typedef struct sg_move_settings {
   double learning_rate, step_size, momentum_decay;
   int kernel, mh_batch, mh_bound;
   double mh_tolerance;
+  /* jump proposals per move (model.h, jump_propose; 0: none) */
+  int jumps;
   /* the step a run starts from and the adaptation's cap is twice of (sg_move_settings_for):
    * step_size, or for the random-walk MH kernels 2.38 / sqrt(dim) target widths (Roberts,
    * Gelman & Gilks 1997) */

@@ -105,6 +105,38 @@ void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, i
   for (int i = 0; i < M; i++) m->canonicalize(m, ws, theta + (size_t) i * m->dim);
 }
 
+void sg_gaussian_draw(const sg_gaussian *g, int dim, sg_rng *rng, double *x) {
+  double *e = x; /* L e is computed from the bottom up, in place */
+  for (int j = 0; j < dim; j++) e[j] = sg_rng_norm(rng);
+  if (g->diagonal) {
+    for (int j = 0; j < dim; j++) x[j] = g->mean[j] + g->factor[j] * e[j];
+    return;
+  }
+  const double *L = g->factor;
+  for (int j = dim - 1; j >= 0; j--) {
+    double v = 0.0;
+    for (int k = 0; k <= j; k++) v += L[j + (size_t) k * dim] * e[k];
+    x[j] = v; /* e[j..] are no longer needed */
+  }
+  for (int j = 0; j < dim; j++) x[j] += g->mean[j];
+}
+
+double sg_gaussian_log_density(const sg_gaussian *g, int dim, const double *x, double *work) {
+  static const double log_2pi = 1.837877066409345483560659472811;
+  const double *L = g->factor;
+  double q = 0.0, log_det = 0.0;
+  for (int j = 0; j < dim; j++) {
+    const double ljj = g->diagonal ? L[j] : L[j + (size_t) j * dim];
+    double r = x[j] - g->mean[j];
+    if (!g->diagonal) /* forward substitution: work = L^-1 (x - mean) */
+      for (int k = 0; k < j; k++) r -= L[j + (size_t) k * dim] * work[k];
+    work[j] = r / ljj;
+    q += work[j] * work[j];
+    log_det += log(ljj);
+  }
+  return -0.5 * (dim * log_2pi + q) - log_det;
+}
+
 void sg_normal_prior_draw(double *theta, int dim, double sd) {
   for (int j = 0; j < dim; j++) theta[j] = sd * norm_rand();
 }

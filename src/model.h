@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 typedef struct sg_model sg_model;
+struct sg_gaussian;
 
 /* Evaluation counts: per-observation log-likelihood evaluations without and with gradient.
  * Every estimator counts through sg_model_log_lik(), so their costs compare. */
@@ -129,7 +130,41 @@ struct sg_model {
                              int n, double *A, double *b, double *c);
   void (*lik_bound_gap)(const sg_model *m, const double *t, const double *theta, const int *idx,
                         int start, int n, double *gap);
+
+  /* Optional (all or none; NULL if none): jump proposals, for posteriors with separated modes
+   * that local moves cannot travel between while annealing from the prior (a mixture
+   * component that settled away from the data must cross a region of low density to reach a
+   * cluster). jump_prepare summarises the observations at buffer positions pts[0..n_pts-1]
+   * (1 <= n_pts <= SG_JUMP_POINTS: the data the current target holds, or an evenly spread
+   * subset) into aux (jump_aux doubles), once for every set of points. jump_propose writes to
+   * prop a draw from an independence proposal q (one that does not depend on theta), built
+   * from the prior, aux, n_obs (the observations in the current target, lambda N while
+   * annealing, so that q may be as wide as that posterior) and pop (NULL: none), a Gaussian
+   * fitted to the particles, with the draws from rng, and returns log q(theta) - log q(prop):
+   * the Hastings correction of a Metropolis-Hastings test. For a model with canonicalize, q is
+   * the density of the proposal's canonical point (summed over the equivalent points). It uses
+   * ws's scratch and is thread-safe. */
+  void (*jump_prepare)(const sg_model *m, const int *pts, int n_pts, double *aux);
+  double (*jump_propose)(const sg_model *m, sg_workspace *ws, const double *theta, double *prop,
+                         const double *aux, double n_obs, const struct sg_gaussian *pop,
+                         sg_rng *rng);
+  size_t jump_aux;
 };
+/* The most observations jump proposals are built from (n_pts): preparing them costs
+ * O(SG_JUMP_POINTS) per parameter or so (a k-means clustering), not a pass over the data. */
+#define SG_JUMP_POINTS 256
+
+/* A Gaussian N(mean, L L') on a model's parameters, e.g. the particles' weighted mean and
+ * covariance (kernel.h, the preconditioner) for a jump proposal's defensive part. diagonal:
+ * factor holds the sd of each coordinate, else L (lower triangular, column-major). */
+typedef struct sg_gaussian {
+  const double *mean, *factor;
+  int diagonal;
+} sg_gaussian;
+/* x = mean + L e, e a standard normal vector from rng. */
+void sg_gaussian_draw(const sg_gaussian *g, int dim, sg_rng *rng, double *x);
+/* log N(x; mean, L L'); work: scratch of dim. */
+double sg_gaussian_log_density(const sg_gaussian *g, int dim, const double *x, double *work);
 
 /* A workspace for m (scratch R_alloc'ed, counts zero, one thread) reporting to st. */
 void sg_workspace_init(sg_workspace *ws, const sg_model *m, sg_status *st);

@@ -25,6 +25,7 @@ void sg_precond_alloc(sg_precond *p, int kind, int dim) {
   p->loo_sum_w2 = 0.0;
   p->loo_r = 1.0;
   p->loo_M = p->loo_cap = 0;
+  p->has_mean = 0;
   p->free = NULL;
   p->free_work = NULL;
   if (kind == SG_PRECOND_NONE) return;
@@ -193,6 +194,7 @@ int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, 
   }
   memcpy(p->loo_w, w, M * sizeof(double));
   memcpy(p->loo_mean, mean, dim * sizeof(double));
+  p->has_mean = 1;
   memcpy(p->loo_cov, cov, len * sizeof(double));
   p->loo_sum_w2 = sum_w2;
   p->loo_r = 1.0;
@@ -237,10 +239,14 @@ void sg_precond_leave_out(const sg_precond *p, int a, const double *theta_a, sg_
   double *cov = out->loo_work, *d = cov + len, *dg = cov + len + dim;
   const double wa = (p->loo_M > 0 && a >= 0 && a < p->loo_M) ? p->loo_w[a] : 1.0;
   const double s2 = (p->loo_sum_w2 - wa * wa) / ((1.0 - wa) * (1.0 - wa));
+  out->has_mean = p->has_mean;
+  if (p->has_mean) memcpy(out->loo_mean, p->loo_mean, dim * sizeof(double));
   if (!(wa < 1.0 - 1e-9) || !(s2 < 1.0 - 1e-9)) {
     memcpy(out->factor, p->factor, len * sizeof(double));
     return;
   }
+  /* the mean without particle a (jump proposals use it, kernel.c) */
+  for (int j = 0; j < dim; j++) out->loo_mean[j] -= wa / (1.0 - wa) * (theta_a[j] - p->loo_mean[j]);
   const double keep = (1.0 - p->loo_sum_w2) / ((1.0 - wa) * (1.0 - s2));
   const double drop = wa / ((1.0 - wa) * (1.0 - wa) * (1.0 - s2));
   const double r = p->loo_r;

@@ -53,3 +53,21 @@ double sg_rng_norm(sg_rng *r) {
   r->has_spare = 1;
   return u * f;
 }
+
+double sg_rng_log_gamma(sg_rng *r, double shape) {
+  double boost = 0.0;
+  if (shape < 1.0) {
+    boost = log(sg_rng_unif(r)) / shape;
+    shape += 1.0;
+  }
+  const double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+  for (;;) {
+    double x, v;
+    do {
+      x = sg_rng_norm(r);
+      v = 1.0 + c * x;
+    } while (v <= 0.0);
+    v = v * v * v;
+    if (log(sg_rng_unif(r)) < 0.5 * x * x + d - d * v + d * log(v)) return log(d * v) + boost;
+  }
+}

@@ -68,4 +68,8 @@ double sg_rng_index_large(sg_rng *r, double n);
 /* Standard normal (Marsaglia's polar method: exact, a log and a square root per pair). */
 double sg_rng_norm(sg_rng *r);
 
+/* log G for G ~ Gamma(shape, 1), shape > 0 (Marsaglia & Tsang 2000, with G(a) = G(a + 1) U^(1/a)
+ * below shape 1; the log so that tiny shapes do not underflow to log 0). */
+double sg_rng_log_gamma(sg_rng *r, double shape);
+
 #endif

@@ -180,7 +180,7 @@ static double sgais_log_rest(void *ctx, const double *theta) {
 static double sgais_log_target(void *ctx, const double *theta, double *grad) {
   sgais_target *t = ctx;
   const sg_model *m = t->m;
-  memset(grad, 0, m->dim * sizeof(double));
+  if (grad) memset(grad, 0, m->dim * sizeof(double));
   double lf = m->log_prior(m, t->ws, theta, grad);
   lf += t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, t->chunk_start, t->chunk_n, t->lambda,
                                      grad);
@@ -510,6 +510,10 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     sg_flymc_bound_alloc(&bound, dim);
     pot.data.bound = &bound;
   }
+  /* the jump proposals (kernel.h), while the potential is exact */
+  const int jumps = mv->jumps > 0 && m->jump_propose;
+  int *jump_pts = jumps ? (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)) : NULL;
+  double *jump_aux = jumps ? (double *) R_alloc(m->jump_aux, sizeof(double)) : NULL;
   const double start_time = sg_now();
   int chunks = 0;
 
@@ -546,6 +550,10 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     const double step_ess = s->update == SGAIS_UPDATE_ANNEALED ? target_ess : 0.0;
     /* Metropolis-adjusted moves (robust kernel) wherever the potential is exact */
     pot.log_target = target.exact ? sgais_log_target : NULL;
+    /* jumps built from the observations seen so far: the earlier ones held, then the chunk */
+    pot.jump.aux = (jumps && target.exact) ?
+        sg_jump_set(m, target.past + cn, target.slot, 0, target.past, base, jump_pts, jump_aux) :
+        NULL;
     /* the MH kernels' test subsamples the earlier observations held, standing for all n_prev */
     pot.data.slot = target.slot;
     pot.data.start = 0;
@@ -630,6 +638,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
           refresh_anchor(m, anchor, &target, theta, logw, M, pcp, mean, work, &reanchors))
         return -1;
       target.lambda = lambda;
+      pot.jump.n = n_done + lambda * cn;
       int k = sg_move_steps(mv, ess, target_ess, M);
       const double acc_target = sg_kernel_target_acceptance(&movers[0].kernel, &pot);
       const int metropolis = acc_target > 0.0 && k > 0;

@@ -75,6 +75,26 @@ test_that("kernels keep runs reproducible: same seed, slices and threads", {
   expect_identical(one$trajectory$data_fraction, two$trajectory$data_fraction)
 })
 
+test_that("jump proposals keep runs reproducible: same seed, slices and threads", {
+  # a Gaussian mixture (the model with jump proposals), entirely in SGAIS's exact phase
+  model <- gaussian_mixture(scale(faithful)[seq(1, 272, length.out = 60), ], components = 2)
+  expect_reproducible_sgais(model, "sghmc")
+  old <- sgais_threads()
+  on.exit(suppressWarnings(sgais_threads(old)))
+  one <- suppressWarnings({sgais_threads(1); quietly(sgais(model, seed = 4, progress = FALSE))})
+  two <- suppressWarnings({sgais_threads(2); quietly(sgais(model, seed = 4, progress = FALSE))})
+  expect_identical(one$log_evidence, two$log_evidence)
+  expect_identical(one$state$particles, two$state$particles)
+  expect_identical(one$state$log_weights, two$state$log_weights)
+  a <- quietly(ais(model, seed = 4, progress = FALSE))
+  expect_identical(a$log_evidence, quietly(ais(model, seed = 4, progress = FALSE))$log_evidence)
+  # the jumps ran: without them the same seed gives another run
+  off <- quietly(ais(model, seed = 4, jumps = 0, progress = FALSE))
+  expect_false(identical(a$log_evidence, off$log_evidence))
+  expect_error(sgais_control(jumps = -1), "jumps")
+  expect_error(nested_control(jumps = 2), "jumps")
+})
+
 test_that("kernels that cannot serve a model or a preset are refused before sampling", {
   d <- simulate_linear_regression(100, seed = 1)
   d$k <- stats::rpois(100, 2)
