@@ -111,25 +111,6 @@ static void gm_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
   }
 }
 
-/* lp plus the prior log-density of n (mean, log-variance) pairs mu[kj], s[kj] (one component:
- * n = d; all: n = K d), log-Jacobian included, added term by term; with gmu and gs not NULL,
- * adds its gradient to them. */
-static double gm_block_prior(const gm_data *d, const double *mu, const double *s, int n,
-                             double lp, double *gmu, double *gs) {
-  const double a = d->shape, b = d->scale, r = d->ratio;
-  const double ig_norm = a * log(b) - lgammafn(a), n_norm = -0.5 * log(2.0 * M_PI * r);
-  for (int kj = 0; kj < n; kj++) {
-    double e = exp(-s[kj]), q = mu[kj] * mu[kj] * e / r;
-    lp += ig_norm - a * s[kj] - b * e      /* log sigma2 ~ log-InvGamma */
-        + n_norm - 0.5 * s[kj] - 0.5 * q;  /* mu | sigma2 ~ N(0, r sigma2) */
-    if (gmu) {
-      gmu[kj] -= mu[kj] * e / r;
-      gs[kj] += -a + b * e - 0.5 + 0.5 * q;
-    }
-  }
-  return lp;
-}
-
 static double gm_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
   const gm_data *d = m->data;
   gm_scratch g = gm_scratch_of(d, ws);
@@ -144,8 +125,18 @@ static double gm_log_prior(const sg_model *m, sg_workspace *ws, const double *th
     if (grad)
       for (int k = 0; k < K - 1; k++) grad[k] += d->alpha * (1.0 - K * exp(lb[k]));
   }
-  return gm_block_prior(d, mu, s, Kd, lp, grad ? grad + (K - 1) : NULL,
-                        grad ? grad + (K - 1) + Kd : NULL);
+  double a = d->shape, b = d->scale, r = d->ratio;
+  double ig_norm = a * log(b) - lgammafn(a), n_norm = -0.5 * log(2.0 * M_PI * r);
+  for (int kj = 0; kj < Kd; kj++) {
+    double e = exp(-s[kj]), q = mu[kj] * mu[kj] * e / r;
+    lp += ig_norm - a * s[kj] - b * e      /* log sigma2 ~ log-InvGamma */
+        + n_norm - 0.5 * s[kj] - 0.5 * q;  /* mu | sigma2 ~ N(0, r sigma2) */
+    if (grad) {
+      grad[K - 1 + kj] -= mu[kj] * e / r;
+      grad[K - 1 + Kd + kj] += -a + b * e - 0.5 + 0.5 * q;
+    }
+  }
+  return lp;
 }
 
 /* log p(y_i | theta) by log-sum-exp over the components; with a gradient, the responsibilities
@@ -479,13 +470,12 @@ static double gm_log_q_clusters(const gm_data *d, const double *aux, double n, c
     const double ac = gm_cluster_alpha(d, aux, c, n);
     sum_alpha += ac;
     norm -= lgammafn(ac);
-    for (int k = 0; k < K; k++) {
-      double t = ac * lb[k]; /* Dirichlet in z: prod beta_k^alpha_k, the Jacobian included */
-      for (int j = 0; j < D; j++) {
-        const gm_nig q = gm_cluster_nig(d, aux, c, j, n);
-        t += gm_nig_log_density(&q, mu[(size_t) k * D + j], s[(size_t) k * D + j]);
-      }
-      T[k * K + c] = t;
+    /* Dirichlet in z: prod beta_k^alpha_k, the Jacobian included */
+    for (int k = 0; k < K; k++) T[k * K + c] = ac * lb[k];
+    for (int j = 0; j < D; j++) {
+      const gm_nig q = gm_cluster_nig(d, aux, c, j, n);
+      for (int k = 0; k < K; k++)
+        T[k * K + c] += gm_nig_log_density(&q, mu[(size_t) k * D + j], s[(size_t) k * D + j]);
     }
   }
   norm += lgammafn(sum_alpha);
@@ -546,7 +536,7 @@ static double gm_log_q_pop(const sg_model *m, const sg_gaussian *pop, const doub
   return mx + log(acc);
 }
 
-/* log q(theta) up to a constant common to all theta (model.h, jump_propose). */
+/* log q(theta) up to a constant common to all theta (model.h, jump_log_q). */
 static double gm_jump_log_q(const sg_model *m, sg_workspace *ws, const double *theta,
                             const double *aux, double n, const sg_gaussian *pop) {
   const gm_data *d = m->data;
@@ -590,14 +580,12 @@ static void gm_draw_clusters(const gm_data *d, const double *aux, double n, doub
     }
 }
 
-static double gm_jump_propose(const sg_model *m, sg_workspace *ws, const double *theta,
-                              double *prop, const double *aux, double n, const sg_gaussian *pop,
-                              sg_rng *rng) {
+static void gm_jump_propose(const sg_model *m, double *prop, const double *aux, double n,
+                            const sg_gaussian *pop, sg_rng *rng) {
   const gm_data *d = m->data;
   if (sg_rng_unif(rng) >= GM_JUMP_POP) gm_draw_clusters(d, aux, n, prop, rng);
   else if (pop) sg_gaussian_draw(pop, m->dim, rng, prop);
   else gm_draw_clusters(d, aux, 0.0, prop, rng);
-  return gm_jump_log_q(m, ws, theta, aux, n, pop) - gm_jump_log_q(m, ws, prop, aux, n, pop);
 }
 
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K, double alpha,
@@ -634,6 +622,7 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
   if (K > 1 && K <= GM_JUMP_MAX_K) {
     m->jump_prepare = gm_jump_prepare;
     m->jump_propose = gm_jump_propose;
+    m->jump_log_q = gm_jump_log_q;
     /* C and the clusters (1 + 2 d each), then gm_jump_prepare's scratch: the standardised
      * points, two sets of centres, distances, sd and mean, and three int arrays */
     m->jump_aux = 1 + (size_t) K * (2 * D + 1) + (size_t) SG_JUMP_POINTS * (D + 1) +

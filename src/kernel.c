@@ -54,23 +54,25 @@ static void jump_run(const sg_potential *pot, const sg_model *m, double *theta, 
   double *prop = k->work;
   const int dim = m->dim;
   const sg_precond *pc = sg_kernel_metric(k);
-  sg_gaussian pop = {0};
+  sg_gaussian pop;
   const int with_pop = pc && pc->has_mean && !pc->free;
-  if (with_pop) {
-    pop.mean = pc->loo_mean;
-    pop.factor = pc->factor;
-    pop.diagonal = pc->kind == SG_PRECOND_DIAGONAL;
-  }
+  if (with_pop) sg_gaussian_set(&pop, pc->loo_mean, pc->factor, pc->kind == SG_PRECOND_DIAGONAL, dim);
+  const sg_gaussian *q = with_pop ? &pop : NULL;
+  const double *aux = pot->jump.aux;
+  const double n = pot->jump.n;
+  /* log f and log q where the particle is, kept as it moves */
   double lf = pot->log_target(pot->ctx, theta, NULL);
+  double lq = m->jump_log_q(m, pot->data.ws, theta, aux, n, q);
   int moved = 0;
   for (int t = 0; t < k->jumps && !sg_interrupt_poll(); t++) {
-    const double correction = m->jump_propose(m, pot->data.ws, theta, prop, pot->jump.aux,
-                                              pot->jump.n, with_pop ? &pop : NULL, k->rng);
+    m->jump_propose(m, prop, aux, n, q, k->rng);
+    const double lq_prop = m->jump_log_q(m, pot->data.ws, prop, aux, n, q);
     const double lf_prop = pot->log_target(pot->ctx, prop, NULL);
     /* a NaN (a proposal the model cannot evaluate) is rejected */
-    if (log(sg_rng_unif(k->rng)) < lf_prop - lf + correction) {
+    if (log(sg_rng_unif(k->rng)) < lf_prop - lf + (lq - lq_prop)) {
       memcpy(theta, prop, (size_t) dim * sizeof(double));
       lf = lf_prop;
+      lq = lq_prop;
       moved = 1;
     }
   }

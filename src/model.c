@@ -121,10 +121,19 @@ void sg_gaussian_draw(const sg_gaussian *g, int dim, sg_rng *rng, double *x) {
   for (int j = 0; j < dim; j++) x[j] += g->mean[j];
 }
 
+void sg_gaussian_set(sg_gaussian *g, const double *mean, const double *factor, int diagonal,
+                     int dim) {
+  g->mean = mean;
+  g->factor = factor;
+  g->diagonal = diagonal;
+  g->log_det = 0.0;
+  for (int j = 0; j < dim; j++) g->log_det += log(diagonal ? factor[j] : factor[j + (size_t) j * dim]);
+}
+
 double sg_gaussian_log_density(const sg_gaussian *g, int dim, const double *x, double *work) {
   static const double log_2pi = 1.837877066409345483560659472811;
   const double *L = g->factor;
-  double q = 0.0, log_det = 0.0;
+  double q = 0.0;
   for (int j = 0; j < dim; j++) {
     const double ljj = g->diagonal ? L[j] : L[j + (size_t) j * dim];
     double r = x[j] - g->mean[j];
@@ -132,9 +141,8 @@ double sg_gaussian_log_density(const sg_gaussian *g, int dim, const double *x, d
       for (int k = 0; k < j; k++) r -= L[j + (size_t) k * dim] * work[k];
     work[j] = r / ljj;
     q += work[j] * work[j];
-    log_det += log(ljj);
   }
-  return -0.5 * (dim * log_2pi + q) - log_det;
+  return -0.5 * (dim * log_2pi + q) - g->log_det;
 }
 
 void sg_normal_prior_draw(double *theta, int dim, double sd) {

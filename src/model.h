@@ -137,17 +137,18 @@ struct sg_model {
    * cluster). jump_prepare summarises the observations at buffer positions pts[0..n_pts-1]
    * (1 <= n_pts <= SG_JUMP_POINTS: the data the current target holds, or an evenly spread
    * subset) into aux (jump_aux doubles), once for every set of points. jump_propose writes to
-   * prop a draw from an independence proposal q (one that does not depend on theta), built
-   * from the prior, aux, n_obs (the observations in the current target, lambda N while
-   * annealing, so that q may be as wide as that posterior) and pop (NULL: none), a Gaussian
-   * fitted to the particles, with the draws from rng, and returns log q(theta) - log q(prop):
-   * the Hastings correction of a Metropolis-Hastings test. For a model with canonicalize, q is
-   * the density of the proposal's canonical point (summed over the equivalent points). It uses
-   * ws's scratch and is thread-safe. */
+   * prop a draw from an independence proposal q (one that does not depend on the current
+   * point), built from the prior, aux, n_obs (the observations in the current target, lambda N
+   * while annealing, so that q may be as wide as that posterior) and pop (NULL: none), a
+   * Gaussian fitted to the particles, with the draws from rng; jump_log_q returns log q at
+   * theta, up to a constant, for the Hastings term log q(theta) - log q(prop). For a model
+   * with canonicalize, q is the density of the proposal's canonical point (summed over the
+   * equivalent points). jump_log_q uses ws's scratch; both are thread-safe. */
   void (*jump_prepare)(const sg_model *m, const int *pts, int n_pts, double *aux);
-  double (*jump_propose)(const sg_model *m, sg_workspace *ws, const double *theta, double *prop,
-                         const double *aux, double n_obs, const struct sg_gaussian *pop,
-                         sg_rng *rng);
+  void (*jump_propose)(const sg_model *m, double *prop, const double *aux, double n_obs,
+                       const struct sg_gaussian *pop, sg_rng *rng);
+  double (*jump_log_q)(const sg_model *m, sg_workspace *ws, const double *theta,
+                       const double *aux, double n_obs, const struct sg_gaussian *pop);
   size_t jump_aux;
 };
 /* The most observations jump proposals are built from (n_pts): preparing them costs
@@ -160,7 +161,11 @@ struct sg_model {
 typedef struct sg_gaussian {
   const double *mean, *factor;
   int diagonal;
+  double log_det; /* log |L|, set by sg_gaussian_set */
 } sg_gaussian;
+/* g = N(mean, L L') (the arrays are not copied), its log-determinant computed once. */
+void sg_gaussian_set(sg_gaussian *g, const double *mean, const double *factor, int diagonal,
+                     int dim);
 /* x = mean + L e, e a standard normal vector from rng. */
 void sg_gaussian_draw(const sg_gaussian *g, int dim, sg_rng *rng, double *x);
 /* log N(x; mean, L L'); work: scratch of dim. */
