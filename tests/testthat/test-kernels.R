@@ -75,7 +75,7 @@ test_that("kernels keep runs reproducible: same seed, slices and threads", {
   expect_identical(one$trajectory$data_fraction, two$trajectory$data_fraction)
 })
 
-test_that("jump proposals are reproducible: same seed, slices and threads", {
+test_that("jump proposals are reproducible over seeds, slices and threads", {
   # a Gaussian mixture (the model with jump proposals), entirely in SGAIS's exact phase
   model <- gaussian_mixture(scale(faithful)[seq(1, 272, length.out = 60), ], components = 2)
   expect_reproducible_sgais(model, "sghmc")
