@@ -15,7 +15,8 @@ missing=$(missing_r)
 if { [ -n "$missing" ] || ! command -v pandoc >/dev/null 2>&1; } &&
    command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   debs="pandoc"
-  for p in $missing; do debs="$debs r-cran-$p"; done
+  # Debian names R packages in lower case (r-cran-dbi for DBI).
+  for p in $missing; do debs="$debs r-cran-$(echo "$p" | tr '[:upper:]' '[:lower:]')"; done
   echo "install-deps: apt-get install $debs"
   apt-get update -qq || true
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $debs >/dev/null ||
