@@ -282,10 +282,16 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) 
   for (int k = 0; k < K - 1; k++) z[k] = zf[ord[k]] - ref;
 }
 
-/* Jump proposals (model.h). jump_prepare clusters the points by k-means into at most K
+/* Jump proposals (model.h). jump_prepare clusters the points by k-means into k = 1, ..., K
  * clusters (standardised dimensions; k-means++ starts from a fixed stream, the best of
- * GM_KMEANS_STARTS by the within-cluster sum of squares) and keeps each cluster's share f_c,
- * mean m_c and variance v_c: a guess at where the posterior puts the components.
+ * GM_KMEANS_STARTS by the within-cluster sum of squares), keeps each cluster's share f_c,
+ * mean m_c and variance v_c, and of these K clusterings the one whose allocation the model
+ * itself finds most probable (gm_clusters_log_marginal): a guess at where the posterior puts
+ * its components, the others left empty. Always taking k = K misleads when the data hold
+ * fewer clusters than components: k-means then splits a real cluster, and the proposal pulls
+ * particles into a configuration of low posterior mass at lambda = 1 (scale(faithful), K = 4:
+ * one AIS run 23.7 nats low, the population spread over two modes and the step size a tenth
+ * of that of runs without jumps).
  *
  * jump_propose redraws all of theta from the mixture
  *   q = p N(pop) + (1 - p) Q,  p = GM_JUMP_POP (with pop; without it the prior takes its place),
@@ -309,31 +315,13 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) 
 #define GM_JUMP_POP 0.5
 #define GM_KMEANS_STARTS 5
 #define GM_KMEANS_ITERATIONS 50
+#define GM_CEM_ITERATIONS 50
 
-/* aux = (C, then for each cluster: f_c, m_c (d), log v_c (d)), then scratch. */
-static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double *aux) {
-  const gm_data *d = m->data;
-  const int D = d->d, K = d->K;
-  double *x = aux + 1 + (size_t) K * (2 * D + 1); /* n_pts x D standardised points */
-  double *centre = x + (size_t) n_pts * D, *best_centre = centre + (size_t) K * D;
-  double *dist = best_centre + (size_t) K * D, *sd = dist + n_pts, *mean = sd + D;
-  int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts;
-  for (int j = 0; j < D; j++) {
-    double mu = 0.0, ss = 0.0;
-    for (int p = 0; p < n_pts; p++) mu += d->yt[(R_xlen_t) pts[p] * D + j];
-    mu /= n_pts;
-    for (int p = 0; p < n_pts; p++) {
-      const double e = d->yt[(R_xlen_t) pts[p] * D + j] - mu;
-      ss += e * e;
-    }
-    mean[j] = mu;
-    sd[j] = n_pts > 1 ? sqrt(ss / (n_pts - 1)) : 0.0;
-    if (!(sd[j] > 0.0) || !R_FINITE(sd[j])) sd[j] = 1.0; /* one point, or all equal */
-    for (int p = 0; p < n_pts; p++) x[(size_t) p * D + j] = (d->yt[(R_xlen_t) pts[p] * D + j] - mu) / sd[j];
-  }
-  const int C = K < n_pts ? K : n_pts;
-  sg_rng rng;
-  sg_rng_init(&rng, 0x6d69787475726531ULL, (uint64_t) n_pts, (uint64_t) K);
+/* k-means of the n_pts standardised points x (n_pts x D) into C clusters: the labels of the
+ * best of GM_KMEANS_STARTS k-means++ starts in best_label. centre: C x D; dist: n_pts; label:
+ * n_pts; count: C. */
+static void gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, double *centre,
+                      double *dist, int *label, int *count, int *best_label) {
   double best_sse = R_PosInf;
   for (int start = 0; start < GM_KMEANS_STARTS; start++) {
     /* k-means++: each new centre a point drawn with probability proportional to its squared
@@ -341,11 +329,11 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
     for (int c = 0; c < C; c++) {
       int pick = 0;
       if (c == 0) {
-        pick = (int) sg_rng_index(&rng, (uint32_t) n_pts);
+        pick = (int) sg_rng_index(rng, (uint32_t) n_pts);
       } else {
         double total = 0.0;
         for (int p = 0; p < n_pts; p++) total += dist[p];
-        double u = sg_rng_unif(&rng) * total;
+        double u = sg_rng_unif(rng) * total;
         for (pick = 0; pick < n_pts - 1; pick++) {
           u -= dist[pick];
           if (u < 0.0) break;
@@ -399,22 +387,84 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
       memcpy(best_label, label, (size_t) n_pts * sizeof(int));
     }
   }
-  /* the clusters of the best start, in the data's units; clusters of fewer than 2 points are
-   * dropped */
+}
+
+/* Refines the labels (0..C-1) of the n_pts standardised points x by classification EM under
+ * the model's own family, a mixture of diagonal Gaussians: each point goes to the cluster c
+ * that maximises log f_c + log N(x; m_c, diag v_c), then each cluster's share, mean and
+ * variance are recomputed, until no label changes. k-means measures spherical distance, so
+ * where a cluster is tilted (`faithful`) it cuts it where the model would not, and the
+ * allocation it scores is not the one the posterior puts its mass near. Clusters of fewer than
+ * 2 points are dropped (their points go elsewhere). mean, var: C x D; lf: C; count: C. */
+static void gm_cem(const double *x, int n_pts, int D, int C, int *label, double *mean,
+                   double *var, double *lf, int *count) {
+  for (int it = 0; it < GM_CEM_ITERATIONS; it++) {
+    for (int c = 0; c < C; c++) count[c] = 0;
+    memset(mean, 0, (size_t) C * D * sizeof(double));
+    memset(var, 0, (size_t) C * D * sizeof(double));
+    for (int p = 0; p < n_pts; p++) {
+      count[label[p]]++;
+      for (int j = 0; j < D; j++) mean[(size_t) label[p] * D + j] += x[(size_t) p * D + j];
+    }
+    for (int c = 0; c < C; c++)
+      for (int j = 0; j < D; j++)
+        if (count[c] > 0) mean[(size_t) c * D + j] /= count[c];
+    for (int p = 0; p < n_pts; p++)
+      for (int j = 0; j < D; j++) {
+        const double e = x[(size_t) p * D + j] - mean[(size_t) label[p] * D + j];
+        var[(size_t) label[p] * D + j] += e * e;
+      }
+    for (int c = 0; c < C; c++) {
+      lf[c] = count[c] >= 2 ? log((double) count[c] / n_pts) : R_NegInf;
+      for (int j = 0; j < D; j++) {
+        /* standardised units: a thousandth of the data's variance at least */
+        const double v = count[c] >= 2 ? var[(size_t) c * D + j] / (count[c] - 1) : 1.0;
+        var[(size_t) c * D + j] = v > 1e-3 ? v : 1e-3;
+        lf[c] -= 0.5 * log(var[(size_t) c * D + j]);
+      }
+    }
+    int changed = 0;
+    for (int p = 0; p < n_pts; p++) {
+      int lab = label[p];
+      double best = R_NegInf;
+      for (int c = 0; c < C; c++) {
+        if (lf[c] == R_NegInf) continue;
+        double v = lf[c];
+        for (int j = 0; j < D; j++) {
+          const double e = x[(size_t) p * D + j] - mean[(size_t) c * D + j];
+          v -= 0.5 * e * e / var[(size_t) c * D + j];
+        }
+        if (v > best) {
+          best = v;
+          lab = c;
+        }
+      }
+      changed |= lab != label[p];
+      label[p] = lab;
+    }
+    if (!changed) break;
+  }
+}
+
+/* The clusters of labels 0..C-1 in aux's layout (C, then f_c, m_c (D), log v_c (D) for each),
+ * in the data's units; clusters of fewer than 2 points are dropped. sd: the points' sd. */
+static void gm_cluster_summary(const gm_data *d, const int *pts, int n_pts, const int *label,
+                               int C, const double *sd, double *out) {
+  const int D = d->d;
   int kept = 0;
   for (int c = 0; c < C; c++) {
-    double *fc = aux + 1 + (size_t) kept * (2 * D + 1), *mc = fc + 1, *lv = mc + D;
+    double *fc = out + 1 + (size_t) kept * (2 * D + 1), *mc = fc + 1, *lv = mc + D;
     int nc = 0;
-    for (int p = 0; p < n_pts; p++) nc += best_label[p] == c;
+    for (int p = 0; p < n_pts; p++) nc += label[p] == c;
     if (nc < 2) continue;
     *fc = (double) nc / n_pts;
     for (int j = 0; j < D; j++) {
       double mu = 0.0, ss = 0.0;
       for (int p = 0; p < n_pts; p++)
-        if (best_label[p] == c) mu += d->yt[(R_xlen_t) pts[p] * D + j];
+        if (label[p] == c) mu += d->yt[(R_xlen_t) pts[p] * D + j];
       mu /= nc;
       for (int p = 0; p < n_pts; p++)
-        if (best_label[p] == c) {
+        if (label[p] == c) {
           const double e = d->yt[(R_xlen_t) pts[p] * D + j] - mu;
           ss += e * e;
         }
@@ -425,15 +475,84 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
     }
     kept++;
   }
-  aux[0] = kept;
+  out[0] = kept;
+}
+
+typedef struct {
+  double kappa, mean, a, b;
+} gm_nig;
+static gm_nig gm_cluster_nig(const gm_data *d, const double *aux, int c, int j, double n);
+
+/* log p(y, allocation) of the model, y and the allocation summarised by the clusters (aux's
+ * layout) with n f_c observations each: the allocation of n observations that puts cluster c's
+ * on component c and leaves the other K - C empty, times the K! / (K - C)! relabellings that
+ * give the same partition. The prior is conjugate given the allocation, so this is the
+ * Dirichlet-multinomial times a normal-inverse-gamma marginal per cluster and dimension:
+ *   lgamma(K alpha) - lgamma(K alpha + n) + sum_c [lgamma(alpha + n_c) - lgamma(alpha)]
+ *   + sum_cj [a log b - a_c log b_cj + lgamma(a_c) - lgamma(a) + log(kappa_0 / kappa_c) / 2
+ *             - n_c log(2 pi) / 2],
+ * with gm_cluster_nig's kappa_c, a_c, b_cj (the posterior mass of the mode of that partition,
+ * as the collapsed Gibbs sampler would score it). */
+static double gm_clusters_log_marginal(const gm_data *d, const double *aux, double n) {
+  const int K = d->K, D = d->d, C = (int) aux[0];
+  double lm = lgammafn(K + 1.0) - lgammafn(K - C + 1.0) + lgammafn(K * d->alpha) -
+              lgammafn(K * d->alpha + n);
+  for (int c = 0; c < C; c++) {
+    const double nc = aux[1 + (size_t) c * (2 * D + 1)] * n;
+    lm += lgammafn(d->alpha + nc) - lgammafn(d->alpha);
+    for (int j = 0; j < D; j++) {
+      const gm_nig q = gm_cluster_nig(d, aux, c, j, n);
+      lm += d->shape * log(d->scale) - q.a * log(q.b) + lgammafn(q.a) - lgammafn(d->shape) +
+            0.5 * (log(1.0 / (d->ratio * q.kappa)) - nc * GM_LOG_2PI);
+    }
+  }
+  return lm;
+}
+
+/* aux = (C, then for each cluster: f_c, m_c (d), log v_c (d)), then scratch. */
+static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
+                            double *aux) {
+  const gm_data *d = m->data;
+  const int D = d->d, K = d->K;
+  const size_t cl = 1 + (size_t) K * (2 * D + 1); /* one set of clusters */
+  double *trial = aux + cl, *x = trial + cl; /* trial clusters; n_pts x D standardised points */
+  double *centre = x + (size_t) n_pts * D, *var = centre + (size_t) K * D, *lf = var + (size_t) K * D;
+  double *dist = lf + K, *sd = dist + n_pts, *mean = sd + D;
+  int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts;
+  for (int j = 0; j < D; j++) {
+    double mu = 0.0, ss = 0.0;
+    for (int p = 0; p < n_pts; p++) mu += d->yt[(R_xlen_t) pts[p] * D + j];
+    mu /= n_pts;
+    for (int p = 0; p < n_pts; p++) {
+      const double e = d->yt[(R_xlen_t) pts[p] * D + j] - mu;
+      ss += e * e;
+    }
+    mean[j] = mu;
+    sd[j] = n_pts > 1 ? sqrt(ss / (n_pts - 1)) : 0.0;
+    if (!(sd[j] > 0.0) || !R_FINITE(sd[j])) sd[j] = 1.0; /* one point, or all equal */
+    for (int p = 0; p < n_pts; p++) x[(size_t) p * D + j] = (d->yt[(R_xlen_t) pts[p] * D + j] - mu) / sd[j];
+  }
+  const int C = K < n_pts ? K : n_pts;
+  sg_rng rng;
+  sg_rng_init(&rng, 0x6d69787475726531ULL, (uint64_t) n_pts, (uint64_t) K);
+  /* n_obs: the observations of the target the proposal serves (all N in AIS; those up to the
+   * chunk's end in SGAIS), whose posterior decides between the clusterings */
+  double best = R_NegInf;
+  aux[0] = 0.0;
+  for (int k = 1; k <= C; k++) {
+    gm_kmeans(x, n_pts, D, k, &rng, centre, dist, label, count, best_label);
+    gm_cem(x, n_pts, D, k, best_label, centre, var, lf, count);
+    gm_cluster_summary(d, pts, n_pts, best_label, k, sd, trial);
+    const double lm = trial[0] > 0 ? gm_clusters_log_marginal(d, trial, n_obs) : R_NegInf;
+    if (lm > best) {
+      best = lm;
+      memcpy(aux, trial, cl * sizeof(double));
+    }
+  }
 }
 
 /* Cluster c's conjugate posterior in dimension j (a NIG: mu | sigma2 ~ N(mean, sigma2 / kappa),
  * sigma2 ~ InvGamma(a, b)) from n_c observations; c >= C (no cluster) or n_c = 0: the prior. */
-typedef struct {
-  double kappa, mean, a, b;
-} gm_nig;
-
 static gm_nig gm_cluster_nig(const gm_data *d, const double *aux, int c, int j, double n) {
   const int C = (int) aux[0], D = d->d;
   gm_nig q = {1.0 / d->ratio, 0.0, d->shape, d->scale};
@@ -536,18 +655,23 @@ static double gm_log_q_pop(const sg_model *m, const sg_gaussian *pop, const doub
   return mx + log(acc);
 }
 
-/* log q(theta) up to a constant common to all theta (model.h, jump_log_q). */
+/* log q(theta) up to a constant common to all theta (model.h, jump_log_q): with rungs > 1 the
+ * cluster part is the equal mixture of Q at each rung's n (the Gaussian part, which does not
+ * depend on n, is evaluated once). */
 static double gm_jump_log_q(const sg_model *m, sg_workspace *ws, const double *theta,
-                            const double *aux, double n, const sg_gaussian *pop) {
+                            const double *aux, double n, int rungs, const sg_gaussian *pop) {
   const gm_data *d = m->data;
   gm_scratch g = gm_scratch_of(d, ws);
   const int K = d->K;
   const size_t Kd = (size_t) K * d->d;
   const double *mu = theta + (K - 1), *s = mu + Kd;
   gm_log_weights(d, theta, g.log_beta);
-  double part[2];
+  double part[2], rung[SG_JUMP_MAX_RUNGS];
+  for (int l = 0; l < rungs; l++)
+    rung[l] = gm_log_q_clusters(d, aux, n * pow(SG_JUMP_RUNG_RATIO, -l), g.log_beta, mu, s,
+                                g.jump_T, g.jump_f);
   part[0] = log1p(-GM_JUMP_POP) +
-            gm_log_q_clusters(d, aux, n, g.log_beta, mu, s, g.jump_T, g.jump_f);
+            (rungs > 1 ? sg_log_sum_exp(rung, rungs) - log((double) rungs) : rung[0]);
   if (pop) {
     part[1] = log(GM_JUMP_POP) +
               gm_log_q_pop(m, pop, theta, g.log_beta, g.jump_x, g.jump_w, g.jump_perm,
@@ -581,9 +705,12 @@ static void gm_draw_clusters(const gm_data *d, const double *aux, double n, doub
 }
 
 static void gm_jump_propose(const sg_model *m, double *prop, const double *aux, double n,
-                            const sg_gaussian *pop, sg_rng *rng) {
+                            int rungs, const sg_gaussian *pop, sg_rng *rng) {
   const gm_data *d = m->data;
-  if (sg_rng_unif(rng) >= GM_JUMP_POP) gm_draw_clusters(d, aux, n, prop, rng);
+  if (sg_rng_unif(rng) >= GM_JUMP_POP) {
+    if (rungs > 1) n *= pow(SG_JUMP_RUNG_RATIO, -(double) sg_rng_index(rng, (uint32_t) rungs));
+    gm_draw_clusters(d, aux, n, prop, rng);
+  }
   else if (pop) sg_gaussian_draw(pop, m->dim, rng, prop);
   else gm_draw_clusters(d, aux, 0.0, prop, rng);
 }
@@ -623,10 +750,11 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
     m->jump_prepare = gm_jump_prepare;
     m->jump_propose = gm_jump_propose;
     m->jump_log_q = gm_jump_log_q;
-    /* C and the clusters (1 + 2 d each), then gm_jump_prepare's scratch: the standardised
-     * points, two sets of centres, distances, sd and mean, and three int arrays */
-    m->jump_aux = 1 + (size_t) K * (2 * D + 1) + (size_t) SG_JUMP_POINTS * (D + 1) +
-                  (size_t) 2 * K * D + 2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 1) / 2 + 1;
+    /* C and the clusters (1 + 2 d each), then gm_jump_prepare's scratch: trial clusters, the
+     * standardised points, centres, variances and log-shares, distances, sd and mean, and
+     * three int arrays */
+    m->jump_aux = 2 * (1 + (size_t) K * (2 * D + 1)) + (size_t) SG_JUMP_POINTS * (D + 1) +
+                  (size_t) K * (2 * D + 1) + 2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 1) / 2 + 1;
   }
   return SG_OK;
 }

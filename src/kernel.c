@@ -62,11 +62,11 @@ static void jump_run(const sg_potential *pot, const sg_model *m, double *theta, 
   const double n = pot->jump.n;
   /* log f and log q where the particle is, kept as it moves */
   double lf = pot->log_target(pot->ctx, theta, NULL);
-  double lq = m->jump_log_q(m, pot->data.ws, theta, aux, n, q);
+  double lq = m->jump_log_q(m, pot->data.ws, theta, aux, n, 1, q);
   int moved = 0;
   for (int t = 0; t < k->jumps && !sg_interrupt_poll(); t++) {
-    m->jump_propose(m, prop, aux, n, q, k->rng);
-    const double lq_prop = m->jump_log_q(m, pot->data.ws, prop, aux, n, q);
+    m->jump_propose(m, prop, aux, n, 1, q, k->rng);
+    const double lq_prop = m->jump_log_q(m, pot->data.ws, prop, aux, n, 1, q);
     const double lf_prop = pot->log_target(pot->ctx, prop, NULL);
     /* a NaN (a proposal the model cannot evaluate) is rejected */
     if (log(sg_rng_unif(k->rng)) < lf_prop - lf + (lq - lq_prop)) {
@@ -112,7 +112,7 @@ const double *sg_jump_set(const sg_model *m, int n, const int *slot, int start, 
     const int e = (int) (((double) j + 0.5) * n / n_pts);
     pts[j] = e < n_first ? (slot ? slot[e] : start + e) : start2 + (e - n_first);
   }
-  m->jump_prepare(m, pts, n_pts, aux);
+  m->jump_prepare(m, pts, n_pts, (double) n, aux);
   return aux;
 }
 

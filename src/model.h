@@ -136,24 +136,31 @@ struct sg_model {
    * component that settled away from the data must cross a region of low density to reach a
    * cluster). jump_prepare summarises the observations at buffer positions pts[0..n_pts-1]
    * (1 <= n_pts <= SG_JUMP_POINTS: the data the current target holds, or an evenly spread
-   * subset) into aux (jump_aux doubles), once for every set of points. jump_propose writes to
-   * prop a draw from an independence proposal q (one that does not depend on the current
-   * point), built from the prior, aux, n_obs (the observations in the current target, lambda N
-   * while annealing, so that q may be as wide as that posterior) and pop (NULL: none), a
-   * Gaussian fitted to the particles, with the draws from rng; jump_log_q returns log q at
-   * theta, up to a constant, for the Hastings term log q(theta) - log q(prop). For a model
-   * with canonicalize, q is the density of the proposal's canonical point (summed over the
-   * equivalent points). jump_log_q uses ws's scratch; both are thread-safe. */
-  void (*jump_prepare)(const sg_model *m, const int *pts, int n_pts, double *aux);
+   * subset of its n_obs observations) into aux (jump_aux doubles), once for every set of
+   * points. jump_propose writes to prop a draw from an independence proposal q (one that does
+   * not depend on the current point), built from the prior, aux, the observations in the
+   * target and pop (NULL: none), a Gaussian fitted to the particles, with the draws from rng;
+   * jump_log_q returns log q at theta, up to a constant, for the Hastings term
+   * log q(theta) - log q(prop). The observations in the target set how wide q may be: n_obs
+   * (lambda N while annealing) with rungs = 1; with rungs > 1 (nested sampling, whose
+   * constrained prior is as wide as no single posterior) q mixes equally the widths of n_obs,
+   * n_obs / SG_JUMP_RUNG_RATIO, ..., n_obs / SG_JUMP_RUNG_RATIO^(rungs - 1) observations. For a
+   * model with canonicalize, q is the density of the proposal's canonical point (summed over
+   * the equivalent points). jump_log_q uses ws's scratch; both are thread-safe. */
+  void (*jump_prepare)(const sg_model *m, const int *pts, int n_pts, double n_obs, double *aux);
   void (*jump_propose)(const sg_model *m, double *prop, const double *aux, double n_obs,
-                       const struct sg_gaussian *pop, sg_rng *rng);
+                       int rungs, const struct sg_gaussian *pop, sg_rng *rng);
   double (*jump_log_q)(const sg_model *m, sg_workspace *ws, const double *theta,
-                       const double *aux, double n_obs, const struct sg_gaussian *pop);
+                       const double *aux, double n_obs, int rungs,
+                       const struct sg_gaussian *pop);
   size_t jump_aux;
 };
 /* The most observations jump proposals are built from (n_pts): preparing them costs
  * O(SG_JUMP_POINTS) per parameter or so (a k-means clustering), not a pass over the data. */
 #define SG_JUMP_POINTS 256
+/* The ratio of successive widths of a jump proposal with rungs > 1, and the most rungs. */
+#define SG_JUMP_RUNG_RATIO 4.0
+#define SG_JUMP_MAX_RUNGS 16
 
 /* A Gaussian N(mean, L L') on a model's parameters, e.g. the particles' weighted mean and
  * covariance (kernel.h, the preconditioner) for a jump proposal's defensive part. diagonal:

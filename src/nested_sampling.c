@@ -296,6 +296,50 @@ static int constrained_walk(const ns_ctx *c, const sg_precond *pc, double *th, d
   return accepted;
 }
 
+/* The model's jump proposals on the constrained prior (model.h; kernel.c's jump_run does the
+ * same on a tempered target): `jumps` independence Metropolis-Hastings proposals from q, each
+ * accepted when log u < log pi_c(th') - log pi_c(th) + log q(th) - log q(th') and
+ * log L(th') > lstar, so each leaves the constrained prior exactly invariant. The walk cannot
+ * leave a mode the contour has cut off: on `faithful` in its raw units with 2 components the
+ * live points followed the mode with one component over both clusters and the run ended
+ * 307 nats low. q (jump_log_q) mixes the live points' Gaussian pop (NULL: the prior) with
+ * the model's guess at the other modes, as wide as a posterior of n_end, n_end / 4, ... down
+ * to prior_n + 1 observations (`rungs` of them): the constrained region shrinks from the
+ * prior's width to the posterior's in the course of a run. Returns the acceptances. */
+static int constrained_jumps(const ns_ctx *c, const double *aux, int rungs,
+                             const sg_gaussian *pop, double *th, double *ll, double lstar,
+                             int jumps, double *prop, sg_rng *rng) {
+  const sg_model *m = c->m;
+  const double n = c->chunk.n_end;
+  double lp = prior_log_density(c, th, NULL);
+  double lq = m->jump_log_q(m, c->ws, th, aux, n, rungs, pop);
+  int accepted = 0;
+  for (int t = 0; t < jumps && !sg_interrupt_poll(); t++) {
+    m->jump_propose(m, prop, aux, n, rungs, pop, rng);
+    const double log_u = log(sg_rng_unif(rng));
+    const double lp_new = prior_log_density(c, prop, NULL);
+    const double lq_new = m->jump_log_q(m, c->ws, prop, aux, n, rungs, pop);
+    /* a NaN (a proposal the model cannot evaluate) is rejected */
+    if (!(log_u < lp_new - lp + lq - lq_new)) continue;
+    const double ll_new = chunk_log_lik((void *) c, prop, NULL);
+    if (!(ll_new > lstar)) continue;
+    memcpy(th, prop, m->dim * sizeof(double));
+    lp = lp_new;
+    lq = lq_new;
+    *ll = ll_new;
+    accepted++;
+  }
+  return accepted;
+}
+
+/* The rungs of a jump proposal from prior_n + 1 to n_end observations (model.h). */
+static int jump_rungs(const ns_chunk *chunk) {
+  const double lo = chunk->prior_n + 1.0;
+  int r = 1;
+  while (r < SG_JUMP_MAX_RUNGS && chunk->n_end * pow(SG_JUMP_RUNG_RATIO, -r) >= lo) r++;
+  return r;
+}
+
 /* Proposals for the next walk: enough to travel NS_WALK_DISTANCE per parameter at the mean
  * squared jump of the walks so far, within [min_steps, steps] (fixed when they are equal). Where
  * the constrained region is thin and curved (a likelihood far out in the prior's tail: the
@@ -373,6 +417,13 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
   ns_ctx ctx = {m, ws, *chunk, batch, &rng};
   sg_potential pot = {prior_grad, &ctx, NULL, NULL, {NULL, NULL, NULL, 0, 0, 0.0}};
   sg_constraint con = {chunk_log_lik, &ctx, 0.0, 0.0, prev};
+  /* jump proposals (constrained_jumps()), built from the observations up to the chunk's end */
+  const double *jump_aux = NULL;
+  const int rungs = jump_rungs(chunk);
+  if (mv->jumps > 0 && m->jump_propose)
+    jump_aux = sg_jump_set(m, chunk->n_end, NULL, 0, chunk->n_end, 0,
+                           (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
+                           (double *) R_alloc(m->jump_aux, sizeof(double)));
   const double start_time = sg_now();
   int k = 0;
 
@@ -437,6 +488,15 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
       con.value = ll;
     } else {
       refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, mv->steps, &kernel);
+    }
+    if (jump_aux && !fail->code && sg_all_finite(th, dim)) {
+      sg_gaussian pop;
+      const int with_pop = ownp && own.has_mean && !own.free;
+      if (with_pop) sg_gaussian_set(&pop, own.loo_mean, own.factor, own.kind == SG_PRECOND_DIAGONAL, dim);
+      double ll = con.value;
+      constrained_jumps(&ctx, jump_aux, rungs, with_pop ? &pop : NULL, th, &ll, lstar,
+                        mv->jumps, kscratch, &rng);
+      con.value = ll;
     }
     if (fail->code) return -1; /* a model failed: its message, not what it caused */
     if (!sg_all_finite(th, dim)) {

@@ -92,7 +92,24 @@ test_that("jump proposals are reproducible over seeds, slices and threads", {
   off <- quietly(ais(model, seed = 4, jumps = 0, progress = FALSE))
   expect_false(identical(a$log_evidence, off$log_evidence))
   expect_error(sgais_control(jumps = -1), "jumps")
-  expect_error(nested_control(jumps = 2), "jumps")
+  expect_error(nested_control(jumps = 1.5), "jumps")
+  expect_equal(nested_control(jumps = 2)$settings$jumps, 2)
+  expect_equal(nested_control("paper")$settings$jumps, 0)
+
+  # nested sampling's jumps within the contour: the same over slices of one iteration and
+  # over threads, and they ran
+  ns <- suppressWarnings({sgais_threads(1); quietly(nested_sampling(model, live_points = 10, seed = 6, progress = FALSE))})
+  ns2 <- suppressWarnings({sgais_threads(2); quietly(nested_sampling(model, live_points = 10, seed = 6, progress = FALSE))})
+  expect_identical(ns$log_evidence, ns2$log_evidence)
+  expect_identical(ns$dead, ns2$dead)
+  settings <- sgais:::c_settings(ns$settings)
+  state <- withr_seed(6, list(theta = sgais:::model_prior_draw(model, 10), loglik = numeric(0),
+                              iteration = 0, log_z = -Inf, information = 0, status = 0L,
+                              walk_scale = 0, walk_jump = 0, key = sgais:::rng_key()))
+  while (state$status == 0L) state <- sgais:::nested_slice(model, state, settings, 0)$state
+  expect_identical(state$log_z, ns$log_evidence)
+  ns0 <- quietly(nested_sampling(model, live_points = 10, seed = 6, jumps = 0, progress = FALSE))
+  expect_false(identical(ns$log_evidence, ns0$log_evidence))
 })
 
 test_that("kernels that cannot serve a model or a preset are refused before sampling", {
