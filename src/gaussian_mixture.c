@@ -15,6 +15,7 @@
  *   log p(z) = lgamma(K alpha) - K lgamma(alpha) + alpha sum_k log beta_k,
  *   d/dz_j = alpha (1 - K beta_j).
  * Inverse gamma: d sigma2 / ds = sigma2, so log p(s) = a log b - lgamma(a) - a s - b exp(-s). */
+#include "ffi.h"
 #include "model.h"
 #include <float.h>
 #include <limits.h>
@@ -757,4 +758,39 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
                   (size_t) K * (2 * D + 1) + 2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 1) / 2 + 1;
   }
   return SG_OK;
+}
+
+/* The clusters a mixture's jump proposals are built from, given all its observations (tests):
+ * list(share (C), mean, variance (C x d matrices)). */
+SEXP ffi_gaussian_mixture_jump_clusters(SEXP model) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (m.jump_prepare != gm_jump_prepare)
+    sg_input_error("`model` must be a gaussian_mixture() with 2 to %d components.", GM_JUMP_MAX_K);
+  const gm_data *d = m.data;
+  const int D = d->d;
+  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
+  sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+  const int C = (int) aux[0];
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 3)); nprot++;
+  double *share = REAL(sg_new_column(out, names, 0, "share", REALSXP, C));
+  SEXP mean = PROTECT(Rf_allocMatrix(REALSXP, C, D)); nprot++;
+  SEXP var = PROTECT(Rf_allocMatrix(REALSXP, C, D)); nprot++;
+  SET_VECTOR_ELT(out, 1, mean);
+  SET_STRING_ELT(names, 1, Rf_mkChar("mean"));
+  SET_VECTOR_ELT(out, 2, var);
+  SET_STRING_ELT(names, 2, Rf_mkChar("variance"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  for (int c = 0; c < C; c++) {
+    const double *cl = aux + 1 + (size_t) c * (2 * D + 1);
+    share[c] = cl[0];
+    for (int j = 0; j < D; j++) {
+      REAL(mean)[c + (size_t) j * C] = cl[1 + j];
+      REAL(var)[c + (size_t) j * C] = exp(cl[1 + D + j]);
+    }
+  }
+  UNPROTECT(nprot);
+  return out;
 }

@@ -299,3 +299,32 @@ test_that("jump proposals find the dominant mode of raw faithful with 2 componen
   ns <- nested_sampling(model, seed = 11, progress = FALSE)
   expect_lt(abs(ns$log_evidence - reference - -1.52), 4 * 1.80)
 })
+
+# More components than clusters: scale(faithful) has 2, and with 4 components a proposal that
+# fitted one component to each of 4 k-means clusters split real clusters and pulled particles
+# into that split (one AIS run -23.7 nats, seed 1, replicate 2). The proposals now take the
+# number of clusters whose allocation the model finds most probable, refined by classification
+# EM: faithful's two clusters (short eruptions after about 54 minutes, long ones after 80) for
+# 2, 3 or 4 components, in either units.
+test_that("jump proposals use as many clusters as the data hold", {
+  clusters <- function(y, K) {
+    .Call(sgais:::C_ffi_gaussian_mixture_jump_clusters, gaussian_mixture(y, components = K))
+  }
+  for (K in 2:4) {
+    cl <- clusters(scale(faithful), K)
+    expect_length(cl$share, 2)
+    expect_equal(sum(cl$share), 1)
+    expect_equal(sort(cl$share), c(0.36, 0.64), tolerance = 0.03)
+  }
+  raw <- clusters(faithful, 2)
+  expect_equal(raw$mean[order(raw$mean[, 2]), ], rbind(c(2.04, 54.5), c(4.29, 80)),
+               tolerance = 0.02, ignore_attr = TRUE)
+  # quakes (scaled latitude and longitude) holds 3 clusters
+  expect_length(clusters(scale(quakes[, c("lat", "long")]), 3)$share, 3)
+  # one Gaussian cluster: the other components are proposed empty
+  one <- clusters(withr_seed(1, matrix(stats::rnorm(200), 100, 2)), 3)
+  expect_length(one$share, 1)
+  # too few points for two clusters of 2
+  expect_length(clusters(faithful[1:3, ], 3)$share, 1)
+  expect_error(clusters(scale(faithful), 1), "2 to 6 components")
+})
