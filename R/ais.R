@@ -53,7 +53,8 @@
 #'     target widths, or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they
 #'     ran off to non-finite values), `step_halvings` (times moves without a Metropolis test
 #'     spread the particles more than 4 times wider than their target and were redone with half
-#'     the step; see [sgais_control()]), `log_evidence` (the estimate
+#'     the step; see [sgais_control()]), `jump_acceptance` (the fraction of the step's jump
+#'     proposals accepted, `NA` where none were made; see [sgais_control()]), `log_evidence` (the estimate
 #'     \eqn{\log \frac1M \sum_i w_i}{log mean(w)} with the weights so far, the log normalising
 #'     constant of \eqn{f_\lambda}), and the cumulative cost: `seconds`,
 #'     `gradient_evaluations` and `likelihood_evaluations` (per observation and particle);
@@ -153,7 +154,7 @@ ais_slice <- function(model, state, settings, budget) {
                                  budget))
   trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance",
                                "step_size", "divergent", "step_halvings", "data_fraction",
-                               "log_evidence",
+                               "jump_acceptance", "log_evidence",
                                "seconds", "gradient_evaluations", "likelihood_evaluations")])
   k <- nrow(trace)
   list(
@@ -176,7 +177,7 @@ new_sgais_ais_fit <- function(model, runs, settings, call, seed) {
       replicate = r,
       step = seq_len(nrow(trace)),
       trace[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance", "step_size", "divergent",
-              "step_halvings", "data_fraction", "log_evidence")],
+              "step_halvings", "data_fraction", "jump_acceptance", "log_evidence")],
       lapply(trace[cost], cumsum)
     )
   }))

@@ -86,7 +86,8 @@
 #'     the posterior weights of the points removed so far), `steps` (SGHMC steps or random-walk
 #'     proposals made for the new point), `rejected_steps` (steps that would have left the
 #'     constrained region while making the new point: reflected by the SGHMC move, rejected by
-#'     the walk) and the cumulative `seconds`, `gradient_evaluations` and
+#'     the walk), `jumps_accepted` (of the `jumps` proposals after the move; see
+#'     [sgais_control()]) and the cumulative `seconds`, `gradient_evaluations` and
 #'     `likelihood_evaluations` (per observation); [as.data.frame()] gives it with the columns
 #'     every fit shares first (see [sgais_evidence]);}
 #'   \item{`dead`}{a matrix with one row per removed point and then the final live points: the
@@ -220,7 +221,7 @@ nested_slice <- function(model, state, settings, budget) {
   state[setdiff(names(chunk), names(state))] <- chunk[setdiff(names(chunk), names(state))]
   res <- with_model_errors(.Call(C_ffi_nested_sampling_run, model, state, settings, budget))
   cols <- c("iteration", "log_likelihood", "log_volume", "log_weight", "log_evidence",
-            "reflections", "moves", "iteration_seconds", "gradient_evaluations",
+            "reflections", "moves", "jumps_accepted", "iteration_seconds", "gradient_evaluations",
             "likelihood_evaluations")
   trace <- as.data.frame(res[cols])
   names(trace)[names(trace) == "reflections"] <- "rejected_steps"
@@ -254,7 +255,7 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
     trace <- data.frame(
       all[it, c("iteration", "log_likelihood", "log_volume", "log_evidence")],
       ess = running_ess(all$log_weight)[it],
-      all[it, c("steps", "rejected_steps")],
+      all[it, c("steps", "rejected_steps", "jumps_accepted")],
       lapply(all[c("seconds", "gradient_evaluations", "likelihood_evaluations")],
              function(x) cumsum(x)[it])
     )

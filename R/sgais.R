@@ -190,7 +190,9 @@
 #'     or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they ran off to
 #'     non-finite values), `step_halvings` (times the moves without a Metropolis test spread
 #'     the particles more than 4 times wider than their target and were redone with half the
-#'     step, which then stays halved; any gives a warning, see [sgais_control()]), `reanchors`
+#'     step, which then stays halved; any gives a warning, see [sgais_control()]),
+#'     `jump_acceptance` (the fraction of the chunk's jump proposals accepted, `NA` where none
+#'     were made; see [sgais_control()]), `reanchors`
 #'     (times the control-variate anchor moved in this chunk:
 #'     when the earlier data have doubled, or after a shift that moved the posterior more than
 #'     two target widths; each costs a gradient pass over the earlier data), and the cumulative
@@ -287,6 +289,7 @@ hybrid_start <- function(model, state, settings) {
     ess = as.double(M), predicted_var = 0, acceptance = NA_real_, step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
+    jump_acceptance = NA_real_,
     partial = FALSE
   )
   list(state = state, trace = trace)
@@ -451,6 +454,8 @@ sgais_replicate <- function(model, state, trace, settings, progress, label, reco
     # traces of fits made before the MH kernels existed
     if (is.null(trace$data_fraction)) trace$data_fraction <- rep(NA_real_, nrow(trace))
     if (is.null(trace$step_halvings)) trace$step_halvings <- rep(0L, nrow(trace))
+    # ... and before jump proposals
+    if (is.null(trace$jump_acceptance)) trace$jump_acceptance <- rep(NA_real_, nrow(trace))
   }
   trace <- rbind(trace, mark_partial(done$trace, FALSE))
   final <- resume
@@ -574,6 +579,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     step_halvings = mean_of("step_halvings"),
     reanchors = mean_of("reanchors"),
     data_fraction = mean_of("data_fraction"),
+    jump_acceptance = mean_of("jump_acceptance"),
     chunk_seconds = sum_of("seconds"),
     chunk_gradient_evaluations = sum_of("gradient_evaluations"),
     seconds = cumsum(sum_of("seconds")),

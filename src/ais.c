@@ -28,7 +28,7 @@ typedef sg_anneal_settings ais_settings;
 
 typedef struct {
   double *lambda, *ess, *log_evidence, *seconds, *gradient_evaluations, *likelihood_evaluations,
-      *acceptance, *step_size, *data_fraction;
+      *acceptance, *step_size, *data_fraction, *jump_acceptance;
   int *resampled, *sghmc_steps, *divergent, *step_halvings;
 } ais_trace;
 
@@ -153,6 +153,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     pot.jump.n = lambda * N;
     pot.data.factor = lambda;
     kernel.mh.tests = kernel.mh.items = 0.0;
+    kernel.jumps_made = kernel.jumps_accepted = 0.0;
     const double acc_target = sg_kernel_target_acceptance(&kernel, &pot);
     const int metropolis = acc_target > 0.0;
     const int k0 = sg_move_steps(mv, ess, s->target_ess, M);
@@ -210,6 +211,8 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     tr->step_halvings[steps] = halvings;
     tr->acceptance[steps] = (metropolis && k > 0) ? sg_move_adapt(mv, acc_target, step_size, acc, M) : NA_REAL;
     tr->data_fraction[steps] = kernel.mh.tests > 0.0 ? kernel.mh.items / (kernel.mh.tests * N) : NA_REAL;
+    tr->jump_acceptance[steps] =
+        kernel.jumps_made > 0.0 ? kernel.jumps_accepted / kernel.jumps_made : NA_REAL;
     tr->step_size[steps] = width ? *step_size : sqrt(kernel.eta);
     if (lambda < 1.0 && check_loglik(loglik, M, lambda, 1, st)) return -1;
 
@@ -255,8 +258,8 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
     sg_input_error("`loglik` must be a numeric vector of length 0 or %d.", M);
 
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 18)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 18)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 19)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 19)); nprot++;
   SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
   SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, M);
   SEXP loglik_out = sg_new_column(out, names, 2, "loglik", REALSXP, M);
@@ -280,6 +283,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   SEXP step_end = sg_new_column(out, names, 15, "step_size_end", REALSXP, 1);
   tr.data_fraction = REAL(sg_new_column(out, names, 16, "data_fraction", REALSXP, AIS_SLICE_STEPS));
   tr.step_halvings = INTEGER(sg_new_column(out, names, 17, "step_halvings", INTSXP, AIS_SLICE_STEPS));
+  tr.jump_acceptance = REAL(sg_new_column(out, names, 18, "jump_acceptance", REALSXP, AIS_SLICE_STEPS));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
@@ -303,7 +307,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   REAL(lambda_end)[0] = lam;
   REAL(step_end)[0] = step;
 
-  for (int i = 3; i < 18; i++)
+  for (int i = 3; i < 19; i++)
     if (i != 14 && i != 15) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
   UNPROTECT(nprot);
   return out;

@@ -69,7 +69,9 @@ static void jump_run(const sg_potential *pot, const sg_model *m, double *theta, 
     const double lq_prop = m->jump_log_q(m, pot->data.ws, prop, aux, n, 1, q);
     const double lf_prop = pot->log_target(pot->ctx, prop, NULL);
     /* a NaN (a proposal the model cannot evaluate) is rejected */
+    k->jumps_made++;
     if (log(sg_rng_unif(k->rng)) < lf_prop - lf + (lq - lq_prop)) {
+      k->jumps_accepted++;
       memcpy(theta, prop, (size_t) dim * sizeof(double));
       lf = lf_prop;
       lq = lq_prop;

@@ -181,8 +181,10 @@ typedef struct {
    * (SG_BLOCK); its MH steps and the observations they read are counted in mh */
   int *bright;
   double *gap;
-  /* jump proposals per run of moves (0: none; sg_move_settings.jumps) */
+  /* jump proposals per run of moves (0: none; sg_move_settings.jumps), and the proposals made
+   * and accepted since the estimator last reset them (for its trace) */
   int jumps;
+  double jumps_made, jumps_accepted;
 } sg_kernel;
 struct sg_move_settings;
 /* The metric kernel k moves in: its preconditioner, or NULL for the paper's unpreconditioned

@@ -85,11 +85,13 @@ typedef struct {
 #define NS_WALK_DISTANCE 12.0
 
 /* Per removed point: iteration, its log-likelihood, log volume, log weight (log w_i + log L),
- * log Z after it, cost, reflections, the moves (steps or proposals) made for its replacement,
+ * log Z after it, cost, reflections, the moves (steps or proposals) made for its replacement
+ * and the jump proposals accepted after them,
  * the seconds the iteration took; and its parameters (dim per point). */
 typedef struct {
   double *iteration, *log_likelihood, *log_volume, *log_weight, *log_evidence;
   double *gradient_evaluations, *likelihood_evaluations, *reflections, *moves, *seconds, *theta;
+  double *jumps_accepted;
 } ns_dead;
 
 typedef struct {
@@ -377,6 +379,7 @@ static void record(ns_dead *d, int k, int dim, const double *theta, double itera
   d->likelihood_evaluations[k] = count->likelihood;
   d->reflections[k] = reflections;
   d->moves[k] = 0.0;
+  d->jumps_accepted[k] = 0.0;
   d->seconds[k] = 0.0;
   memcpy(d->theta + (size_t) k * dim, theta, dim * sizeof(double));
 }
@@ -471,7 +474,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
       sg_precond_estimate(pcp, theta, pw, M, pwork);
       sg_precond_leave_out(pcp, from, src, &own);
     }
-    int refl, walk_steps = mv->steps;
+    int refl, walk_steps = mv->steps, jumped = 0;
     if (s->move_kind == NS_MOVE_WALK) {
       double ll = loglik[from], jump;
       const int steps = walk_length(mv, st, dim);
@@ -494,8 +497,8 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
       const int with_pop = ownp && own.has_mean && !own.free;
       if (with_pop) sg_gaussian_set(&pop, own.loo_mean, own.factor, own.kind == SG_PRECOND_DIAGONAL, dim);
       double ll = con.value;
-      constrained_jumps(&ctx, jump_aux, rungs, with_pop ? &pop : NULL, th, &ll, lstar,
-                        mv->jumps, kscratch, &rng);
+      jumped = constrained_jumps(&ctx, jump_aux, rungs, with_pop ? &pop : NULL, th, &ll, lstar,
+                                 mv->jumps, kscratch, &rng);
       con.value = ll;
     }
     if (fail->code) return -1; /* a model failed: its message, not what it caused */
@@ -509,6 +512,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
     d->likelihood_evaluations[k] = ws->count.likelihood;
     d->reflections[k] = refl;
     d->moves[k] = walk_steps;
+    d->jumps_accepted[k] = jumped;
     d->seconds[k] = sg_now() - iteration_start;
     k++;
     st->iteration = i_now;
@@ -625,8 +629,8 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
 
   const int cap = NS_SLICE_ITERATIONS + M;
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 25)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 25)); nprot++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 26)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 26)); nprot++;
   ns_chunk chunk;
   ns_reservoir res;
   const uint64_t key = chunk_key(run_key, chunk_from_r(state, &m, M, &chunk, &res, out, names, 20));
@@ -651,6 +655,7 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   SEXP jump_out = sg_new_column(out, names, 17, "walk_jump", REALSXP, 1);
   d.moves = REAL(sg_new_column(out, names, 18, "moves", REALSXP, cap));
   d.seconds = REAL(sg_new_column(out, names, 19, "iteration_seconds", REALSXP, cap));
+  d.jumps_accepted = REAL(sg_new_column(out, names, 25, "jumps_accepted", REALSXP, cap));
   Rf_setAttrib(out, R_NamesSymbol, names);
   d.theta = (double *) R_alloc((size_t) cap * dim, sizeof(double));
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
@@ -694,6 +699,7 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   memcpy(REAL(dead_theta), d.theta, (size_t) k * dim * sizeof(double));
   for (int i = 6; i < 14; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
   for (int i = 18; i < 20; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
+  SET_VECTOR_ELT(out, 25, Rf_lengthgets(VECTOR_ELT(out, 25), k));
   REAL(seconds_out)[0] = sg_now() - start;
   UNPROTECT(nprot);
   return out;

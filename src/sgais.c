@@ -116,7 +116,7 @@ typedef struct {
 typedef struct {
   int *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors, *step_halvings;
   double *n, *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
-      *gradient_evaluations, *likelihood_evaluations, *data_fraction;
+      *gradient_evaluations, *likelihood_evaluations, *data_fraction, *jump_acceptance;
 } sgais_trace;
 
 /* The stochastic potential of eq. 4 at temperature lambda for the chunk at buffer positions
@@ -337,10 +337,11 @@ static void movers_set(sgais_mover *movers, int threads, const sgais_target *t,
 }
 
 /* The movers' evaluation counts, added to ws's and reset, and their MH tests and the
- * observations those read, added to *tests and *items (sums of whole numbers: exact, so the
- * totals do not depend on which thread did what). */
+ * observations those read, added to *tests and *items, and their jump proposals made and
+ * accepted, added to jumps[0] and jumps[1] (sums of whole numbers: exact, so the totals do not
+ * depend on which thread did what). */
 static void movers_count(sgais_mover *movers, int threads, sg_workspace *ws, double *tests,
-                         double *items) {
+                         double *items, double *jumps) {
   for (int k = 0; k < threads; k++) {
     ws->count.likelihood += movers[k].ws.count.likelihood;
     ws->count.gradient += movers[k].ws.count.gradient;
@@ -348,6 +349,9 @@ static void movers_count(sgais_mover *movers, int threads, sg_workspace *ws, dou
     *tests += movers[k].kernel.mh.tests;
     *items += movers[k].kernel.mh.items;
     movers[k].kernel.mh.tests = movers[k].kernel.mh.items = 0.0;
+    jumps[0] += movers[k].kernel.jumps_made;
+    jumps[1] += movers[k].kernel.jumps_accepted;
+    movers[k].kernel.jumps_made = movers[k].kernel.jumps_accepted = 0.0;
   }
 }
 
@@ -559,7 +563,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     pot.data.start = 0;
     pot.data.n = target.past;
     pot.data.factor = target.past > 0 ? n_done / target.past : 0.0;
-    double mh_tests = 0.0, mh_items = 0.0;
+    double mh_tests = 0.0, mh_items = 0.0, jumps[2] = {0.0, 0.0};
     if (pcp) {
       pcp->n = n_now;
       pcp->smoothing = target.exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
@@ -571,7 +575,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     }
 
     chunk_log_lik(movers, sg_threads_for(threads, (double) M * cn), theta, M, base, cn, loglik);
-    movers_count(movers, threads, &ws, &mh_tests, &mh_items);
+    movers_count(movers, threads, &ws, &mh_tests, &mh_items, jumps);
     if (check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0, st)) return -1;
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
@@ -612,7 +616,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
         movers_set(movers, threads, &target, &pot, movers[0].kernel.eta);
         particle_scores(movers, sg_threads_for(threads, (double) M * (cn + 2.0 * s->batch_size)),
                         theta, M, rngs, score, cv_dir, cv);
-        movers_count(movers, threads, &ws, &mh_tests, &mh_items);
+        movers_count(movers, threads, &ws, &mh_tests, &mh_items, jumps);
         if (st->code) return -1;
       }
       double cv_r2;
@@ -663,7 +667,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
                                 pcp, resampled ? scratch.ancestors : NULL, theta,
                                 M, rngs, k, metropolis ? acc : NULL, lambda < 1.0 ? loglik : NULL,
                                 flags, score);
-      movers_count(movers, threads, &ws, &mh_tests, &mh_items);
+      movers_count(movers, threads, &ws, &mh_tests, &mh_items, jumps);
       sg_interrupt_check();
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       if (check_spread) {
@@ -735,6 +739,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->gradient_evaluations[chunks] = ws.count.gradient;
     tr->likelihood_evaluations[chunks] = ws.count.likelihood;
     tr->data_fraction[chunks] = mh_tests > 0.0 ? mh_items / (mh_tests * target.past) : NA_REAL;
+    tr->jump_acceptance[chunks] = jumps[0] > 0.0 ? jumps[1] / jumps[0] : NA_REAL;
     tr->seconds[chunks] = sg_now() - chunk_time;
     chunks++;
     n_done = n_now;
@@ -856,7 +861,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
                         "annealing_steps", "resamples", "sghmc_steps", "divergent", "reanchors",
                         "min_ess", "ess", "predicted_var", "acceptance", "step_size", "seconds",
                         "gradient_evaluations", "likelihood_evaluations", "data_fraction",
-                        "step_halvings"};
+                        "step_halvings", "jump_acceptance"};
   const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 11;
   int nprot = 0, max_chunks = 0;
   for (double b = from; b < to; b = chunk_end(&s, b)) max_chunks++;
@@ -914,7 +919,8 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   tr.gradient_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
   tr.data_fraction = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.step_halvings = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks));
+  tr.step_halvings = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.jump_acceptance = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   sg_status st = {SG_OK, ""};

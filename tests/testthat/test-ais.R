@@ -72,7 +72,7 @@ test_that("AIS fits print, summarise and convert like the other fits", {
   expect_named(df, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                      "gradient_evaluations", "likelihood_evaluations", "step", "lambda",
                      "resampled", "sghmc_steps", "acceptance", "step_size", "divergent",
-                     "step_halvings", "data_fraction"))
+                     "step_halvings", "data_fraction", "jump_acceptance"))
   expect_equal(df$lambda[nrow(df)], 1)
   expect_true(all(diff(df$lambda) > 0))
   expect_equal(log_evidence(fit), df$log_evidence[nrow(df)])

@@ -110,6 +110,16 @@ test_that("jump proposals are reproducible over seeds, slices and threads", {
   expect_identical(state$log_z, ns$log_evidence)
   ns0 <- quietly(nested_sampling(model, live_points = 10, seed = 6, jumps = 0, progress = FALSE))
   expect_false(identical(ns$log_evidence, ns0$log_evidence))
+
+  # the traces report how many jumps were accepted: a fraction per annealing step or chunk
+  # (NA where none were made), a count per nested-sampling iteration
+  expect_true(all(a$schedule$jump_acceptance >= 0 & a$schedule$jump_acceptance <= 1))
+  expect_gt(max(a$schedule$jump_acceptance), 0)
+  expect_true(all(is.na(off$schedule$jump_acceptance)))
+  expect_true(all(one$trajectory$jump_acceptance >= 0 & one$trajectory$jump_acceptance <= 1))
+  expect_true(all(ns$trace$jumps_accepted %in% 0:20))
+  expect_gt(sum(ns$trace$jumps_accepted), 0)
+  expect_true(all(ns0$trace$jumps_accepted == 0))
 })
 
 test_that("kernels that cannot serve a model or a preset are refused before sampling", {

@@ -79,7 +79,7 @@ test_that("nested sampling fits have the documented parts", {
   df <- as.data.frame(fit)
   expect_named(df, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                      "gradient_evaluations", "likelihood_evaluations", "iteration",
-                     "log_likelihood", "log_volume", "steps", "rejected_steps"))
+                     "log_likelihood", "log_volume", "steps", "rejected_steps", "jumps_accepted"))
   expect_equal(df$iteration, seq_len(fit$iterations))
   expect_true(all(df$steps == 20))
   expect_equal(df$log_volume, -df$iteration / 5)

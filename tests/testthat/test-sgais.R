@@ -46,7 +46,7 @@ test_that("the trajectory has the documented columns and a consistent cost", {
   expect_named(tr, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                      "gradient_evaluations", "likelihood_evaluations", "log_evidence_per_obs",
                      "log_predictive", "log_predictive_per_obs", "annealing_steps", "min_ess", "resamples", "sghmc_steps", "acceptance",
-                     "step_size", "divergent", "step_halvings", "reanchors", "data_fraction", "chunk_seconds",
+                     "step_size", "divergent", "step_halvings", "reanchors", "data_fraction", "jump_acceptance", "chunk_seconds",
                      "chunk_gradient_evaluations", "partial"))
   expect_equal(cumsum(tr$chunk_gradient_evaluations), tr$gradient_evaluations)
   expect_equal(cumsum(tr$chunk_seconds), tr$seconds)
