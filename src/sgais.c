@@ -563,7 +563,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     pot.data.start = 0;
     pot.data.n = target.past;
     pot.data.factor = target.past > 0 ? n_done / target.past : 0.0;
-    double mh_tests = 0.0, mh_items = 0.0, jumps[2] = {0.0, 0.0};
+    double mh_tests = 0.0, mh_items = 0.0, jump_counts[2] = {0.0, 0.0};
     if (pcp) {
       pcp->n = n_now;
       pcp->smoothing = target.exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
@@ -575,7 +575,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     }
 
     chunk_log_lik(movers, sg_threads_for(threads, (double) M * cn), theta, M, base, cn, loglik);
-    movers_count(movers, threads, &ws, &mh_tests, &mh_items, jumps);
+    movers_count(movers, threads, &ws, &mh_tests, &mh_items, jump_counts);
     if (check_chunk_loglik(loglik, M, n_done + 1, n_now, n_done > 0, st)) return -1;
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
@@ -616,7 +616,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
         movers_set(movers, threads, &target, &pot, movers[0].kernel.eta);
         particle_scores(movers, sg_threads_for(threads, (double) M * (cn + 2.0 * s->batch_size)),
                         theta, M, rngs, score, cv_dir, cv);
-        movers_count(movers, threads, &ws, &mh_tests, &mh_items, jumps);
+        movers_count(movers, threads, &ws, &mh_tests, &mh_items, jump_counts);
         if (st->code) return -1;
       }
       double cv_r2;
@@ -667,7 +667,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
                                 pcp, resampled ? scratch.ancestors : NULL, theta,
                                 M, rngs, k, metropolis ? acc : NULL, lambda < 1.0 ? loglik : NULL,
                                 flags, score);
-      movers_count(movers, threads, &ws, &mh_tests, &mh_items, jumps);
+      movers_count(movers, threads, &ws, &mh_tests, &mh_items, jump_counts);
       sg_interrupt_check();
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       if (check_spread) {
@@ -739,7 +739,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
     tr->gradient_evaluations[chunks] = ws.count.gradient;
     tr->likelihood_evaluations[chunks] = ws.count.likelihood;
     tr->data_fraction[chunks] = mh_tests > 0.0 ? mh_items / (mh_tests * target.past) : NA_REAL;
-    tr->jump_acceptance[chunks] = jumps[0] > 0.0 ? jumps[1] / jumps[0] : NA_REAL;
+    tr->jump_acceptance[chunks] = jump_counts[0] > 0.0 ? jump_counts[1] / jump_counts[0] : NA_REAL;
     tr->seconds[chunks] = sg_now() - chunk_time;
     chunks++;
     n_done = n_now;
