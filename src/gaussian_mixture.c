@@ -318,6 +318,21 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) 
 #define GM_KMEANS_ITERATIONS 50
 #define GM_CEM_ITERATIONS 50
 
+/* The count and mean (C x D) of the points x (n_pts x D) with each label 0..C-1 (a mean of 0
+ * for a label without points), for k-means and classification EM. */
+static void gm_label_means(const double *x, int n_pts, int D, int C, const int *label,
+                           double *mean, int *count) {
+  for (int c = 0; c < C; c++) count[c] = 0;
+  memset(mean, 0, (size_t) C * D * sizeof(double));
+  for (int p = 0; p < n_pts; p++) {
+    count[label[p]]++;
+    for (int j = 0; j < D; j++) mean[(size_t) label[p] * D + j] += x[(size_t) p * D + j];
+  }
+  for (int c = 0; c < C; c++)
+    for (int j = 0; j < D; j++)
+      if (count[c] > 0) mean[(size_t) c * D + j] /= count[c];
+}
+
 /* k-means of the n_pts standardised points x (n_pts x D) into C clusters: the labels of the
  * best of GM_KMEANS_STARTS k-means++ starts in best_label. centre: C x D; dist: n_pts; label:
  * n_pts; count: C. */
@@ -373,15 +388,7 @@ static void gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, dou
         sse += dmin;
       }
       if (!changed) break;
-      for (int c = 0; c < C; c++) count[c] = 0;
-      memset(centre, 0, (size_t) C * D * sizeof(double));
-      for (int p = 0; p < n_pts; p++) {
-        count[label[p]]++;
-        for (int j = 0; j < D; j++) centre[(size_t) label[p] * D + j] += x[(size_t) p * D + j];
-      }
-      for (int c = 0; c < C; c++)
-        for (int j = 0; j < D; j++)
-          if (count[c] > 0) centre[(size_t) c * D + j] /= count[c];
+      gm_label_means(x, n_pts, D, C, label, centre, count);
     }
     if (sse < best_sse) {
       best_sse = sse;
@@ -400,16 +407,8 @@ static void gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, dou
 static void gm_cem(const double *x, int n_pts, int D, int C, int *label, double *mean,
                    double *var, double *lf, int *count) {
   for (int it = 0; it < GM_CEM_ITERATIONS; it++) {
-    for (int c = 0; c < C; c++) count[c] = 0;
-    memset(mean, 0, (size_t) C * D * sizeof(double));
+    gm_label_means(x, n_pts, D, C, label, mean, count);
     memset(var, 0, (size_t) C * D * sizeof(double));
-    for (int p = 0; p < n_pts; p++) {
-      count[label[p]]++;
-      for (int j = 0; j < D; j++) mean[(size_t) label[p] * D + j] += x[(size_t) p * D + j];
-    }
-    for (int c = 0; c < C; c++)
-      for (int j = 0; j < D; j++)
-        if (count[c] > 0) mean[(size_t) c * D + j] /= count[c];
     for (int p = 0; p < n_pts; p++)
       for (int j = 0; j < D; j++) {
         const double e = x[(size_t) p * D + j] - mean[(size_t) label[p] * D + j];
