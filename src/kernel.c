@@ -40,44 +40,53 @@ void sg_kernel_init(sg_kernel *k, const sg_move_settings *s, const sg_precond *p
   }
 }
 
-/* Jump proposals (model.h, jump_propose): independence proposals, each accepted with
- * probability min(1, f(prop) q(theta) / (f(theta) q(prop))) on the exact potential f, so every
- * jump leaves f invariant. They let a particle cross between separated modes, which the local
- * moves cannot (a mixture component moved onto a cluster of the data). q's defensive part is
- * the Gaussian of the particles' weighted mean and covariance without this particle (the
- * preconditioner's, sg_precond_leave_out: the proposal must not depend on the particle it
- * moves); for an independence sampler w = f / q must not be much larger where the particle is
- * than where q proposes, so q must cover the mode the particles occupy as well as the ones they
- * have not found (South, Pettitt & Drovandi 2019). grad is left at theta's gradient. */
+int sg_jump_chain(const sg_model *m, sg_workspace *ws,
+                  double (*log_f)(void *ctx, const double *theta, double *grad), void *ctx,
+                  sg_constraint *con, const double *aux, double n, int rungs,
+                  const sg_gaussian *pop, double *theta, int jumps, double *prop, sg_rng *rng,
+                  double *made) {
+  const int dim = m->dim;
+  /* log f and log q where the chain is, kept as it moves */
+  double lf = log_f(ctx, theta, NULL);
+  double lq = m->jump_log_q(m, ws, theta, aux, n, rungs, pop);
+  int accepted = 0;
+  for (int t = 0; t < jumps && !sg_interrupt_poll(); t++) {
+    m->jump_propose(m, prop, aux, n, rungs, pop, rng);
+    const double log_u = log(sg_rng_unif(rng));
+    const double lf_prop = log_f(ctx, prop, NULL);
+    const double lq_prop = m->jump_log_q(m, ws, prop, aux, n, rungs, pop);
+    if (made) (*made)++;
+    /* a NaN (a proposal the model cannot evaluate) is rejected; the constraint, the costly part
+     * in nested sampling (a pass over the chunk), only for proposals that pass the test */
+    if (!(log_u < lf_prop - lf + (lq - lq_prop))) continue;
+    double ll = 0.0;
+    if (con) {
+      ll = con->log_lik(con->ctx, prop, NULL);
+      if (!(ll > con->threshold)) continue;
+    }
+    memcpy(theta, prop, (size_t) dim * sizeof(double));
+    lf = lf_prop;
+    lq = lq_prop;
+    if (con) con->value = ll;
+    accepted++;
+  }
+  return accepted;
+}
+
+/* The jump proposals after a run of moves on a tempered target (sg_jump_chain on log_target).
+ * q's defensive part is the Gaussian of the particles' weighted mean and covariance without
+ * this particle (the preconditioner's, sg_precond_leave_out: the proposal must not depend on the
+ * particle it moves). grad is left at theta's gradient. */
 static void jump_run(const sg_potential *pot, const sg_model *m, double *theta, double *grad,
                      sg_kernel *k) {
-  double *prop = k->work;
-  const int dim = m->dim;
   const sg_precond *pc = sg_kernel_metric(k);
   sg_gaussian pop;
   const int with_pop = pc && pc->has_mean && !pc->free;
-  if (with_pop) sg_gaussian_set(&pop, pc->loo_mean, pc->factor, pc->kind == SG_PRECOND_DIAGONAL, dim);
-  const sg_gaussian *q = with_pop ? &pop : NULL;
-  const double *aux = pot->jump.aux;
-  const double n = pot->jump.n;
-  /* log f and log q where the particle is, kept as it moves */
-  double lf = pot->log_target(pot->ctx, theta, NULL);
-  double lq = m->jump_log_q(m, pot->data.ws, theta, aux, n, 1, q);
-  int moved = 0;
-  for (int t = 0; t < k->jumps && !sg_interrupt_poll(); t++) {
-    m->jump_propose(m, prop, aux, n, 1, q, k->rng);
-    const double lq_prop = m->jump_log_q(m, pot->data.ws, prop, aux, n, 1, q);
-    const double lf_prop = pot->log_target(pot->ctx, prop, NULL);
-    /* a NaN (a proposal the model cannot evaluate) is rejected */
-    k->jumps_made++;
-    if (log(sg_rng_unif(k->rng)) < lf_prop - lf + (lq - lq_prop)) {
-      k->jumps_accepted++;
-      memcpy(theta, prop, (size_t) dim * sizeof(double));
-      lf = lf_prop;
-      lq = lq_prop;
-      moved = 1;
-    }
-  }
+  if (with_pop) sg_gaussian_set(&pop, pc->loo_mean, pc->factor, pc->kind == SG_PRECOND_DIAGONAL, m->dim);
+  const int moved = sg_jump_chain(m, pot->data.ws, pot->log_target, pot->ctx, NULL, pot->jump.aux,
+                                  pot->jump.n, 1, with_pop ? &pop : NULL, theta, k->jumps, k->work,
+                                  k->rng, &k->jumps_made);
+  k->jumps_accepted += moved;
   if (moved) pot->log_target(pot->ctx, theta, grad);
 }
 

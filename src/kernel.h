@@ -64,6 +64,26 @@ typedef struct {
   double *prev;
 } sg_constraint;
 
+/* Jump proposals (model.h, jump_propose): `jumps` independence Metropolis-Hastings proposals
+ * from the model's q, each accepted with probability min(1, f(prop) q(theta) / (f(theta)
+ * q(prop))) on the exact density f (log_f(ctx, theta, NULL)) and, with a constraint con (nested
+ * sampling: f the constrained prior), only where log L > con->threshold, con->value following
+ * the chain; so every jump leaves f (restricted to the constraint) exactly invariant. They let a
+ * point cross between separated modes, which local moves cannot (a mixture component moved onto
+ * a cluster of the data). q mixes pop, a Gaussian of the population (NULL: the prior), which
+ * must not depend on the point it moves, with the model's guess at the modes built by
+ * sg_jump_set (aux, n observations, `rungs` widths: model.h). For an independence sampler
+ * f / q must not be much larger where the point is than where q proposes, so q must cover the
+ * mode the population occupies as well as the ones it has not found (South, Pettitt & Drovandi
+ * 2019). prop is scratch of dim; made (if not NULL) counts the proposals. Returns the number
+ * accepted. Used by the kernels after their moves (sg_kernel_run) and by nested sampling after
+ * its walk. */
+int sg_jump_chain(const sg_model *m, sg_workspace *ws,
+                  double (*log_f)(void *ctx, const double *theta, double *grad), void *ctx,
+                  sg_constraint *con, const double *aux, double n, int rungs,
+                  const sg_gaussian *pop, double *theta, int jumps, double *prop, sg_rng *rng,
+                  double *made);
+
 /* A preconditioner (inverse mass matrix) Sigma = L L' for the kernel, estimated from the particles
  * (or live points) so that steps are measured in units of the target's width rather than of the
  * parameters (Buchholz, Chopin & Jacob 2021, "Adaptive tuning of Hamiltonian Monte Carlo within

@@ -104,7 +104,8 @@ typedef struct {
 
 /* log pi_c(theta): the prior times the earlier observations' likelihood, exactly; its gradient
  * is added to grad when grad is not NULL. */
-static double prior_log_density(const ns_ctx *c, const double *theta, double *grad) {
+static double prior_log_density(void *ctx, const double *theta, double *grad) {
+  const ns_ctx *c = ctx;
   double lp = c->m->log_prior(c->m, c->ws, theta, grad);
   if (c->chunk.prior_n > 0)
     lp += sg_model_log_lik(c->m, c->ws, theta, NULL, 0, c->chunk.prior_n, 1.0, grad);
@@ -265,7 +266,7 @@ static int constrained_walk(const ns_ctx *c, const sg_precond *pc, double *th, d
                             sg_rng *rng) {
   const int dim = c->m->dim;
   const int prior_first = c->chunk.prior_n <= c->chunk.n_end - c->chunk.prior_n;
-  double lp = prior_log_density(c, th, NULL);
+  double lp = prior_log_density((void *) c, th, NULL);
   int accepted = 0;
   *jump = 0.0;
   for (int s = 0; s < steps && !sg_interrupt_poll(); s++) {
@@ -279,14 +280,14 @@ static int constrained_walk(const ns_ctx *c, const sg_precond *pc, double *th, d
     const double log_u = log(sg_rng_unif(rng));
     double lp_new = R_NaN, ll_new = R_NaN;
     if (prior_first) {
-      lp_new = prior_log_density(c, prop, NULL);
+      lp_new = prior_log_density((void *) c, prop, NULL);
       if (!(log_u < lp_new - lp)) continue;
       ll_new = chunk_log_lik((void *) c, prop, NULL);
       if (!(ll_new > lstar)) continue;
     } else {
       ll_new = chunk_log_lik((void *) c, prop, NULL);
       if (!(ll_new > lstar)) continue;
-      lp_new = prior_log_density(c, prop, NULL);
+      lp_new = prior_log_density((void *) c, prop, NULL);
       if (!(log_u < lp_new - lp)) continue;
     }
     memcpy(th, prop, dim * sizeof(double));
@@ -294,42 +295,6 @@ static int constrained_walk(const ns_ctx *c, const sg_precond *pc, double *th, d
     *ll = ll_new;
     accepted++;
     *jump += sq;
-  }
-  return accepted;
-}
-
-/* The model's jump proposals on the constrained prior (model.h; kernel.c's jump_run does the
- * same on a tempered target): `jumps` independence Metropolis-Hastings proposals from q, each
- * accepted when log u < log pi_c(th') - log pi_c(th) + log q(th) - log q(th') and
- * log L(th') > lstar, so each leaves the constrained prior exactly invariant. The walk cannot
- * leave a mode the contour has cut off: on `faithful` in its raw units with 2 components the
- * live points followed the mode with one component over both clusters and the run ended
- * 307 nats low. q (jump_log_q) mixes the live points' Gaussian pop (NULL: the prior) with
- * the model's guess at the other modes, as wide as a posterior of n_end, n_end / 4, ... down
- * to prior_n + 1 observations (`rungs` of them): the constrained region shrinks from the
- * prior's width to the posterior's in the course of a run. Returns the acceptances. */
-static int constrained_jumps(const ns_ctx *c, const double *aux, int rungs,
-                             const sg_gaussian *pop, double *th, double *ll, double lstar,
-                             int jumps, double *prop, sg_rng *rng) {
-  const sg_model *m = c->m;
-  const double n = c->chunk.n_end;
-  double lp = prior_log_density(c, th, NULL);
-  double lq = m->jump_log_q(m, c->ws, th, aux, n, rungs, pop);
-  int accepted = 0;
-  for (int t = 0; t < jumps && !sg_interrupt_poll(); t++) {
-    m->jump_propose(m, prop, aux, n, rungs, pop, rng);
-    const double log_u = log(sg_rng_unif(rng));
-    const double lp_new = prior_log_density(c, prop, NULL);
-    const double lq_new = m->jump_log_q(m, c->ws, prop, aux, n, rungs, pop);
-    /* a NaN (a proposal the model cannot evaluate) is rejected */
-    if (!(log_u < lp_new - lp + lq - lq_new)) continue;
-    const double ll_new = chunk_log_lik((void *) c, prop, NULL);
-    if (!(ll_new > lstar)) continue;
-    memcpy(th, prop, m->dim * sizeof(double));
-    lp = lp_new;
-    lq = lq_new;
-    *ll = ll_new;
-    accepted++;
   }
   return accepted;
 }
@@ -420,7 +385,7 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
   ns_ctx ctx = {m, ws, *chunk, batch, &rng};
   sg_potential pot = {prior_grad, &ctx, NULL, NULL, {NULL, NULL, NULL, 0, 0, 0.0}};
   sg_constraint con = {chunk_log_lik, &ctx, 0.0, 0.0, prev};
-  /* jump proposals (constrained_jumps()), built from the observations up to the chunk's end */
+  /* jump proposals (sg_jump_chain()), built from the observations up to the chunk's end */
   const double *jump_aux = NULL;
   const int rungs = jump_rungs(chunk);
   if (mv->jumps > 0 && m->jump_propose)
@@ -496,10 +461,11 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
       sg_gaussian pop;
       const int with_pop = ownp && own.has_mean && !own.free;
       if (with_pop) sg_gaussian_set(&pop, own.loo_mean, own.factor, own.kind == SG_PRECOND_DIAGONAL, dim);
-      double ll = con.value;
-      jumped = constrained_jumps(&ctx, jump_aux, rungs, with_pop ? &pop : NULL, th, &ll, lstar,
-                                 mv->jumps, kscratch, &rng);
-      con.value = ll;
+      /* on the constrained prior (kernel.h): the walk cannot leave a mode the contour has cut
+       * off (raw faithful, 2 components: the live points followed the mode with one component
+       * over both clusters and the run ended 307 nats low) */
+      jumped = sg_jump_chain(m, ws, prior_log_density, &ctx, &con, jump_aux, chunk->n_end, rungs,
+                             with_pop ? &pop : NULL, th, mv->jumps, kscratch, &rng, NULL);
     }
     if (fail->code) return -1; /* a model failed: its message, not what it caused */
     if (!sg_all_finite(th, dim)) {
