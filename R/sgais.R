@@ -160,7 +160,7 @@
 #' particles whose weights it sets, which biases \eqn{\hat Z} by \eqn{O(1 / M)}. Over 160
 #' runs of 100 particles the mean \eqn{\log \hat Z} was 0.40 nats low and the log-mean-exp of
 #' all 160 0.24 low; with the schedule fixed in advance (a pilot run's), 0.22 (what an unbiased
-#' \eqn{\hat Z} with the runs' sd of 0.6 gives) and 0.03. With 400 particles the mean of 10
+#' \eqn{\hat Z} with the runs' sd of 0.6 gives) and 0.04. With 400 particles the mean of 10
 #' runs was 0.14 low. Replicates cannot see such a bias; more `particles` shrink it. Nested
 #' sampling's replicates are averaged in the log, not in \eqn{Z} (see [nested_sampling()]);
 #' averaged in \eqn{Z} they covered only 77%. A mode
