@@ -299,7 +299,9 @@ static int constrained_walk(const ns_ctx *c, const sg_precond *pc, double *th, d
   return accepted;
 }
 
-/* The rungs of a jump proposal from prior_n + 1 to n_end observations (model.h). */
+/* The rungs of a jump proposal (model.h): its guess at the modes is as wide as posteriors of
+ * n_end, n_end / 4, ... down to prior_n + 1 observations, since in the course of a run the
+ * constrained region shrinks from the (chunk's) prior's width to the posterior's. */
 static int jump_rungs(const ns_chunk *chunk) {
   const double lo = chunk->prior_n + 1.0;
   int r = 1;
