@@ -79,13 +79,10 @@ int sg_jump_chain(const sg_model *m, sg_workspace *ws,
  * particle it moves). grad is left at theta's gradient. */
 static void jump_run(const sg_potential *pot, const sg_model *m, double *theta, double *grad,
                      sg_kernel *k) {
-  const sg_precond *pc = sg_kernel_metric(k);
   sg_gaussian pop;
-  const int with_pop = pc && pc->has_mean && !pc->free;
-  if (with_pop) sg_gaussian_set(&pop, pc->loo_mean, pc->factor, pc->kind == SG_PRECOND_DIAGONAL, m->dim);
   const int moved = sg_jump_chain(m, pot->data.ws, pot->log_target, pot->ctx, NULL, pot->jump.aux,
-                                  pot->jump.n, 1, with_pop ? &pop : NULL, theta, k->jumps, k->work,
-                                  k->rng, &k->jumps_made);
+                                  pot->jump.n, 1, sg_precond_gaussian(sg_kernel_metric(k), &pop),
+                                  theta, k->jumps, k->work, k->rng, &k->jumps_made);
   k->jumps_accepted += moved;
   if (moved) pot->log_target(pot->ctx, theta, grad);
 }

@@ -133,6 +133,11 @@ int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, 
  * its own direction, leaves the tails faster than it enters them, and the particles contract
  * (see precond.c). out is allocated like p (sg_precond_alloc). */
 void sg_precond_leave_out(const sg_precond *p, int a, const double *theta_a, sg_precond *out);
+/* The Gaussian of the particles' weighted mean and covariance that p holds (for an `out` of
+ * sg_precond_leave_out(), without the particle left out), set in g and returned; NULL when p is
+ * NULL, has no mean yet or has free directions (its covariance then spans only part of the
+ * space). The population part of the jump proposals (sg_jump_chain). */
+const sg_gaussian *sg_precond_gaussian(const sg_precond *p, sg_gaussian *g);
 /* The weighted mean squared distance of the particles from their weighted mean in the metric
  * Sigma^-1, per coordinate (about 1 for particles from a target whose covariance is Sigma).
  * work is scratch of 2 dim. */

@@ -461,13 +461,11 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
     }
     if (jump_aux && !fail->code && sg_all_finite(th, dim)) {
       sg_gaussian pop;
-      const int with_pop = ownp && own.has_mean && !own.free;
-      if (with_pop) sg_gaussian_set(&pop, own.loo_mean, own.factor, own.kind == SG_PRECOND_DIAGONAL, dim);
       /* on the constrained prior (kernel.h): the walk cannot leave a mode the contour has cut
        * off (raw faithful, 2 components: the live points followed the mode with one component
        * over both clusters and the run ended 307 nats low) */
       jumped = sg_jump_chain(m, ws, prior_log_density, &ctx, &con, jump_aux, chunk->n_end, rungs,
-                             with_pop ? &pop : NULL, th, mv->jumps, kscratch, &rng, NULL);
+                             sg_precond_gaussian(ownp, &pop), th, mv->jumps, kscratch, &rng, NULL);
     }
     if (fail->code) return -1; /* a model failed: its message, not what it caused */
     if (!sg_all_finite(th, dim)) {

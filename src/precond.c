@@ -219,6 +219,12 @@ int sg_precond_estimate(sg_precond *p, const double *theta, const double *logw, 
   return 0;
 }
 
+const sg_gaussian *sg_precond_gaussian(const sg_precond *p, sg_gaussian *g) {
+  if (!p || !p->has_mean || p->free) return NULL;
+  sg_gaussian_set(g, p->loo_mean, p->factor, p->kind == SG_PRECOND_DIAGONAL, p->dim);
+  return g;
+}
+
 /* Leaving particle a (normalised weight w_a, at theta_a, d = theta_a - mean) out of the estimate:
  * with C = sum_i w_i (theta_i - mean)(theta_i - mean)' = (1 - S2) Sigma, the other particles'
  * weights renormalised to sum to one give
