@@ -147,12 +147,6 @@ static uint64_t chunk_key(uint64_t key, int chunk) {
   return sg_rng_next(&r);
 }
 
-/* log(exp(a) - exp(b)) for a >= b. */
-static double log_diff_exp(double a, double b) {
-  if (b == R_NegInf) return a;
-  return a + log(-expm1(b - a));
-}
-
 static void sort_desc(double *x, int *order, int n) {
   for (int i = 1; i < n; i++) { /* insertion sort: n is the reservoir's size */
     double v = x[i];
