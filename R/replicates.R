@@ -58,6 +58,36 @@ run_replicates <- function(replicates, seed, progress, run, streams = NULL) {
   structure(runs, seconds = proc.time()[["elapsed"]] - started)
 }
 
+# Runs a pilot run, `pilot(progress)`, and then `replicates` runs, `run(progress, label, r, pilot)`,
+# that follow what the pilot chose (run_replicates()). The pilot runs first, in the caller's
+# (seeded) random stream, so the replicates' streams, drawn after it, are the same under every
+# future::plan(). It is returned as attribute "pilot" of the runs, and its time is in their
+# "seconds". Its estimate is not one of the replicates: the pilot chose its steps from its own
+# particles, which biases it as the replicates are not (see ?ais, "Schedule").
+run_piloted <- function(replicates, seed, progress, pilot, run) {
+  started <- proc.time()[["elapsed"]]
+  with_seed(seed, {
+    first <- seeded_run(NULL, pilot(progress))
+    runs <- run_replicates(replicates, NULL, progress,
+                           function(progress, label, r) run(progress, label, r, first))
+    attr(runs, "pilot") <- first
+    attr(runs, "seconds") <- proc.time()[["elapsed"]] - started
+    runs
+  })
+}
+
+# The pilot run of a fit (run_piloted()) as one row: its log evidence, its number of annealing
+# steps and its cost; NULL without one.
+pilot_summary <- function(pilot) {
+  if (is.null(pilot)) return(NULL)
+  tr <- pilot$trace
+  data.frame(log_evidence = pilot$state$log_z,
+             steps = if (is.null(tr$annealing_steps)) nrow(tr) else sum(tr$annealing_steps),
+             seconds = sum(tr$seconds),
+             gradient_evaluations = sum(tr$gradient_evaluations),
+             likelihood_evaluations = sum(tr$likelihood_evaluations))
+}
+
 # log(mean(exp(x))) without overflow.
 log_mean_exp <- function(x) {
   log_sum_exp(x) - log(length(x))
@@ -259,14 +289,16 @@ format_se <- function(x) {
 }
 
 # The cost and RNG states of a set of replicate runs, as new_sgais_evidence() reads them from a run:
-# every replicate's cost, the elapsed time of them all, and the first replicate's RNG states.
+# every replicate's cost and a pilot's (run_piloted()), the elapsed time of them all, and the
+# RNG states of the first run (the pilot, if any), the state the fit started from.
 combine_runs <- function(runs) {
   cost <- c("seconds", "gradient_evaluations", "likelihood_evaluations")
+  all <- c(if (!is.null(attr(runs, "pilot"))) list(attr(runs, "pilot")), runs)
   list(
-    trace = do.call(rbind, lapply(runs, function(r) r$trace[intersect(cost, names(r$trace))])),
+    trace = do.call(rbind, lapply(all, function(r) r$trace[intersect(cost, names(r$trace))])),
     seconds = attr(runs, "seconds"),
-    initial_seed = runs[[1]]$initial_seed,
-    final_seed = runs[[1]]$final_seed
+    initial_seed = all[[1]]$initial_seed,
+    final_seed = all[[1]]$final_seed
   )
 }
 

@@ -175,6 +175,13 @@
 #'   `sgais_control("paper")`.
 #' @param replicates Number of independent runs, combined for the estimate and its standard
 #'   error.
+#' @param schedule How each chunk's annealing steps are chosen: `"adaptive"`, every run by
+#'   `target_ess` as it goes; or `"pilot"`, one adaptive pilot run first, whose steps every
+#'   replicate then takes in each chunk (its estimate is not used; its cost is counted). `NULL`,
+#'   the default, is `"pilot"` with `replicates` > 1 and `"adaptive"` for one run. Adaptive steps
+#'   bias the estimate by \eqn{O(1/M)} in a way replicates cannot see; see "Standard error and
+#'   how far to trust it" and [ais()], "Schedule". A continued fit anneals its new chunks
+#'   adaptively.
 #' @param progress Show a progress bar with an ETA. Defaults to the option `sgais.progress`, or
 #'   else [interactive()].
 #' @param seed Optional seed for a reproducible run; the caller's random stream is then left as
@@ -215,9 +222,13 @@
 #'     parameters matrix, all replicates' particles stacked) and `log_weights` after all `n`
 #'     observations, and what a continuation starts from (each replicate's sampler state after
 #'     the last whole chunk, with its random stream, and its trace);}
+#'   \item{`annealing`, `pilot`}{`"adaptive"` or `"pilot"` (see `schedule`); for `"pilot"` a
+#'     one-row data frame of the pilot run's `log_evidence` (not used in the estimate), the
+#'     observations `n` it covered, its annealing `steps` and its cost, else `NULL`;}
 #'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`}{how it was run, with R's RNG
-#'     state (`.Random.seed`) before and after (of the first replicate);}
-#'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost;}
+#'     state (`.Random.seed`) before and after (of the first run, the pilot if there is one);}
+#'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost, the
+#'     pilot's included (the trajectory's cost columns are the replicates');}
 #'   \item{`model`}{the model.}
 #'   }
 #'   Use [log_evidence()], [as.data.frame()] (the trajectory, with the columns every fit
@@ -258,23 +269,25 @@ sgais.default <- function(model, ...) {
 #' @rdname sgais
 #' @export
 sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates = 1,
-                              progress = default_progress(), seed = NULL) {
-  sgais_estimate(model, list(...), control, "sgais", replicates, progress, seed, sys.call(-1L))
+                              schedule = NULL, progress = default_progress(), seed = NULL) {
+  sgais_estimate(model, list(...), control, "sgais", replicates, progress, seed, sys.call(-1L),
+                 schedule = schedule)
 }
 
 # The work of sgais(), sir() and sequential_sgmcmc(): the estimators that share SGAIS's sampler,
 # told apart by their settings (`update`, src/sgais.c). `hybrid` is NULL, or the number of first
 # observations nested sampling takes before the sampler starts (hybrid_start()).
 sgais_estimate <- function(model, dots, control, method, replicates, progress, seed, call,
-                           hybrid = NULL) {
+                           hybrid = NULL, schedule = NULL) {
   check_all_rows(model, call)
   check_prior_conflict(model, call)
   settings <- check_kernel_model(control_settings(control, dots, method, call), model, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
+  schedule <- sgais_schedule_kind(schedule, replicates, settings, call)
   if (!is.null(hybrid)) settings$hybrid <- hybrid
-  fit <- sgais_start(model, settings, replicates, progress, seed, call)
+  fit <- sgais_start(model, settings, replicates, progress, seed, call, schedule)
   warn_if_unreliable(warn_if_interrupted(fit, model$n, call))
 }
 
@@ -329,14 +342,17 @@ chunk_floor <- function(n, settings) {
 
 # A new fit of `model` (the work of sgais.sgais_model(), with its arguments checked); one
 # replicate recovers from an interrupt (see sgais_fit_of()).
-sgais_start <- function(model, settings, replicates, progress, seed, call) {
+# With `schedule` "pilot" an adaptive pilot run comes first and the replicates anneal each of
+# its chunks on its lambdas (see ?sgais, "Standard error and how far to trust it").
+sgais_start <- function(model, settings, replicates, progress, seed, call,
+                        schedule = sgais_schedule_kind(NULL, replicates, settings, call)) {
   recover <- replicates == 1L
-  runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
+  one <- function(progress, label, recover, schedule = NULL) {
     state <- list(theta = model_prior_draw(model, settings$early_particles),
                   logw = numeric(settings$early_particles), n = 0, anchor = numeric(0),
                   anchor_grad = numeric(0), anchor_n = 0, step_size = 0,
                   precond_cov = numeric(0), precond_n = 0, precond_ess = 0, reservoir = NULL,
-                  score = numeric(0), key = rng_key())
+                  score = numeric(0), key = rng_key(), lambdas = numeric(0), schedule = schedule)
     trace <- NULL
     if (!is.null(settings$hybrid)) {
       start <- hybrid_start(model, state, settings)
@@ -344,8 +360,31 @@ sgais_start <- function(model, settings, replicates, progress, seed, call) {
       trace <- start$trace
     }
     sgais_replicate(model, state, trace, settings, progress, label, recover)
-  })
+  }
+  runs <- if (schedule == "pilot") {
+    run_piloted(replicates, seed, progress,
+                pilot = function(progress) one(progress, "pilot ", FALSE),
+                run = function(progress, label, r, pilot) {
+                  one(progress, label, recover, pilot_schedule(pilot))
+                })
+  } else {
+    run_replicates(replicates, seed, progress, function(progress, label, r) {
+      one(progress, label, recover)
+    })
+  }
   sgais_fit_of(model, runs, settings, call, seed)
+}
+
+# The `schedule` of sgais(): "adaptive" or "pilot"; NULL is "pilot" for several replicates of
+# SGAIS. The estimators without annealing steps (sir(), sequential_sgmcmc()) have no schedule.
+sgais_schedule_kind <- function(schedule, replicates, settings, call) {
+  if (!identical(settings$update %||% "annealed", "annealed")) return("adaptive")
+  if (is.null(schedule)) return(if (replicates > 1L) "pilot" else "adaptive")
+  if (!(is.character(schedule) && length(schedule) == 1L && schedule %in% c("adaptive", "pilot"))) {
+    abort(sprintf("`schedule` must be NULL, \"adaptive\" or \"pilot\", not %s.", describe(schedule)),
+          call)
+  }
+  schedule
 }
 
 #' @rdname sgais
@@ -379,10 +418,25 @@ sgais_more <- function(fit, model, progress) {
   settings <- fit$settings
   state <- fit$state
   recover <- length(state$resume) == 1L
+  # A pilot run (sgais_start()) is continued first, from its own stream, and the replicates
+  # take its steps on the new chunks: the continued fit is the fit of all the data at once.
+  started <- proc.time()[["elapsed"]]
+  pilot <- if (!is.null(state$pilot)) {
+    with_rng_restored({
+      assign(".Random.seed", state$pilot$resume$seed, envir = globalenv())
+      sgais_replicate(model, state$pilot$resume, state$pilot$trace, settings, progress,
+                      "pilot ", FALSE)
+    })
+  }
   runs <- run_replicates(length(state$resume), NULL, progress, function(progress, label, r) {
-    sgais_replicate(model, state$resume[[r]], state$traces[[r]], settings, progress, label,
-                    recover)
+    resume <- state$resume[[r]]
+    if (!is.null(pilot)) resume$schedule <- pilot_schedule(pilot)
+    sgais_replicate(model, resume, state$traces[[r]], settings, progress, label, recover)
   }, streams = lapply(state$resume, `[[`, "seed"))
+  if (!is.null(pilot)) {
+    attr(runs, "pilot") <- pilot
+    attr(runs, "seconds") <- proc.time()[["elapsed"]] - started
+  }
   if (runs[[1]]$interrupted && runs[[1]]$resume$n <= fit$n) {
     # interrupted before a chunk of the new rows was done: the fit as it was
     attr(fit, "interrupted") <- TRUE
@@ -528,15 +582,17 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
   slice <- function(state, budget) {
     # the particles' scores for the score control variate (src/sgais.c); none in older fits
     if (is.null(state$score)) state$score <- numeric(0)
-    res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs, budget))
+    res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs,
+                                   state$schedule %||% no_schedule, budget))
     k <- length(res$n)
     new <- list(theta = res$theta, logw = res$logw, n = res$n[k], anchor = res$anchor,
                 anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
                 step_size = res$step_size_end, precond_cov = res$precond_cov,
                 precond_n = res$precond_n, precond_ess = res$precond_ess,
                 slots = res$slots, score = res$score, buffer_start = state$buffer_start,
-                key = state$key, log_z = res$log_evidence[k])
-    trace <- as.data.frame(res[-(1:11)])
+                key = state$key, log_z = res$log_evidence[k],
+                lambdas = c(state$lambdas, res$lambdas), schedule = state$schedule)
+    trace <- as.data.frame(res[-(1:12)])
     trace$n <- as_count(trace$n)
     list(state = new, trace = trace)
   }
@@ -554,7 +610,19 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
   )
 }
 
+# A replicate's annealing schedule (src/sgais.c): for each chunk ending at n[j], steps[j]
+# lambdas, one chunk after another in `lambda`; chunks not in it anneal adaptively.
+no_schedule <- list(n = numeric(0), steps = integer(0), lambda = numeric(0))
+
+# The schedule a pilot run (run_piloted()) took, for the replicates to follow: the lambdas of
+# each of its chunks, the last partial one included (the replicates end there too).
+pilot_schedule <- function(pilot) {
+  list(n = as.double(pilot$trace$n), steps = as.integer(pilot$trace$annealing_steps),
+       lambda = as.double(pilot$state$lambdas))
+}
+
 new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
+  pilot <- attr(runs, "pilot")
   # with a bounded reservoir the fit keeps only the observations after its last whole chunk
   # (the replicates' reservoirs are in their states)
   if (bounded_reservoir(settings)) model <- model_drop_rows(model, runs[[1]]$resume$n)
@@ -618,8 +686,11 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
         log_weights = unlist(lapply(runs, function(r) r$state$logw)),
         n = model$n,
         resume = lapply(runs, `[[`, "resume"),
-        traces = lapply(runs, `[[`, "trace")
+        traces = lapply(runs, `[[`, "trace"),
+        pilot = if (!is.null(pilot)) list(resume = pilot$resume, trace = pilot$trace)
       ),
+      annealing = if (is.null(pilot)) "adaptive" else "pilot",
+      pilot = pilot_summary(pilot),
       class = "sgais_fit"
     ),
     replicate_summary(last)
@@ -641,9 +712,11 @@ format.sgais_fit <- function(x, ...) {
             if (s$control_variates) ", control variates" else "",
             if (bounded_reservoir(s)) sprintf(", reservoir of %s", format_count(s$reservoir_size)) else "",
             if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
-    sprintf("  annealing: %s chunks, %s steps (at most %s in a chunk), lowest ESS %.2f, final weight ESS %.2f",
+    sprintf("  annealing: %s chunks, %s steps (at most %s in a chunk)%s, lowest ESS %.2f, final weight ESS %.2f",
             format_count(nrow(tr)), format_count(round(sum(tr$annealing_steps))),
-            format(max(tr$annealing_steps)), min(tr$min_ess), tr$ess[nrow(tr)])
+            format(max(tr$annealing_steps)),
+            if (identical(x$annealing, "pilot")) " on a pilot run's schedule" else "",
+            min(tr$min_ess), tr$ess[nrow(tr)])
   )
 }
 

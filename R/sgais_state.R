@@ -11,13 +11,16 @@
 #   saved before keys existed), so a continuation neither uses nor changes the session's stream;
 # `traces`: one data frame per replicate, its chunk by chunk trace (the last row `partial` when
 #   the observations end inside a chunk), from which the trajectory and the diagnostics of the
-#   continued fit are made.
-new_sgais_state <- function(particles, log_weights, n, resume, traces) {
+#   continued fit are made;
+# `pilot`: with schedule "pilot", the pilot run's `resume` and `trace` (as a replicate's; its
+#   resume state also holds `lambdas`, every annealing step's lambda so far), continued first
+#   so that the replicates take its steps on the new chunks (see sgais_more()); else NULL.
+new_sgais_state <- function(particles, log_weights, n, resume, traces, pilot = NULL) {
   stopifnot(is.matrix(particles), is.numeric(log_weights), is.list(resume), is.list(traces),
-            length(resume) == length(traces))
+            length(resume) == length(traces), is.null(pilot) || is.list(pilot))
   structure(
     list(particles = particles, log_weights = log_weights, n = n, resume = resume,
-         traces = traces),
+         traces = traces, pilot = pilot),
     class = "sgais_state"
   )
 }
@@ -54,6 +57,16 @@ validate_sgais_state <- function(state, model, settings, call = NULL) {
     bad("belongs to a model whose data are not the observations it counts")
   }
   n_done <- NULL
+  pilot <- state$pilot
+  if (!is.null(pilot) && (!is.list(pilot) || !is.list(pilot$resume) ||
+                          !is.double(pilot$resume$lambdas))) {
+    bad("has no valid state for its pilot run")
+  }
+  # the pilot's state is checked as a replicate's (its messages name it "replicate R + 1")
+  if (!is.null(pilot)) {
+    resume <- c(resume, list(pilot$resume))
+    traces <- c(traces, list(pilot$trace))
+  }
   for (r in seq_along(resume)) {
     s <- resume[[r]]
     theta <- s$theta

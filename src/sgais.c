@@ -119,6 +119,47 @@ typedef struct {
       *gradient_evaluations, *likelihood_evaluations, *data_fraction, *jump_acceptance;
 } sgais_trace;
 
+/* A fixed annealing schedule (a pilot run's, R/sgais.R): for the chunk ending at n[j], steps[j]
+ * lambdas, stored one chunk after another in `lambda`. Chunks not in it anneal adaptively. An
+ * adaptive step is chosen from the particles it then reweights, which biases Z-hat by O(1/M)
+ * (see ais.c); steps fixed in advance keep it unbiased. */
+typedef struct {
+  const double *n, *lambda;
+  const int *steps;
+  int chunks;
+} sgais_schedule;
+
+/* The lambdas of the chunk ending at n_now (their number in *count), or NULL. */
+static const double *schedule_for(const sgais_schedule *sc, double n_now, int *count) {
+  size_t offset = 0;
+  for (int j = 0; j < sc->chunks; j++) {
+    if (sc->n[j] == n_now) {
+      *count = sc->steps[j];
+      return sc->steps[j] > 0 ? sc->lambda + offset : NULL;
+    }
+    offset += sc->steps[j];
+  }
+  *count = 0;
+  return NULL;
+}
+
+/* The lambdas a call took, one chunk after another (grown by doubling in R_alloc'ed memory). */
+typedef struct {
+  double *x;
+  int n, cap;
+} sgais_lambdas;
+
+static void lambdas_push(sgais_lambdas *l, double lambda) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 64;
+    double *x = (double *) R_alloc(cap, sizeof(double));
+    if (l->n) memcpy(x, l->x, l->n * sizeof(double));
+    l->x = x;
+    l->cap = cap;
+  }
+  l->x[l->n++] = lambda;
+}
+
 /* The stochastic potential of eq. 4 at temperature lambda for the chunk at buffer positions
  * [chunk_start, chunk_start + chunk_n): the chunk exactly, the n_prev earlier observations
  * exactly when `exact`, else through a mini-batch drawn with replacement from the `past` earlier
@@ -476,7 +517,8 @@ static void chunk_log_lik(sgais_mover *movers, int threads, const double *theta,
 static int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
                          int *M_io, sgais_anchor *anchor, double *step_size, sg_precond *pcp,
                          sgais_reservoir *res, double buffer_start, double n_done, double n_end,
-                         double time_budget, uint64_t key, double *score, sgais_trace *tr,
+                         double time_budget, uint64_t key, double *score,
+                         const sgais_schedule *schedule, sgais_lambdas *taken, sgais_trace *tr,
                          sg_status *st) {
   const int dim = m->dim;
   const int M_cap = (s->early_particles > s->a.particles) ? s->early_particles : s->a.particles;
@@ -580,6 +622,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
     int steps = 0, resamples = 0, moves = 0, divergent = 0, acc_steps = 0, step_halvings = 0;
+    int n_fixed;
+    const double *fixed = schedule_for(schedule, n_now, &n_fixed);
     while (lambda < 1.0) {
       if (steps == SGAIS_MAX_ANNEALING_STEPS) {
         sg_fail(st, SG_ERR_ANNEALING, "annealing over observations %.0f to %.0f did not finish in %d steps; "
@@ -590,6 +634,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
        * then resampling before the moves (paper Section 3) when it is due. */
       double ess, max_delta = 1.0 - lambda;
       int resampled;
+      /* on a fixed schedule exactly its next step: a target ESS of 0 accepts max_delta */
+      if (fixed) max_delta = fixed[steps] - lambda;
       if (pcp) {
         /* a particle the model's canonical form changed (a mixture's labels) has lost its score */
         const int check = score && m->canonicalize;
@@ -620,7 +666,8 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
         if (st->code) return -1;
       }
       double cv_r2;
-      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta, step_ess,
+      double delta = sg_anneal_reweight(theta, logw, loglik, M, dim, max_delta,
+                                        fixed ? 0.0 : step_ess,
                                         s->a.resample_ess, s->a.conditional_ess, &ess,
                                         &resampled, pcp, use_cv ? cv : NULL, &cv_r2, &scratch);
       if (resampled) scores_unknown(score, M, dim);
@@ -633,7 +680,9 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       /* Var log Z-hat grows by about the chi-square divergence of the incremental weights / M */
       predicted_var += ((double) M / ess - 1.0) / M * (1.0 - cv_r2);
       resamples += resampled;
-      lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
+      if (fixed) lambda = fixed[steps];
+      else lambda = (delta >= max_delta) ? 1.0 : lambda + delta;
+      lambdas_push(taken, lambda);
       steps++;
 
       /* Line 9: SGHMC moves leaving f at the new lambda invariant. The reweighting may have
@@ -792,7 +841,36 @@ static SEXP state_vector(SEXP state, const char *name, int len) {
  * reservoir the earlier ones it keeps at the 0-based columns `slots`; score, each particle's
  * score for the score control variate, a dim x M matrix or empty), adding observations up
  * to n_end. Returns the new state's fields and one trace entry per chunk processed. */
-SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_budget) {
+/* A schedule from R: a list of n (chunk ends), steps and lambda, each chunk's lambdas
+ * increasing in (0, 1] and ending at 1; checked here, as everything the core trusts. */
+static sgais_schedule schedule_from_r(SEXP x) {
+  sgais_schedule sc = {NULL, NULL, NULL, 0};
+  SEXP n = sg_list_get(x, "n"), steps = sg_list_get(x, "steps"), lambda = sg_list_get(x, "lambda");
+  if (TYPEOF(n) != REALSXP || TYPEOF(steps) != INTSXP || TYPEOF(lambda) != REALSXP ||
+      Rf_length(n) != Rf_length(steps))
+    sg_input_error("`schedule` must hold chunk ends `n`, integer `steps` and `lambda`.");
+  sc.chunks = Rf_length(n);
+  sc.n = REAL(n);
+  sc.steps = INTEGER(steps);
+  sc.lambda = REAL(lambda);
+  R_xlen_t offset = 0;
+  for (int j = 0; j < sc.chunks; j++) {
+    if (sc.steps[j] == NA_INTEGER || sc.steps[j] < 0 || offset + sc.steps[j] > Rf_xlength(lambda))
+      sg_input_error("`schedule$steps` must count the lambdas of each chunk.");
+    for (int k = 0; k < sc.steps[j]; k++) {
+      const double l = sc.lambda[offset + k], prev = k > 0 ? sc.lambda[offset + k - 1] : 0.0;
+      if (!(l > prev && l <= 1.0) || (k == sc.steps[j] - 1 && l != 1.0))
+        sg_input_error("`schedule$lambda` must increase within (0, 1] to 1 in each chunk.");
+    }
+    offset += sc.steps[j];
+  }
+  if (offset != Rf_xlength(lambda))
+    sg_input_error("`schedule$steps` must count the lambdas of each chunk.");
+  return sc;
+}
+
+SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
+                   SEXP time_budget) {
   sg_model m;
   sg_model_from_r(model, &m);
   sgais_settings s = settings_from_r(settings);
@@ -802,6 +880,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   double to = sg_scalar_count(n_end, "n_end");
   double buffer_start = sg_scalar_count(sg_list_get(state, "buffer_start"), "state$buffer_start");
   double budget = sg_scalar_double(time_budget, "time_budget");
+  const sgais_schedule sched = schedule_from_r(schedule);
   if (from > to || from < buffer_start || to - buffer_start > m.n_obs)
     sg_input_error("`n_end` must lie between `state$n` and the number of observations.");
   /* the reservoir: its slots must point at held observations before the first new one */
@@ -857,12 +936,13 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   }
 
   const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end",
-                        "precond_cov", "precond_n", "precond_ess", "slots", "score", "n", "log_evidence",
+                        "precond_cov", "precond_n", "precond_ess", "slots", "score", "lambdas",
+                        "n", "log_evidence",
                         "annealing_steps", "resamples", "sghmc_steps", "divergent", "reanchors",
                         "min_ess", "ess", "predicted_var", "acceptance", "step_size", "seconds",
                         "gradient_evaluations", "likelihood_evaluations", "data_fraction",
                         "step_halvings", "jump_acceptance"};
-  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 11;
+  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 12;
   int nprot = 0, max_chunks = 0;
   for (double b = from; b < to; b = chunk_end(&s, b)) max_chunks++;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol)); nprot++;
@@ -878,6 +958,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   SEXP acc_ess_out = sg_new_column(out, names, 8, cols[8], REALSXP, 1);
   SEXP slots_out = sg_new_column(out, names, 9, cols[9], INTSXP, 0);
   sg_new_column(out, names, 10, cols[10], REALSXP, 0);
+  sg_new_column(out, names, 11, cols[11], REALSXP, 0);
   /* each particle's score for the score control variate (NaN rows: to be computed), kept from
    * the last moves; carried in the state so that a run continued in pieces is the same run */
   double *score = NULL;
@@ -924,9 +1005,14 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP time_
   Rf_setAttrib(out, R_NamesSymbol, names);
 
   sg_status st = {SG_OK, ""};
+  sgais_lambdas taken = {NULL, 0, 0};
   int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &M, &anchor, &step_size,
-                             pcp, &res, buffer_start, from, to, budget, key, score, &tr, &st);
+                             pcp, &res, buffer_start, from, to, budget, key, score, &sched,
+                             &taken, &tr, &st);
   if (chunks < 0) sg_raise(&st);
+  /* every annealing step's lambda, chunk after chunk (the trace's annealing_steps split them) */
+  SET_VECTOR_ELT(out, 11, Rf_allocVector(REALSXP, taken.n));
+  if (taken.n) memcpy(REAL(VECTOR_ELT(out, 11)), taken.x, taken.n * sizeof(double));
   if (score) {
     SEXP sc = Rf_allocMatrix(REALSXP, dim, M);
     SET_VECTOR_ELT(out, 10, sc);

@@ -41,5 +41,6 @@ initial_sgais_state <- function(model, particles) {
 # An SGAIS state without the timings in its traces (which no two runs share).
 state_without_time <- function(state) {
   state$traces <- lapply(state$traces, function(tr) tr[names(tr) != "seconds"])
+  if (!is.null(state$pilot)) state$pilot$trace$seconds <- NULL
   state
 }

@@ -18,6 +18,9 @@ without_timing <- function(fit) {
   for (part in c("schedule", "trace", "trajectory")) {
     if (!is.null(fit[[part]])) fit[[part]]$seconds <- fit[[part]]$chunk_seconds <- NULL
   }
+  # a pilot run's time (ais(), sgais() with replicates)
+  if (!is.null(fit$pilot)) fit$pilot$seconds <- NULL
+  if (!is.null(fit$state$pilot)) fit$state$pilot$trace$seconds <- NULL
   fit
 }
 

@@ -62,6 +62,62 @@ test_that("AIS results do not depend on how the run is sliced", {
   expect_identical(cumsum(pieces$trace$gradient_evaluations), whole$schedule$gradient_evaluations)
 })
 
+test_that("AIS follows a given schedule step by step, and its own schedule gives the same run", {
+  model <- reference_model(200)
+  adaptive <- ais(model, seed = 6, progress = FALSE)
+  expect_identical(adaptive$annealing, "adaptive")
+  expect_null(adaptive$pilot)
+  # the adaptive steps are what the schedule prescribes: the same run, up to rounding (a step
+  # is the difference of two lambdas, lambda_j - lambda_{j-1}, and not the Delta that made them)
+  again <- ais(model, schedule = adaptive$schedule$lambda, seed = 6, progress = FALSE)
+  expect_identical(again$annealing, "fixed")
+  expect_identical(again$schedule$lambda, adaptive$schedule$lambda)
+  expect_equal(again$log_evidence, adaptive$log_evidence, tolerance = 1e-12)
+  expect_equal(again$state, adaptive$state, tolerance = 1e-10)
+  # any increasing schedule is taken as given, whatever ESS its steps leave
+  # (and a schedule too coarse for its particles is flagged as such)
+  expect_warning(coarse <- ais(model, schedule = c(1e-4, 1e-2, 0.2, 1), seed = 6, progress = FALSE),
+                 class = "sgais_warning_unreliable")
+  expect_identical(coarse$schedule$lambda, c(1e-4, 1e-2, 0.2, 1))
+  expect_lt(min(coarse$schedule$ess), adaptive$settings$target_ess / 2)
+  expect_output(print(coarse), "4 steps on a given schedule")
+  # sliced into one step per call, continuing at the schedule's position
+  settings <- sgais:::c_settings(coarse$settings)
+  state <- withr_seed(6, sgais:::ais_start_state(model, settings$particles))
+  while (state$lambda < 1) {
+    state <- sgais:::ais_slice(model, state, settings, 0, c(1e-4, 1e-2, 0.2, 1))$state
+  }
+  expect_identical(state$logw, coarse$state$log_weights)
+})
+
+test_that("AIS replicates follow one pilot run's schedule, whose cost is counted", {
+  model <- reference_model(200)
+  fit <- ais(model, replicates = 3, seed = 2, progress = FALSE)
+  expect_identical(fit$annealing, "pilot")
+  expect_named(fit$pilot, c("log_evidence", "steps", "seconds", "gradient_evaluations",
+                            "likelihood_evaluations"))
+  lambdas <- split(fit$schedule$lambda, fit$schedule$replicate)
+  expect_length(lambdas[[1]], fit$pilot$steps)
+  expect_identical(lambdas[[2]], lambdas[[1]])
+  expect_identical(lambdas[[3]], lambdas[[1]])
+  # the pilot is not a replicate: its estimate is left out, its cost counted
+  expect_false(fit$pilot$log_evidence %in% fit$replicate_log_evidence)
+  last <- fit$schedule[!duplicated(fit$schedule$replicate, fromLast = TRUE), ]
+  expect_equal(fit$gradient_evaluations,
+               sum(last$gradient_evaluations) + fit$pilot$gradient_evaluations)
+  expect_output(print(fit), "on a pilot run's schedule")
+  # the pilot is the plain run with this seed, its schedule the one the replicates take
+  plain <- ais(model, seed = 2, progress = FALSE)
+  expect_identical(plain$log_evidence, fit$pilot$log_evidence)
+  expect_identical(plain$schedule$lambda, lambdas[[1]])
+  # each replicate adapting its own steps
+  own <- ais(model, replicates = 2, schedule = "adaptive", seed = 2, progress = FALSE)
+  expect_identical(own$annealing, "adaptive")
+  expect_null(own$pilot)
+  expect_false(identical(own$schedule$lambda[own$schedule$replicate == 1],
+                         own$schedule$lambda[own$schedule$replicate == 2]))
+})
+
 test_that("AIS fits print, summarise and convert like the other fits", {
   fit <- paper_ais(reference_model(200), seed = 1)
   expect_s3_class(fit, c("sgais_ais_fit", "sgais_evidence"))
@@ -101,6 +157,19 @@ test_that("AIS rejects bad input with errors naming the argument", {
   expect_error(ais(model, control = sgais_control()), "`control` must come from `ais_control\\(\\)`")
   expect_error(ais(model, seed = 1.5), "`seed` must be NULL or a whole number")
   expect_error(ais(model, progress = "yes"), "`progress` must be TRUE or FALSE")
+  expect_error(ais(model, schedule = "fixed"), "`schedule` must be NULL, \"adaptive\", \"pilot\"")
+  expect_error(ais(model, schedule = list(1)), "`schedule` must be NULL")
+  expect_error(ais(model, schedule = c(0.5, 0.2, 1)), "`schedule` must be increasing values of lambda in \\(0, 1\\] ending at 1")
+  expect_error(ais(model, schedule = c(0.1, 0.5)), "ending at 1")
+  expect_error(ais(model, schedule = c(0, 1)), "`schedule` must be increasing")
+  expect_error(ais(model, schedule = c(0.5, NA, 1)), "`schedule` must be increasing")
+  # the core checks again, and that a continued run is where its schedule says
+  state <- sgais:::ais_start_state(model, 100)
+  settings <- sgais:::c_settings(sgais:::control_settings(ais_control(), list(), "ais", NULL))
+  expect_error(sgais:::ais_slice(model, state, settings, 0, c(0.5, 0.2, 1)), "`schedule` must increase")
+  state$steps <- 1L
+  state$lambda <- 0.3
+  expect_error(sgais:::ais_slice(model, state, settings, 0, c(0.5, 1)), "after step 1")
 })
 
 test_that("ais_progress() is the fraction of log lambda travelled from the first step to 1", {
@@ -166,7 +235,8 @@ test_that("ais() draws its progress bar as it runs, with the step, lambda and lo
   # In a terminal that cannot redraw a line cli draws an update only if its clock has ticked
   # (every 3 s) since the last update it drew: wait for a tick, so that the first is drawn.
   Sys.sleep(3.1)
-  bar <- drawn_bar(ais(model, seed = 3, replicates = 2, progress = TRUE))
+  # (adaptive: a pilot run's bar would come first and take the clock's tick)
+  bar <- drawn_bar(ais(model, seed = 3, replicates = 2, schedule = "adaptive", progress = TRUE))
   first <- grepl("^AIS 1/2 ", bar$lines)
   expect_match(bar$lines[first], paste0("^AIS 1/2 .* \\d+% \\| ETA [^|]+\\| step \\d+(/~\\d+)?, ",
                                         "lambda [0-9.e-]+, log Z -?\\d"), all = FALSE)

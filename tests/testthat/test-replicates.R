@@ -28,6 +28,37 @@ test_that("replicates combine by log-mean-exp with a jackknife standard error", 
   expect_true(is.na(one$replicate_sd))
 })
 
+test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk", {
+  model <- small_model(1300)
+  fit <- quiet_sgais(model, replicates = 3, seed = 4)
+  expect_identical(fit$annealing, "pilot")
+  # the pilot is the plain run with this seed; its steps, chunk by chunk, the replicates'
+  plain <- quiet_sgais(model, seed = 4)
+  expect_identical(fit$pilot$log_evidence, plain$log_evidence)
+  expect_false(fit$pilot$log_evidence %in% fit$replicate_log_evidence)
+  lambdas <- lapply(fit$state$resume, `[[`, "lambdas")
+  expect_identical(lambdas[[1]], plain$state$resume[[1]]$lambdas)
+  expect_identical(lambdas[[2]], lambdas[[1]])
+  expect_identical(lambdas[[3]], lambdas[[1]])
+  expect_equal(fit$trajectory$annealing_steps, plain$trajectory$annealing_steps)
+  expect_identical(fit$pilot$steps, sum(plain$trajectory$annealing_steps))
+  # its cost is counted, its estimate not
+  expect_equal(fit$gradient_evaluations,
+               sum(fit$trajectory$chunk_gradient_evaluations) + plain$gradient_evaluations)
+  expect_output(print(fit), "on a pilot run's schedule")
+  # each replicate choosing its own steps
+  own <- quiet_sgais(model, replicates = 2, schedule = "adaptive", seed = 4)
+  expect_identical(own$annealing, "adaptive")
+  expect_null(own$pilot)
+  expect_null(own$state$pilot)
+  expect_false(identical(own$state$resume[[1]]$lambdas, own$state$resume[[2]]$lambdas))
+  expect_error(quiet_sgais(model, replicates = 2, schedule = c(0.5, 1)),
+               "`schedule` must be NULL, \"adaptive\" or \"pilot\"")
+  # the estimators without annealing steps have no schedule
+  expect_identical(quietly(sir(model, replicates = 2, seed = 1, progress = FALSE))$annealing,
+                   "adaptive")
+})
+
 test_that("confint() uses the t quantile of the replicates' standard error", {
   model <- small_model(800)
   fit <- quiet_sgais(model, replicates = 4, seed = 3)

@@ -192,8 +192,9 @@ test_that("the C entry point re-checks its arguments", {
   model <- small_model(100)
   settings <- sgais:::c_settings(quiet_sgais(model, seed = 1)$settings)
   state <- initial_sgais_state(model, 100)
-  call <- function(state = initial_sgais_state(model, 100), n_end = 100L, s = settings, m = model) {
-    .Call(sgais:::C_ffi_sgais_run, m, state, n_end, s, Inf)
+  call <- function(state = initial_sgais_state(model, 100), n_end = 100L, s = settings, m = model,
+                   schedule = sgais:::no_schedule) {
+    .Call(sgais:::C_ffi_sgais_run, m, state, n_end, s, schedule, Inf)
   }
   bad <- state; bad$theta <- matrix(0, 5, 100)
   expect_error(call(bad), "`state\\$theta` must be a 6 x 100 numeric matrix")
@@ -218,6 +219,15 @@ test_that("the C entry point re-checks its arguments", {
   expect_error(call(s = bad), "`resample_ess` must be in \\[0, 1\\]")
   broken <- model; broken$family <- "nonsense"
   expect_error(call(m = broken), "unknown family")
+  # a fixed schedule (sgais(replicates = R)'s pilot's): each chunk's lambdas rising to 1
+  expect_error(call(schedule = list(n = 100, steps = 2L, lambda = c(0.5, 0.9))),
+               "`schedule\\$lambda` must increase within \\(0, 1\\] to 1 in each chunk")
+  expect_error(call(schedule = list(n = 100, steps = 2L, lambda = c(0.5, 1, 1))),
+               "`schedule\\$steps` must count the lambdas")
+  expect_error(call(schedule = list(n = 100, steps = 3L, lambda = c(0.5, 1))),
+               "`schedule\\$steps` must count the lambdas")
+  expect_error(call(schedule = list(n = 100, steps = 2, lambda = c(0.5, 1))),
+               "`schedule` must hold chunk ends `n`, integer `steps` and `lambda`")
 })
 
 test_that("a diverging sampler stops with an error instead of returning NaN", {

@@ -47,6 +47,12 @@ test_that("continuing works for the paper's preset and for replicates", {
   same_run(whole, cont)
   expect_identical(cont$log_evidence_se, whole$log_evidence_se)
   expect_identical(cont$diagnostics, whole$diagnostics)
+  # the replicates' pilot run (see test-replicates.R) was continued with them, before them
+  expect_identical(cont$annealing, "pilot")
+  timeless <- function(p) p[names(p) != "seconds"]
+  expect_identical(timeless(cont$pilot), timeless(whole$pilot))
+  expect_identical(cont$gradient_evaluations, whole$gradient_evaluations)
+  expect_identical(cont$state$pilot$resume$lambdas, whole$state$pilot$resume$lambdas)
 })
 
 test_that("a continued fit uses its own random streams, under any plan", {
