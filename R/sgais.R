@@ -180,8 +180,9 @@
 #'   replicate then takes in each chunk (its estimate is not used; its cost is counted). `NULL`,
 #'   the default, is `"pilot"` with `replicates` > 1 and `"adaptive"` for one run. Adaptive steps
 #'   bias the estimate by \eqn{O(1/M)} in a way replicates cannot see; see "Standard error and
-#'   how far to trust it" and [ais()], "Schedule". A continued fit anneals its new chunks
-#'   adaptively.
+#'   how far to trust it" and [ais()], "Schedule". A fit continued on new data continues its
+#'   pilot first, and its replicates take the pilot's steps on the new chunks: the result is
+#'   the fit of all the data at once.
 #' @param progress Show a progress bar with an ETA. Defaults to the option `sgais.progress`, or
 #'   else [interactive()].
 #' @param seed Optional seed for a reproducible run; the caller's random stream is then left as
@@ -223,8 +224,8 @@
 #'     observations, and what a continuation starts from (each replicate's sampler state after
 #'     the last whole chunk, with its random stream, and its trace);}
 #'   \item{`annealing`, `pilot`}{`"adaptive"` or `"pilot"` (see `schedule`); for `"pilot"` a
-#'     one-row data frame of the pilot run's `log_evidence` (not used in the estimate), the
-#'     observations `n` it covered, its annealing `steps` and its cost, else `NULL`;}
+#'     one-row data frame of the pilot run's `log_evidence` (not used in the estimate), its
+#'     annealing `steps` and its cost, else `NULL`;}
 #'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`}{how it was run, with R's RNG
 #'     state (`.Random.seed`) before and after (of the first run, the pilot if there is one);}
 #'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost, the
