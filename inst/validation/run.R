@@ -20,7 +20,8 @@
 # With R replicates the SE has R - 1 degrees of freedom, so even an unbiased estimator's
 # +/- 2 SE covers only 2 pt(2, R - 1) - 1 of the time: 86% with 4 replicates, 92% with 10 (the
 # default here). --quick runs the cases with n <= 10^4 and 2 replicates. --report reads the CSV
-# files of earlier runs (e.g. of different --cases) and prints the targets over all of them. The replicates run through the future
+# files of earlier runs (e.g. of different --cases or --methods) and prints the targets over all
+# of them, a later file's result for a case and method replacing an earlier one's. The replicates run through the future
 # framework on `workers` local processes (future::plan(multisession)). The results are also
 # written to a CSV file (by default inst/validation/results-<date>.csv), with every replicate's
 # log evidence (column replicate_log_evidence, separated by ";").
@@ -115,6 +116,8 @@ for (case in cases) {
 if (nzchar(report)) {
   results <- do.call(rbind, lapply(strsplit(report, ",")[[1]], utils::read.csv,
                                    stringsAsFactors = FALSE))
+  # a later file's result for a case and method replaces an earlier file's
+  results <- results[!duplicated(results[c("case", "method")], fromLast = TRUE), ]
   cat(sprintf("%d results of %d cases\n", nrow(results), length(unique(results$case))))
 } else {
   results <- do.call(rbind, rows)
