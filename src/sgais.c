@@ -120,9 +120,10 @@ typedef struct {
 } sgais_trace;
 
 /* A fixed annealing schedule (a pilot run's, R/sgais.R): for the chunk ending at n[j], steps[j]
- * lambdas, stored one chunk after another in `lambda`. Chunks not in it anneal adaptively. An
- * adaptive step is chosen from the particles it then reweights, which biases Z-hat by O(1/M)
- * (see ais.c); steps fixed in advance keep it unbiased. */
+ * lambdas, stored one chunk after another in `lambda`. Chunks not in it, and those with the
+ * score control variate, anneal adaptively (sgais_process). An adaptive step is chosen from the
+ * particles it then reweights, which biases Z-hat by O(1/M) (see ais.c); steps fixed in advance
+ * keep it unbiased. */
 typedef struct {
   const double *n, *lambda;
   const int *steps;
@@ -622,8 +623,15 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
 
     double lambda = 0.0, min_ess = M, predicted_var = 0.0, acc_sum = 0.0;
     int steps = 0, resamples = 0, moves = 0, divergent = 0, acc_steps = 0, step_halvings = 0;
-    int n_fixed;
-    const double *fixed = schedule_for(schedule, n_now, &n_fixed);
+    /* A fixed schedule serves the chunks without the score control variate only: with it,
+     * steps fixed by another run's particles let the target move further within a step than
+     * this run's particles stand for, and the correction then adds their lag to weights that
+     * already account for it (see SGAIS_SCORE_CV_HISTORY). Measured on a 21-parameter
+     * regression (noise sd 0.5, n = 50,000, 10 replicates): +1.3 nats, drifting up by about
+     * 0.03 a chunk over the mini-batch phase, where adaptive steps are within 0.2. */
+    const int cv_chunk = score && n_done >= SGAIS_SCORE_CV_HISTORY * cn;
+    int n_fixed = 0;
+    const double *fixed = cv_chunk ? NULL : schedule_for(schedule, n_now, &n_fixed);
     while (lambda < 1.0) {
       if (steps == SGAIS_MAX_ANNEALING_STEPS) {
         sg_fail(st, SG_ERR_ANNEALING, "annealing over observations %.0f to %.0f did not finish in %d steps; "
@@ -648,7 +656,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
               scores_unknown(score + (size_t) i * dim, 1, dim);
       }
       /* the score control variate once the chunk is small beside the earlier data */
-      const int use_cv = score && pcp && pcp->acc_n > 0.0 && n_done >= SGAIS_SCORE_CV_HISTORY * cn;
+      const int use_cv = cv_chunk && pcp && pcp->acc_n > 0.0;
       if (use_cv) {
         /* v = A g, A the preconditioner's running estimate of the particles' covariance (part
          * of the state) and g the chunk's log-likelihood gradient at their mean; then the

@@ -46,6 +46,17 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
   expect_equal(fit$gradient_evaluations,
                sum(fit$trajectory$chunk_gradient_evaluations) + plain$gradient_evaluations)
   expect_output(print(fit), "on a pilot run's schedule")
+  # chunks with the score control variate (from n_prev = 4 chunks on) anneal adaptively
+  longer <- quiet_sgais(small_model(3000), replicates = 2, seed = 4)
+  by_chunk <- function(r) {
+    split(longer$state$resume[[r]]$lambdas,
+          rep(seq_along(longer$state$traces[[r]]$n), longer$state$traces[[r]]$annealing_steps))
+  }
+  first <- by_chunk(1)
+  second <- by_chunk(2)
+  early <- longer$state$traces[[1]]$n <= 2000
+  expect_identical(first[early], second[early])
+  expect_false(identical(first[!early], second[!early]))
   # each replicate choosing its own steps
   own <- quiet_sgais(model, replicates = 2, schedule = "adaptive", seed = 4)
   expect_identical(own$annealing, "adaptive")
