@@ -28,7 +28,8 @@
 #
 # Run from the package's root with sgais installed. All 30 cases with 10 replicates took 70
 # minutes on 2 cores (results-2026-11-24.csv); nested sampling on the mixtures with 3 and 4
-# components takes half of that.
+# components takes half of that. SGAIS and AIS, whose replicates now follow a pilot run's
+# schedule, took 20 minutes together (--methods=sgais,ais; results-2026-11-24b.csv).
 
 suppressMessages(library(sgais))
 args <- commandArgs(TRUE)
