@@ -840,15 +840,6 @@ static SEXP state_vector(SEXP state, const char *name, int len) {
   return x;
 }
 
-/* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;
- * logw; n, the observations absorbed; anchor, anchor_grad and anchor_n, the control-variate
- * anchor, of length 0 before there is one; step_size, the adapted step in target widths, 0 at
- * the start; precond_cov, precond_n and precond_ess, the preconditioner's running covariance,
- * precond_n = 0 before there is one; buffer_start and slots, where the model's data hold the
- * observations: the (k + 1)-th of the stream at column k - buffer_start, and with a bounded
- * reservoir the earlier ones it keeps at the 0-based columns `slots`; score, each particle's
- * score for the score control variate, a dim x M matrix or empty), adding observations up
- * to n_end. Returns the new state's fields and one trace entry per chunk processed. */
 /* A schedule from R: a list of n (chunk ends), steps and lambda, each chunk's lambdas
  * increasing in (0, 1] and ending at 1; checked here, as everything the core trusts. */
 static sgais_schedule schedule_from_r(SEXP x) {
@@ -877,6 +868,16 @@ static sgais_schedule schedule_from_r(SEXP x) {
   return sc;
 }
 
+/* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;
+ * logw; n, the observations absorbed; anchor, anchor_grad and anchor_n, the control-variate
+ * anchor, of length 0 before there is one; step_size, the adapted step in target widths, 0 at
+ * the start; precond_cov, precond_n and precond_ess, the preconditioner's running covariance,
+ * precond_n = 0 before there is one; buffer_start and slots, where the model's data hold the
+ * observations: the (k + 1)-th of the stream at column k - buffer_start, and with a bounded
+ * reservoir the earlier ones it keeps at the 0-based columns `slots`; score, each particle's
+ * score for the score control variate, a dim x M matrix or empty), adding observations up
+ * to n_end, with the chunks in `schedule` (schedule_from_r) on its steps. Returns the new
+ * state's fields, every annealing step's lambda and one trace entry per chunk processed. */
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
                    SEXP time_budget) {
   sg_model m;
