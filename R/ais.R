@@ -126,7 +126,7 @@ ais <- function(model, ..., control = ais_control(), replicates = 1, schedule = 
   check_prior_conflict(model, call)
   settings <- check_kernel_model(control_settings(control, list(...), "ais", call), model, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
-  schedule <- check_schedule(schedule, replicates, call)
+  schedule <- check_schedule(schedule, replicates, call, lambdas = TRUE)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
   cs <- c_settings(settings)
@@ -154,25 +154,6 @@ ais <- function(model, ..., control = ais_control(), replicates = 1, schedule = 
     run_replicates(replicates, seed, progress, function(progress, label, r) one(progress, label, lambdas))
   }
   warn_if_unreliable(new_sgais_ais_fit(model, runs, settings, call, seed, schedule))
-}
-
-# The `schedule` argument of ais(): "adaptive", "pilot" or a numeric vector of lambdas (checked);
-# NULL means "pilot" for several replicates and "adaptive" for one.
-check_schedule <- function(schedule, replicates, call) {
-  if (is.null(schedule)) return(if (replicates > 1L) "pilot" else "adaptive")
-  if (is.character(schedule) && length(schedule) == 1L && !is.na(schedule)) {
-    if (schedule %in% c("adaptive", "pilot")) return(schedule)
-  } else if (is.numeric(schedule) && length(schedule) >= 1L && !is.object(schedule)) {
-    schedule <- as.double(schedule)
-    if (all(is.finite(schedule)) && all(schedule > 0 & schedule <= 1) &&
-        all(diff(schedule) > 0) && schedule[length(schedule)] == 1) {
-      return(schedule)
-    }
-    abort(paste("`schedule` must be increasing values of lambda in (0, 1] ending at 1,",
-                "such as one replicate's `lambda` column of an AIS fit's `schedule`."), call)
-  }
-  abort(sprintf("`schedule` must be NULL, \"adaptive\", \"pilot\" or a vector of lambdas, not %s.",
-                describe(schedule)), call)
 }
 
 # The state of an AIS run before its first step: particles from the prior at lambda = 0.

@@ -58,6 +58,28 @@ run_replicates <- function(replicates, seed, progress, run, streams = NULL) {
   structure(runs, seconds = proc.time()[["elapsed"]] - started)
 }
 
+# The `schedule` argument of ais() and sgais(): "adaptive" or "pilot", or with `lambdas` (AIS)
+# a vector of increasing lambdas in (0, 1] ending at 1; NULL means "pilot" for several
+# replicates and "adaptive" for one.
+check_schedule <- function(schedule, replicates, call, lambdas = FALSE) {
+  if (is.null(schedule)) return(if (replicates > 1L) "pilot" else "adaptive")
+  if (is.character(schedule) && length(schedule) == 1L && !is.na(schedule) &&
+      schedule %in% c("adaptive", "pilot")) {
+    return(schedule)
+  }
+  if (lambdas && is.numeric(schedule) && length(schedule) >= 1L && !is.object(schedule)) {
+    schedule <- as.double(schedule)
+    if (all(is.finite(schedule)) && all(schedule > 0 & schedule <= 1) &&
+        all(diff(schedule) > 0) && schedule[length(schedule)] == 1) {
+      return(schedule)
+    }
+    abort(paste("`schedule` must be increasing values of lambda in (0, 1] ending at 1,",
+                "such as one replicate's `lambda` column of an AIS fit's `schedule`."), call)
+  }
+  abort(sprintf("`schedule` must be NULL, \"adaptive\", \"pilot\"%s, not %s.",
+                if (lambdas) " or a vector of lambdas" else "", describe(schedule)), call)
+}
+
 # Runs a pilot run, `pilot(progress)`, and then `replicates` runs, `run(progress, label, r, pilot)`,
 # that follow what the pilot chose (run_replicates()). The pilot runs first, in the caller's
 # (seeded) random stream, so the replicates' streams, drawn after it, are the same under every

@@ -402,12 +402,7 @@ sgais_start <- function(model, settings, replicates, progress, seed, call,
 # SGAIS. The estimators without annealing steps (sir(), sequential_sgmcmc()) have no schedule.
 sgais_schedule_kind <- function(schedule, replicates, settings, call) {
   if (!identical(settings$update %||% "annealed", "annealed")) return("adaptive")
-  if (is.null(schedule)) return(if (replicates > 1L) "pilot" else "adaptive")
-  if (!(is.character(schedule) && length(schedule) == 1L && schedule %in% c("adaptive", "pilot"))) {
-    abort(sprintf("`schedule` must be NULL, \"adaptive\" or \"pilot\", not %s.", describe(schedule)),
-          call)
-  }
-  schedule
+  check_schedule(schedule, replicates, call)
 }
 
 #' @rdname sgais

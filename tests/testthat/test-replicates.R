@@ -64,7 +64,7 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
   expect_null(own$state$pilot)
   expect_false(identical(own$state$resume[[1]]$lambdas, own$state$resume[[2]]$lambdas))
   expect_error(quiet_sgais(model, replicates = 2, schedule = c(0.5, 1)),
-               "`schedule` must be NULL, \"adaptive\" or \"pilot\"")
+               "`schedule` must be NULL, \"adaptive\", \"pilot\", not a double vector of length 2")
   # the estimators without annealing steps have no schedule
   expect_identical(quietly(sir(model, replicates = 2, seed = 1, progress = FALSE))$annealing,
                    "adaptive")
