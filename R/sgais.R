@@ -370,19 +370,19 @@ sgais_start <- function(model, settings, replicates, progress, seed, call,
                         schedule = sgais_schedule_kind(NULL, replicates, settings, call)) {
   # (not with a pilot, which would then have seen more data than the replicate)
   recover <- replicates == 1L && schedule != "pilot"
-  one <- function(progress, label, recover, schedule = NULL) {
+  one <- function(progress, label, recover, schedule = no_schedule) {
     state <- list(theta = model_prior_draw(model, settings$early_particles),
                   logw = numeric(settings$early_particles), n = 0, anchor = numeric(0),
                   anchor_grad = numeric(0), anchor_n = 0, step_size = 0,
                   precond_cov = numeric(0), precond_n = 0, precond_ess = 0, reservoir = NULL,
-                  score = numeric(0), key = rng_key(), lambdas = numeric(0), schedule = schedule)
+                  score = numeric(0), key = rng_key(), lambdas = numeric(0))
     trace <- NULL
     if (!is.null(settings$hybrid)) {
       start <- hybrid_start(model, state, settings)
       state <- start$state
       trace <- start$trace
     }
-    sgais_replicate(model, state, trace, settings, progress, label, recover)
+    sgais_replicate(model, state, trace, settings, progress, label, recover, schedule)
   }
   runs <- if (schedule == "pilot") {
     run_piloted(replicates, seed, progress,
@@ -440,16 +440,15 @@ sgais_more <- function(fit, model, progress) {
   # take its steps on the new chunks: the continued fit is the fit of all the data at once.
   started <- proc.time()[["elapsed"]]
   pilot <- if (!is.null(state$pilot)) {
-    with_rng_restored({
-      assign(".Random.seed", state$pilot$resume$seed, envir = globalenv())
+    run_replicates(1L, NULL, progress, function(progress, label, r) {
       sgais_replicate(model, state$pilot$resume, state$pilot$trace, settings, progress,
                       "pilot ", FALSE)
-    })
+    }, streams = list(state$pilot$resume$seed))[[1]]
   }
+  schedule <- if (is.null(pilot)) no_schedule else pilot_schedule(pilot)
   runs <- run_replicates(length(state$resume), NULL, progress, function(progress, label, r) {
-    resume <- state$resume[[r]]
-    if (!is.null(pilot)) resume$schedule <- pilot_schedule(pilot)
-    sgais_replicate(model, resume, state$traces[[r]], settings, progress, label, recover)
+    sgais_replicate(model, state$resume[[r]], state$traces[[r]], settings, progress, label,
+                    recover, schedule)
   }, streams = lapply(state$resume, `[[`, "seed"))
   if (!is.null(pilot)) {
     attr(runs, "pilot") <- pilot
@@ -520,12 +519,15 @@ update.sgais_fit <- function(object, new_data, ..., progress = default_progress(
 # With `recover = TRUE` (one replicate, running in this R session) an interrupt ends the run at
 # the last whole chunk done: the run is returned with `interrupted = TRUE` and its state, resume
 # state and trace at that chunk, as if the data had ended there (see sgais_interrupted()).
-sgais_replicate <- function(model, state, trace, settings, progress, label, recover = FALSE) {
+# The chunks in `schedule` (no_schedule: none) take its annealing steps (see pilot_schedule()).
+sgais_replicate <- function(model, state, trace, settings, progress, label, recover = FALSE,
+                            schedule = no_schedule) {
   whole <- max(state$n, chunk_floor(model$n, settings))
   # fits saved before runs had keys continue with a key from the continuation's stream
   state$key <- state$key %||% rng_key()
   buffer <- sgais_buffer(model, state, settings)
-  done <- sgais_advance(buffer$model, buffer$state, whole, settings, progress, label, recover)
+  done <- sgais_advance(buffer$model, buffer$state, whole, settings, progress, label, recover,
+                        schedule = schedule)
   resume <- done$state
   resume$seed <- rng_state()
   if (!is.null(trace)) {
@@ -540,7 +542,8 @@ sgais_replicate <- function(model, state, trace, settings, progress, label, reco
   final <- resume
   interrupted <- done$interrupted
   if (!interrupted && whole < model$n) {
-    part <- sgais_advance(buffer$model, resume, model$n, settings, FALSE, label, recover)
+    part <- sgais_advance(buffer$model, resume, model$n, settings, FALSE, label, recover,
+                          schedule = schedule)
     if (part$interrupted) {
       # the whole chunks are done; the partial one is dropped (run_in_slices() put the RNG
       # stream back to where the whole chunks left it)
@@ -593,15 +596,16 @@ mark_partial <- function(trace, partial) {
 }
 
 # Adds observations state$n + 1, ..., n_end to a run, in slices of about `budget` seconds (see
-# run_in_slices()). Returns the new state and the trace of the chunks added.
+# run_in_slices()), the chunks in `schedule` on its steps. Returns the new state (with every
+# annealing step's lambda so far, `lambdas`) and the trace of the chunks added.
 sgais_advance <- function(model, state, n_end, settings, progress, label = "", recover = FALSE,
-                          budget = if (progress || recover) 0.25 else Inf) {
+                          budget = if (progress || recover) 0.25 else Inf,
+                          schedule = no_schedule) {
   cs <- c_settings(settings)
   slice <- function(state, budget) {
     # the particles' scores for the score control variate (src/sgais.c); none in older fits
     if (is.null(state$score)) state$score <- numeric(0)
-    res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs,
-                                   state$schedule %||% no_schedule, budget))
+    res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs, schedule, budget))
     k <- length(res$n)
     new <- list(theta = res$theta, logw = res$logw, n = res$n[k], anchor = res$anchor,
                 anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
@@ -609,7 +613,7 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
                 precond_n = res$precond_n, precond_ess = res$precond_ess,
                 slots = res$slots, score = res$score, buffer_start = state$buffer_start,
                 key = state$key, log_z = res$log_evidence[k],
-                lambdas = c(state$lambdas, res$lambdas), schedule = state$schedule)
+                lambdas = c(state$lambdas, res$lambdas))
     trace <- as.data.frame(res[-(1:12)])
     trace$n <- as_count(trace$n)
     list(state = new, trace = trace)
