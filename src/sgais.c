@@ -130,17 +130,13 @@ typedef struct {
   int chunks;
 } sgais_schedule;
 
-/* The lambdas of the chunk ending at n_now (their number in *count), or NULL. */
-static const double *schedule_for(const sgais_schedule *sc, double n_now, int *count) {
+/* The lambdas of the chunk ending at n_now (ending at 1: schedule_from_r), or NULL. */
+static const double *schedule_for(const sgais_schedule *sc, double n_now) {
   size_t offset = 0;
   for (int j = 0; j < sc->chunks; j++) {
-    if (sc->n[j] == n_now) {
-      *count = sc->steps[j];
-      return sc->steps[j] > 0 ? sc->lambda + offset : NULL;
-    }
+    if (sc->n[j] == n_now) return sc->steps[j] > 0 ? sc->lambda + offset : NULL;
     offset += sc->steps[j];
   }
-  *count = 0;
   return NULL;
 }
 
@@ -630,8 +626,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
      * regression (noise sd 0.5, n = 50,000, 10 replicates): +1.3 nats, drifting up by about
      * 0.03 a chunk over the mini-batch phase, where adaptive steps are within 0.2. */
     const int cv_chunk = score && n_done >= SGAIS_SCORE_CV_HISTORY * cn;
-    int n_fixed = 0;
-    const double *fixed = cv_chunk ? NULL : schedule_for(schedule, n_now, &n_fixed);
+    const double *fixed = cv_chunk ? NULL : schedule_for(schedule, n_now);
     while (lambda < 1.0) {
       if (steps == SGAIS_MAX_ANNEALING_STEPS) {
         sg_fail(st, SG_ERR_ANNEALING, "annealing over observations %.0f to %.0f did not finish in %d steps; "
