@@ -256,7 +256,7 @@ new_sgais_ais_fit <- function(model, runs, settings, call, seed, annealing = "ad
       pilot = pilot_summary(attr(runs, "pilot")),
       class = "sgais_ais_fit"
     ),
-    replicate_summary(last)
+    replicate_summary(last, predicted_sd = diagnostics$predicted_sd)
   ))
 }
 

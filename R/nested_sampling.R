@@ -39,7 +39,9 @@
 #' below `tolerance` times \eqn{\hat Z}; the live points then add \eqn{L_j X_i / M} each. The
 #' standard error of \eqn{\log \hat Z} is \eqn{\sqrt{H / M}} (`log_evidence_sd`). With
 #' `replicates` > 1 the replicates' \eqn{\log \hat Z} are averaged, with standard error
-#' \eqn{sd / \sqrt R}{sd / sqrt(R)} (`log_evidence_se`); not their \eqn{\hat Z}, as [sgais()]
+#' \eqn{sd / \sqrt R}{sd / sqrt(R)} (`log_evidence_se`), or `log_evidence_sd`
+#' (\eqn{\sqrt{\bar H / (M R)}}{sqrt(mean(H) / (M R))}) where that is larger: a few replicates
+#' can agree by chance (as for [sgais()]); not their \eqn{\hat Z}, as [sgais()]
 #' and [ais()] average theirs. The volumes \eqn{X_i = e^{-i/M}} are the expected log volumes, so a
 #' run's \eqn{\log \hat Z} is unbiased in the log (to first order), not its \eqn{\hat Z}; the
 #' mean of the \eqn{\hat Z_r} would be high by about \eqn{H / (2M)} nats (measured on the 22
@@ -245,7 +247,7 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
   M <- settings$live_points
   last <- vapply(runs, function(r) r$state$log_z, numeric(1))
   info <- vapply(runs, function(r) r$state$information, numeric(1))
-  combined <- replicate_summary(last, unbiased = "log")
+  combined <- replicate_summary(last, unbiased = "log", predicted_sd = sqrt(info / M))
   # one replicate's trace; all replicates' dead points, each replicate's weights rescaled to sum
   # to the combined Z-hat, so that each replicate's posterior has the same share (their Z-hat_r
   # differ by the noise of the volumes, not by what they say about the posterior)

@@ -95,8 +95,8 @@
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z} of all the data,
 #'     its standard error \eqn{\sqrt{\sum_c H_c / M}} and the information \eqn{\sum_c H_c};}
 #'   \item{`trajectory`}{a data frame with one row per chunk: `n` (observations so far),
-#'     `log_evidence`, `log_evidence_se` (from replicates, else `NA`), `log_evidence_sd`
-#'     (\eqn{\sqrt{\sum H_c / M}}, cumulative), `log_evidence_per_obs`, `log_predictive` (the
+#'     `log_evidence`, `log_evidence_se` (from replicates, at least `log_evidence_sd`; else
+#'     `NA`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative), `log_evidence_per_obs`, `log_predictive` (the
 #'     chunk's \eqn{\log \hat Z_c}), `log_predictive_per_obs`, `iterations`, `information`
 #'     (\eqn{H_c}), `live_points`, `converged` (the chunk reached `tolerance`), `ess` (of the
 #'     chunk's posterior weights, from which the next live points were drawn), `steps` and
@@ -260,7 +260,9 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   trajectory <- data.frame(
     n = n,
     log_evidence = le,
-    log_evidence_se = if (R > 1L) apply(log_z, 1, stats::sd) / sqrt(R) else NA_real_,
+    # never below the replicates' own sqrt(H / M), as replicate_summary() (se_floor())
+    log_evidence_se = if (R > 1L) pmax(apply(log_z, 1, stats::sd) / sqrt(R),
+                                       sqrt(cumsum(info) / (M * R))) else NA_real_,
     log_evidence_sd = sqrt(cumsum(info) / (M * R)),
     log_evidence_per_obs = le / n,
     log_predictive = lp,
@@ -278,7 +280,7 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   )
   last <- log_z[length(n), ]
   total_info <- colSums(each("information"))
-  combined <- replicate_summary(last, unbiased = "log")
+  combined <- replicate_summary(last, unbiased = "log", predicted_sd = sqrt(total_info / M))
   # every replicate's last-chunk points, each replicate's weights rescaled to the combined
   # estimate of the last chunk's log Z_c (as new_sgais_ns_fit() does)
   last_z <- vapply(runs, function(r) r$state$last$log_z, numeric(1))

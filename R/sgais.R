@@ -132,6 +132,14 @@
 #' `future::plan(future::multisession)` runs them on the cores of this machine and a cluster plan
 #' on a cluster, with the same result under every plan.
 #'
+#' The SE is never below \eqn{\sqrt{\mathrm{mean}(p_r^2) / R}}{sqrt(mean(p_r^2) / R)}, where
+#' \eqn{p_r} is replicate r's own `predicted_sd` (see below; along the trajectory, its value at
+#' that n). A spread measured from a few replicates is itself uncertain: two or three can agree
+#' by chance, and with 10 the replicates' SE falls below 0.65 times the true one in one fit of
+#' ten. The predictions come from the weights of every particle and are far steadier, but
+#' cannot see a mode that a run missed, which only the replicates' disagreement shows; so the
+#' SE is the larger of the two.
+#'
 #' The estimate of \eqn{\log Z} is biased low by about half the variance of one replicate's
 #' \eqn{\log \hat Z} divided by R, and a replicate SE cannot see the part of the error that all
 #' replicates share (thesis Section 6.2). Each replicate therefore also reports diagnostics that
@@ -652,16 +660,21 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
   n <- traces[[1]]$n
   log_z <- vapply(traces, `[[`, numeric(length(n)), "log_evidence")
   log_z <- matrix(log_z, nrow = length(n))
-  mean_of <- function(col) rowMeans(matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n)))
-  sum_of <- function(col) rowSums(matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n)))
+  each_of <- function(col) matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n))
+  mean_of <- function(col) rowMeans(each_of(col))
+  sum_of <- function(col) rowSums(each_of(col))
   le <- apply(log_z, 1, log_mean_exp)
+  # the SE at every n is never below the replicates' own predicted sds there (se_floor()), as
+  # that of the whole fit in replicate_summary()
+  predicted_sd <- sqrt(matrix(apply(each_of("predicted_var"), 2, cumsum), nrow = length(n)))
+  floor_se <- apply(predicted_sd, 1, se_floor, r = length(runs))
   # each chunk's sequential log predictive log p(C | earlier data) = the change in log Z
   # (paper Section 5; a jump flags data the model did not expect)
   lp <- diff(c(0, le))
   trajectory <- data.frame(
     n = n,
     log_evidence = le,
-    log_evidence_se = apply(log_z, 1, log_mean_exp_se),
+    log_evidence_se = pmax(apply(log_z, 1, log_mean_exp_se), floor_se),
     log_evidence_per_obs = le / n,
     log_predictive = lp,
     log_predictive_per_obs = lp / diff(c(0L, n)),
@@ -715,7 +728,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
       pilot = pilot_summary(pilot),
       class = "sgais_fit"
     ),
-    replicate_summary(last)
+    replicate_summary(last, predicted_sd = diagnostics$predicted_sd)
   ))
 }
 

@@ -5,16 +5,24 @@ test_that("replicates combine by log-mean-exp with a jackknife standard error", 
   expect_length(z, 3)
   expect_equal(fit$log_evidence, log(mean(exp(z - max(z)))) + max(z))
   loo <- vapply(1:3, function(i) log(mean(exp(z[-i] - max(z)))), numeric(1))
-  expect_equal(fit$log_evidence_se, sqrt(2 / 3 * sum((loo - mean(loo))^2)))
+  jackknife <- sqrt(2 / 3 * sum((loo - mean(loo))^2))
+  expect_equal(sgais:::log_mean_exp_se(z), jackknife)
   # for replicates that agree, about the delta method's
   w <- exp(z - max(z))
-  expect_equal(fit$log_evidence_se, sd(w) / (sqrt(3) * mean(w)), tolerance = 0.2)
+  expect_equal(jackknife, sd(w) / (sqrt(3) * mean(w)), tolerance = 0.2)
+  # the SE is the jackknife's, or if larger sqrt(mean(predicted_sd^2) / R) (se_floor())
+  floor <- sqrt(mean(fit$diagnostics$predicted_sd^2) / 3)
+  expect_equal(fit$log_evidence_se, max(jackknife, floor))
   expect_equal(fit$replicate_sd, sd(z))
   # the trajectory carries the combination and its SE at every n
   tr <- fit$trajectory
   expect_equal(tr$log_evidence[nrow(tr)], fit$log_evidence)
   expect_equal(tr$log_evidence_se[nrow(tr)], fit$log_evidence_se)
   expect_true(all(tr$log_evidence_se > 0))
+  # and at every n never below the floor of the predicted sds up to there
+  cum <- sapply(fit$state$traces, function(t) cumsum(t$predicted_var))
+  expect_true(all(tr$log_evidence_se >= sqrt(rowMeans(cum) / 3) - 1e-12))
+  expect_equal(sqrt(mean(cum[nrow(cum), ]) / 3), floor)
   expect_identical(nrow(fit$diagnostics), 3L)
   expect_identical(fit$diagnostics$log_evidence, z)
   # all replicates' particles, each with its own weight, make the posterior sample (1,000
@@ -96,6 +104,24 @@ test_that("log_mean_exp_se() is stable and NA where undefined", {
   expect_gt(sgais:::log_mean_exp_se(x), 250)
 })
 
+test_that("the replicate SE is never below the replicates' own predicted sds", {
+  rs <- sgais:::replicate_summary
+  # replicates that agree by chance: the floor sqrt(mean(p^2) / R)
+  s <- rs(c(-100, -100.01), predicted_sd = c(0.3, 0.4))
+  expect_equal(s$log_evidence_se, sqrt(mean(c(0.09, 0.16)) / 2))
+  s <- rs(c(-100, -100.01), "log", predicted_sd = c(0.3, 0.4))
+  expect_equal(s$log_evidence_se, sqrt(mean(c(0.09, 0.16)) / 2))
+  # replicates that disagree more than predicted keep their own SE
+  x <- c(-100, -103, -101)
+  expect_identical(rs(x, predicted_sd = c(0.1, 0.1, 0.1))$log_evidence_se, sgais:::log_mean_exp_se(x))
+  expect_identical(rs(x, "log", predicted_sd = rep(0.1, 3))$log_evidence_se, sd(x) / sqrt(3))
+  # no predictions, one replicate, or predictions that are not finite: no floor
+  expect_identical(rs(x)$log_evidence_se, sgais:::log_mean_exp_se(x))
+  expect_true(is.na(rs(-100, predicted_sd = 0.5)$log_evidence_se))
+  expect_identical(rs(x, predicted_sd = c(0.1, Inf, 0.1))$log_evidence_se, sgais:::log_mean_exp_se(x))
+  expect_true(is.na(rs(c(-100, NA), predicted_sd = c(0.1, 0.1))$log_evidence_se))
+})
+
 test_that("replicates give identical results under sequential and multisession plans", {
   skip_on_cran()
   skip_if_not_installed("future")
@@ -144,9 +170,14 @@ test_that("nested sampling replicates average their log evidences and pool their
   expect_false(x[1] == x[2])
   # a run's log Z-hat is unbiased in the log (Skilling's volumes), so the logs are averaged
   expect_equal(fit$log_evidence, mean(x))
-  expect_equal(fit$log_evidence_se, sd(x) / sqrt(3))
+  # the SE is sd / sqrt(R), but never below sqrt(H_r / M) averaged over the replicates / sqrt(R):
+  # three replicates can agree by chance (here they spread by a fifth of what H predicts)
+  floor <- sqrt(mean(fit$diagnostics$information) / 20 / 3)
+  expect_lt(sd(x) / sqrt(3), floor)
+  expect_equal(fit$log_evidence_se, max(sd(x) / sqrt(3), floor))
+  expect_equal(fit$log_evidence_se, sgais:::se_floor(fit$diagnostics$predicted_sd, 3))
   expect_lt(fit$log_evidence, sgais:::log_mean_exp(x))
-  expect_equal(unname(confint(fit)[1, ]), mean(x) + c(-1, 1) * qt(0.975, 2) * sd(x) / sqrt(3))
+  expect_equal(unname(confint(fit)[1, ]), mean(x) + c(-1, 1) * qt(0.975, 2) * fit$log_evidence_se)
   lw <- fit$dead[, "log_weight"]
   # each replicate's weights sum to the combined evidence (equal shares of the posterior)
   expect_equal(sgais:::log_sum_exp(lw), fit$log_evidence + log(3))
