@@ -96,8 +96,9 @@
 #'     its standard error \eqn{\sqrt{\sum_c H_c / M}} and the information \eqn{\sum_c H_c};}
 #'   \item{`trajectory`}{a data frame with one row per chunk: `n` (observations so far),
 #'     `log_evidence`, `log_evidence_se` (from replicates, at least `log_evidence_sd`; else
-#'     `NA`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative), `log_evidence_per_obs`, `log_predictive` (the
-#'     chunk's \eqn{\log \hat Z_c}), `log_predictive_per_obs`, `iterations`, `information`
+#'     `NA`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative),
+#'     `log_evidence_per_obs`, `log_predictive` (the chunk's \eqn{\log \hat Z_c}),
+#'     `log_predictive_per_obs`, `iterations`, `information`
 #'     (\eqn{H_c}), `live_points`, `converged` (the chunk reached `tolerance`), `ess` (of the
 #'     chunk's posterior weights, from which the next live points were drawn), `steps` and
 #'     `rejected_steps` (of the moves, summed over the chunk), and the cumulative `seconds`,
@@ -257,13 +258,14 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   le <- rowMeans(log_z)
   info <- rowMeans(each("information"))
   lp <- rowMeans(each("log_predictive"))
+  # sqrt(H / M) of the mean of R runs, cumulative; the SE from the replicates is never below it
+  # (se_floor() of their sqrt(H_r / M), as in replicate_summary())
+  sd_h <- sqrt(cumsum(info) / (M * R))
   trajectory <- data.frame(
     n = n,
     log_evidence = le,
-    # never below the replicates' own sqrt(H / M), as replicate_summary() (se_floor())
-    log_evidence_se = if (R > 1L) pmax(apply(log_z, 1, stats::sd) / sqrt(R),
-                                       sqrt(cumsum(info) / (M * R))) else NA_real_,
-    log_evidence_sd = sqrt(cumsum(info) / (M * R)),
+    log_evidence_se = if (R > 1L) pmax(apply(log_z, 1, stats::sd) / sqrt(R), sd_h) else NA_real_,
+    log_evidence_sd = sd_h,
     log_evidence_per_obs = le / n,
     log_predictive = lp,
     log_predictive_per_obs = lp / diff(c(0, n)),

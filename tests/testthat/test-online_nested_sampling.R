@@ -126,8 +126,14 @@ test_that("online nested sampling fits have the documented parts and methods", {
   expect_identical(dim(posterior_samples(fit, 7, seed = 1)), c(7L, model$dim))
   expect_identical(ncol(fit$dead), model$dim + 2L)
   with_reps <- quiet_online(model, chunk_size = 200, live_points = 10, seed = 2, replicates = 2)
-  expect_true(all(with_reps$trajectory$log_evidence_se > 0))
+  tr <- with_reps$trajectory
+  expect_true(all(tr$log_evidence_se > 0))
   expect_equal(with_reps$log_evidence, mean(with_reps$replicate_log_evidence))
+  # the replicates' SE, or sqrt(H / M) of their mean where that is larger, at every n
+  expect_true(all(tr$log_evidence_se >= tr$log_evidence_sd))
+  expect_equal(with_reps$log_evidence_se,
+               max(sd(with_reps$replicate_log_evidence) / sqrt(2), tr$log_evidence_sd[nrow(tr)]))
+  expect_equal(tr$log_evidence_se[nrow(tr)], with_reps$log_evidence_se)
 })
 
 test_that("online nested sampling names the argument it refuses", {
