@@ -21,18 +21,20 @@
 # +/- 2 SE covers only 2 pt(2, R - 1) - 1 of the time: 86% with 4 replicates, 92% with 10 (the
 # default here). --quick runs the cases with n <= 10^4 and 2 replicates. --report reads the CSV
 # files of earlier runs (e.g. of different --cases or --methods) and prints the targets over all
-# of them, a later file's result for a case and method replacing an earlier one's. The replicates run through the future
-# framework on `workers` local processes (future::plan(multisession)). The results are also
-# written to a CSV file (by default inst/validation/results-<date>.csv), with every replicate's
-# log evidence (column replicate_log_evidence, separated by ";") and, besides the fit's SE
-# (`se`), the SE of the replicates alone (`se_replicates`: before the floor of their predicted
-# sds, see se_floor() in R/replicates.R), whose coverage the report prints too. `seed` is the
-# fits' seed (the column `seed`): the SE floor was chosen on seed 1 and tested on seed 2.
+# of them, a later file's result for a case and method replacing an earlier one's. The
+# replicates run through the future framework on `workers` local processes
+# (future::plan(multisession)). The results are written to a CSV file after every fit (by
+# default inst/validation/results-<date>.csv), with every replicate's log evidence (column
+# replicate_log_evidence, separated by ";") and, besides the fit's SE (`se`), the SE of the
+# replicates alone (`se_replicates`: before the floor of their predicted sds, see se_floor() in
+# R/replicates.R), whose coverage the report prints too. `seed` is the fits' seed (the column
+# `seed`): the SE floor was chosen on seed 1 and tested on seed 2 (results-2026-11-24-seed2.csv).
 #
-# Run from the package's root with sgais installed. All 30 cases with 10 replicates took 70
-# minutes on 2 cores (results-2026-11-24.csv); nested sampling on the mixtures with 3 and 4
-# components takes half of that. SGAIS and AIS, whose replicates now follow a pilot run's
-# schedule, took 20 minutes together (--methods=sgais,ais; results-2026-11-24b.csv).
+# Run from the package's root with sgais installed. All 30 cases with 10 replicates took 70 to
+# 80 minutes on 2 cores (results-2026-11-24.csv, results-2026-11-24-seed2.csv); nested sampling
+# on the mixtures with 3 and 4 components takes half of that. SGAIS and AIS, whose replicates
+# now follow a pilot run's schedule, took 20 minutes together (--methods=sgais,ais;
+# results-2026-11-24b.csv).
 
 suppressMessages(library(sgais))
 args <- commandArgs(TRUE)
@@ -118,6 +120,8 @@ for (case in cases) {
     row$error <- row$estimate - row$reference
     row$error_in_se <- row$error / row$se
     rows[[length(rows) + 1L]] <- row
+    # written after every fit, so that an interrupted run keeps what it has done
+    utils::write.csv(do.call(rbind, rows), out_file, row.names = FALSE)
     cat(sprintf("%-20s %9s %3d %-11s ref %13.3f  est %13.3f +/- %6.3f  err %8.3f  %6.1f s  %.2e grads\n",
                 row$case, format(row$n, big.mark = ","), row$dim, row$method, row$reference,
                 row$estimate, row$se, row$error, row$seconds, row$gradients))
@@ -131,7 +135,6 @@ if (nzchar(report)) {
   cat(sprintf("%d results of %d cases\n", nrow(results), length(unique(results$case))))
 } else {
   results <- do.call(rbind, rows)
-  utils::write.csv(results, out_file, row.names = FALSE)
 }
 
 cat("\n== Targets ==\n")
