@@ -196,10 +196,12 @@
 #' with 3 components (-1.46, 5 SE) and nested sampling on raw `faithful` with 2 (-1.59, 2.5
 #' SE). With 3 components every AIS run ends with two components on the clusters and a third
 #' of about 5% weight between them, so the error arises on the way, where the third
-#' component's weight switches on (80 instead of 20 moves per step took AIS's median error from
-#' -2.4 to -0.1 nats over 8 seeds), not in a mode missed at the end; for mixtures with 3 or
-#' more components use more moves (`sghmc_steps`) and compare with [ais()] and
-#' [nested_sampling()]. Nested sampling's runs on raw `faithful` are bimodal, and 80 jump
+#' component's weight switches on, not in a mode missed at the end: 80 instead of 20 moves per
+#' step took AIS's median error from -2.4 to -0.1 nats over 8 seeds, and SGAIS's mean error
+#' over 4 more seeds from -0.98 to +0.04, at 4 times the gradients
+#' (`inst/validation/mixture-moves.R`). For mixtures with 3 or more components use more moves
+#' (`sghmc_steps`) and compare with [ais()] and [nested_sampling()]; the replicates of SGAIS
+#' with 20 moves spread by more than a nat on 4 of the 6 seeds, which gives a warning. Nested sampling's runs on raw `faithful` are bimodal, and 80 jump
 #' proposals instead of 20 took the mean of 6 seeds from -2.39 to -0.86 nats. Nested
 #' sampling's replicates are averaged in the log, not in \eqn{Z} (see [nested_sampling()]);
 #' averaged in \eqn{Z} they covered only 77%. A mode
