@@ -201,12 +201,13 @@
 #' over 4 more seeds from -0.98 to +0.04, at 4 times the gradients
 #' (`inst/validation/mixture-moves.R`). For mixtures with 3 or more components use more moves
 #' (`sghmc_steps`) and compare with [ais()] and [nested_sampling()]; the replicates of SGAIS
-#' with 20 moves spread by more than a nat on 4 of the 6 seeds, which gives a warning. Nested sampling's runs on raw `faithful` are bimodal, and 80 jump
-#' proposals instead of 20 took the mean of 6 seeds from -2.39 to -0.86 nats. Nested
-#' sampling's replicates are averaged in the log, not in \eqn{Z} (see [nested_sampling()]);
-#' averaged in \eqn{Z} they covered only 77%. A mode
-#' that no replicate reaches is invisible to the SE; one that some reach and others do not makes
-#' the replicates disagree, which gives a warning (see [gaussian_mixture()] for a measured case).
+#' with 20 moves spread by more than a nat on 4 of the 6 seeds, which gives a warning. Nested
+#' sampling's runs on raw `faithful` are bimodal, and 80 jump proposals instead of 20 took the
+#' mean of 6 seeds from -2.39 to -0.86 nats. Nested sampling's replicates are averaged in the
+#' log, not in \eqn{Z} (see [nested_sampling()]); averaged in \eqn{Z} they covered only 77%. A
+#' mode that no replicate reaches is invisible to the SE; one that some reach and others do not
+#' makes the replicates disagree, which gives a warning (see [gaussian_mixture()] for a measured
+#' case).
 #'
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
 #'   [custom_model()] or [compiled_model()]; or a fit from `sgais()` to continue on `new_data`.
