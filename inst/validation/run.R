@@ -75,9 +75,8 @@ run_method <- function(method, model) {
   list(
     estimate = fit$log_evidence,
     se = if (is.null(fit$log_evidence_se)) NA_real_ else fit$log_evidence_se,
-    se_replicates = if (length(x) < 2L) NA_real_
-                    else if (method == "ns") stats::sd(x) / sqrt(length(x))
-                    else sgais:::log_mean_exp_se(x),
+    # the package's own combination, without the floor of the predicted sds
+    se_replicates = sgais:::replicate_summary(x, if (method == "ns") "log" else "z")$log_evidence_se,
     predicted_sd = max(fit$diagnostics$predicted_sd),
     # every replicate's log evidence, so that other combinations and SEs can be checked later
     replicate_log_evidence = paste(sprintf("%.10g", fit$replicate_log_evidence), collapse = ";"),
