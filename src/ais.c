@@ -91,6 +91,8 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
   double *grad = (double *) R_alloc(dim, sizeof(double));
   double *before = (double *) R_alloc(dim, sizeof(double));
   double *acc = (double *) R_alloc(M, sizeof(double));
+  double *accepted = (double *) R_alloc(M, sizeof(double));
+  double *work = (double *) R_alloc(7 * (size_t) dim, sizeof(double));
   sg_anneal_scratch scratch;
   sg_anneal_scratch_alloc(&scratch, M, dim);
   sg_precond pc;
@@ -176,16 +178,32 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     sg_spread_guard guard;
     if (check_spread)
       sg_spread_guard_begin(&guard, pcp, theta, logw, loglik, M, dim, scratch.copy, scratch.work);
-    int diverged, halvings = 0;
+    /* Metropolis-adjusted gradient moves are repeated while the particles still correlate with
+     * where they began (sg_move_again; the random-walk kernels' steps and reads are tuned on
+     * their own); the start is kept for that and for each particle's metric, estimated without
+     * the particle where it was (sg_precond_leave_out) */
+    const int decorrelate = metropolis && pcp && k > 0 && mv->max_rounds > 1 &&
+                            !sg_kernel_random_walk(mv->kernel);
+    const double *start = decorrelate ? scratch.copy : theta;
+    if (decorrelate) memcpy(scratch.copy, theta, (size_t) M * dim * sizeof(double));
+    int diverged, diverged_all, halvings = 0, rounds;
   redo_moves:
+    rounds = diverged_all = 0;
+    if (metropolis) memset(accepted, 0, M * sizeof(double));
+  move_again:
     diverged = 0;
     for (int i = 0; i < M; i++) {
       double *th = theta + (size_t) i * dim;
       memcpy(before, th, dim * sizeof(double));
-      if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i, th, &own);
-      sg_rng_init(&rng, key, step_id, (uint64_t) i);
+      if (pcp) sg_precond_leave_out(pcp, resampled ? scratch.ancestors[i] : i,
+                                    start + (size_t) i * dim, &own);
+      /* the first move's streams are those of a run without repeated moves */
+      sg_rng_init(&rng, key, step_id, (uint64_t) i + ((uint64_t) rounds << 32));
       sg_kernel_run(&pot, dim, th, v, grad, k, &kernel);
-      if (metropolis && k > 0) acc[i] = (double) kernel.accepted / k;
+      if (metropolis && k > 0) {
+        accepted[i] += kernel.accepted;
+        acc[i] = accepted[i] / ((double) k * (rounds + 1));
+      }
       /* a move that ran off to non-finite values is undone (see sgais.c) */
       if (!sg_all_finite(th, dim)) {
         memcpy(th, before, dim * sizeof(double));
@@ -195,6 +213,11 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
       sg_interrupt_check();
     }
+    rounds++;
+    diverged_all += diverged;
+    if (decorrelate && diverged < M &&
+        sg_move_again(mv, rounds, sg_precond_jump_correlation(pcp, start, theta, logw, M, work)))
+      goto move_again;
     if (check_spread) {
       double growth;
       char smaller[64];
@@ -217,7 +240,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
               "try a smaller step (`step_size`, or `learning_rate` in the paper preset).", lambda);
       return -1;
     }
-    tr->divergent[steps] = diverged;
+    tr->divergent[steps] = diverged_all;
     tr->step_halvings[steps] = halvings;
     tr->acceptance[steps] = (metropolis && k > 0) ? sg_move_adapt(mv, acc_target, step_size, acc, M) : NA_REAL;
     tr->data_fraction[steps] = kernel.mh.tests > 0.0 ? kernel.mh.items / (kernel.mh.tests * N) : NA_REAL;
@@ -229,7 +252,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     tr->lambda[steps] = lambda;
     tr->ess[steps] = ess;
     tr->resampled[steps] = resampled;
-    tr->sghmc_steps[steps] = k;
+    tr->sghmc_steps[steps] = k * rounds;
     tr->log_evidence[steps] = sg_log_sum_exp(logw, M) - log((double) M);
     tr->gradient_evaluations[steps] = ws->count.gradient;
     tr->likelihood_evaluations[steps] = ws->count.likelihood;

@@ -180,6 +180,10 @@ sg_move_settings sg_move_settings_from_r(SEXP x) {
   if (sg_kernel_random_walk(s.kernel) && s.scale != SG_STEP_WIDTH)
     sg_input_error("the Metropolis-Hastings kernels need `step_scale = \"width\"`.");
   s.jumps = sg_scalar_int(sg_list_get(x, "jumps"), "jumps", 0);
+  s.max_rounds = sg_scalar_int(sg_list_get(x, "max_rounds"), "max_rounds", 1);
+  s.max_correlation = sg_scalar_double(sg_list_get(x, "max_correlation"), "max_correlation");
+  if (!(s.max_correlation >= 0.0 && s.max_correlation <= 1.0))
+    sg_input_error("`max_correlation` must be in [0, 1].");
   s.base_step = s.step_size; /* until sg_move_settings_for() knows the dimension */
   return s;
 }

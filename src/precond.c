@@ -361,10 +361,9 @@ void sg_precond_factor_transpose_apply(const sg_precond *p, const double *g, dou
   }
 }
 
-/* ||L^-1 z||^2 for z = x - y: squared distance in the metric Sigma^-1. z is dim scratch. */
-static double whitened_norm2(const sg_precond *p, const double *x, const double *y, double *z) {
+/* z <- L^-1 P (x - y): the difference in whitened coordinates. */
+static void whiten(const sg_precond *p, const double *x, const double *y, double *z) {
   const int dim = p->dim;
-  double ss = 0.0;
   for (int j = 0; j < dim; j++) z[j] = x[j] - y[j];
   project(p, z); /* the metric's own subspace */
   if (p->kind == SG_PRECOND_DIAGONAL) {
@@ -377,7 +376,13 @@ static double whitened_norm2(const sg_precond *p, const double *x, const double 
       z[j] = v / p->factor[j + (size_t) j * dim];
     }
   }
-  for (int j = 0; j < dim; j++) ss += z[j] * z[j];
+}
+
+/* ||L^-1 z||^2 for z = x - y: squared distance in the metric Sigma^-1. z is dim scratch. */
+static double whitened_norm2(const sg_precond *p, const double *x, const double *y, double *z) {
+  double ss = 0.0;
+  whiten(p, x, y, z);
+  for (int j = 0; j < p->dim; j++) ss += z[j] * z[j];
   return ss;
 }
 
@@ -394,6 +399,43 @@ double sg_precond_spread(const sg_precond *p, const double *theta, const double 
   for (int i = 0; i < M; i++)
     total += exp(logw[i] - lse) * whitened_norm2(p, theta + (size_t) i * dim, mean, z);
   return total / dim;
+}
+
+double sg_precond_jump_correlation(const sg_precond *p, const double *before, const double *after,
+                                   const double *logw, int M, double *work) {
+  const int dim = p->dim;
+  double *mb = work, *ma = work + dim, *za = work + 2 * dim, *zb = work + 3 * dim;
+  double *saa = work + 4 * dim, *sbb = work + 5 * dim, *sab = work + 6 * dim;
+  const double lse = sg_log_sum_exp(logw, M);
+  sg_weighted_mean(before, logw, M, dim, mb);
+  sg_weighted_mean(after, logw, M, dim, ma);
+  memset(saa, 0, 3 * (size_t) dim * sizeof(double));
+  for (int i = 0; i < M; i++) {
+    const double W = exp(logw[i] - lse);
+    whiten(p, after + (size_t) i * dim, ma, za);
+    whiten(p, before + (size_t) i * dim, mb, zb);
+    for (int j = 0; j < dim; j++) {
+      saa[j] += W * za[j] * za[j];
+      sbb[j] += W * zb[j] * zb[j];
+      sab[j] += W * za[j] * zb[j];
+    }
+  }
+  /* coordinates with (next to) no spread, e.g. along free directions projected out, say
+   * nothing: their correlation would be one of rounding errors */
+  double total = 0.0, worst = -1.0;
+  for (int j = 0; j < dim; j++) total += saa[j] + sbb[j];
+  const double tiny = 1e-10 * total / dim;
+  for (int j = 0; j < dim; j++) {
+    if (saa[j] > tiny && sbb[j] > tiny) {
+      const double c = sab[j] / sqrt(saa[j] * sbb[j]);
+      if (c > worst) worst = c;
+    }
+  }
+  return worst;
+}
+
+int sg_move_again(const sg_move_settings *s, int rounds, double correlation) {
+  return rounds < s->max_rounds && correlation > s->max_correlation;
 }
 
 int sg_move_distance_steps(const sg_move_settings *s, int steps, double step_size) {

@@ -395,18 +395,20 @@ static void movers_count(sgais_mover *movers, int threads, sg_workspace *ws, dou
 
 /* Moves particle i (k steps of the kernel) with mover w from its stream rng: undoes a move that
  * ran off to non-finite values (the Metropolis-adjusted kernel rejects such steps itself) and
- * returns 1 for it; records the acceptance rate (acc not NULL) and the chunk log-likelihood
- * after the move (loglik not NULL). a: the particle's index in the preconditioner's estimate. */
-static int move_particle(sgais_mover *w, const sg_precond *pcp, int a, double *th, sg_rng *rng,
-                         int k, double *acc, double *loglik, double *score) {
+ * returns 1 for it; adds the steps accepted to *acc (acc not NULL) and records the chunk
+ * log-likelihood after the move (loglik not NULL). a: the particle's index in the
+ * preconditioner's estimate, start: where it was then (its metric leaves it out there). */
+static int move_particle(sgais_mover *w, const sg_precond *pcp, int a, const double *start,
+                         double *th, sg_rng *rng, int k, double *acc, double *loglik,
+                         double *score) {
   const sg_model *m = w->target.m;
   const int dim = m->dim;
   int diverged = 0;
   memcpy(w->before, th, dim * sizeof(double));
-  if (pcp) sg_precond_leave_out(pcp, a, th, &w->own);
+  if (pcp) sg_precond_leave_out(pcp, a, start, &w->own);
   w->kernel.rng = w->target.rng = rng;
   sg_kernel_run(&w->pot, dim, th, w->v, w->grad, k, &w->kernel);
-  if (acc) *acc = (double) w->kernel.accepted / k;
+  if (acc) *acc += w->kernel.accepted;
   if (!sg_all_finite(th, dim)) {
     memcpy(th, w->before, dim * sizeof(double));
     diverged = 1;
@@ -425,16 +427,18 @@ static int move_particle(sgais_mover *w, const sg_precond *pcp, int a, double *t
 
 /* Moves the M particles, on `threads` threads when there are more than one (each particle with
  * its own stream, so the result is the same on any number of threads); returns the number of
- * moves undone. ancestors: the particles' indices in the preconditioner's estimate (NULL: i).
+ * moves undone. ancestors: the particles' indices in the preconditioner's estimate (NULL: i),
+ * start: their positions then (M rows of dim).
  * score (NULL: not kept): each particle's score after its move (move_particle). */
 static int move_particles(sgais_mover *movers, int threads, const sg_precond *pcp,
-                          const int *ancestors, double *theta, int M, sg_rng *rngs, int k,
-                          double *acc, double *loglik, int *flags, double *score) {
+                          const int *ancestors, const double *start, double *theta, int M,
+                          sg_rng *rngs, int k, double *acc, double *loglik, int *flags,
+                          double *score) {
   const int dim = movers[0].target.m->dim;
 #define SGAIS_MOVE(w, i)                                                                         \
-  flags[i] = move_particle(w, pcp, ancestors ? ancestors[i] : i, theta + (size_t) (i) * dim,     \
-                           &rngs[i], k, acc ? acc + (i) : NULL, loglik ? loglik + (i) : NULL,   \
-                           score ? score + (size_t) (i) * dim : NULL)
+  flags[i] = move_particle(w, pcp, ancestors ? ancestors[i] : i, start + (size_t) (i) * dim,    \
+                           theta + (size_t) (i) * dim, &rngs[i], k, acc ? acc + (i) : NULL,     \
+                           loglik ? loglik + (i) : NULL, score ? score + (size_t) (i) * dim : NULL)
   if (threads > 1) {
     SG_PARALLEL_FOR(threads)
     for (int i = 0; i < M; i++) SGAIS_MOVE(&movers[sg_thread_id()], i);
@@ -523,6 +527,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   const sg_move_settings *mv = &s->a.move;
   double *loglik = (double *) R_alloc(M_cap, sizeof(double));
   double *acc = (double *) R_alloc(M_cap, sizeof(double));
+  double *corr_work = (double *) R_alloc(7 * (size_t) dim, sizeof(double));
   double *mean = (double *) R_alloc(dim, sizeof(double));
   /* the score control variate: its direction v = A g (and g) and each particle's h */
   double *cv_dir = (double *) R_alloc(2 * (size_t) dim, sizeof(double));
@@ -712,16 +717,33 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       sg_spread_guard guard;
       if (check_spread)
         sg_spread_guard_begin(&guard, pcp, theta, logw, loglik, M, dim, scratch.copy, work);
-      int diverged = 0, halvings = 0;
+      /* Metropolis-adjusted moves are repeated while the particles still correlate with
+       * where they began (sg_move_again), from the particles' streams where they left off; the
+       * start is kept for that and for each particle's metric (sg_precond_leave_out) */
+      const int decorrelate = metropolis && pcp && mv->max_rounds > 1 &&
+                              !sg_kernel_random_walk(mv->kernel);
+      const double *start = decorrelate ? scratch.copy : theta;
+      if (decorrelate) memcpy(scratch.copy, theta, (size_t) M * dim * sizeof(double));
+      if (metropolis) memset(acc, 0, M * sizeof(double));
+      int diverged = 0, halvings = 0, rounds = 0;
     redo_moves:
       movers_set(movers, threads, &target, &pot, eta);
+    move_again:
       diverged = move_particles(movers, sg_threads_for(threads, (double) M * k * s->batch_size),
-                                pcp, resampled ? scratch.ancestors : NULL, theta,
+                                pcp, resampled ? scratch.ancestors : NULL, start, theta,
                                 M, rngs, k, metropolis ? acc : NULL, lambda < 1.0 ? loglik : NULL,
                                 flags, score);
       movers_count(movers, threads, &ws, &mh_tests, &mh_items, jump_counts);
       sg_interrupt_check();
       if (st->code) return -1; /* a model failed: its message, not the NaN it caused */
+      rounds++;
+      if (decorrelate && diverged < M &&
+          sg_move_again(mv, rounds, sg_precond_jump_correlation(pcp, start, theta, logw, M,
+                                                                corr_work))) {
+        divergent += diverged;
+        moves += k;
+        goto move_again;
+      }
       if (check_spread) {
         double growth;
         char smaller[64];
@@ -750,6 +772,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
       }
       divergent += diverged;
       if (metropolis) {
+        for (int i = 0; i < M; i++) acc[i] /= (double) k * rounds;
         acc_sum += sg_move_adapt(mv, acc_target, step_size, acc, M);
         acc_steps++;
       }

@@ -346,3 +346,47 @@ test_that("FlyMC on softmax regression keeps runs reproducible: same seed, slice
   }
   expect_identical(fit(model$n), fit(Inf))
 })
+
+test_that("Metropolis-adjusted moves repeat while the particles correlate with their start", {
+  model <- reference_model(200)
+  exact <- exact_log_evidence(model)
+  # one move per annealing step, or moves that never need repeating: the same run, bit for bit
+  # (the first move's streams do not depend on max_rounds)
+  once <- ais(model, seed = 2, progress = FALSE, max_rounds = 1)
+  never <- ais(model, seed = 2, progress = FALSE, max_correlation = 1)
+  expect_identical(without_timing(once)$schedule, without_timing(never)$schedule)
+  expect_identical(once$log_evidence, never$log_evidence)
+  # a bound only chance meets (a correlation below 1e-9): most annealing steps move max_rounds
+  # times, from fresh streams
+  thrice <- ais(model, seed = 2, progress = FALSE, max_rounds = 3, max_correlation = 1e-9)
+  expect_gt(sum(thrice$schedule$sghmc_steps), 2 * sum(once$schedule$sghmc_steps))
+  expect_lte(sum(thrice$schedule$sghmc_steps), 3 * 2 * sum(once$schedule$sghmc_steps))
+  expect_gt(thrice$gradient_evaluations, 2 * once$gradient_evaluations)
+  expect_false(identical(thrice$log_evidence, once$log_evidence))
+  # still the exact evidence (AIS at the defaults is within 0.5 nats here; see test-ais.R)
+  expect_lt(abs(thrice$log_evidence - exact), 1)
+  # SGAIS repeats its exact phase's moves the same way, the same on any number of threads
+  old <- sgais_threads()
+  withr::defer(sgais_threads(old))
+  threads <- function(n) suppressWarnings(sgais_threads(n), classes = "sgais_warning_no_openmp")
+  threads(1)
+  s1 <- quiet_sgais(model, seed = 4, max_rounds = 3, max_correlation = 1e-9)
+  threads(2)
+  s2 <- quiet_sgais(model, seed = 4, max_rounds = 3, max_correlation = 1e-9)
+  threads(1)
+  expect_identical(s1$log_evidence, s2$log_evidence)
+  s0 <- quiet_sgais(model, seed = 4, max_rounds = 1)
+  expect_gt(sum(s1$trajectory$sghmc_steps), 2 * sum(s0$trajectory$sghmc_steps))
+  expect_lt(abs(s1$log_evidence - exact), 1)
+  # the presets, and the checks
+  expect_identical(ais_control()$settings[c("max_rounds", "max_correlation")],
+                   list(max_rounds = 4L, max_correlation = 0.5))
+  expect_identical(sgais_control("paper")$settings$max_rounds, 1L)
+  expect_error(ais_control(max_rounds = 0), "`max_rounds` must be a whole number >= 1")
+  expect_error(sgais_control(max_correlation = 0), "`max_correlation` must be a number in \\(0, 1\\]")
+  expect_error(nested_control(max_rounds = 2), "Unknown setting `max_rounds`")
+  # the random-walk kernels move once: their steps and reads are tuned on their own
+  rw <- ais(model, seed = 2, progress = FALSE, kernel = "austerity", max_correlation = 1e-9)
+  rw1 <- ais(model, seed = 2, progress = FALSE, kernel = "austerity", max_rounds = 1)
+  expect_identical(rw$log_evidence, rw1$log_evidence)
+})
