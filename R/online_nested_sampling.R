@@ -258,13 +258,15 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   le <- rowMeans(log_z)
   info <- rowMeans(each("information"))
   lp <- rowMeans(each("log_predictive"))
-  # sqrt(H / M) of the mean of R runs, cumulative; the SE from the replicates is never below it
-  # (se_floor() of their sqrt(H_r / M), as in replicate_summary())
-  sd_h <- sqrt(cumsum(info) / (M * R))
+  # each run's sqrt(H_r / M), cumulative, and that of the mean of R runs (se_floor()); the SE
+  # from the replicates, by the whole fit's rule (replicate_se()), is never below it
+  run_sd <- sqrt(matrix(apply(each("information"), 2, cumsum), nrow = length(n)) / M)
+  sd_h <- if (R > 1L) apply(run_sd, 1, se_floor, r = R) else run_sd[, 1]
+  se <- vapply(seq_along(n), function(i) replicate_se(log_z[i, ], "log", run_sd[i, ]), numeric(1))
   trajectory <- data.frame(
     n = n,
     log_evidence = le,
-    log_evidence_se = if (R > 1L) pmax(apply(log_z, 1, stats::sd) / sqrt(R), sd_h) else NA_real_,
+    log_evidence_se = se,
     log_evidence_sd = sd_h,
     log_evidence_per_obs = le / n,
     log_predictive = lp,

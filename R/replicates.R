@@ -292,18 +292,27 @@ replicate_disagreement <- function(fit) {
 #   (median +0.08; over the 21 cases where the runs found the posterior's mode) and covered the
 #   reference within 2 SE in 77% of the cases; the mean of the logs erred by -0.09 (median
 #   -0.01) and covered it in 91%.
-# The SE is never below se_floor() of the replicates' own predicted sds.
+# The SE is never below se_floor() of the replicates' own predicted sds (replicate_se()).
 replicate_summary <- function(log_z, unbiased = c("z", "log"), predicted_sd = NULL) {
+  unbiased <- match.arg(unbiased)
+  list(
+    log_evidence = if (unbiased == "z") log_mean_exp(log_z) else mean(log_z),
+    log_evidence_se = replicate_se(log_z, unbiased, predicted_sd),
+    replicate_log_evidence = log_z,
+    replicate_sd = if (length(log_z) > 1L) stats::sd(log_z) else NA_real_
+  )
+}
+
+# The SE of the log evidence combined from the replicates' log_z (see replicate_summary()):
+# the jackknife SE of their log-mean-exp ("z") or sd / sqrt(R) ("log"), never below se_floor()
+# of their predicted sds; NA for one replicate. The whole fit's and, row by row, the
+# trajectories' (sgais(), online_nested_sampling()).
+replicate_se <- function(log_z, unbiased = c("z", "log"), predicted_sd = NULL) {
   unbiased <- match.arg(unbiased)
   r <- length(log_z)
   se <- if (unbiased == "z") log_mean_exp_se(log_z)
         else if (r > 1L && all(is.finite(log_z))) stats::sd(log_z) / sqrt(r) else NA_real_
-  list(
-    log_evidence = if (unbiased == "z") log_mean_exp(log_z) else mean(log_z),
-    log_evidence_se = pmax(se, se_floor(predicted_sd, r)),
-    replicate_log_evidence = log_z,
-    replicate_sd = if (length(log_z) > 1L) stats::sd(log_z) else NA_real_
-  )
+  pmax(se, se_floor(predicted_sd, r))
 }
 
 # The smallest SE that R replicates can report: sqrt(mean(p_r^2) / R), the SE of the mean of their

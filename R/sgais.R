@@ -680,17 +680,18 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
   mean_of <- function(col) rowMeans(each_of(col))
   sum_of <- function(col) rowSums(each_of(col))
   le <- apply(log_z, 1, log_mean_exp)
-  # the SE at every n is never below the replicates' own predicted sds there (se_floor()), as
-  # that of the whole fit in replicate_summary()
+  # the SE at every n by the rule of the whole fit's (replicate_se()), with the replicates'
+  # predicted sds there
   predicted_sd <- sqrt(matrix(apply(each_of("predicted_var"), 2, cumsum), nrow = length(n)))
-  floor_se <- apply(predicted_sd, 1, se_floor, r = length(runs))
+  se <- vapply(seq_along(n), function(i) replicate_se(log_z[i, ], "z", predicted_sd[i, ]),
+               numeric(1))
   # each chunk's sequential log predictive log p(C | earlier data) = the change in log Z
   # (paper Section 5; a jump flags data the model did not expect)
   lp <- diff(c(0, le))
   trajectory <- data.frame(
     n = n,
     log_evidence = le,
-    log_evidence_se = pmax(apply(log_z, 1, log_mean_exp_se), floor_se),
+    log_evidence_se = se,
     log_evidence_per_obs = le / n,
     log_predictive = lp,
     log_predictive_per_obs = lp / diff(c(0L, n)),
