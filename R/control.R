@@ -57,7 +57,7 @@ control_presets <- list(
       live_points = 100, move = "walk", sghmc_steps = 20, walk_steps = NULL,
       max_walk_steps = NULL, step_scale = "width", learning_rate = 1e-3,
       step_size = 0.3, momentum_decay = 0.1, preconditioner = "dense", integrator = "euler", tolerance = 0.01,
-      max_iterations = 1e6, jumps = 20
+      max_iterations = 1e6, jumps = 80
     )
   )
 )
@@ -230,7 +230,11 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     (sd 1.1), nested sampling -1.5 (sd 1.8), all -306 or -307 without them in most runs; on
 #'     a subset small enough for the exact evidence (11 observations, 3 components) AIS was
 #'     +0.03 (sd 0.14, 12 seeds) with them and +0.32 (sd 0.33) without. They cost a
-#'     likelihood evaluation each, no gradient.}
+#'     likelihood evaluation each, no gradient. Nested sampling makes 80 per new live point:
+#'     its runs on raw `faithful` with 2 components are bimodal, those whose live points reach
+#'     the second cluster late ending 3 to 4 nats low, and with 20 they erred by -1.9 nats on
+#'     average (sd 1.6, seeds 3-14, 7 of 12 runs below -1), with 80 by -0.2 (sd 1.0, 3 of 12),
+#'     at 12% more time (`inst/validation/ns-jumps.R`).}
 #' }
 #' For nested sampling the robust preset makes new live points by a Metropolis random walk within
 #' the contour in the metric of the live points' covariance (as dynesty and ernest scale their
@@ -375,7 +379,7 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     its sampler) correct each evidence increment by the score control variate (see above;
 #'     needs `step_scale = "width"`, whose preconditioner is the particles' covariance);}
 #'   \item{`jumps`}{jump proposals after each move, for models that provide them (see above;
-#'     robust presets 10, and 20 for nested sampling, whose proposals are mostly refused before
+#'     robust presets 10, and 80 for nested sampling, whose proposals are mostly refused before
 #'     the likelihood is evaluated; paper presets 0, so their runs are unchanged). SGAIS makes
 #'     them while the potential is exact;}
 #'   \item{`exact_until`}{(SGAIS) use the exact gradient while there are at most this many

@@ -117,7 +117,7 @@ test_that("jump proposals are reproducible over seeds, slices and threads", {
   expect_gt(max(a$schedule$jump_acceptance), 0)
   expect_true(all(is.na(off$schedule$jump_acceptance)))
   expect_true(all(one$trajectory$jump_acceptance >= 0 & one$trajectory$jump_acceptance <= 1))
-  expect_true(all(ns$trace$jumps_accepted %in% 0:20))
+  expect_true(all(ns$trace$jumps_accepted %in% 0:80))
   expect_gt(sum(ns$trace$jumps_accepted), 0)
   expect_true(all(ns0$trace$jumps_accepted == 0))
 })
