@@ -127,8 +127,13 @@ for (case in cases) {
   }
 }
 if (nzchar(report)) {
-  results <- do.call(rbind, lapply(strsplit(report, ",")[[1]], utils::read.csv,
-                                   stringsAsFactors = FALSE))
+  files <- lapply(strsplit(report, ",")[[1]], utils::read.csv, stringsAsFactors = FALSE)
+  # files written before a column existed (seed, se_replicates) have it as NA
+  columns <- unique(unlist(lapply(files, names)))
+  results <- do.call(rbind, lapply(files, function(f) {
+    f[setdiff(columns, names(f))] <- NA
+    f[columns]
+  }))
   # a later file's result for a case and method replaces an earlier file's
   results <- results[!duplicated(results[c("case", "method")], fromLast = TRUE), ]
   cat(sprintf("%d results of %d cases\n", nrow(results), length(unique(results$case))))
