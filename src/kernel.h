@@ -153,7 +153,7 @@ double sg_precond_distance2(const sg_precond *p, const double *x, const double *
  * directions within a few steps, and stay correlated along the few that cross between modes
  * (measured on a 3-component mixture of scale(faithful) after 20 steps: mean over the
  * coordinates 0.05, largest 0.4 at the median step and above 0.8 in a tenth of them; 0.15 to
- * 0.3 on regressions and softmax regressions with 100 particles). work: 7 dim. */
+ * 0.4 on regressions and softmax regressions with 100 particles). work: 7 dim. */
 double sg_precond_jump_correlation(const sg_precond *p, const double *before, const double *after,
                                    const double *logw, int M, double *work);
 /* out = A g, A the running covariance estimate p->acc (for p->acc_n observations; out = g before
@@ -306,9 +306,8 @@ typedef struct sg_move_settings {
   int steps, min_steps, scale, preconditioner, integrator;
   double learning_rate, step_size, momentum_decay;
   /* Metropolis-adjusted moves of the gradient kernels (SGHMC, SGLD) are repeated, up to
-   * max_rounds moves in all, while the particles
-   * still correlate with where the move began by more than max_correlation
-   * (sg_precond_jump_correlation; sg_move_again) */
+   * max_rounds moves in all, while the particles still correlate with where the move began by
+   * more than max_correlation (sg_precond_jump_correlation; sg_move_again) */
   int max_rounds;
   double max_correlation;
   int kernel, mh_batch, mh_bound;
