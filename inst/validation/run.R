@@ -20,8 +20,11 @@
 # With R replicates the SE has R - 1 degrees of freedom, so even an unbiased estimator's
 # +/- 2 SE covers only 2 pt(2, R - 1) - 1 of the time: 86% with 4 replicates, 92% with 10 (the
 # default here). --quick runs the cases with n <= 10^4 and 2 replicates. --report reads the CSV
-# files of earlier runs (e.g. of different --cases or --methods) and prints the targets over all
-# of them, a later file's result for a case and method replacing an earlier one's. The
+# files of earlier runs (e.g. of different --cases, --methods or --seed) and prints the targets
+# over all of them, a later file's result for a case, method and seed replacing an earlier
+# one's; with results of several seeds it prints the targets seed by seed and then the coverage
+# over all their fits (one seed's 77 fits estimate a coverage of 90% to within about 3.4
+# points, two seeds' to within 2.4). The
 # replicates run through the future framework on `workers` local processes
 # (future::plan(multisession)). The results are written to a CSV file after every fit (by
 # default inst/validation/results-<date>.csv), with every replicate's log evidence (column
@@ -34,7 +37,13 @@
 # 80 minutes on 2 cores (results-2026-11-24.csv, results-2026-11-24-seed2.csv); nested sampling
 # on the mixtures with 3 and 4 components takes half of that. SGAIS and AIS, whose replicates
 # now follow a pilot run's schedule, took 20 minutes together (--methods=sgais,ais;
-# results-2026-11-24b.csv).
+# results-2026-11-24b.csv), 35 with moves repeated until the particles decorrelate
+# (results-2026-11-24-rounds-seed1.csv); nested sampling with 80 jumps took 54 minutes
+# (--methods=ns; results-2026-11-24-ns-seed1.csv). The targets of the final code over both seeds:
+#   Rscript inst/validation/run.R --report=results-2026-11-24.csv,\
+#     results-2026-11-24-rounds-seed1.csv,results-2026-11-24-ns-seed1.csv,\
+#     results-2026-11-24-seed2.csv,results-2026-11-24-rounds-seed2.csv,\
+#     results-2026-11-24-ns-seed2.csv       (files not found as given are read from inst/validation/)
 
 suppressMessages(library(sgais))
 args <- commandArgs(TRUE)
@@ -127,72 +136,98 @@ for (case in cases) {
   }
 }
 if (nzchar(report)) {
-  files <- lapply(strsplit(report, ",")[[1]], utils::read.csv, stringsAsFactors = FALSE)
+  # a file not found as given is looked for beside this script
+  paths <- strsplit(report, ",")[[1]]
+  paths <- ifelse(file.exists(paths), paths, file.path(here, paths))
+  files <- lapply(paths, utils::read.csv, stringsAsFactors = FALSE)
   # files written before a column existed (seed, se_replicates) have it as NA
   columns <- unique(unlist(lapply(files, names)))
   results <- do.call(rbind, lapply(files, function(f) {
     f[setdiff(columns, names(f))] <- NA
     f[columns]
   }))
-  # a later file's result for a case and method replaces an earlier file's
-  results <- results[!duplicated(results[c("case", "method")], fromLast = TRUE), ]
-  cat(sprintf("%d results of %d cases\n", nrow(results), length(unique(results$case))))
+  # a later file's result for a case, method and seed replaces an earlier file's (files
+  # written before the column `seed` existed are seed 1, the only one run then)
+  results$seed[is.na(results$seed)] <- 1L
+  results <- results[!duplicated(results[c("case", "method", "seed")], fromLast = TRUE), ]
+  cat(sprintf("%d results of %d cases, seed%s %s\n", nrow(results), length(unique(results$case)),
+              if (length(unique(results$seed)) > 1L) "s" else "",
+              paste(sort(unique(results$seed)), collapse = ", ")))
 } else {
   results <- do.call(rbind, rows)
 }
 
-cat("\n== Targets ==\n")
 check <- function(label, ok, detail) {
   cat(sprintf("[%s] %s: %s\n", if (isTRUE(all(ok))) "pass" else "FAIL", label, detail))
 }
-s <- results[results$method == "sgais" & results$n <= 1e5, ]
-bound <- pmax(3, 3 * ifelse(is.na(s$se), 0, s$se))
-check("SGAIS defaults, |error| <= max(3, 3 SE), n <= 1e5", abs(s$error) <= bound,
-      sprintf("%d of %d cases; worst %s (error %.2f, SE %.2f)", sum(abs(s$error) <= bound), nrow(s),
-              s$case[which.max(abs(s$error) / bound)], s$error[which.max(abs(s$error) / bound)],
-              s$se[which.max(abs(s$error) / bound)]))
-big <- results[results$case == "lin_paper_1e6", ]
-if (nrow(big)) {
-  rob <- big[big$method == "sgais", ]
-  pap <- big[big$method == "sgais_paper", ]
-  check("SGAIS defaults at 1e6 within 10 nats", abs(rob$error) <= 10,
-        sprintf("error %.2f (paper preset %.2f)", rob$error, if (nrow(pap)) pap$error else NA))
-  if (nrow(pap)) {
-    ratio <- (rob$gradients / rob$replicates) / pap$gradients
-    check("gradient evaluations per replicate at 1e6 <= 2x the paper preset's", ratio <= 2,
-          sprintf("ratio %.2f (%.3g vs %.3g per run)", ratio, rob$gradients / rob$replicates, pap$gradients))
+# The accuracy targets over `results`, fits of one seed.
+accuracy_targets <- function(results) {
+  s <- results[results$method == "sgais" & results$n <= 1e5, ]
+  bound <- pmax(3, 3 * ifelse(is.na(s$se), 0, s$se))
+  check("SGAIS defaults, |error| <= max(3, 3 SE), n <= 1e5", abs(s$error) <= bound,
+        sprintf("%d of %d cases; worst %s (error %.2f, SE %.2f)", sum(abs(s$error) <= bound), nrow(s),
+                s$case[which.max(abs(s$error) / bound)], s$error[which.max(abs(s$error) / bound)],
+                s$se[which.max(abs(s$error) / bound)]))
+  big <- results[results$case == "lin_paper_1e6", ]
+  if (nrow(big)) {
+    rob <- big[big$method == "sgais", ]
+    pap <- big[big$method == "sgais_paper", ]
+    check("SGAIS defaults at 1e6 within 10 nats", abs(rob$error) <= 10,
+          sprintf("error %.2f (paper preset %.2f)", rob$error, if (nrow(pap)) pap$error else NA))
+    if (nrow(pap)) {
+      ratio <- (rob$gradients / rob$replicates) / pap$gradients
+      check("gradient evaluations per replicate at 1e6 <= 2x the paper preset's", ratio <= 2,
+            sprintf("ratio %.2f (%.3g vs %.3g per run)", ratio, rob$gradients / rob$replicates, pap$gradients))
+    }
+  }
+  for (m in c("ais", "ns")) {
+    r <- results[results$method == m & results$n <= 1e4 & !is.na(results$error), ]
+    if (!nrow(r)) next
+    check(sprintf("%s defaults, |error| <= 2 nats, n <= 1e4", toupper(m)), abs(r$error) <= 2,
+          sprintf("%d of %d cases; worst %s (%.2f)", sum(abs(r$error) <= 2), nrow(r),
+                  r$case[which.max(abs(r$error))], r$error[which.max(abs(r$error))]))
   }
 }
-for (m in c("ais", "ns")) {
-  r <- results[results$method == m & results$n <= 1e4 & !is.na(results$error), ]
-  if (!nrow(r)) next
-  check(sprintf("%s defaults, |error| <= 2 nats, n <= 1e4", toupper(m)), abs(r$error) <= 2,
-        sprintf("%d of %d cases; worst %s (%.2f)", sum(abs(r$error) <= 2), nrow(r),
-                r$case[which.max(abs(r$error))], r$error[which.max(abs(r$error))]))
+# The issue's targets over `results`, fits of one seed; with `pooled`, only the coverage (over
+# the fits of several seeds).
+targets <- function(results, pooled = FALSE) {
+  if (!pooled) accuracy_targets(results)
+  cov <- results[results$method %in% c("sgais", "ais", "ns") & !is.na(results$se), ]
+  coverage <- function(label, inside) {
+    # the binomial 95% interval says how well this many fits pin the coverage down
+    ci <- 100 * stats::binom.test(sum(inside), length(inside))$conf.int
+    check(label, mean(inside) >= 0.9,
+          sprintf("%.1f%% of %d, 95%% interval %.0f-%.0f%% (SGAIS %.0f%%, AIS %.0f%%, NS %.0f%%)",
+                  100 * mean(inside), nrow(cov), ci[1], ci[2],
+                  100 * mean(inside[cov$method == "sgais"]), 100 * mean(inside[cov$method == "ais"]),
+                  100 * mean(inside[cov$method == "ns"])))
+  }
+  # With R replicates the SE has R - 1 degrees of freedom: +/- 2 SE covers only 2 pt(2, R - 1) - 1
+  # (86% for R = 4, 92% for R = 10) even for an unbiased estimator; confint() uses the t quantile.
+  R <- sort(unique(cov$replicates))
+  coverage(sprintf("replicate SE: reference within estimate +/- 2 SE in >= 90%% of cases (%s replicates; %s for an unbiased estimator)",
+                   paste(R, collapse = ", "), paste(sprintf("%.0f%%", 100 * (2 * stats::pt(2, R - 1) - 1)), collapse = ", ")),
+           abs(cov$error) <= 2 * cov$se)
+  if (!is.null(cov$se_replicates) && !anyNA(cov$se_replicates)) {
+    cat(sprintf(paste("  (with the replicates' SE alone, before the floor of their predicted sds:",
+                      "%.0f%%; the floor raised the SE in %d of %d fits)\n"),
+                100 * mean(abs(cov$error) <= 2 * cov$se_replicates),
+                sum(cov$se > cov$se_replicates), nrow(cov)))
+  }
+  q <- stats::qt(0.975, cov$replicates - 1)
+  coverage(sprintf("replicate SE: reference within confint() (estimate +/- t(0.975, R - 1) SE) in >= 90%% of cases"),
+           abs(cov$error) <= q * cov$se)
+  cat(sprintf("median |error| / SE: %.2f (for an honest SE with %s replicates about %s)\n",
+              stats::median(abs(cov$error) / cov$se), paste(R, collapse = ", "),
+              paste(sprintf("%.2f", stats::qt(0.75, R - 1)), collapse = ", ")))
 }
-cov <- results[results$method %in% c("sgais", "ais", "ns") & !is.na(results$se), ]
-coverage <- function(label, inside) {
-  check(label, mean(inside) >= 0.9,
-        sprintf("%.0f%% of %d (SGAIS %.0f%%, AIS %.0f%%, NS %.0f%%)", 100 * mean(inside), nrow(cov),
-                100 * mean(inside[cov$method == "sgais"]), 100 * mean(inside[cov$method == "ais"]),
-                100 * mean(inside[cov$method == "ns"])))
+seeds <- sort(unique(results$seed))
+for (k in seeds) {
+  cat(sprintf("\n== Targets%s ==\n", if (length(seeds) > 1L) sprintf(", seed %d", k) else ""))
+  targets(results[results$seed == k, ])
 }
-# With R replicates the SE has R - 1 degrees of freedom: +/- 2 SE covers only 2 pt(2, R - 1) - 1
-# (86% for R = 4, 92% for R = 10) even for an unbiased estimator; confint() uses the t quantile.
-R <- sort(unique(cov$replicates))
-coverage(sprintf("replicate SE: reference within estimate +/- 2 SE in >= 90%% of cases (%s replicates; %s for an unbiased estimator)",
-                 paste(R, collapse = ", "), paste(sprintf("%.0f%%", 100 * (2 * stats::pt(2, R - 1) - 1)), collapse = ", ")),
-         abs(cov$error) <= 2 * cov$se)
-if (!is.null(cov$se_replicates) && !anyNA(cov$se_replicates)) {
-  cat(sprintf(paste("  (with the replicates' SE alone, before the floor of their predicted sds:",
-                    "%.0f%%; the floor raised the SE in %d of %d fits)\n"),
-              100 * mean(abs(cov$error) <= 2 * cov$se_replicates),
-              sum(cov$se > cov$se_replicates), nrow(cov)))
+if (length(seeds) > 1L) {
+  cat(sprintf("\n== Coverage over the %d seeds ==\n", length(seeds)))
+  targets(results, pooled = TRUE)
 }
-q <- stats::qt(0.975, cov$replicates - 1)
-coverage(sprintf("replicate SE: reference within confint() (estimate +/- t(0.975, R - 1) SE) in >= 90%% of cases"),
-         abs(cov$error) <= q * cov$se)
-cat(sprintf("median |error| / SE: %.2f (for an honest SE with %s replicates about %s)\n",
-            stats::median(abs(cov$error) / cov$se), paste(R, collapse = ", "),
-            paste(sprintf("%.2f", stats::qt(0.75, R - 1)), collapse = ", ")))
 if (!nzchar(report)) cat(sprintf("\nResults written to %s\n", out_file))
