@@ -23,8 +23,8 @@
 # files of earlier runs (e.g. of different --cases, --methods or --seed) and prints the targets
 # over all of them, a later file's result for a case, method and seed replacing an earlier
 # one's; with results of several seeds it prints the targets seed by seed and then the coverage
-# over all their fits (one seed's 77 fits estimate a coverage of 90% to within about 3.4
-# points, two seeds' to within 2.4). The
+# over all their fits (a coverage of 90% measured on one seed's 77 fits has a binomial sd of 3.4
+# points, on two seeds' 154 of 2.4). The
 # replicates run through the future framework on `workers` local processes
 # (future::plan(multisession)). The results are written to a CSV file after every fit (by
 # default inst/validation/results-<date>.csv), with every replicate's log evidence (column
