@@ -217,7 +217,8 @@
 #' 3.5 SE) on the two seeds; over 20 seeds its errors spread 1.6 times its SE (with adaptive
 #' steps 0.8 times), and its pilots of seeds 1-3, each with 100 replicates, put the mean that
 #' their replicates estimate at -0.08, +0.05 and -0.03 (SE 0.04). Given its pilot the SE is
-#' honest; the pilots differ by about 0.05-0.1 nats, which it cannot see. On standardised
+#' honest; the pilots' means differ by an sd of 0.05 to 0.15 nats (from these three and from
+#' the spread over 20 seeds), which it cannot see. On standardised
 #' `faithful` with 2 components (SGAIS) and `quakes` with 1 (AIS) the errors over 20 seeds
 #' spread as the SE said with either schedule, and adaptive steps were 0.15 nats low on the far
 #' intercept, so the pilot stays the default (`inst/validation/pilot-spread.R`). Nested
