@@ -70,6 +70,12 @@ real_linear_case <- function(id, what, formula, data) {
   )
 }
 
+# The reference log evidence of `case` for its `model` (case$model()): the exact one when the
+# case says "exact", otherwise the stored value.
+case_reference <- function(case, model) {
+  if (identical(case$reference, "exact")) exact_log_evidence(model) else case$reference
+}
+
 validation_cases <- function(references = NULL) {
   cases <- list(
     linear_case("lin_paper_1e4", "paper's model: 5 covariates, noise sd 1", 1e4, 5, seed = 1),

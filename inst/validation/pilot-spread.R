@@ -37,7 +37,7 @@ rows <- list()
 for (f in fits) {
   case <- Filter(function(k) k$id == f[1], cases)[[1]]
   model <- case$model()
-  reference <- if (identical(case$reference, "exact")) exact_log_evidence(model) else case$reference
+  reference <- case_reference(case, model)
   for (schedule in c("pilot", "adaptive")) for (seed in seeds) {
     t0 <- proc.time()[["elapsed"]]
     fit <- suppressWarnings(do.call(f[2], list(model, replicates = 10, seed = seed,

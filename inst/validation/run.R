@@ -108,7 +108,7 @@ if (nzchar(report)) cases <- list()
 for (case in cases) {
   model <- case$model()
   if (quick && model$n > 1e4) next
-  reference <- if (identical(case$reference, "exact")) exact_log_evidence(model) else case$reference
+  reference <- case_reference(case, model)
   for (method in methods) {
     if (!applies(method, model)) next
     res <- tryCatch(run_method(method, model), error = function(e) {

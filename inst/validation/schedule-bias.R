@@ -42,7 +42,7 @@ lme <- function(x) max(x) + log(mean(exp(x - max(x))))
 rows <- list()
 for (case in cases) {
   model <- case$model()
-  reference <- if (identical(case$reference, "exact")) exact_log_evidence(model) else case$reference
+  reference <- case_reference(case, model)
   for (method in methods) {
     for (schedule in c("adaptive", "pilot")) {
       t0 <- proc.time()[["elapsed"]]
