@@ -1,36 +1,88 @@
 # Runs the test suite against the installed sgais and ends with one line
 # "testthat: N passed, N failed, N skipped" (counts of expectations); exits 1 on any failure.
-# Slow statistical checks live in inst/validation/ and inst/bench/, not here.
-# Two optional arguments narrow the run (used by `make sanitize` and `make valgrind`):
-#   1. a testthat filter: a regular expression on the file names without "test-" and ".R"
-#      (e.g. "^(ais|sgais)$"); empty runs every file;
-#   2. a regular expression on test descriptions: the tests it matches are reported as skipped
-#      instead of run (for tests too slow under valgrind); empty skips none.
+# Before it, the slowest tests with their times; a test slower than --max-seconds fails the run
+# (the suite is for mechanics: statistical checks that need many fits belong in inst/validation/
+# and inst/bench/). Options (all optional):
+#   --files=a,b    run only these test files (names without "test-" and ".R"); default: all
+#   --tags=t1,t2   run only the tests tagged with one of these tags, i.e. whose body begins with
+#                  test_tags("t1", ...) (tests/testthat/helper-tags.R); the other tests are not
+#                  run and not counted. Default: every test.
+#   --max-seconds=S  fail the run if one test takes longer than S seconds (default 10; 0: no
+#                  limit, for the sanitizer and valgrind builds, which run 3 to 50 times slower)
+#   --slowest=K    how many of the slowest tests to list (default 10)
+# The log is plain text unless R is interactive (then testthat's progress reporter).
 Sys.setenv(NOT_CRAN = "true")
 library(testthat)
-args <- c(commandArgs(TRUE), "", "")
-filter <- if (nzchar(args[1])) args[1]
+
+args <- commandArgs(TRUE)
+opt <- function(name, default) {
+  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
+  if (length(hit)) sub(paste0("^--", name, "="), "", hit[length(hit)]) else default
+}
+split <- function(x) if (nzchar(x)) strsplit(x, ",", fixed = TRUE)[[1]] else character(0)
+files <- split(opt("files", ""))
+tags <- split(opt("tags", ""))
+max_seconds <- as.numeric(opt("max-seconds", "10"))
+slowest <- as.integer(opt("slowest", "10"))
+unknown <- grep("^--(files|tags|max-seconds|slowest)=", args, value = TRUE, invert = TRUE)
+if (length(unknown)) stop("run-tests.R: unknown argument(s) ", paste(unknown, collapse = " "))
+
 env <- NULL
-if (nzchar(args[2])) {
-  exclude <- args[2]
-  # Found before testthat's own test_that() by the test files, which run in children of `env`.
+if (length(tags)) {
+  # Only the files that hold a tagged test are run: the others' top-level fixtures (fitted
+  # models) would cost minutes under valgrind for nothing.
+  paths <- list.files("tests/testthat", "^test-.*\\.R$", full.names = TRUE)
+  holds <- vapply(paths, function(path) {
+    text <- readLines(path)
+    calls <- regmatches(text, regexpr("test_tags\\([^)]*\\)", text))
+    any(vapply(tags, function(t) any(grepl(sprintf('"%s"', t), calls, fixed = TRUE)), logical(1)))
+  }, logical(1))
+  tagged_files <- sub("^test-(.*)\\.R$", "\\1", basename(paths[holds]))
+  files <- if (length(files)) intersect(files, tagged_files) else tagged_files
+  if (!length(files)) stop("run-tests.R: no test file holds a test tagged ", paste(tags, collapse = ", "))
+  # The tests' own test_that() is found in `env` (the test files run in its children): a test
+  # runs when its body's first call is test_tags() with one of `tags`, and is left out otherwise.
   env <- test_env("sgais")
   env$test_that <- function(desc, code) {
-    if (grepl(exclude, desc, perl = TRUE)) {
-      return(testthat::test_that(desc, {
-        testthat::skip("left out by tools/run-tests.R")
-      }))
-    }
+    body <- substitute(code)
+    first <- if (is.call(body) && identical(body[[1]], as.name("{")) && length(body) > 1) body[[2]]
+    tagged <- is.call(first) && identical(first[[1]], as.name("test_tags")) &&
+      any(vapply(as.list(first)[-1], function(t) is.character(t) && t %in% tags, logical(1)))
+    if (!tagged) return(invisible(TRUE))
     eval.parent(substitute(testthat::test_that(desc, code)))
   }
 }
+filter <- if (length(files)) sprintf("^(%s)$", paste(files, collapse = "|"))
+
+reporter <- if (interactive()) {
+  ProgressReporter$new(show_praise = FALSE)
+} else {
+  SummaryReporter$new(show_praise = FALSE, max_reports = 50)
+}
 res <- test_dir("tests/testthat", filter = filter, env = env, package = "sgais",
-                load_package = "installed", reporter = ProgressReporter$new(show_praise = FALSE),
-                stop_on_failure = FALSE)
+                load_package = "installed", reporter = reporter, stop_on_failure = FALSE)
+
+times <- as.data.frame(res)
+times <- times[order(-times$real), c("file", "test", "real")]
+if (nrow(times) && slowest > 0) {
+  cat(sprintf("\nThe %d slowest tests (of %d; %.0f s in all):\n", min(slowest, nrow(times)),
+              nrow(times), sum(times$real)))
+  top <- utils::head(times, slowest)
+  cat(sprintf("%6.1f s  %s: %s\n", top$real, sub("^test-(.*)\\.R$", "\\1", top$file),
+              substr(top$test, 1, 90)), sep = "")
+}
+too_slow <- if (max_seconds > 0) times[times$real > max_seconds, ] else times[0, ]
+if (nrow(too_slow)) {
+  cat(sprintf("\n%d test(s) took longer than %g s (move statistical checks to inst/validation/):\n",
+              nrow(too_slow), max_seconds))
+  cat(sprintf("%6.1f s  %s: %s\n", too_slow$real, too_slow$file, too_slow$test), sep = "")
+}
+
 kinds <- vapply(unlist(lapply(res, `[[`, "results"), recursive = FALSE),
                 function(e) class(e)[1], character(1))
 passed <- sum(kinds == "expectation_success")
-failed <- sum(kinds %in% c("expectation_failure", "expectation_error"))
+# a test over the time limit counts as a failure
+failed <- sum(kinds %in% c("expectation_failure", "expectation_error")) + nrow(too_slow)
 skipped <- sum(kinds == "expectation_skip")
 cat(sprintf("\ntestthat: %d passed, %d failed, %d skipped\n", passed, failed, skipped))
 quit(status = if (failed > 0 || passed == 0) 1 else 0)

@@ -11,6 +11,7 @@ ais_test <- function(n, seed = 1, ...) {
 }
 
 test_that("AIS recovers the exact evidence of linear regression at N = 200", {
+  test_tags("memcheck")
   model <- reference_model(200)
   err <- log_evidence(ais_test(200)) - exact_log_evidence(model)
   expect_gt(err, -1.15 - 4 * 1.33)
@@ -40,6 +41,7 @@ test_that("AIS is reproducible with a seed and differs between seeds", {
 })
 
 test_that("AIS results do not depend on how the run is sliced", {
+  test_tags("memcheck")
   model <- reference_model(200)
   whole <- ais(model, seed = 5, progress = FALSE, resample = TRUE)
   # one annealing step per call (time budget 0), continuing the state and its key

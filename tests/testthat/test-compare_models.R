@@ -9,6 +9,7 @@ comparison_models <- function(d) {
 }
 
 test_that("compare_models() gives evidence, Bayes factors and probabilities along n", {
+  test_tags("memcheck")
   d <- comparison_data(1600)
   cmp <- quietly(compare_models(comparison_models(d[1:20, ]), d, seed = 3, progress = FALSE))
   expect_s3_class(cmp, "sgais_comparison")

@@ -1,4 +1,5 @@
 test_that("a model written in R equals the built-in C model: values, gradients, prior", {
+  test_tags("memcheck")
   d <- simulate_linear_regression(300, seed = 2)
   builtin <- linear_regression(y ~ ., d)
   custom <- r_linear_regression(d)
@@ -73,6 +74,7 @@ test_that("continuation, streams, comparison, plots and saveRDS work with a mode
 })
 
 test_that("errors in the user's functions are classed, name the function and leave R usable", {
+  test_tags("memcheck")
   d <- simulate_linear_regression(200, seed = 1)
   good <- r_linear_regression(d)
   ll <- good$functions$log_likelihood

@@ -13,7 +13,8 @@ test_that("the table covers every exported function with at least 300 cases", {
   expect_equal(untested, character(0))
 })
 
-for (case in cases) {
+# The slow cases (seconds each) are run by inst/validation/hostile.R, in `make validate-quick`.
+for (case in Filter(function(case) !isTRUE(case$slow), cases)) {
   test_that(paste("hostile:", case$label), {
     if (case$expect == "error") {
       err <- expect_error(suppressWarnings(eval(case$expr, env)), class = case$class)

@@ -49,6 +49,7 @@ test_that("every kernel gives SGAIS and AIS the exact evidence within the calibr
 })
 
 test_that("the MH kernels report the fraction of the data their tests read", {
+  test_tags("memcheck")
   model <- kernel_model()
   f <- quietly(ais(model, kernel = "austerity", seed = 1, progress = FALSE))
   frac <- f$schedule$data_fraction
@@ -138,6 +139,7 @@ test_that("kernels that cannot serve a model or a preset are refused before samp
 # +0.15, 0.13 on the same model). Each error is tested within |mean| + 4 sd, and the mean error
 # over the four test seeds within 4 sd / 2.
 test_that("FlyMC's bound collapses exactly and lies below the likelihood", {
+  test_tags("memcheck")
   model <- flymc_model(200, seed = 1)
   a <- t(model$data$xt)
   sign <- ifelse(model$data$y == 1, 1, -1)
@@ -228,6 +230,7 @@ test_that("FlyMC is refused for models without a collapsible likelihood bound", 
 })
 
 test_that("SGLD is Metropolis-adjusted (MALA) where the potential is exact in the robust presets", {
+  test_tags("memcheck")
   model <- kernel_model()
   a <- quietly(ais(model, kernel = "sgld", seed = 1, progress = FALSE))
   acc <- a$schedule$acceptance
@@ -271,6 +274,7 @@ test_that("AIS redoes unadjusted moves that spread the particles with half the s
 # seeds 21-40 too, with one error of -1.51.) The same rule as for logistic regression: each
 # error within |mean| + 4 sd, the mean over the four test seeds within 4 sd / 2.
 test_that("FlyMC's Bohning bound for softmax regression collapses exactly and lies below the likelihood", {
+  test_tags("memcheck")
   log_lik <- function(model, theta) {
     a <- t(model$data$xt)
     eta <- a %*% matrix(theta, ncol(a))

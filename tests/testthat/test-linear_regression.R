@@ -31,6 +31,7 @@ test_that("exact_log_evidence is finite at a million observations", {
 })
 
 test_that("the C log-likelihood, prior and gradients match R", {
+  test_tags("memcheck")
   data <- simulate_linear_regression(40, dim = 3, seed = 13)
   model <- linear_regression(y ~ ., data, noise_sd = 0.8, prior_sd = 1.5)
   a <- cbind(1, as.matrix(data[, 1:3]))

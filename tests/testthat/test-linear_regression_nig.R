@@ -83,6 +83,7 @@ test_that("exact_log_evidence is accurate at a million observations", {
 })
 
 test_that("the C log-likelihood, prior and gradients match R", {
+  test_tags("memcheck")
   data <- nig_data(40, seed = 34)
   model <- linear_regression(y ~ ., data, noise_sd = NULL, prior_sd = 1.5, variance_shape = 2,
                              variance_scale = 0.7)

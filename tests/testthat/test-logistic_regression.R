@@ -17,6 +17,7 @@ ref_logistic <- function(theta, a, y) {
 }
 
 test_that("the C log-likelihood, prior and gradients match R", {
+  test_tags("memcheck")
   data <- logistic_data(60, 1)
   model <- logistic_regression(y ~ x1 + x2, data, prior_sd = 1.7)
   a <- cbind(1, as.matrix(data[, c("x1", "x2")]))

@@ -15,6 +15,7 @@ ns_test <- function(n, learning_rate, seed = 1, ...) {
 }
 
 test_that("nested sampling recovers the exact evidence of linear regression at N = 200", {
+  test_tags("memcheck")
   fit <- ns_test(200, 1e-4)
   err <- log_evidence(fit) - exact_log_evidence(reference_model(200))
   expect_true(fit$converged)
@@ -49,6 +50,7 @@ test_that("nested sampling is reproducible with a seed and differs between seeds
 })
 
 test_that("nested sampling results do not depend on how the run is sliced", {
+  test_tags("memcheck")
   model <- reference_model(200)
   whole <- quietly(nested_sampling(model, live_points = 4, seed = 5, progress = FALSE))
   settings <- sgais:::c_settings(whole$settings)
@@ -130,6 +132,7 @@ test_that("posterior samples from nested sampling are near the posterior", {
 })
 
 test_that("one live point and many live points work", {
+  test_tags("memcheck")
   model <- reference_model(200)
   one <- paper_ns(model, live_points = 1, seed = 1)
   expect_true(is.finite(one$log_evidence))

@@ -29,6 +29,7 @@ test_that("online nested sampling follows the exact evidence at every chunk end"
 })
 
 test_that("one chunk of every observation is nested_sampling() exactly", {
+  test_tags("memcheck")
   model <- reference_model(200)
   a <- quiet_online(model, chunk_size = 200, live_points = 20, seed = 5)
   b <- quietly(nested_sampling(model, live_points = 20, seed = 5, progress = FALSE))
@@ -89,6 +90,7 @@ test_that("online nested sampling is reproducible and does not depend on slicing
 })
 
 test_that("the SGHMC move uses mini-batches of the earlier data at a cost that does not grow", {
+  test_tags("memcheck")
   model <- online_model()
   fit <- quiet_online(model, chunk_size = 100, live_points = 10, seed = 1, move = "sghmc",
                       batch_size = 50)

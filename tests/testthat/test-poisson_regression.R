@@ -18,6 +18,7 @@ ref_poisson <- function(theta, a, y, o = 0) {
 }
 
 test_that("the C log-likelihood, prior and gradients match R, with and without an offset", {
+  test_tags("memcheck")
   data <- poisson_data(60, 1)
   a <- cbind(1, as.matrix(data[, c("x1", "x2")]))
   theta <- c(0.3, -0.5, 0.8)

@@ -1,4 +1,5 @@
 test_that("replicates combine by log-mean-exp with a jackknife standard error", {
+  test_tags("memcheck")
   model <- small_model(1000)
   fit <- quiet_sgais(model, replicates = 3, seed = 1)
   z <- fit$replicate_log_evidence

@@ -5,6 +5,7 @@ draws <- function(n, kind, range = 1, key = c(12345, 678), a = 0, b = 0) {
 }
 
 test_that("a stream is determined by its key and coordinates, and streams differ", {
+  test_tags("memcheck")
   expect_identical(draws(10, 0), draws(10, 0))
   x <- draws(1000, 0)
   expect_false(any(x == draws(1000, 0, a = 1)))
@@ -29,6 +30,7 @@ test_that("uniforms lie in (0, 1) and are uniform", {
 })
 
 test_that("indices are uniform on 0, ..., n - 1, for small and very large n", {
+  test_tags("memcheck")
   for (n in c(1, 2, 7, 1000)) {
     i <- draws(5e4, 1, n)
     expect_true(all(i >= 0 & i < n & i == floor(i)))

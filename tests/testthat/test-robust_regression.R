@@ -19,6 +19,7 @@ ref_robust <- function(theta, a, y, df, prior_sd, scale_prior) {
 }
 
 test_that("the C log-likelihood, prior and gradients match R", {
+  test_tags("memcheck")
   data <- robust_data(50)
   a <- cbind(1, as.matrix(data[, 1:2]))
   model <- robust_regression(y ~ ., data, df = 3.5, prior_sd = 2, scale_prior = 0.7)
@@ -62,30 +63,8 @@ test_that("the prior is a proper density of (theta, log sigma) and its draws fol
   expect_gt(stats::ks.test(exp(draws[4, ]) / 0.5, function(q) 2 * stats::pnorm(q) - 1)$p.value, 1e-3)
 })
 
-# The reference for the estimators: a location-scale t model (intercept and log sigma, the
-# 2-parameter case) on 500 observations with three outliers, whose evidence is the double
-# integral over the intercept b and sigma of likelihood x prior, by nested integrate(),
-# written with dt() and dnorm() independently of the package (scaled by its maximum, found by
-# optim(), so that it does not underflow).
-location_scale <- function() {
-  y <- withr::with_seed(5, 0.8 + 0.7 * stats::rt(500, df = 4))
-  y[c(3, 17, 250)] <- y[c(3, 17, 250)] + c(6, -5, 8)
-  data.frame(y = y)
-}
-
-quadrature_log_evidence <- function(y, df, prior_sd, scale_prior) {
-  log_joint <- function(b, sigma) { # b a vector, sigma a number
-    colSums(stats::dt(outer(y, b, "-") / sigma, df, log = TRUE)) - length(y) * log(sigma) +
-      stats::dnorm(b, 0, prior_sd, log = TRUE) + log(2) +
-      stats::dnorm(sigma, 0, scale_prior, log = TRUE)
-  }
-  top <- -stats::optim(c(stats::median(y), log(stats::mad(y))),
-                       function(p) -log_joint(p[1], exp(p[2])))$value
-  inner <- function(sigma) vapply(sigma, function(s) {
-    stats::integrate(function(b) exp(log_joint(b, s) - top), -Inf, Inf, rel.tol = 1e-10)$value
-  }, 0)
-  log(stats::integrate(inner, 0, Inf, rel.tol = 1e-10)$value) + top
-}
+# The reference for the estimators, location_scale() and quadrature_log_evidence(), is in
+# helper-robust.R (shared with inst/validation/quick.R).
 
 test_that("the quadrature reference is itself right", {
   # with df = 1e8 the errors are normal to about 1e-8 and the intercept integrates out: y | sigma

@@ -33,6 +33,7 @@ test_that("the chunk schedule grows as documented, in R and in C alike", {
 })
 
 test_that("SIR and sequential fits continue on new data as if run at once", {
+  test_tags("memcheck")
   d <- simulate_linear_regression(1000, seed = 3)
   whole <- quietly(sir(linear_regression(y ~ ., d), seed = 4, progress = FALSE))
   part <- quietly(sir(linear_regression(y ~ ., d[1:400, ]), seed = 4, progress = FALSE))
@@ -42,6 +43,7 @@ test_that("SIR and sequential fits continue on new data as if run at once", {
 })
 
 test_that("fits say which estimator made them and the hybrid starts from nested sampling", {
+  test_tags("memcheck")
   model <- seq_model()
   h <- quietly(sequential_sgmcmc(model, hybrid = 200, seed = 1, progress = FALSE))
   expect_identical(h$method, "sequential SG-MCMC + NS")

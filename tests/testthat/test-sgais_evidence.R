@@ -39,6 +39,7 @@ test_that("every fit's data frame begins with the shared columns", {
 })
 
 test_that("a damaged fit gives a classed error, not a wrong number", {
+  test_tags("memcheck")
   fit <- quietly(sgais(reference_model(300), seed = 1, progress = FALSE))
   broken <- fit
   broken$log_evidence <- NULL

@@ -11,6 +11,7 @@ same_run <- function(a, b) {
 online_data <- function(n = 2534) simulate_linear_regression(n, seed = 11)
 
 test_that("a fit continued in pieces, split inside chunks, is the fit of all the data at once", {
+  test_tags("memcheck")
   d <- online_data()
   whole <- quietly(sgais(linear_regression(y ~ ., d), seed = 5, progress = FALSE))
   first <- quietly(sgais(linear_regression(y ~ ., d[1:734, ]), seed = 5, progress = FALSE))
@@ -76,6 +77,7 @@ test_that("a continued fit uses its own random streams, under any plan", {
 })
 
 test_that("a fit saved with saveRDS() continues as if it had never stopped", {
+  test_tags("memcheck")
   d <- online_data(1700)
   whole <- quietly(sgais(linear_regression(y ~ ., d), seed = 8, progress = FALSE))
   part <- quietly(sgais(linear_regression(y ~ ., d[1:1100, ]), seed = 8, progress = FALSE))
@@ -167,6 +169,7 @@ test_that("with a bounded reservoir a fit continued in pieces is still the fit o
 })
 
 test_that("a bounded reservoir keeps memory bounded and is a uniform sample of the stream", {
+  test_tags("memcheck")
   d <- online_data(12000)
   control <- sgais_control(reservoir_size = 1500, exact_until = 1000)
   fit <- quietly(sgais(linear_regression(y ~ ., d[1:6100, ]), control = control, seed = 2,
@@ -218,6 +221,7 @@ test_that("a fit with a bounded reservoir refuses what needs all its observation
 })
 
 test_that("counts of observations past 2^31 do not overflow", {
+  test_tags("memcheck")
   # a reservoir state as if 3 billion observations had been seen: C counts in doubles
   # (the paper's preset: its steps, lr / n, stay stable whatever n is claimed)
   d <- online_data(3100)
@@ -242,6 +246,7 @@ test_that("counts of observations past 2^31 do not overflow", {
 })
 
 test_that("run_in_slices() recovers from an interrupt at the last whole slice", {
+  test_tags("memcheck")
   set.seed(1)
   calls <- 0
   slice <- function(state, budget) {

@@ -66,6 +66,7 @@ test_that("a database query is read with dbFetch() and gives the same fit", {
 })
 
 test_that("an error from the source loses nothing: the fit so far comes with the error", {
+  test_tags("memcheck")
   d <- stream_data()
   failing <- failing_source(d, 1500, function() stop("connection lost"))
   spec <- linear_regression(y ~ ., head(d))
@@ -99,6 +100,7 @@ test_that("an interrupt between blocks keeps the fit of the blocks done", {
 })
 
 test_that("checkpoints are written whole and hold a continuable fit", {
+  test_tags("memcheck")
   d <- stream_data(1200)
   file <- withr::local_tempfile(fileext = ".rds")
   fit <- quietly(sgais_stream(linear_regression(y ~ ., head(d)), d, block_size = 400,

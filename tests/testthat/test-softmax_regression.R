@@ -11,6 +11,7 @@ ref_softmax <- function(theta, a, y, k) {
 }
 
 test_that("the C log-likelihood, prior and gradients match R", {
+  test_tags("memcheck")
   data <- simulate_softmax_regression(60, dim = 3, classes = 4, seed = 2)
   model <- softmax_regression(y ~ ., data, prior_sd = 1.7)
   a <- cbind(1, as.matrix(data[, 1:3]))
@@ -38,6 +39,7 @@ test_that("the log-softmax is stable for huge linear predictors", {
 })
 
 test_that("classes summed four at a time and those left over match R", {
+  test_tags("memcheck")
   # 6 classes: one block of four and two left over; 5 design columns: the gradient's covariate
   # pairs and one left over
   data <- simulate_softmax_regression(80, dim = 4, classes = 6, seed = 7)
@@ -179,13 +181,5 @@ test_that("the robust samplers draw softmax regression's free directions from th
   expect_lt(abs(mean(particles)), 4 * sqrt(4 / 3 / length(particles)))
 })
 
-test_that("SGAIS's mini-batch moves stay stable on the paper's softmax regression as n grows", {
-  # With a metric estimated from particles that keep the prior's spread along the free
-  # directions, the mini-batch moves became unstable near n = 16,000 and SGAIS stalled there
-  # (step halved 6 times, annealing steps of lambda 1e-6).
-  skip_on_cran()
-  model <- softmax_regression(y ~ ., simulate_softmax_regression(20000, seed = 1))
-  fit <- sgais(model, seed = 1, progress = FALSE)
-  expect_equal(sum(fit$trajectory$step_halvings), 0)
-  expect_lt(max(fit$trajectory$annealing_steps[fit$trajectory$n > 2000]), 10)
-})
+# The stability of SGAIS's mini-batch moves on the paper's softmax regression as n grows (20,000
+# rows) is a statistical check of inst/validation/checks.R.

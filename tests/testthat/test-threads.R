@@ -96,6 +96,7 @@ test_that("the default is set when the package is loaded", {
 })
 
 test_that("a forked process uses one thread", {
+  test_tags("memcheck")
   skip_on_os("windows")
   skip_if_not(threads_openmp(), "sgais was built without OpenMP")
   local_threads()

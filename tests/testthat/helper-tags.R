@@ -1,0 +1,8 @@
+# Tags choose the tests that the slow builds run: tools/run-tests.R --tags=memcheck runs only
+# the tests whose body begins with test_tags("memcheck", ...), and `make valgrind` runs those.
+# The tag is read from the test's source by the runner; in an ordinary run (and in R CMD check)
+# test_tags() does nothing.
+#   memcheck  one small test of each C code path (each estimator, kernel and model family, the
+#             threads, the state and streams): the valgrind job runs these alone, about 50
+#             times slower than natively, so together they take seconds natively.
+test_tags <- function(...) invisible(NULL)
