@@ -1,33 +1,48 @@
 # sgais developer and user entry points. Every target installs what it needs first.
+#   make install  build the source tarball with its vignettes and install it (about a minute;
+#               vignette("sgais") and browseVignettes("sgais") then work)
 #   make demo   fit the paper's linear regression, compare with the exact evidence, draw sgais-demo.png
-#   make test   run the test suite (prints "testthat: N passed, N failed, N skipped")
-#   make check  R CMD build + R CMD check --no-manual
+#   make test   run the test suite (prints its 10 slowest tests and "testthat: N passed, N failed,
+#               N skipped"; fails on a test over 10 s). Takes about 3 minutes.
+#   make check  R CMD check --no-manual of the tarball, without the tests (that is `make test`) and
+#               without rebuilding the vignettes (`make install` has built them)
+#   make check-vignettes  R CMD check that reruns the vignettes' code and rebuilds them, no tests
+#   make validate-quick  every estimator x preset x model family once on small data against its
+#               reference, and the quick statistical checks (inst/validation/quick.R, < 10 minutes)
+#   make validate  every estimator and preset against exact and Stan references (inst/validation/
+#               run.R, 70-80 minutes), then every statistical check (inst/validation/checks.R)
 #   make bench  the linear-regression benchmark (N = 1e4, 1e5, 1e6)
 #   make bench-models  SGAIS, NS and AIS on softmax regression and the mixture (N = 1e4, 1e5)
-#   make validate  every estimator and preset against exact and Stan references (inst/validation)
 #   make docs   regenerate man/ and NAMESPACE with roxygen2
-#   make sanitize  the C-heavy tests against a build with AddressSanitizer and UBSan, on 2 threads
-#               (tools/sanitize.sh); fails on any sanitizer report (about 4 minutes)
-#   make valgrind  the estimator tests under valgrind memcheck (tools/valgrind.sh); fails on any
-#               memcheck error or definite leak (about 6 minutes)
-# .ci/run runs test, check, sanitize and valgrind. SANITIZE_TESTS / VALGRIND_TESTS choose other
-# test files (a testthat filter; empty: all) and SANITIZE_SKIP / VALGRIND_SKIP other tests to skip
-# by description (empty: none; the defaults are in the scripts), e.g.
-#   make valgrind VALGRIND_TESTS=nested VALGRIND_SKIP=
+#   make sanitize  the whole suite against a build with AddressSanitizer and UBSan, on 2 threads
+#               (tools/sanitize.sh); fails on any sanitizer report (about 7 minutes)
+#   make valgrind  the tests tagged test_tags("memcheck") under valgrind memcheck
+#               (tools/valgrind.sh); fails on any memcheck error or definite leak (about 5 minutes)
+# .ci/run runs test, check, then sanitize and valgrind side by side. SANITIZE_FILES/SANITIZE_TAGS
+# and VALGRIND_FILES/VALGRIND_TAGS choose other tests (tools/run-tests.R --files and --tags), e.g.
+#   make valgrind VALGRIND_FILES=nested_sampling VALGRIND_TAGS=
 R ?= R
 RSCRIPT ?= Rscript
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := sgais_$(VERSION).tar.gz
+# What the tarball is built from: it is rebuilt when one of these changes.
+SOURCES := DESCRIPTION NAMESPACE LICENSE $(shell find R src man vignettes inst -type f \
+  ! -name '*.o' ! -name '*.so' ! -name '*.dll' ! -path 'inst/doc/*' 2>/dev/null)
 N ?= 100000
 PNG ?= sgais-demo.png
 
-.PHONY: deps install demo test check bench bench-models validate docs sanitize valgrind clean
+.PHONY: deps install demo test check check-vignettes bench bench-models validate validate-quick \
+  docs sanitize valgrind clean
 
 deps:
 	sh tools/install-deps.sh
 
-install: deps
-	$(R) CMD INSTALL --preclean --no-multiarch .
+# R CMD build runs the vignettes (R CMD INSTALL of the directory would leave them out).
+$(TARBALL): $(SOURCES) | deps
+	$(R) CMD build .
+
+install: $(TARBALL)
+	$(R) CMD INSTALL --no-multiarch $(TARBALL)
 
 demo: install
 	$(RSCRIPT) inst/examples/demo.R $(N) $(PNG)
@@ -35,11 +50,11 @@ demo: install
 test: install
 	$(RSCRIPT) tools/run-tests.R
 
-$(TARBALL): deps
-	$(R) CMD build .
-
 check: $(TARBALL)
-	_R_CHECK_FORCE_SUGGESTS_=false $(R) CMD check --no-manual $(TARBALL)
+	_R_CHECK_FORCE_SUGGESTS_=false $(R) CMD check --no-manual --no-tests --ignore-vignettes $(TARBALL)
+
+check-vignettes: $(TARBALL)
+	_R_CHECK_FORCE_SUGGESTS_=false $(R) CMD check --no-manual --no-tests $(TARBALL)
 
 bench: install
 	$(RSCRIPT) inst/bench/linear-regression.R
@@ -47,8 +62,12 @@ bench: install
 bench-models: install
 	$(RSCRIPT) inst/bench/models.R
 
+validate-quick: install
+	$(RSCRIPT) inst/validation/quick.R
+
 validate: install
 	$(RSCRIPT) inst/validation/run.R
+	$(RSCRIPT) inst/validation/checks.R --tier=full
 
 docs:
 	$(RSCRIPT) -e 'roxygen2::roxygenise(load_code = "source")'

@@ -3,42 +3,18 @@
 # any memcheck error (invalid read or write, use of an uninitialised value, bad free) and on any
 # definitely lost block. Possibly lost blocks are not errors: the threads of libgomp and of cli
 # leave their thread-local storage "possibly lost" at exit. Used by `make valgrind` and .ci/run.
-# Environment (unset: the defaults below; set but empty: every file, no test skipped):
-#   VALGRIND_TESTS  testthat filter: a regular expression on the file names without test- and .R
-#   VALGRIND_SKIP   a regular expression on test descriptions; the tests it matches are skipped
+# Environment:
+#   VALGRIND_TAGS   which tests: tools/run-tests.R --tags (default "memcheck": the tests tagged
+#                   test_tags("memcheck"), one small test of each C code path; empty: every test)
+#   VALGRIND_FILES  which test files: tools/run-tests.R --files (default empty: every file)
 #   R               the R front end (default R)
+# Under memcheck R runs 20 to 50 times slower (the C core about 50), so the default runs the
+# tagged tests alone: a few seconds natively, a few minutes here. The time limit of the ordinary
+# suite does not apply.
 set -eu
 R=${R:-R}
-# The estimator tests.
-files="ais nested_sampling sgais sgais_state kernels sequential online_nested_sampling"
-# Under memcheck R runs 20 to 50 times slower (the C core about 50): these tests would take
-# minutes each, and their code paths are run by the others at smaller sizes or fewer repeats (one
-# description pattern a line). Together the rest take about 6 minutes on 2 cores.
-skip="iris
-draws its progress bar
-N = 2,000
-random walk.s length
-spread the particles
-20 covariates
-N = 10,000
-abrupt change
-same seed
-small noise
-under any plan
-interrupted sgais
-continued in pieces
-preset and for replicates
-calibrated spread
-keep runs reproducible
-report the fraction
-reads a small fraction
-find the exact evidence
-agree with a grid evidence
-online nested sampling follows
-agrees with nested_sampling
-drift of a long stream"
-TESTS=${VALGRIND_TESTS-^($(echo $files | tr ' ' '|'))\$}
-SKIP=${VALGRIND_SKIP-$(printf '%s\n' "$skip" | paste -sd'|' -)}
+TAGS=${VALGRIND_TAGS-memcheck}
+FILES=${VALGRIND_FILES-}
 
 if ! command -v valgrind >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
@@ -55,13 +31,13 @@ trap 'rm -rf "$tmp"' EXIT
 memcheck="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite"
 # --child-silent-after-fork: the log is R's alone, not also that of the processes R forks (to run
 # a command, or a forked worker), which would end it with their own summaries
-echo "valgrind: running the tests${TESTS:+ matching '$TESTS'} under $memcheck"
-[ -z "$SKIP" ] || echo "valgrind: skipping the tests described by '$SKIP'"
+echo "valgrind: running the tests${TAGS:+ tagged $TAGS}${FILES:+ in $FILES} under $memcheck"
 # memcheck writes to its own log, printed after the tests' output
 echo 0 >"$tmp/status" # the pipeline hides the exit status; it is kept here
 {
   "$R" -d "$memcheck --child-silent-after-fork=yes --log-file=$tmp/memcheck.log" \
-    --vanilla --no-echo -f tools/run-tests.R --args "$TESTS" "$SKIP" 2>&1 ||
+    --vanilla --no-echo -f tools/run-tests.R --args --tags="$TAGS" --files="$FILES" \
+    --max-seconds=0 2>&1 ||
     echo $? >"$tmp/status"
 } | tee "$tmp/tests.log"
 status=$(cat "$tmp/status")
