@@ -42,10 +42,10 @@
 # With --out, Part 1's rows are also written to that CSV file after every fit. Progress goes to
 # stderr, the tables to stdout.
 # --families, --estimators and --presets run a part of Part 1; --no-checks skips Part 2.
-# Measured: 2.2 min (130 s) on the 2-core development machine while another test run shared it
-# (quick-2026-11-26.txt): Part 1 69 s (the slowest fits, nested sampling and online nested
-# sampling on the mixture, softmax and custom model, 3 to 8 s each), Part 2 61 s. The fits run
-# one after another, each on the package's default threads.
+# Measured: 2.4 min on the 2-core development machine (quick-2026-11-26.txt): Part 1 62 s (the
+# slowest fits, nested sampling and online nested sampling on the mixture, softmax and custom
+# model, 3 to 8 s each), Part 2 83 s. The fits run one after another, each on the package's
+# default threads.
 #
 # Run from the package's root with sgais installed.
 
