@@ -20,6 +20,17 @@
 #' closed form, a multivariate Student-t density ([exact_log_evidence()]). The model has class
 #' `sgais_linear_regression_nig` before `sgais_linear_regression`.
 #'
+#' **Priors.** By default every coefficient, the intercept included, has the paper's
+#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} prior. `prior` sets the prior of the coefficients other
+#' than the intercept and `prior_intercept` that of the intercept, each from [normal_prior()]
+#' (a mean and sd per coefficient, or one of each, recycled), [student_t_prior()] or
+#' [cauchy_prior()]; what is not set keeps \eqn{N(0, \tau^2)}{N(0, prior_sd^2)}. With known
+#' noise and normal priors the evidence keeps its closed form ([exact_log_evidence()]); with
+#' Student-t or Cauchy priors it is estimated only. With `noise_sd = NULL` the priors must be
+#' normal, and their means and sds are in units of \eqn{\sigma}{sigma}: \eqn{\theta_j \mid
+#' \sigma^2 \sim N(m_j, \sigma^2 s_j^2)}{theta_j | sigma^2 ~ N(m_j, sigma^2 s_j^2)}, still
+#' conjugate, with a closed-form evidence.
+#'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
 #' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
 #' intercept follows the formula (`- 1` removes it); with `x` and `y` an intercept column is
@@ -46,6 +57,12 @@
 #' @param variance_shape,variance_scale With `noise_sd = NULL`, the shape \eqn{a} and scale
 #'   \eqn{b} of the inverse-gamma prior of the noise variance (default 1 and 1); an error with a
 #'   known `noise_sd`.
+#' @param prior The prior of the coefficients other than the intercept: [normal_prior()],
+#'   [student_t_prior()] or [cauchy_prior()] with one value, or one per coefficient in the order
+#'   of the design's columns, of each of its means (locations) and sds (scales); leave its `dim`
+#'   unset. `NULL` (the default): `normal_prior(0, prior_sd)`.
+#' @param prior_intercept The intercept's prior, likewise with one value of each; `NULL` (the
+#'   default): `normal_prior(0, prior_sd)`. An error when the design has no intercept.
 #' @return A model of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
 #'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
 #'   variance) for [sgais()] and [exact_log_evidence()].
@@ -64,12 +81,20 @@
 #' nig <- linear_regression(y ~ ., data, noise_sd = NULL, prior_sd = 3, variance_shape = 2)
 #' nig
 #' exact_log_evidence(nig)
+#'
+#' # priors of your own: the intercept N(20, 10^2), the slopes a mean and sd each
+#' cars <- linear_regression(mpg ~ wt + hp, mtcars, noise_sd = 3,
+#'                           prior = normal_prior(mean = c(-5, 0), sd = c(5, 0.1)),
+#'                           prior_intercept = normal_prior(20, 10))
+#' cars
+#' exact_log_evidence(cars)
 linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_sd = 1,
-                              x = NULL, y = NULL, variance_shape = 1, variance_scale = 1) {
+                              x = NULL, y = NULL, variance_shape = 1, variance_scale = 1,
+                              prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
   if (is.null(noise_sd)) {
     return(linear_regression_nig(formula, data, prior_sd, x, y, variance_shape, variance_scale,
-                                 call))
+                                 prior, prior_intercept, call))
   }
   if (!missing(variance_shape) || !missing(variance_scale)) {
     abort(paste("`variance_shape` and `variance_scale` are the prior of an unknown noise",
@@ -78,7 +103,8 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
   noise_sd <- check_hyper(noise_sd, "noise_sd", call)
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
-  spec <- c(design$spec, list(hyper = list(noise_sd = noise_sd, prior_sd = prior_sd)))
+  coef <- regression_prior(colnames(design$a), prior, prior_intercept, prior_sd, call)
+  spec <- c(design$spec, list(hyper = with_coef_prior(list(noise_sd = noise_sd), coef)))
   new_sgais_model(
     family = "linear_regression",
     data = linear_regression_data(design, call),
@@ -89,7 +115,8 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
     details = c(
       likelihood = sprintf("%s ~ N(a'theta, sd = %s), a = row of the design", spec$response,
                            format(noise_sd)),
-      prior = sprintf("theta_j ~ N(0, sd = %s), independent", format(prior_sd))
+      prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
+                                             format(coef$prior_sd))
     ),
     formula = formula,
     class = "sgais_linear_regression"
@@ -99,7 +126,7 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
 # linear_regression(noise_sd = NULL): the unknown-variance model, family "linear_regression_nig"
 # (src/linear_regression.c), theta = (coefficients, log sigma^2).
 linear_regression_nig <- function(formula, data, prior_sd, x, y, variance_shape, variance_scale,
-                                  call) {
+                                  prior, prior_intercept, call) {
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   hyper <- list(
     prior_sd = prior_sd,
@@ -107,6 +134,9 @@ linear_regression_nig <- function(formula, data, prior_sd, x, y, variance_shape,
     variance_scale = check_hyper(variance_scale, "variance_scale", call)
   )
   design <- regression_design(formula, data, x, y, call)
+  coef <- regression_prior(colnames(design$a), prior, prior_intercept, prior_sd, call,
+                           normal_only = TRUE)
+  hyper <- with_coef_prior(hyper, coef)
   spec <- c(design$spec, list(hyper = hyper))
   new_sgais_model(
     family = "linear_regression_nig",
@@ -118,8 +148,13 @@ linear_regression_nig <- function(formula, data, prior_sd, x, y, variance_shape,
     details = c(
       likelihood = sprintf("%s ~ N(a'theta, sigma^2), a = row of the design", spec$response),
       prior = sprintf(
-        "theta_j | sigma^2 ~ N(0, sd = %s sigma), independent; sigma^2 ~ InvGamma(shape %s, scale %s)",
-        format(prior_sd), format(hyper$variance_shape), format(hyper$variance_scale)
+        "%s; sigma^2 ~ InvGamma(shape %s, scale %s)",
+        if (is.null(coef$description)) {
+          sprintf("theta_j | sigma^2 ~ N(0, sd = %s sigma), independent", format(coef$prior_sd))
+        } else {
+          sprintf("theta | sigma^2: %s (sds in units of sigma)", coef$description)
+        },
+        format(hyper$variance_shape), format(hyper$variance_scale)
       ),
       sampled = "theta, log(sigma^2); log-Jacobian in the prior"
     ),
@@ -165,10 +200,11 @@ check_response <- function(y, what, call) {
 lr_prior_distance <- function(model) {
   xt <- model$data$xt
   s2 <- model$hyper$noise_sd^2
-  t2 <- model$hyper$prior_sd^2
+  prior <- coef_prior_moments(model, nrow(xt))
+  t2 <- prior$scale^2
   precision <- tcrossprod(xt) / s2 + diag(1 / t2, nrow(xt))
-  mean <- solve(precision, drop(xt %*% model$data$y) / s2)
-  sqrt(sum(mean^2) / t2)
+  mean <- solve(precision, drop(xt %*% model$data$y) / s2 + prior$location / t2)
+  sqrt(sum((mean - prior$location)^2 / t2))
 }
 
 # The estimators' cap on annealing steps (src/sgais.c, src/ais.c).
@@ -182,14 +218,20 @@ check_prior_conflict <- function(model, call) {
   if (!identical(model$family, "linear_regression")) return(invisible(model))
   d <- lr_prior_distance(model)
   if (4 * d > max_annealing_steps) {
+    blocks <- !is.null(model$hyper[["prior"]])
+    evidence <- if (coef_prior_moments(model, nrow(model$data$xt))$normal) {
+      sprintf("This model's evidence is tiny (`exact_log_evidence()` gives it: %.6g). ",
+              exact_log_evidence(model))
+    } else ""
     abort(sprintf(paste(
       "The data lie far outside what the prior allows: the posterior mean is %s prior standard",
-      "deviations (`prior_sd` = %g) from the prior mean. Annealing would need about %s steps,",
-      "more than the %s the estimators take, and nested sampling longer still. This model's",
-      "evidence is tiny (`exact_log_evidence()` gives it: %.6g). If that is not what you meant,",
-      "rescale the response and covariates to about unit scale, or widen `prior_sd`."),
-      format_big(d), model$hyper$prior_sd, format_big(4 * d), format_count(max_annealing_steps),
-      exact_log_evidence(model)), call, "sgais_error_prior_conflict", distance = d)
+      "deviations (%s) from the prior mean. Annealing would need about %s steps,",
+      "more than the %s the estimators take, and nested sampling longer still. %sIf that is not",
+      "what you meant, rescale the response and covariates to about unit scale, or widen %s."),
+      format_big(d), if (blocks) "of `prior` and `prior_intercept`" else
+        sprintf("`prior_sd` = %g", model$hyper$prior_sd),
+      format_big(4 * d), format_count(max_annealing_steps), evidence,
+      if (blocks) "the prior" else "`prior_sd`"), call, "sgais_error_prior_conflict", distance = d)
   }
   invisible(model)
 }
@@ -200,8 +242,10 @@ exact_log_evidence.sgais_linear_regression <- function(model, n = NULL) {
   check_all_rows(model, sys.call())
   n <- check_prefix_lengths(n, model$n, sys.call())
   s2 <- model$hyper[["noise_sd"]]^2
-  t2 <- model$hyper[["prior_sd"]]^2
-  lr_prefix_evidence(model, n, function(xtx, xty, yy, m) lr_log_evidence(xtx, xty, yy, m, s2, t2))
+  prior <- normal_coef_prior(model, sys.call())
+  lr_prefix_evidence(model, n, function(xtx, xty, yy, m) {
+    lr_log_evidence(xtx, xty, yy, m, s2, prior$scale^2, prior$location)
+  })
 }
 
 #' @rdname exact_log_evidence
@@ -210,9 +254,22 @@ exact_log_evidence.sgais_linear_regression_nig <- function(model, n = NULL) {
   check_all_rows(model, sys.call())
   n <- check_prefix_lengths(n, model$n, sys.call())
   h <- model$hyper
+  prior <- normal_coef_prior(model, sys.call())
   lr_prefix_evidence(model, n, function(xtx, xty, yy, m) {
-    nig_lr_log_evidence(xtx, xty, yy, m, h$variance_shape, h$variance_scale, h$prior_sd^2)
+    nig_lr_log_evidence(xtx, xty, yy, m, h$variance_shape, h$variance_scale, prior$scale^2,
+                        prior$location)
   })
+}
+
+# The coefficients' prior means and sds of a linear regression, for the closed forms: an error
+# when a prior is Student-t or Cauchy, whose evidence has none.
+normal_coef_prior <- function(model, call) {
+  prior <- coef_prior_moments(model, nrow(model$data$xt))
+  if (!prior$normal) {
+    abort(paste("`model` has a Student-t or Cauchy prior on its coefficients: its evidence has no",
+                "closed form. Estimate it with `sgais()`."), call, "sgais_error_no_closed_form")
+  }
+  prior
 }
 
 # evidence(A'A, A'y, y'y, m) of the first m observations of a regression, for every m in n (in
@@ -238,32 +295,54 @@ lr_prefix_evidence <- function(model, n, evidence) {
   out[match(n, ends)]
 }
 
-# log N(y; 0, s2 I + t2 A A') from the sufficient statistics A'A, A'y, y'y by the matrix
-# determinant lemma and Woodbury identity: with P = A'A / s2 + I / t2 = R'R and z = R^-T A'y / s2,
-# log Z = -n/2 log(2 pi s2) - p/2 log t2 - sum(log diag R) - (y'y / s2 - z'z) / 2.
-lr_log_evidence <- function(xtx, xty, yy, n, s2, t2) {
-  p <- length(xty)
-  r <- chol(xtx / s2 + diag(1 / t2, p))
-  z <- backsolve(r, xty / s2, transpose = TRUE)
-  -0.5 * n * log(2 * pi * s2) - 0.5 * p * log(t2) - sum(log(diag(r))) - 0.5 * (yy / s2 - sum(z^2))
+# The sufficient statistics of y - A m, the response less the prior mean's prediction:
+# A'(y - A m) and |y - A m|^2, so that a prior N(m, V) is the zero-mean one on the shifted
+# response.
+shift_statistics <- function(xtx, xty, yy, m) {
+  if (all(m == 0)) return(list(xty = xty, yy = yy))
+  am <- drop(xtx %*% m)
+  list(xty = xty - am, yy = yy - 2 * sum(m * xty) + sum(m * am))
 }
 
-# log p(y) under sigma^2 ~ InvGamma(a, b), theta | sigma^2 ~ N(0, sigma^2 t2 I): y ~ t_{2a}(0,
-# (b / a) (I + t2 A A')), multivariate Student-t (Murphy, Machine Learning: A Probabilistic
-# Perspective, 2012, Section 7.6.3). From the sufficient statistics, with P = A'A + I / t2 = R'R
-# (the posterior precision, in units of 1 / sigma^2) and z = R^-T A'y: Woodbury gives
-# Q = y'(I + t2 A A')^-1 y = y'y - z'z and the determinant lemma log det(I + t2 A A') =
-# p log t2 + 2 sum(log diag R), so
-# log Z = lgamma(a + n/2) - lgamma(a) + a log b - (a + n/2) log(b + Q/2) - n/2 log(2 pi)
-#         - p/2 log t2 - sum(log diag R).
-# Q >= 0, but y'y - z'z can round below it when the fit is near exact.
-nig_lr_log_evidence <- function(xtx, xty, yy, n, a, b, t2) {
+# log N(y; A m, s2 I + A diag(t2) A') from the sufficient statistics A'A, A'y, y'y by the matrix
+# determinant lemma and Woodbury identity: with y' = y - A m, P = A'A / s2 + diag(1 / t2) = R'R
+# and z = R^-T A'y' / s2,
+# log Z = -n/2 log(2 pi s2) - sum(log t2) / 2 - sum(log diag R) - (y''y' / s2 - z'z) / 2.
+# t2: one prior variance, or one per coefficient; m: the prior means (0 by default).
+lr_log_evidence <- function(xtx, xty, yy, n, s2, t2, m = 0) {
   p <- length(xty)
+  t2 <- rep_len(t2, p)
+  shifted <- shift_statistics(xtx, xty, yy, rep_len(m, p))
+  r <- chol(xtx / s2 + diag(1 / t2, p))
+  z <- backsolve(r, shifted$xty / s2, transpose = TRUE)
+  -0.5 * n * log(2 * pi * s2) - 0.5 * log_det_diag(t2) - sum(log(diag(r))) -
+    0.5 * (shifted$yy / s2 - sum(z^2))
+}
+
+# sum(log(t2)), as p log(t2) when the variances are all one (the paper's prior: its value as
+# before per-coefficient variances, to the last bit).
+log_det_diag <- function(t2) {
+  if (all(t2 == t2[1])) length(t2) * log(t2[1]) else sum(log(t2))
+}
+
+# log p(y) under sigma^2 ~ InvGamma(a, b), theta | sigma^2 ~ N(m, sigma^2 T), T = diag(t2):
+# y ~ t_{2a}(A m, (b / a) (I + A T A')), multivariate Student-t (Murphy, Machine Learning: A
+# Probabilistic Perspective, 2012, Section 7.6.3). From the sufficient statistics of y' = y - A m,
+# with P = A'A + T^-1 = R'R (the posterior precision, in units of 1 / sigma^2) and
+# z = R^-T A'y': Woodbury gives Q = y''(I + A T A')^-1 y' = y''y' - z'z and the determinant lemma
+# log det(I + A T A') = sum(log t2) + 2 sum(log diag R), so
+# log Z = lgamma(a + n/2) - lgamma(a) + a log b - (a + n/2) log(b + Q/2) - n/2 log(2 pi)
+#         - sum(log t2) / 2 - sum(log diag R).
+# Q >= 0, but y''y' - z'z can round below it when the fit is near exact.
+nig_lr_log_evidence <- function(xtx, xty, yy, n, a, b, t2, m = 0) {
+  p <- length(xty)
+  t2 <- rep_len(t2, p)
+  shifted <- shift_statistics(xtx, xty, yy, rep_len(m, p))
   r <- chol(xtx + diag(1 / t2, p))
-  z <- backsolve(r, xty, transpose = TRUE)
-  q <- max(yy - sum(z^2), 0)
+  z <- backsolve(r, shifted$xty, transpose = TRUE)
+  q <- max(shifted$yy - sum(z^2), 0)
   lgamma(a + n / 2) - lgamma(a) + a * log(b) - (a + n / 2) * log(b + q / 2) -
-    0.5 * n * log(2 * pi) - 0.5 * p * log(t2) - sum(log(diag(r)))
+    0.5 * n * log(2 * pi) - 0.5 * log_det_diag(t2) - sum(log(diag(r)))
 }
 
 #' Simulate the paper's linear-regression data

@@ -49,12 +49,14 @@
 #'
 #' # the same model as the first through the matrix interface
 #' logistic_regression(x = mtcars$wt, y = mtcars$am == 1)
-logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL) {
+logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
+                                prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
   levels <- binary_levels(design$y, design$what, call)
-  spec <- c(design$spec, list(response_levels = levels, hyper = list(prior_sd = prior_sd)))
+  coef <- regression_prior(colnames(design$a), prior, prior_intercept, prior_sd, call)
+  spec <- c(design$spec, list(response_levels = levels, hyper = with_coef_prior(list(), coef)))
   success <- if (is.null(levels)) NULL else {
     c(success = sprintf("\"%s\" (\"%s\" is failure)", levels[2], levels[1]))
   }
@@ -68,7 +70,8 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
     details = c(
       likelihood = sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response),
       success,
-      prior = sprintf("theta_j ~ N(0, sd = %s), independent", format(prior_sd))
+      prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
+                                             format(coef$prior_sd))
     ),
     formula = formula,
     class = "sgais_logistic_regression"

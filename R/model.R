@@ -136,6 +136,15 @@ validate_sgais_model <- function(model, call = NULL) {
       bad("its `hyper$%s` must be %s, not %s.", h, what, describe(v))
     }
   }
+  # the regressions' coefficient prior blocks (R/prior.R regression_prior()), when they have
+  # them; C checks their contents (kinds, order, values) against the model's dimension
+  blocks <- hyper[["prior"]] # not hyper$prior, which would match hyper$prior_sd
+  if (!is.null(blocks) && family != "custom" &&
+      (!is.matrix(blocks) || typeof(blocks) != "double" || nrow(blocks) != 6L ||
+       ncol(blocks) < 1L || anyNA(blocks[1:5, ]))) {
+    bad("its `hyper$prior` must be a numeric matrix of prior blocks (6 rows), not %s.",
+        describe(blocks))
+  }
   y <- data$y
   kind_ok <- switch(rules$response %||% "any",
     any = TRUE,

@@ -58,7 +58,7 @@
 #' # the same model through the matrix interface
 #' poisson_regression(x = visits$age, y = visits$events, offset = log(visits$years))
 poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
-                               offset = NULL) {
+                               offset = NULL, prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   if (!is.null(formula) && !is.null(offset)) {
@@ -76,7 +76,8 @@ poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = 
     design$what_offset <- "The offset of `data`"
     spec$row_by_row <- spec$row_by_row %||% offset_row_by_row(spec, data, design[["offset"]], call)
   }
-  spec$hyper <- list(prior_sd = prior_sd)
+  coef <- regression_prior(colnames(design$a), prior, prior_intercept, prior_sd, call)
+  spec$hyper <- with_coef_prior(list(), coef)
   new_sgais_model(
     family = "poisson_regression",
     data = poisson_regression_data(design, call),
@@ -88,7 +89,8 @@ poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = 
       likelihood = sprintf("%s ~ Poisson(exp(%sa'theta)), a = row of the design", spec$response,
                            if (spec$offset) "offset + " else ""),
       if (spec$offset) c(offset = offset_label(spec)),
-      prior = sprintf("theta_j ~ N(0, sd = %s), independent", format(prior_sd))
+      prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
+                                             format(coef$prior_sd))
     ),
     formula = formula,
     class = "sgais_poisson_regression"

@@ -24,6 +24,37 @@ check_finite_number <- function(x, arg, call) {
   as.double(x)
 }
 
+# A location or scale of a prior block: finite numbers (positive for a scale), one, or one per
+# parameter the block covers; with `dim` given, 1 or `dim` of them.
+check_block_values <- function(x, arg, dim, call, positive = FALSE) {
+  if (!is.numeric(x) || is.factor(x) || length(x) < 1L || anyNA(x) || any(!is.finite(x)) ||
+      (positive && any(x <= 0))) {
+    abort(sprintf("`%s` must be a %sfinite number, or one per parameter, not %s.", arg,
+                  if (positive) "positive " else "", describe(x)), call)
+  }
+  if (!is.null(dim) && !length(x) %in% c(1L, dim)) {
+    abort(sprintf("`%s` has %d values for `dim` = %d parameters: give one, or one per parameter.",
+                  arg, length(x), dim), call)
+  }
+  as.double(unname(x))
+}
+
+# The label of a block of `kind` with these values (vectors: the first few shown).
+prior_label <- function(kind, location, scale, df) {
+  shown <- function(x) {
+    if (length(x) == 1L) return(format(x))
+    paste0("(", paste(format(utils::head(x, 4)), collapse = ", "),
+           if (length(x) > 4) ", ..." else "", ")")
+  }
+  switch(kind,
+    normal = sprintf("N(%s, sd = %s)", shown(location), shown(scale)),
+    student_t = if (isTRUE(df == 1)) sprintf("Cauchy(%s, scale = %s)", shown(location), shown(scale))
+                else sprintf("%s + %s t(df = %s)", shown(location), shown(scale), format(df)),
+    half_normal = sprintf("exp(theta) ~ half-N(0, sd = %s)", format(scale)),
+    exponential = sprintf("exp(theta) ~ Exp(rate = %s)", format(1 / scale))
+  )
+}
+
 #' Prior building blocks
 #'
 #' Independent priors on consecutive parameters of a model, for [custom_model()] and
@@ -39,9 +70,10 @@ check_finite_number <- function(x, arg, call) {
 #' Jacobian \eqn{d\sigma/d\theta = \sigma}{d sigma / d theta = sigma} included, and the
 #' likelihood should use `exp(theta)`.
 #'
-#' * `normal_prior()`: \eqn{\theta_j \sim N(\mathrm{mean}, \mathrm{sd}^2)}{theta_j ~ N(mean, sd^2)}.
-#' * `student_t_prior()`: \eqn{\theta_j = \mathrm{location} + \mathrm{scale}\, t_\nu}{theta_j =
-#'   location + scale * t_df}, heavier tails than the normal.
+#' * `normal_prior()`: \eqn{\theta_j \sim N(\mathrm{mean}_j, \mathrm{sd}_j^2)}{theta_j ~ N(mean_j, sd_j^2)}.
+#' * `student_t_prior()`: \eqn{\theta_j = \mathrm{location}_j + \mathrm{scale}_j\, t_\nu}{theta_j =
+#'   location_j + scale_j * t_df}, heavier tails than the normal.
+#' * `cauchy_prior()`: the Student-t with one degree of freedom, the heaviest tails of the three.
 #' * `half_normal_prior()`: \eqn{\sigma_j = e^{\theta_j} \sim N^+(0, \mathrm{scale}^2)}{sigma_j =
 #'   exp(theta_j) ~ N+(0, scale^2)}.
 #' * `exponential_prior()`: \eqn{\sigma_j = e^{\theta_j} \sim \mathrm{Exp}(\mathrm{rate})}{sigma_j =
@@ -50,9 +82,18 @@ check_finite_number <- function(x, arg, call) {
 #'   \mathrm{sdlog}^2)}{log(sigma_j) = theta_j ~ N(meanlog, sdlog^2)}, the same as
 #'   `normal_prior(meanlog, sdlog)` on \eqn{\theta}{theta}.
 #'
-#' @param mean,sd Mean and standard deviation of a normal prior.
+#' The means, standard deviations, locations and scales of `normal_prior()`,
+#' `student_t_prior()` and `cauchy_prior()` may be vectors with one value per parameter of the
+#' block (or one value, recycled): `normal_prior(mean = c(0, 1), sd = c(10, 2.5))` on two
+#' parameters. They are also the `prior` and `prior_intercept` of the regression models
+#' ([linear_regression()], [logistic_regression()], [poisson_regression()],
+#' [robust_regression()], [softmax_regression()]), which decide the blocks' sizes (leave `dim`
+#' unset there).
+#'
+#' @param mean,sd Means and standard deviations of a normal prior: one, or one per parameter.
 #' @param df Degrees of freedom of the Student-t prior.
-#' @param location,scale Location and scale of the Student-t; the scale of the half-normal.
+#' @param location,scale Locations and scales of the Student-t and Cauchy priors (one, or one per
+#'   parameter); the scale of the half-normal.
 #' @param rate Rate of the exponential prior on \eqn{\sigma}{sigma}.
 #' @param meanlog,sdlog Mean and standard deviation of \eqn{\log\sigma}{log(sigma)}.
 #' @param dim How many consecutive parameters the block covers; `NULL` (the default): all the
@@ -65,23 +106,43 @@ check_finite_number <- function(x, arg, call) {
 #' # three regression coefficients, then the log of the noise standard deviation
 #' prior <- c(normal_prior(sd = 10, dim = 3), half_normal_prior(scale = 2))
 #' prior
+#'
+#' # a mean and sd per parameter
+#' normal_prior(mean = c(0, 1, 0), sd = c(10, 2.5, 2.5))
+#'
+#' # the coefficients of a regression: Cauchy, and a wide normal on the intercept
+#' linear_regression(mpg ~ wt + hp, mtcars, noise_sd = 3,
+#'                   prior = cauchy_prior(scale = c(5, 0.1)),
+#'                   prior_intercept = normal_prior(20, 10))
 normal_prior <- function(mean = 0, sd = 1, dim = NULL) {
   call <- sys.call()
-  mean <- check_finite_number(mean, "mean", call)
-  sd <- check_positive(sd, "sd", call)
-  prior_block("normal", dim, mean, sd, NA_real_,
-              sprintf("N(%s, sd = %s)", format(mean), format(sd)), call)
+  if (!is.null(dim)) dim <- check_whole_number(dim, "dim", 1, call)
+  mean <- check_block_values(mean, "mean", dim, call)
+  sd <- check_block_values(sd, "sd", dim, call, positive = TRUE)
+  prior_block("normal", dim, mean, sd, NA_real_, prior_label("normal", mean, sd, NA_real_), call)
 }
 
 #' @rdname normal_prior
 #' @export
 student_t_prior <- function(df = 3, location = 0, scale = 1, dim = NULL) {
   call <- sys.call()
+  if (!is.null(dim)) dim <- check_whole_number(dim, "dim", 1, call)
   df <- check_positive(df, "df", call)
-  location <- check_finite_number(location, "location", call)
-  scale <- check_positive(scale, "scale", call)
+  location <- check_block_values(location, "location", dim, call)
+  scale <- check_block_values(scale, "scale", dim, call, positive = TRUE)
   prior_block("student_t", dim, location, scale, df,
-              sprintf("%s + %s t(df = %s)", format(location), format(scale), format(df)), call)
+              prior_label("student_t", location, scale, df), call)
+}
+
+#' @rdname normal_prior
+#' @export
+cauchy_prior <- function(location = 0, scale = 1, dim = NULL) {
+  call <- sys.call()
+  if (!is.null(dim)) dim <- check_whole_number(dim, "dim", 1, call)
+  location <- check_block_values(location, "location", dim, call)
+  scale <- check_block_values(scale, "scale", dim, call, positive = TRUE)
+  prior_block("student_t", dim, location, scale, 1, prior_label("student_t", location, scale, 1),
+              call)
 }
 
 #' @rdname normal_prior
@@ -172,7 +233,9 @@ custom_prior <- function(log_density, gradient, draw) {
 format.sgais_custom_prior <- function(x, ...) "given by R functions"
 
 # The blocks of `prior` for a model of `dim` parameters, as the 6 x blocks matrix C reads
-# (src/prior.c, sg_prior_from_r()): kind, start (0-based), n, location, scale, df.
+# (src/prior.c, sg_prior_from_r()): kind, start (0-based), n, location, scale, df. A block whose
+# location or scale is a vector becomes one column per parameter. Attribute `block`: the block
+# each column comes from.
 prior_matrix <- function(prior, dim, call, arg = "prior") {
   if (!inherits(prior, "sgais_prior")) {
     abort(sprintf("`%s` must be a prior such as `normal_prior()`, not %s.", arg, describe(prior)),
@@ -189,23 +252,172 @@ prior_matrix <- function(prior, dim, call, arg = "prior") {
                   if (any(sizes < 1)) "more than its" else format(sum(sizes)), dim), call)
   }
   start <- cumsum(c(0, sizes))[seq_along(sizes)]
-  out <- vapply(seq_along(blocks), function(i) {
+  columns <- lapply(seq_along(blocks), function(i) {
     b <- blocks[[i]]
-    c(prior_kinds[[b$kind]], start[i], sizes[i], b$location, b$scale, b$df)
-  }, numeric(6))
-  dim(out) <- c(6L, length(blocks))
+    n <- sizes[i]
+    for (v in c("location", "scale")) {
+      if (!length(b[[v]]) %in% c(1L, n)) {
+        abort(sprintf("`%s` gives %d %ss for %d parameters: give one, or one per parameter.", arg,
+                      length(b[[v]]), v, n), call)
+      }
+    }
+    if (length(b$location) == 1L && length(b$scale) == 1L) {
+      return(cbind(c(prior_kinds[[b$kind]], start[i], n, b$location, b$scale, b$df)))
+    }
+    rbind(prior_kinds[[b$kind]], start[i] + seq_len(n) - 1, 1, rep_len(b$location, n),
+          rep_len(b$scale, n), b$df)
+  })
+  out <- do.call(cbind, columns)
+  dimnames(out) <- NULL
+  attr(out, "block") <- rep(seq_along(blocks), vapply(columns, ncol, integer(1)))
   out
 }
 
-# A description of a prior for print(): one line per block, naming the parameters it covers.
+# A description of a prior for print(): the parameters each block (or each value of a block
+# with a value per parameter) covers and its distribution, "; " between them.
 describe_prior <- function(prior, parameter_names) {
   if (inherits(prior, "sgais_custom_prior")) return("given by R functions")
   m <- prior_matrix(prior, length(parameter_names), NULL)
-  lines <- vapply(seq_len(ncol(m)), function(i) {
-    names <- parameter_names[m[2, i] + seq_len(m[3, i])]
+  block <- attr(m, "block")
+  labels <- vapply(seq_len(ncol(m)), function(i) {
+    b <- prior$blocks[[block[i]]]
+    if (sum(block == block[i]) == 1L) return(b$label)
+    prior_label(b$kind, m[4, i], m[5, i], m[6, i])
+  }, character(1))
+  describe_blocks(m, labels, parameter_names)
+}
+
+# "names: label" for runs of columns of a prior matrix with the same label, "; " between them.
+describe_blocks <- function(m, labels, parameter_names) {
+  run <- cumsum(c(TRUE, labels[-1] != labels[-length(labels)]))
+  lines <- vapply(unique(run), function(r) {
+    cols <- which(run == r)
+    names <- parameter_names[unlist(lapply(cols, function(i) m[2, i] + seq_len(m[3, i])))]
     shown <- if (length(names) > 3) paste(names[1], "...", names[length(names)]) else
       paste(names, collapse = ", ")
-    sprintf("%s: %s", shown, prior$blocks[[i]]$label)
+    sprintf("%s: %s", shown, labels[cols[1]])
   }, character(1))
   paste(lines, collapse = "; ")
+}
+
+# ---- the coefficients' prior of the regression models -------------------------------------
+
+# One coefficient prior argument of a regression (`prior` or `prior_intercept`): a single
+# normal, Student-t or Cauchy block for `n` coefficients, its values recycled from one. Returns
+# per-coefficient vectors: kind (C's code), location, scale, df.
+coef_prior_values <- function(prior, arg, n, call, normal_only) {
+  kinds <- if (normal_only) "normal" else c("normal", "student_t")
+  wanted <- if (normal_only) "`normal_prior()`" else
+    "`normal_prior()`, `student_t_prior()` or `cauchy_prior()`"
+  if (!inherits(prior, "sgais_prior") || length(prior$blocks) != 1L ||
+      !prior$blocks[[1]]$kind %in% kinds) {
+    abort(sprintf("`%s` must be %s, not %s.%s", arg, wanted,
+                  if (inherits(prior, "sgais_prior")) format_prior_kinds(prior) else describe(prior),
+                  if (normal_only) paste(" With an unknown noise variance the coefficients' prior",
+                                         "is normal in units of sigma, the conjugate",
+                                         "normal-inverse-gamma prior.") else ""),
+          call, "sgais_error_prior")
+  }
+  b <- prior$blocks[[1]]
+  if (!is.null(b$dim) && b$dim != n) {
+    abort(sprintf("`%s` has `dim` = %d, but it is the prior of %d coefficient%s; leave `dim` unset.",
+                  arg, b$dim, n, if (n == 1) "" else "s"), call, "sgais_error_prior")
+  }
+  for (v in c("location", "scale")) {
+    if (!length(b[[v]]) %in% c(1L, n)) {
+      abort(sprintf("`%s` gives %d %ss for %d coefficient%s: give one, or one per coefficient%s.",
+                    arg, length(b[[v]]), if (b$kind == "normal" && v == "location") "mean" else
+                      if (b$kind == "normal") "sd" else v, n, if (n == 1) "" else "s",
+                    if (arg == "prior") " other than the intercept" else ""),
+            call, "sgais_error_prior")
+    }
+  }
+  list(kind = rep(prior_kinds[[b$kind]], n), location = rep_len(b$location, n),
+       scale = rep_len(b$scale, n), df = rep(b$df, n))
+}
+
+# "a Cauchy prior", "a prior of 2 blocks (normal, half-normal)": what a prior argument was.
+format_prior_kinds <- function(prior) {
+  kinds <- vapply(prior$blocks, function(b) {
+    if (b$kind == "student_t" && isTRUE(b$df == 1)) return("Cauchy")
+    c(normal = "normal", student_t = "Student-t", half_normal = "half-normal",
+      exponential = "exponential")[[b$kind]]
+  }, character(1))
+  if (length(kinds) == 1L) return(sprintf("a %s prior", kinds))
+  sprintf("a prior of %d blocks (%s)", length(kinds), paste(kinds, collapse = ", "))
+}
+
+# The prior of a regression's coefficients, the design's `columns` in order (the intercept named
+# "(Intercept)"): `prior_intercept` on the intercept and `prior` on the other coefficients,
+# each `normal_prior(0, prior_sd)` when NULL (the paper's prior). `classes`: softmax regression
+# has a coefficient per column in each class, class after class, with the same prior in every
+# class. `normal_only`: only normal priors (the conjugate prior of unknown-variance linear
+# regression). Returns list(prior_sd, prior = the 6 x blocks matrix of the coefficients for C,
+# or NULL when the prior is N(0, s^2) on every coefficient: the model then keeps prior_sd = s
+# and the paper's code, bit for bit; description = the blocks for print(), NULL for that
+# default, which each model describes in its own words).
+regression_prior <- function(columns, prior, prior_intercept, prior_sd, call, classes = 1L,
+                             normal_only = FALSE) {
+  intercept <- columns == "(Intercept)"
+  if (!is.null(prior_intercept) && !any(intercept)) {
+    abort(paste("`prior_intercept` is given, but the model has no intercept (the formula",
+                "removes it with `- 1` or `+ 0`)."), call, "sgais_error_prior")
+  }
+  values <- list(kind = numeric(0), location = numeric(0), scale = numeric(0), df = numeric(0))
+  coef <- coef_prior_values(prior %||% normal_prior(0, prior_sd), "prior", sum(!intercept), call,
+                            normal_only)
+  int <- coef_prior_values(prior_intercept %||% normal_prior(0, prior_sd), "prior_intercept",
+                           sum(intercept), call, normal_only)
+  for (v in names(values)) {
+    x <- numeric(length(columns))
+    x[!intercept] <- coef[[v]]
+    x[intercept] <- int[[v]]
+    values[[v]] <- rep(x, classes)
+  }
+  names <- if (classes > 1L) paste0(rep(columns, classes), "[", rep(seq_len(classes), each = length(columns)), "]") else columns
+  if (all(values$kind == prior_kinds[["normal"]]) && all(values$location == 0) &&
+      length(unique(values$scale)) == 1L) {
+    return(list(prior_sd = values$scale[1], prior = NULL, description = NULL))
+  }
+  # one block per run of coefficients with the same prior
+  key <- paste(values$kind, values$location, values$scale, values$df)
+  run <- cumsum(c(TRUE, key[-1] != key[-length(key)]))
+  starts <- which(!duplicated(run))
+  m <- rbind(values$kind[starts], starts - 1, tabulate(run), values$location[starts],
+             values$scale[starts], values$df[starts])
+  kind_names <- names(prior_kinds)[match(values$kind[starts], prior_kinds)]
+  labels <- vapply(seq_along(starts), function(i) {
+    prior_label(kind_names[i], m[4, i], m[5, i], m[6, i])
+  }, character(1))
+  shown <- if (classes > 1L) {
+    # the same in every class: described once, on the first class's coefficients
+    first <- m[2, ] < length(columns)
+    describe_blocks(m[, first, drop = FALSE], labels[first], columns)
+  } else {
+    describe_blocks(m, labels, names)
+  }
+  list(prior_sd = prior_sd, prior = m,
+       description = paste0(shown, if (classes > 1L) "; the same in every class" else "",
+                            ", independent"))
+}
+
+# `hyper` with the coefficients' prior from regression_prior(): `prior_sd`, and `prior` (the
+# blocks) only when there are blocks, so that a model with the paper's prior is what it was.
+with_coef_prior <- function(hyper, coef) {
+  hyper$prior_sd <- coef$prior_sd
+  hyper$prior <- coef$prior
+  hyper
+}
+
+# Each coefficient's prior location and scale and whether it is normal, from a regression
+# model's hyperparameters (hyper$prior when it has blocks, else N(0, prior_sd^2)); the first
+# `p` coefficients.
+coef_prior_moments <- function(model, p) {
+  m <- model$hyper[["prior"]] # not $prior, which would match $prior_sd
+  if (is.null(m)) {
+    return(list(location = rep(0, p), scale = rep(model$hyper$prior_sd, p), normal = TRUE))
+  }
+  n <- m[3, ]
+  list(location = rep(m[4, ], n)[seq_len(p)], scale = rep(m[5, ], n)[seq_len(p)],
+       normal = all(m[1, ] == prior_kinds[["normal"]]))
 }

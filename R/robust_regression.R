@@ -40,7 +40,7 @@
 #' # against normal errors with unknown variance: a log Bayes factor in favour of the t errors
 #' log_evidence(fit) - exact_log_evidence(linear_regression(y ~ ., data, noise_sd = NULL))
 robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1, scale_prior = 1,
-                              x = NULL, y = NULL) {
+                              x = NULL, y = NULL, prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
   hyper <- list(
     df = check_hyper(df, "df", call),
@@ -48,6 +48,8 @@ robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1,
     scale_prior = check_hyper(scale_prior, "scale_prior", call)
   )
   design <- regression_design(formula, data, x, y, call)
+  coef <- regression_prior(colnames(design$a), prior, prior_intercept, hyper$prior_sd, call)
+  hyper <- with_coef_prior(hyper, coef)
   spec <- c(design$spec, list(hyper = hyper))
   new_sgais_model(
     family = "robust_regression",
@@ -59,8 +61,10 @@ robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1,
     details = c(
       likelihood = sprintf("%s = a'theta + sigma e, e ~ t(df = %s), a = row of the design",
                            spec$response, format(hyper$df)),
-      prior = sprintf("theta_j ~ N(0, sd = %s), independent; sigma ~ half-normal(sd = %s)",
-                      format(hyper$prior_sd), format(hyper$scale_prior)),
+      prior = sprintf("%s; sigma ~ half-normal(sd = %s)",
+                      coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
+                                                    format(hyper$prior_sd)),
+                      format(hyper$scale_prior)),
       sampled = "theta, log(sigma); log-Jacobian in the prior"
     ),
     formula = formula,

@@ -19,6 +19,12 @@
 #' observations is an error (drop it with [droplevels()]), as is a response with a single class.
 #' Missing or infinite values are errors, not silently dropped.
 #'
+#' `prior` and `prior_intercept` set the priors of the weights and of the biases as in
+#' [linear_regression()], the same in every class (a mean and sd per covariate, not per class).
+#' With normal priors the directions along which no probability changes (the same number added
+#' to a covariate's coefficient in every class) are drawn exactly from their prior after each
+#' move; with Student-t or Cauchy priors they are sampled like the others.
+#'
 #' @inheritParams linear_regression
 #' @param prior_sd The prior standard deviation \eqn{\tau} of every bias and weight.
 #' @param y The class labels: a factor, or a character, logical or whole-number vector, with one
@@ -38,14 +44,17 @@
 #'
 #' # built-in data: three species, four measurements
 #' softmax_regression(Species ~ Petal.Length + Petal.Width, iris)
-softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NULL, y = NULL) {
+softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NULL, y = NULL,
+                               prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
   labels <- levels(check_classes(design$y, design$what, call))
   k <- length(labels)
   a <- design$a
-  spec <- c(design$spec, list(classes = labels, hyper = list(classes = k, prior_sd = prior_sd)))
+  coef <- regression_prior(colnames(a), prior, prior_intercept, prior_sd, call, classes = k)
+  spec <- c(design$spec, list(classes = labels,
+                              hyper = with_coef_prior(list(classes = k), coef)))
   new_sgais_model(
     family = "softmax_regression",
     data = softmax_regression_data(design, labels, call),
@@ -58,7 +67,8 @@ softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NU
       likelihood = sprintf("%s ~ Categorical(softmax(a'theta_1, ..., a'theta_%d)), a = row of the design",
                            spec$response, k),
       classes = sprintf("%d: %s", k, paste(utils::head(labels, 10), collapse = ", ")),
-      prior = sprintf("every coefficient ~ N(0, sd = %s), independent", format(prior_sd))
+      prior = coef$description %||% sprintf("every coefficient ~ N(0, sd = %s), independent",
+                                             format(coef$prior_sd))
     ),
     formula = formula,
     classes = labels,

@@ -67,6 +67,15 @@ SEXP sg_list_get(SEXP list, const char *name) {
   return R_NilValue; /* not reached */
 }
 
+SEXP sg_list_get_optional(SEXP list, const char *name) {
+  if (TYPEOF(list) != VECSXP) sg_input_error("internal error: expected a list holding `%s`; please report this.", name);
+  SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+  if (TYPEOF(names) != STRSXP) return R_NilValue;
+  for (R_xlen_t i = 0; i < Rf_xlength(list); i++)
+    if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
+  return R_NilValue;
+}
+
 /* Allocates element i of the list `out` as a vector of `type` and length n, names it, and
  * returns it (protected through `out`). Used to build the lists the entry points return. */
 SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, R_xlen_t n) {

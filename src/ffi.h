@@ -28,6 +28,8 @@ int sg_scalar_int(SEXP x, const char *what, int lower);
 double sg_scalar_double(SEXP x, const char *what);
 double sg_scalar_count(SEXP x, const char *what);
 SEXP sg_list_get(SEXP list, const char *name);
+/* The same, or R_NilValue when the list has no such element (optional fields). */
+SEXP sg_list_get_optional(SEXP list, const char *name);
 /* A regression's data as rows (rows.c, model.h): covariates (the columns of the p x n matrix
  * xt) then cols[0..ncol) (numeric vectors of length n, checked by the caller), each row
  * sg_rows_stride(p + ncol) doubles and aligned to 64 bytes; packed once for the same R objects

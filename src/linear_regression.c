@@ -3,11 +3,13 @@
  * where a_i is the i-th row of the design matrix (intercept column included). Two priors, two
  * families in the registry (src/model.c), one file, because they share the data and the residual
  * loop that dominates their cost:
- *   "linear_regression"      known noise sigma = noise_sd, theta_j ~ N(0, prior_sd^2); the
- *                            parameters are unconstrained, so there is no transform;
+ *   "linear_regression"      known noise sigma = noise_sd, theta by its sg_coef_prior (the paper's
+ *                            N(0, prior_sd^2), or normal and Student-t blocks); the parameters
+ *                            are unconstrained, so there is no transform;
  *   "linear_regression_nig"  unknown variance with the conjugate normal-inverse-gamma prior
- *                            sigma^2 ~ InvGamma(shape a, scale b), theta | sigma^2 ~ N(0, sigma^2
- *                            prior_sd^2 I), sampled as (theta, s = log sigma^2).
+ *                            sigma^2 ~ InvGamma(shape a, scale b), theta | sigma^2 ~ N(m, sigma^2
+ *                            diag(s^2)) (m = 0, s_j = prior_sd without blocks), sampled as
+ *                            (theta, s = log sigma^2).
  * The data are packed rows (rows.c): observation i's covariates a_i and then y_i, at
  * rows + i * stride, so a mini-batch reads one cache line per observation up to p = 7. */
 #include "model.h"
@@ -31,13 +33,14 @@
 #endif
 
 typedef struct {
-  double prior_sd;    /* first: sg_normal_model_log_prior() reads it */
+  sg_coef_prior prior; /* first: sg_coef_model_log_prior() reads it */
+  const double *prior_mean, *prior_scale; /* unknown variance with blocks: m_j and s_j */
   const double *rows; /* observation i at rows + i * stride: a_i (p values), y_i */
   int p, stride;
   double inv_var;       /* known noise: 1 / noise_sd^2 */
   double lik_norm;      /* known noise: -log(2 pi noise_sd^2) / 2 */
   double shape, scale;  /* unknown variance: sigma^2 ~ InvGamma(shape, scale) */
-  double prior_norm;    /* unknown variance: a log b - lgamma(a) - p log(2 pi prior_sd^2) / 2 */
+  double prior_norm;    /* unknown variance: a log b - lgamma(a) - sum_j log(2 pi s_j^2) / 2 */
   double max_norm, max_y; /* known noise: max_i |a_i|, max_i |y_i| (lr_log_lik_range) */
 } lr_data;
 
@@ -149,10 +152,11 @@ static double lr_log_lik_range(const sg_model *m, const double *theta, const dou
 }
 
 int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, double noise_sd,
-                              double prior_sd, sg_status *st) {
+                              sg_coef_prior prior, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
-  if (!(noise_sd > 0) || !(prior_sd > 0) || !R_FINITE(noise_sd) || !R_FINITE(prior_sd))
-    return sg_fail(st, SG_ERR_INPUT, "`noise_sd` and `prior_sd` must be positive and finite.");
+  if (!(noise_sd > 0) || !R_FINITE(noise_sd))
+    return sg_fail(st, SG_ERR_INPUT, "`noise_sd` must be positive and finite.");
+  if (sg_coef_prior_check(&prior, p, st)) return st->code;
 
   lr_data *d = (lr_data *) R_alloc(1, sizeof(lr_data));
   d->rows = rows;
@@ -160,15 +164,16 @@ int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, dou
   d->stride = sg_rows_stride(p + 1);
   d->inv_var = 1.0 / (noise_sd * noise_sd);
   d->lik_norm = -0.5 * log(2.0 * M_PI * noise_sd * noise_sd);
-  d->prior_sd = prior_sd;
+  d->prior = prior;
+  d->prior_mean = d->prior_scale = NULL;
   d->shape = d->scale = d->prior_norm = NA_REAL; /* the unknown-variance fields are not used */
   d->max_norm = d->max_y = NA_REAL;
 
   m->dim = p;
   m->n_obs = n;
   m->data = d;
-  m->prior_draw = sg_normal_model_prior_draw;
-  m->log_prior = sg_normal_model_log_prior;
+  m->prior_draw = sg_coef_model_prior_draw;
+  m->log_prior = sg_coef_model_log_prior;
   m->log_lik = lr_log_lik;
   m->log_lik_range = lr_log_lik_range;
   return SG_OK;
@@ -179,18 +184,25 @@ int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, dou
 /* theta = (beta_1..beta_p, s), s = log sigma^2. The prior density of (beta, s) is the
  * normal-inverse-gamma density of (beta, sigma^2) times d sigma^2 / ds = e^s:
  *   log p = a log b - lgamma(a) - (a + 1) s - b e^-s + s               (log-InvGamma + Jacobian)
- *         - p log(2 pi prior_sd^2) / 2 - p s / 2 - e^-s |beta|^2 / (2 prior_sd^2)
- *         = prior_norm - (a + p/2) s - e^-s (b + |beta|^2 / (2 prior_sd^2))
+ *         - sum_j log(2 pi s_j^2) / 2 - p s / 2 - e^-s sum_j (beta_j - m_j)^2 / (2 s_j^2)
+ *         = prior_norm - (a + p/2) s - e^-s (b + sum_j (beta_j - m_j)^2 / (2 s_j^2))
  * (the conjugate prior of Murphy, Machine Learning: A Probabilistic Perspective, 2012, Section
- * 7.6.3, with prior mean 0 and covariance sigma^2 prior_sd^2 I; the log-variance transform of
- * gaussian_mixture.c). */
+ * 7.6.3, with prior mean m and covariance sigma^2 diag(s^2); the log-variance transform of
+ * gaussian_mixture.c). Without blocks m = 0 and s_j = prior_sd, with the code of the paper's
+ * model. */
 static void nig_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
   (void) ws;
   const lr_data *d = m->data;
   /* 1 / sigma^2 ~ Gamma(shape a, rate b); rgamma can return 0 for a << 1, whose log is -Inf */
   double g = rgamma(d->shape, 1.0 / d->scale);
-  double s = -log(g > DBL_MIN ? g : DBL_MIN), sd = d->prior_sd * exp(0.5 * s);
-  for (int j = 0; j < d->p; j++) theta[j] = sd * norm_rand();
+  double s = -log(g > DBL_MIN ? g : DBL_MIN);
+  if (d->prior_mean) {
+    const double sigma = exp(0.5 * s);
+    for (int j = 0; j < d->p; j++) theta[j] = d->prior_mean[j] + d->prior_scale[j] * sigma * norm_rand();
+  } else {
+    const double sd = d->prior.sd * exp(0.5 * s);
+    for (int j = 0; j < d->p; j++) theta[j] = sd * norm_rand();
+  }
   theta[d->p] = s;
 }
 
@@ -199,13 +211,25 @@ static double nig_log_prior(const sg_model *m, sg_workspace *ws, const double *t
   (void) ws;
   const lr_data *d = m->data;
   const int p = d->p;
-  const double s = theta[p], e = exp(-s), t2 = d->prior_sd * d->prior_sd;
-  double q = 0.0;
-  for (int j = 0; j < p; j++) {
-    q += theta[j] * theta[j];
-    if (grad) grad[j] -= e * theta[j] / t2;
+  const double s = theta[p], e = exp(-s);
+  double bq;
+  if (d->prior_mean) {
+    double q = 0.0;
+    for (int j = 0; j < p; j++) {
+      const double z = (theta[j] - d->prior_mean[j]) / d->prior_scale[j];
+      q += z * z;
+      if (grad) grad[j] -= e * z / d->prior_scale[j];
+    }
+    bq = d->scale + 0.5 * q;
+  } else {
+    const double t2 = d->prior.sd * d->prior.sd;
+    double q = 0.0;
+    for (int j = 0; j < p; j++) {
+      q += theta[j] * theta[j];
+      if (grad) grad[j] -= e * theta[j] / t2;
+    }
+    bq = d->scale + 0.5 * q / t2;
   }
-  const double bq = d->scale + 0.5 * q / t2;
   if (grad) grad[p] += -(d->shape + 0.5 * p) + e * bq;
   return d->prior_norm - (d->shape + 0.5 * p) * s - e * bq;
 }
@@ -223,24 +247,44 @@ static double nig_log_lik(const sg_model *m, sg_workspace *ws, const double *the
 }
 
 int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
-                                  double prior_sd, double shape, double scale, sg_status *st) {
+                                  sg_coef_prior prior, double shape, double scale, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   if (p > INT_MAX - 1) return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
-  const double h[] = {prior_sd, shape, scale};
-  const char *names[] = {"prior_sd", "variance_shape", "variance_scale"};
-  for (int i = 0; i < 3; i++)
+  const double h[] = {shape, scale};
+  const char *names[] = {"variance_shape", "variance_scale"};
+  for (int i = 0; i < 2; i++)
     if (!(h[i] > 0) || !R_FINITE(h[i]))
       return sg_fail(st, SG_ERR_INPUT, "`%s` must be positive and finite.", names[i]);
+  if (sg_coef_prior_check(&prior, p, st)) return st->code;
 
   lr_data *d = (lr_data *) R_alloc(1, sizeof(lr_data));
   d->rows = rows;
   d->p = p;
   d->stride = sg_rows_stride(p + 1);
   d->inv_var = d->lik_norm = NA_REAL; /* the known-noise fields are not used */
-  d->prior_sd = prior_sd;
+  d->prior = prior;
+  d->prior_mean = d->prior_scale = NULL;
   d->shape = shape;
   d->scale = scale;
-  d->prior_norm = shape * log(scale) - lgammafn(shape) - 0.5 * p * log(2.0 * M_PI * prior_sd * prior_sd);
+  d->prior_norm = shape * log(scale) - lgammafn(shape);
+  if (prior.blocks) {
+    /* conjugate: normal blocks only; each coefficient's mean and scale (in units of sigma) */
+    double *mean = (double *) R_alloc(p, sizeof(double)), *sd = (double *) R_alloc(p, sizeof(double));
+    for (int b = 0; b < prior.blocks->n_blocks; b++) {
+      const sg_prior_block *k = &prior.blocks->block[b];
+      if (k->kind != SG_PRIOR_NORMAL)
+        return sg_fail(st, SG_ERR_INPUT, "with an unknown noise variance the coefficients' prior must be normal.");
+      for (int j = k->start; j < k->start + k->n; j++) {
+        mean[j] = k->location;
+        sd[j] = k->scale;
+        d->prior_norm -= 0.5 * log(2.0 * M_PI * k->scale * k->scale);
+      }
+    }
+    d->prior_mean = mean;
+    d->prior_scale = sd;
+  } else {
+    d->prior_norm -= 0.5 * p * log(2.0 * M_PI * prior.sd * prior.sd);
+  }
 
   m->dim = p + 1;
   m->n_obs = n;

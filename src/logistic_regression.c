@@ -1,5 +1,5 @@
 /* Bayesian logistic regression for a binary response:
- *   p(y_i = 1 | a_i, theta) = plogis(a_i' theta),  theta_j ~ N(0, prior_sd^2),
+ *   p(y_i = 1 | a_i, theta) = plogis(a_i' theta),  theta by its sg_coef_prior (model.h),
  * where a_i is the i-th row of the design (intercept column included). The parameters are
  * unconstrained, so there is no transform. The data are packed rows (rows.c, model.h): a_i then
  * y_i, one cache line per observation up to p = 7. */
@@ -7,7 +7,7 @@
 #include <math.h>
 
 typedef struct {
-  double prior_sd;    /* first: sg_normal_model_log_prior() reads it */
+  sg_coef_prior prior; /* first: sg_coef_model_log_prior() reads it */
   const double *rows; /* observation i at rows + i * stride: a_i, y_i (0 or 1) */
   int p, stride;
   double max_norm; /* max_i |a_i| (lg_log_lik_range); NaN until it is asked for */
@@ -129,8 +129,8 @@ static void lg_lik_bound_collapse(const sg_model *m, const double *t, const int 
     for (int j = l + 1; j < p; j++) A[l + (R_xlen_t) j * p] = A[j + (R_xlen_t) l * p];
 }
 
-int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
-                                sg_status *st) {
+int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n,
+                                sg_coef_prior prior, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   const int stride = sg_rows_stride(p + 1);
   /* lg_obs reads any non-zero y as a success: check that the responses are 0 or 1 (one pass,
@@ -140,21 +140,20 @@ int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, d
       return sg_fail(st, SG_ERR_INPUT,
                      "`model` data are corrupt: the response is not 0 or 1 at observation %d.",
                      (int) i + 1);
-  if (!(prior_sd > 0) || !R_FINITE(prior_sd))
-    return sg_fail(st, SG_ERR_INPUT, "`prior_sd` must be positive and finite.");
+  if (sg_coef_prior_check(&prior, p, st)) return st->code;
 
   lg_data *d = (lg_data *) R_alloc(1, sizeof(lg_data));
   d->rows = rows;
   d->p = p;
   d->stride = stride;
-  d->prior_sd = prior_sd;
+  d->prior = prior;
   d->max_norm = NA_REAL;
 
   m->dim = p;
   m->n_obs = n;
   m->data = d;
-  m->prior_draw = sg_normal_model_prior_draw;
-  m->log_prior = sg_normal_model_log_prior;
+  m->prior_draw = sg_coef_model_prior_draw;
+  m->log_prior = sg_coef_model_log_prior;
   m->log_lik = lg_log_lik;
   m->log_lik_range = lg_log_lik_range;
   m->lik_bound_collapse = lg_lik_bound_collapse;

@@ -3,6 +3,7 @@
  * R. A new built-in model is one C file with a constructor plus one unpacker and one row in
  * `registry`; no estimator changes. */
 #include "ffi.h"
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -149,15 +150,31 @@ void sg_normal_prior_draw(double *theta, int dim, double sd) {
   for (int j = 0; j < dim; j++) theta[j] = sd * norm_rand();
 }
 
-void sg_normal_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
-  (void) ws;
-  sg_normal_prior_draw(theta, m->dim, *(const double *) m->data);
+int sg_coef_prior_check(const sg_coef_prior *c, int dim, sg_status *st) {
+  if (!(c->sd > 0) || !R_FINITE(c->sd))
+    return sg_fail(st, SG_ERR_INPUT, "`prior_sd` must be positive and finite.");
+  if (!c->blocks) return SG_OK;
+  for (int b = 0; b < c->blocks->n_blocks; b++) {
+    int kind = c->blocks->block[b].kind;
+    if (kind != SG_PRIOR_NORMAL && kind != SG_PRIOR_STUDENT_T)
+      return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: a coefficient's prior is not normal or Student-t.");
+  }
+  return sg_prior_check(c->blocks, dim, st);
 }
 
-double sg_normal_model_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
-                                 double *grad) {
+void sg_coef_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
   (void) ws;
-  return sg_normal_log_prior(theta, m->dim, *(const double *) m->data, grad);
+  const sg_coef_prior *c = (const sg_coef_prior *) m->data;
+  if (c->blocks) sg_prior_draw(c->blocks, theta);
+  else sg_normal_prior_draw(theta, m->dim, c->sd);
+}
+
+double sg_coef_model_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
+                               double *grad) {
+  (void) ws;
+  const sg_coef_prior *c = (const sg_coef_prior *) m->data;
+  if (c->blocks) return sg_prior_log_density(c->blocks, theta, grad);
+  return sg_normal_log_prior(theta, m->dim, c->sd, grad);
 }
 
 double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad) {
@@ -192,12 +209,25 @@ static double hyper(SEXP model, const char *name) {
   return sg_scalar_double(sg_list_get(sg_list_get(model, "hyper"), name), name);
 }
 
+/* The coefficients' prior of a regression with `dim` coefficients: hyper$prior_sd, and the
+ * blocks of hyper$prior when the model has them (R/prior.R regression_prior()). */
+static sg_coef_prior coef_prior(SEXP model, int dim) {
+  sg_coef_prior c = {hyper(model, "prior_sd"), NULL};
+  SEXP blocks = sg_list_get_optional(sg_list_get(model, "hyper"), "prior");
+  if (blocks != R_NilValue) {
+    sg_prior *p = (sg_prior *) R_alloc(1, sizeof(sg_prior));
+    *p = sg_prior_from_r(blocks, dim);
+    c.blocks = p;
+  }
+  return c;
+}
+
 static void linear_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
   sg_linear_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
-                            hyper(model, "noise_sd"), hyper(model, "prior_sd"), st);
+                            hyper(model, "noise_sd"), coef_prior(model, Rf_nrows(xt)), st);
 }
 
 static void linear_regression_nig_from_r(SEXP model, sg_model *m, sg_status *st) {
@@ -205,7 +235,7 @@ static void linear_regression_nig_from_r(SEXP model, sg_model *m, sg_status *st)
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
   sg_linear_regression_nig_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
-                                hyper(model, "prior_sd"), hyper(model, "variance_shape"),
+                                coef_prior(model, Rf_nrows(xt)), hyper(model, "variance_shape"),
                                 hyper(model, "variance_scale"), st);
 }
 
@@ -214,7 +244,7 @@ static void robust_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
   sg_robust_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
-                            hyper(model, "df"), hyper(model, "prior_sd"),
+                            hyper(model, "df"), coef_prior(model, Rf_nrows(xt)),
                             hyper(model, "scale_prior"), st);
 }
 
@@ -223,8 +253,10 @@ static void softmax_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", INTSXP, Rf_ncols(xt));
   int K = sg_scalar_int(sg_list_get(sg_list_get(model, "hyper"), "classes"), "classes", 2);
+  if ((double) K * Rf_nrows(xt) > INT_MAX / 2)
+    sg_input_error("`model` has too many parameters (classes x design columns).");
   sg_softmax_regression_init(m, REAL(xt), INTEGER(y), Rf_nrows(xt), Rf_ncols(xt), K,
-                             hyper(model, "prior_sd"), st);
+                             coef_prior(model, K * Rf_nrows(xt)), st);
 }
 
 static void logistic_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
@@ -232,7 +264,7 @@ static void logistic_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP xt = data_matrix(data, "xt", REALSXP);
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
   sg_logistic_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
-                              hyper(model, "prior_sd"), st);
+                              coef_prior(model, Rf_nrows(xt)), st);
 }
 
 static void poisson_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
@@ -241,7 +273,7 @@ static void poisson_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
   SEXP cols[2] = {y, data_vector(data, "offset", REALSXP, Rf_ncols(xt))};
   sg_poisson_regression_init(m, sg_rows_from_r(xt, cols, 2), Rf_nrows(xt), Rf_ncols(xt),
-                             hyper(model, "prior_sd"), st);
+                             coef_prior(model, Rf_nrows(xt)), st);
 }
 
 static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {

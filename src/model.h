@@ -108,6 +108,11 @@ struct sg_model {
    * whose width falls as 1/sqrt(n), and a fixed step becomes unstable as n grows. */
   void (*free_project)(const sg_model *m, double *x);
   double free_sd;
+  /* Optional (NULL: N(0, free_sd^2) on every coordinate): the prior's mean and sd of each
+   * coordinate, when they differ between coordinates (softmax regression with a prior per
+   * covariate; each covariate's coordinates share theirs, so that the class mean is still
+   * independent of the rest). */
+  const double *free_mean, *free_sd_each;
 
   /* Optional (NULL if none): a bound C >= max_i |log p(y_i | theta_new) - log p(y_i | theta)|
    * over all the model's observations, for the confidence sampler's concentration bounds
@@ -233,12 +238,24 @@ double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad
  * a draw, and log p(theta) with its gradient added to grad (when not NULL). */
 void sg_normal_prior_draw(double *theta, int dim, double sd);
 double sg_normal_log_prior(const double *theta, int dim, double sd, double *grad);
-/* The same as a model's prior_draw and log_prior, for models whose data struct begins with
- * `double prior_sd` (linear, logistic, Poisson and softmax regression): a pointer to a struct is a
- * pointer to its first member. */
-void sg_normal_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta);
-double sg_normal_model_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
-                                 double *grad);
+
+/* The prior of a regression's coefficients: N(0, sd^2) on every one (the paper's) when blocks is
+ * NULL, else the blocks (normal, Student-t or Cauchy, each coefficient with its own location and
+ * scale; R/prior.R regression_prior()). The default keeps its own code, so that its runs are
+ * the same bit for bit as before blocks existed. */
+typedef struct {
+  double sd;
+  const sg_prior *blocks;
+} sg_coef_prior;
+/* SG_OK when sd is positive and finite and the blocks (if any) are normal or Student-t and
+ * cover dim parameters; else SG_ERR_INPUT with the reason. */
+int sg_coef_prior_check(const sg_coef_prior *c, int dim, sg_status *st);
+/* A model's prior_draw and log_prior for models whose data struct begins with an sg_coef_prior
+ * over all dim parameters (linear, logistic, Poisson and softmax regression): a pointer to a
+ * struct is a pointer to its first member. */
+void sg_coef_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta);
+double sg_coef_model_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
+                               double *grad);
 
 /* Mini-batch rows are random reads from data that do not fit in cache, so models fetch the row
  * of the observation SG_PREFETCH_AHEAD places ahead in idx (the loop is otherwise bound by
@@ -298,24 +315,26 @@ SG_HOT_INLINE void sg_rows_prefetch(const double *rows, int stride, int width, c
  * observation, so an observation's values are contiguous) and the hyperparameters. They check what they
  * index with and return SG_OK, or SG_ERR_INPUT with the reason in st. Memory: R_alloc. */
 int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, double noise_sd,
-                              double prior_sd, sg_status *st);
+                              sg_coef_prior prior, sg_status *st);
 /* Linear regression with unknown noise variance: sigma^2 ~ InvGamma(shape, scale), theta |
- * sigma^2 ~ N(0, sigma^2 prior_sd^2 I); dim p + 1, the last parameter log sigma^2. */
+ * sigma^2 ~ N(m, sigma^2 diag(s^2)) (m = 0 and s = prior.sd without blocks; the blocks must be
+ * normal: the conjugate prior); dim p + 1, the last parameter log sigma^2. */
 int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
-                                  double prior_sd, double shape, double scale, sg_status *st);
+                                  sg_coef_prior prior, double shape, double scale, sg_status *st);
 /* Student-t errors with df degrees of freedom and scale sigma ~ N+(0, scale_sd^2), coefficients
- * N(0, prior_sd^2); dim p + 1, the last parameter log sigma. */
+ * by `prior`; dim p + 1, the last parameter log sigma. */
 int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, double df,
-                              double prior_sd, double scale_sd, sg_status *st);
+                              sg_coef_prior prior, double scale_sd, sg_status *st);
+/* `prior` covers the K p coefficients, class after class. */
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
-                               double prior_sd, sg_status *st);
+                               sg_coef_prior prior, sg_status *st);
 /* rows: covariates, y (0 or 1). */
-int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
-                                sg_status *st);
+int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n,
+                                sg_coef_prior prior, sg_status *st);
 /* rows: covariates, y (whole numbers >= 0), the offset (finite; added to the linear
  * predictor). */
-int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
-                               sg_status *st);
+int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
+                               sg_coef_prior prior, sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 

@@ -1,5 +1,5 @@
 /* Bayesian Poisson regression with a log link and an optional offset (log exposure):
- *   y_i ~ Poisson(mu_i),  log mu_i = o_i + a_i' theta,  theta_j ~ N(0, prior_sd^2),
+ *   y_i ~ Poisson(mu_i),  log mu_i = o_i + a_i' theta,  theta by its sg_coef_prior (model.h),
  * where a_i is the i-th row of the design (intercept column included) and o_i the offset.
  * log p(y_i | theta) = y_i eta_i - exp(eta_i) - log(y_i!), eta_i = log mu_i; the last term does
  * not depend on theta but is part of the evidence, so it is included. The parameters are
@@ -14,7 +14,7 @@
 #define PO_TABLE 256
 
 typedef struct {
-  double prior_sd;    /* first: sg_normal_model_log_prior() reads it */
+  sg_coef_prior prior; /* first: sg_coef_model_log_prior() reads it */
   const double *rows; /* observation i at rows + i * stride: a_i, y_i (a count), the offset */
   int p, stride;
   double *log_factorial; /* PO_TABLE: log(k!) for k < PO_TABLE */
@@ -54,8 +54,8 @@ static double po_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return ll;
 }
 
-int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n, double prior_sd,
-                               sg_status *st) {
+int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
+                               sg_coef_prior prior, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   const int stride = sg_rows_stride(p + 2);
   /* po_obs indexes the log-factorial table with y: check that every count is a whole number
@@ -71,22 +71,21 @@ int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n, do
                      "`model` data are corrupt: the offset is not finite at observation %d.",
                      (int) i + 1);
   }
-  if (!(prior_sd > 0) || !R_FINITE(prior_sd))
-    return sg_fail(st, SG_ERR_INPUT, "`prior_sd` must be positive and finite.");
+  if (sg_coef_prior_check(&prior, p, st)) return st->code;
 
   po_data *d = (po_data *) R_alloc(1, sizeof(po_data));
   d->rows = rows;
   d->p = p;
   d->stride = stride;
-  d->prior_sd = prior_sd;
+  d->prior = prior;
   d->log_factorial = (double *) R_alloc(PO_TABLE, sizeof(double));
   for (int k = 0; k < PO_TABLE; k++) d->log_factorial[k] = lgammafn(k + 1.0);
 
   m->dim = p;
   m->n_obs = n;
   m->data = d;
-  m->prior_draw = sg_normal_model_prior_draw;
-  m->log_prior = sg_normal_model_log_prior;
+  m->prior_draw = sg_coef_model_prior_draw;
+  m->log_prior = sg_coef_model_log_prior;
   m->log_lik = po_log_lik;
   return SG_OK;
 }

@@ -56,11 +56,16 @@ static inline void project(const sg_precond *p, double *x) {
 void sg_precond_redraw_free(const sg_precond *p, double *theta, sg_rng *rng) {
   if (!p || !p->free) return;
   /* z ~ N(0, sd^2 I) has free part z - P z ~ N(0, sd^2 (I - P)), the prior's along them, and
-   * theta's free part theta - P theta is replaced by it */
+   * theta's free part theta - P theta is replaced by it (with a mean and sd per coordinate that
+   * each free direction's coordinates share, likewise) */
   const int dim = p->dim;
   const double sd = p->free->free_sd;
+  const double *mean = p->free->free_mean, *sds = p->free->free_sd_each;
   double *z = p->free_work;
-  for (int j = 0; j < dim; j++) z[j] = sd * sg_rng_norm(rng);
+  if (sds) /* a mean and sd per coordinate (model.h) */
+    for (int j = 0; j < dim; j++) z[j] = mean[j] + sds[j] * sg_rng_norm(rng);
+  else
+    for (int j = 0; j < dim; j++) z[j] = sd * sg_rng_norm(rng);
   for (int j = 0; j < dim; j++) theta[j] -= z[j];
   project(p, theta); /* P theta - P z */
   for (int j = 0; j < dim; j++) theta[j] += z[j];

@@ -1,10 +1,10 @@
 /* Bayesian robust regression: Student-t errors with fixed degrees of freedom nu and unknown scale,
  *   y_i = a_i' beta + sigma e_i,  e_i ~ t_nu,
- *   beta_j ~ N(0, prior_sd^2),  sigma ~ N+(0, scale_sd^2) (half-normal),
+ *   beta by its sg_coef_prior (model.h),  sigma ~ N+(0, scale_sd^2) (half-normal),
  * where a_i is the i-th row of the design (intercept column included). theta = (beta_1..beta_p,
- * t = log sigma). The prior is two blocks of prior.c (NORMAL on beta, HALF_NORMAL on sigma, which
- * is defined on log sigma and includes its log-Jacobian), so it is the prior users get from the
- * same blocks in R. Half-normal rather than half-t: prior.c has it for a scale (its STUDENT_T
+ * t = log sigma). The prior is blocks of prior.c (the coefficients': NORMAL with prior_sd, or
+ * normal and Student-t blocks from R; then HALF_NORMAL on sigma, which is defined on log sigma
+ * and includes its log-Jacobian), so it is the prior users get from the same blocks in R. Half-normal rather than half-t: prior.c has it for a scale (its STUDENT_T
  * block is on theta itself, not on log sigma), so a half-t would mean a new kind of block in a
  * shared file; the price is a lighter tail, which penalises sigma >> scale_sd more than a half-t
  * would (?robust_regression says so).
@@ -24,7 +24,7 @@ typedef struct {
   int p, stride;
   double df;       /* nu */
   double log_norm; /* lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 */
-  sg_prior prior;  /* N(0, prior_sd^2) on beta, half-normal(scale_sd) on sigma = e^t */
+  sg_prior prior;  /* the coefficients' prior on beta, half-normal(scale_sd) on sigma = e^t */
 } rr_data;
 
 static void rr_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
@@ -73,20 +73,26 @@ static double rr_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
 }
 
 int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, double df,
-                              double prior_sd, double scale_sd, sg_status *st) {
+                              sg_coef_prior prior, double scale_sd, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   if (p > INT_MAX - 1) return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
-  const double h[] = {df, prior_sd, scale_sd};
-  const char *names[] = {"df", "prior_sd", "scale_prior"};
-  for (int i = 0; i < 3; i++)
+  const double h[] = {df, scale_sd};
+  const char *names[] = {"df", "scale_prior"};
+  for (int i = 0; i < 2; i++)
     if (!(h[i] > 0) || !R_FINITE(h[i]))
       return sg_fail(st, SG_ERR_INPUT, "`%s` must be positive and finite.", names[i]);
+  if (sg_coef_prior_check(&prior, p, st)) return st->code;
 
   rr_data *d = (rr_data *) R_alloc(1, sizeof(rr_data));
-  sg_prior_block *b = (sg_prior_block *) R_alloc(2, sizeof(sg_prior_block));
-  b[0] = (sg_prior_block) {SG_PRIOR_NORMAL, 0, p, 0.0, prior_sd, 0.0};
-  b[1] = (sg_prior_block) {SG_PRIOR_HALF_NORMAL, p, 1, 0.0, scale_sd, 0.0};
-  d->prior = (sg_prior) {2, b};
+  /* the coefficients' blocks (or N(0, prior_sd^2) on all), then the half-normal on sigma */
+  const int nc = prior.blocks ? prior.blocks->n_blocks : 1;
+  sg_prior_block *b = (sg_prior_block *) R_alloc(nc + 1, sizeof(sg_prior_block));
+  if (prior.blocks)
+    for (int i = 0; i < nc; i++) b[i] = prior.blocks->block[i];
+  else
+    b[0] = (sg_prior_block) {SG_PRIOR_NORMAL, 0, p, 0.0, prior.sd, 0.0};
+  b[nc] = (sg_prior_block) {SG_PRIOR_HALF_NORMAL, p, 1, 0.0, scale_sd, 0.0};
+  d->prior = (sg_prior) {nc + 1, b};
   if (sg_prior_check(&d->prior, p + 1, st)) return st->code;
   d->rows = rows;
   d->p = p;

@@ -1,7 +1,8 @@
 /* Bayesian softmax ("multinomial logistic") regression (paper Appendix B.2):
  *   p(y_i = k | a_i, theta) = exp(a_i' theta_k) / sum_l exp(a_i' theta_l),  k = 1..K,
  * where a_i is the i-th row of the design (intercept column included, so theta_k holds the class's
- * bias b_k and weights w_k) and every element of theta ~ N(0, prior_sd^2). theta is stored class
+ * bias b_k and weights w_k) and theta has its sg_coef_prior (model.h: the paper's N(0, prior_sd^2)
+ * on every element, or blocks, the same in every class). theta is stored class
  * after class: theta[k * p + j]. The parameters are unconstrained, so there is no transform.
  * The design is stored transposed (xt, p x n) so one observation's covariates are contiguous. */
 #include "model.h"
@@ -10,7 +11,7 @@
 #include <string.h>
 
 typedef struct {
-  double prior_sd;  /* first: sg_normal_model_log_prior() reads it */
+  sg_coef_prior prior; /* first: sg_coef_model_log_prior() reads it */
   const double *xt; /* p x n, column i = observation i */
   const int *y;     /* class codes 1..K (R's factor codes) */
   int p, K;
@@ -313,7 +314,8 @@ static void sm_lik_bound_collapse(const sg_model *m, const double *t, const int 
 
 /* The likelihood depends on the coefficients only through the differences between classes
  * (adding a vector c to every class's coefficients adds a' c to every logit, and the softmax
- * is unchanged), and the prior is N(0, prior_sd^2) on every coefficient: the class mean of each
+ * is unchanged), and the prior is N(0, prior_sd^2) on every coefficient (or normal with each
+ * covariate's mean and sd shared by the classes, sm_free_normal()): the class mean of each
  * covariate's coefficients is a free direction (model.h), whose posterior is its prior. The
  * projection subtracts, for every covariate j, the mean over the classes of theta_kj. Measured
  * on the paper's 44-parameter model (inst/bench/seed-methods.R data): with the particles'
@@ -332,8 +334,32 @@ static void sm_free_project(const sg_model *m, double *x) {
   }
 }
 
+/* With blocks, the free directions keep their exact Gibbs step (model.h) when every
+ * coefficient's prior is normal and each covariate's coefficients share their mean and sd in
+ * every class: the class mean of covariate j is then N(m_j, s_j^2 / K) and independent of the
+ * differences. Returns 1 and sets the per-coordinate means and sds if so, 0 otherwise (a
+ * Student-t prior: the free directions are then sampled like the others). */
+static int sm_free_normal(sg_model *m, const sg_prior *blocks, int p, int K) {
+  const int dim = K * p;
+  double *mean = (double *) R_alloc(dim, sizeof(double)), *sd = (double *) R_alloc(dim, sizeof(double));
+  for (int b = 0; b < blocks->n_blocks; b++) {
+    const sg_prior_block *k = &blocks->block[b];
+    if (k->kind != SG_PRIOR_NORMAL) return 0;
+    for (int j = k->start; j < k->start + k->n; j++) {
+      mean[j] = k->location;
+      sd[j] = k->scale;
+    }
+  }
+  for (int k = 1; k < K; k++)
+    for (int j = 0; j < p; j++)
+      if (mean[(R_xlen_t) k * p + j] != mean[j] || sd[(R_xlen_t) k * p + j] != sd[j]) return 0;
+  m->free_mean = mean;
+  m->free_sd_each = sd;
+  return 1;
+}
+
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
-                               double prior_sd, sg_status *st) {
+                               sg_coef_prior prior, sg_status *st) {
   if (p < 1 || n < 0 || K < 2)
     return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns or classes.");
   if ((double) K * p > INT_MAX / 2)
@@ -345,30 +371,30 @@ int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int 
       return sg_fail(st, SG_ERR_INPUT,
                      "`model` data are corrupt: class code out of range at observation %d.",
                      (int) i + 1);
-  if (!(prior_sd > 0) || !R_FINITE(prior_sd))
-    return sg_fail(st, SG_ERR_INPUT, "`prior_sd` must be positive and finite.");
+  if (sg_coef_prior_check(&prior, K * p, st)) return st->code;
 
   sm_data *d = (sm_data *) R_alloc(1, sizeof(sm_data));
   d->xt = xt;
   d->y = y;
   d->p = p;
   d->K = K;
-  d->prior_sd = prior_sd;
+  d->prior = prior;
   d->max_norm = NA_REAL;
 
   m->dim = K * p;
   m->n_obs = n;
   m->data = d;
   m->scratch_bytes = sm_scratch_bytes(p, K);
-  m->prior_draw = sg_normal_model_prior_draw;
-  m->log_prior = sg_normal_model_log_prior;
+  m->prior_draw = sg_coef_model_prior_draw;
+  m->log_prior = sg_coef_model_log_prior;
   m->log_lik = sm_log_lik;
   m->log_lik_range = sm_log_lik_range;
   m->lik_bound_collapse = sm_lik_bound_collapse;
   m->lik_bound_gap = sm_lik_bound_gap;
-  if (K > 1) { /* one class: no likelihood at all, nothing identified */
+  if (K > 1 && (!prior.blocks || sm_free_normal(m, prior.blocks, p, K))) {
+    /* one class: no likelihood at all, nothing identified */
     m->free_project = sm_free_project;
-    m->free_sd = prior_sd;
+    m->free_sd = prior.sd;
   }
   return SG_OK;
 }

@@ -59,13 +59,22 @@ hostile_fixtures <- function() {
     x_scaled <- d
     x_scaled[c("x1", "x2")] <- x_scaled[c("x1", "x2")] * 1e4
     same_points <- data.frame(y1 = rep(3, 1000))
+    # every regression's response beside two covariates, for the coefficient priors
+    d_priors <- d[1:60, c("x1", "x2", "y")]
+    d_priors$b <- as.numeric(d_priors$y > 0)
+    d_priors$k <- rep(0:3, 15)
+    d_priors$cl <- factor(rep(c("a", "b", "c"), 20))
   })
   env
 }
 
 # One case. `expect`: "error" (of class `class`, message matching `pattern`) or "warning".
 hostile_case <- function(expr, pattern, class = "sgais_error", expect = "error", label = NULL) {
-  expr <- substitute(expr)
+  hostile_case_expr(substitute(expr), pattern, class, expect, label)
+}
+
+# The same for an expression the table has built (a call put together in a loop).
+hostile_case_expr <- function(expr, pattern, class = "sgais_error", expect = "error", label = NULL) {
   list(label = label %||% paste(deparse(expr, width.cutoff = 500L), collapse = " "),
        expr = expr, pattern = pattern, class = class, expect = expect)
 }
@@ -261,6 +270,32 @@ hostile_table <- function() {
   add(hostile_values(log_normal_prior(sdlog = .bad), "`sdlog`", list(-1, 0, NA, "a", Inf)))
   add(hostile_values(student_t_prior(df = .bad), "`df`", list(-1, 0, NA, "a", Inf)))
   add(hostile_values(normal_prior(dim = .bad), "`dim`", list(-1, 0, NA, "a", 1.5)))
+  add(hostile_values(cauchy_prior(scale = .bad), "`scale`", list(-1, 0, NA, "a", Inf, c(1, -1))))
+  add(hostile_values(cauchy_prior(location = .bad), "`location`", list(NA, "a", Inf, list(1))))
+  add(hostile_values(normal_prior(sd = .bad, dim = 2), "`sd`", list(1:3)))
+  # the regressions' coefficient priors: a prior of the wrong kind, size or shape
+  for (f in c("linear_regression", "logistic_regression", "poisson_regression",
+              "robust_regression", "softmax_regression")) {
+    response <- c(linear_regression = "y", logistic_regression = "b", poisson_regression = "k",
+                  robust_regression = "y", softmax_regression = "cl")[[f]]
+    fit_call <- function(arg, value) {
+      as.call(c(list(as.name(f), stats::as.formula(sprintf("%s ~ x1 + x2", response)), quote(d_priors)),
+                stats::setNames(list(value), arg)))
+    }
+    for (v in list(2, quote(half_normal_prior()), quote(normal_prior(sd = 1:3)),
+                   quote(normal_prior(dim = 5)), quote(c(normal_prior(dim = 1), normal_prior())))) {
+      one_case <- hostile_case_expr(fit_call("prior", v), "`prior`", class = "sgais_error_prior")
+      cases[[length(cases) + 1L]] <- one_case
+    }
+    for (v in list(quote(normal_prior(c(0, 1))), quote(exponential_prior()))) {
+      cases[[length(cases) + 1L]] <- hostile_case_expr(fit_call("prior_intercept", v),
+                                                       "`prior_intercept`", class = "sgais_error_prior")
+    }
+  }
+  one(linear_regression(y ~ x1 - 1, d_priors, prior_intercept = normal_prior()), "`prior_intercept`",
+      class = "sgais_error_prior")
+  one(linear_regression(y ~ x1, d_priors, noise_sd = NULL, prior = student_t_prior()), "`prior`",
+      class = "sgais_error_prior")
   one(custom_prior("f", function(t) t, function() 1), "`log_density`")
   one(c(normal_prior(), 1), "prior")
 

@@ -1,11 +1,13 @@
 # Shared fixtures for the linear-regression tests.
 
-# The independent dense reference: log N(y; 0, noise_sd^2 I + prior_sd^2 A A') with
-# determinant() and solve(), A the design matrix with its intercept column.
-dense_log_evidence <- function(a, y, noise_sd = 1, prior_sd = 1) {
-  s <- diag(noise_sd^2, length(y)) + prior_sd^2 * tcrossprod(a)
+# The independent dense reference: log N(y; A m, noise_sd^2 I + A diag(prior_sd^2) A') with
+# determinant() and solve(), A the design matrix with its intercept column, m the prior means
+# (prior_sd and prior_mean: one, or one per column).
+dense_log_evidence <- function(a, y, noise_sd = 1, prior_sd = 1, prior_mean = 0) {
+  s <- diag(noise_sd^2, length(y)) + tcrossprod(sweep(a, 2, rep_len(prior_sd, ncol(a)), `*`))
   ld <- as.numeric(determinant(s, logarithm = TRUE)$modulus)
-  -0.5 * (length(y) * log(2 * pi) + ld + drop(crossprod(y, solve(s, y))))
+  r <- y - drop(a %*% rep_len(prior_mean, ncol(a)))
+  -0.5 * (length(y) * log(2 * pi) + ld + drop(crossprod(r, solve(s, r))))
 }
 
 small_model <- function(n = 1000, seed = 3, ...) {

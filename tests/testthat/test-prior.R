@@ -75,3 +75,170 @@ test_that("priors check their arguments and their fit to the model", {
   m$hyper$prior <- "nonsense"
   expect_error(sgais:::model_evaluate(m, 0), "not a prior description")
 })
+
+# ---- the regressions' `prior` and `prior_intercept` (regression_prior() in R/prior.R)
+
+test_that("the paper's prior given through `prior` is the paper's model, bit for bit", {
+  data <- simulate_linear_regression(300, seed = 2)
+  plain <- linear_regression(y ~ ., data, prior_sd = 2)
+  same <- linear_regression(y ~ ., data, prior = normal_prior(0, 2),
+                            prior_intercept = normal_prior(sd = 2))
+  expect_identical(same$hyper, plain$hyper)
+  expect_null(same$hyper[["prior"]])
+  expect_identical(log_evidence(quiet_sgais(same, seed = 1)),
+                   log_evidence(quiet_sgais(plain, seed = 1)))
+  # what is not given keeps N(0, prior_sd^2)
+  part <- linear_regression(y ~ ., data, prior_sd = 2, prior_intercept = normal_prior(1, 2))
+  expect_equal(part$hyper[["prior"]][4:5, ], cbind(c(1, 2), c(0, 2)))
+})
+
+test_that("exact_log_evidence with a mean and sd per coefficient matches a dense computation", {
+  data <- simulate_linear_regression(60, dim = 3, noise_sd = 0.7, seed = 8)
+  a <- cbind(1, as.matrix(data[, 1:3]))
+  mean <- c(2, 0.5, -0.5, 0)
+  sd <- c(3, 2, 0.5, 1)
+  prior <- normal_prior(mean = mean[-1], sd = sd[-1])
+  intercept <- normal_prior(mean[1], sd[1])
+  known <- linear_regression(y ~ ., data, noise_sd = 0.7, prior = prior, prior_intercept = intercept)
+  expect_equal(exact_log_evidence(known), dense_log_evidence(a, data$y, 0.7, sd, mean),
+               tolerance = 1e-10)
+  expect_equal(exact_log_evidence(known, n = c(10, 40)),
+               c(dense_log_evidence(a[1:10, ], data$y[1:10], 0.7, sd, mean),
+                 dense_log_evidence(a[1:40, ], data$y[1:40], 0.7, sd, mean)), tolerance = 1e-10)
+  # unknown variance: y ~ t_{2a}(A m, (b / a)(I + A diag(s^2) A')), a multivariate t
+  nig <- linear_regression(y ~ ., data, noise_sd = NULL, prior = prior, prior_intercept = intercept,
+                           variance_shape = 2, variance_scale = 0.5)
+  n <- nrow(a)
+  s <- (0.5 / 2) * (diag(n) + tcrossprod(sweep(a, 2, sd, `*`)))
+  r <- data$y - drop(a %*% mean)
+  ld <- as.numeric(determinant(s, logarithm = TRUE)$modulus)
+  dense_t <- lgamma((4 + n) / 2) - lgamma(2) - n / 2 * log(4 * pi) - ld / 2 -
+    (4 + n) / 2 * log1p(drop(crossprod(r, solve(s, r))) / 4)
+  expect_equal(exact_log_evidence(nig), dense_t, tolerance = 1e-10)
+  # a Student-t or Cauchy prior has no closed form
+  expect_error(exact_log_evidence(linear_regression(y ~ ., data, prior = cauchy_prior())),
+               "no closed form", class = "sgais_error_no_closed_form")
+})
+
+test_that("every regression's C log prior is its blocks': normal, Student-t and Cauchy", {
+  test_tags("memcheck")
+  data <- simulate_linear_regression(40, dim = 2, seed = 3)
+  data$k <- rpois(40, 2)
+  data$b <- as.numeric(data$y > 0)
+  data$cl <- factor(rep(c("a", "b", "c"), length.out = 40))
+  prior <- cauchy_prior(location = c(1, -1), scale = c(2, 0.5))
+  intercept <- normal_prior(3, 4)
+  # R's densities of (intercept, x1, x2) and their gradient
+  ref <- function(t) {
+    list(lp = dnorm(t[1], 3, 4, log = TRUE) + sum(dt((t[2:3] - c(1, -1)) / c(2, 0.5), 1, log = TRUE) -
+                                                  log(c(2, 0.5))),
+         grad = c(-(t[1] - 3) / 16, -2 * (t[2:3] - c(1, -1)) / (c(2, 0.5)^2 + (t[2:3] - c(1, -1))^2)))
+  }
+  t <- c(0.4, 2.5, -0.2)
+  models <- list(
+    linear_regression(y ~ x1 + x2, data, prior = prior, prior_intercept = intercept),
+    logistic_regression(b ~ x1 + x2, data, prior = prior, prior_intercept = intercept),
+    poisson_regression(k ~ x1 + x2, data, prior = prior, prior_intercept = intercept)
+  )
+  for (m in models) {
+    ev <- sgais:::model_evaluate(m, t)
+    expect_equal(ev$log_prior, ref(t)$lp)
+    expect_equal(ev$grad_log_prior, ref(t)$grad)
+  }
+  # robust regression: then the half-normal on sigma = exp(theta[4])
+  r <- robust_regression(y ~ x1 + x2, data, prior = prior, prior_intercept = intercept,
+                         scale_prior = 2)
+  ev <- sgais:::model_evaluate(r, c(t, -0.3))
+  expect_equal(ev$log_prior, ref(t)$lp + log(2) + dnorm(exp(-0.3), 0, 2, log = TRUE) - 0.3)
+  # softmax regression: the same prior in every class
+  s <- softmax_regression(cl ~ x1 + x2, data, prior = prior, prior_intercept = intercept)
+  u <- c(t, t + 0.3, t - 1)
+  ev <- sgais:::model_evaluate(s, u)
+  expect_equal(ev$log_prior, ref(t)$lp + ref(t + 0.3)$lp + ref(t - 1)$lp)
+  expect_equal(ev$grad_log_prior, c(ref(t)$grad, ref(t + 0.3)$grad, ref(t - 1)$grad))
+  # unknown variance: theta | sigma^2 ~ N(m, sigma^2 s^2), sigma^2 ~ InvGamma(1, 1), with the
+  # Jacobian of log sigma^2
+  nig <- linear_regression(y ~ x1 + x2, data, noise_sd = NULL, prior = normal_prior(c(1, -1), c(2, 0.5)),
+                           prior_intercept = intercept)
+  u <- c(t, 0.7)
+  sigma <- exp(0.35)
+  expect_equal(sgais:::model_evaluate(nig, u)$log_prior,
+               sum(dnorm(t, c(3, 1, -1), c(4, 2, 0.5) * sigma, log = TRUE)) +
+                 (-2 * 0.7 - exp(-0.7)) + 0.7)
+})
+
+test_that("a regression's prior draws follow its blocks", {
+  data <- simulate_linear_regression(20, dim = 2, seed = 3)
+  m <- linear_regression(y ~ ., data, prior = cauchy_prior(location = c(1, -1), scale = c(2, 0.5)),
+                         prior_intercept = normal_prior(3, 4))
+  draws <- withr::with_seed(2, sgais:::model_prior_draw(m, 4000))
+  expect_gt(ks.test(draws[1, ], "pnorm", 3, 4)$p.value, 1e-3)
+  expect_gt(ks.test((draws[2, ] - 1) / 2, "pcauchy")$p.value, 1e-3)
+  expect_gt(ks.test((draws[3, ] + 1) / 0.5, "pcauchy")$p.value, 1e-3)
+})
+
+test_that("SGAIS, AIS and nested sampling recover the evidence under a prior per coefficient", {
+  # Single default-preset runs, seeds 1-8 (inst/validation/calibrate-priors.R), error against
+  # the exact evidence, mean / sd: known noise SGAIS -0.02 / 0.32, AIS -0.14 / 0.25, NS
+  # +0.01 / 0.50; unknown variance SGAIS -0.03 / 0.30, AIS -0.12 / 0.27, NS -0.05 / 0.24.
+  # Seed 11 must lie within the mean +/- 4 sd.
+  calibrated <- list(known = rbind(sgais = c(-0.016, 0.318), ais = c(-0.136, 0.252),
+                                   ns = c(0.006, 0.503)),
+                     nig = rbind(sgais = c(-0.027, 0.295), ais = c(-0.115, 0.265),
+                                 ns = c(-0.047, 0.238)))
+  models <- list(known = prior_test_model(), nig = prior_test_model(noise_sd = NULL))
+  for (name in names(models)) {
+    model <- models[[name]]
+    exact <- exact_log_evidence(model)
+    fits <- list(sgais = quiet_sgais(model, seed = 11),
+                 ais = quietly(ais(model, seed = 11, progress = FALSE)),
+                 ns = quietly(nested_sampling(model, seed = 11, progress = FALSE)))
+    for (method in names(fits)) {
+      bias_sd <- calibrated[[name]][method, ]
+      expect_lt(abs(log_evidence(fits[[method]]) - exact - bias_sd[1]), 4 * bias_sd[2])
+    }
+  }
+})
+
+test_that("regression priors are printed and checked, naming the argument", {
+  data <- simulate_linear_regression(30, dim = 2, seed = 1)
+  m <- linear_regression(y ~ ., data, prior = student_t_prior(5, scale = c(1, 2)),
+                         prior_intercept = normal_prior(10, 5))
+  expect_output(print(m), "\\(Intercept\\): N\\(10, sd = 5\\); x1: 0 \\+ 1 t\\(df = 5\\); x2: 0 \\+ 2 t")
+  expect_output(print(softmax_regression(Species ~ Petal.Width, iris, prior = normal_prior(0, 3))),
+                "Petal.Width: N\\(0, sd = 3\\); the same in every class")
+  expect_error(linear_regression(y ~ ., data, prior = normal_prior(sd = 1:3)),
+               "`prior` gives 3 sds for 2 coefficients", class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., data, prior_intercept = normal_prior(c(0, 1))),
+               "`prior_intercept` gives 2 means for 1 coefficient", class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ . - 1, data, prior_intercept = normal_prior()),
+               "no intercept", class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., data, prior = half_normal_prior()),
+               "`prior` must be `normal_prior\\(\\)`, `student_t_prior\\(\\)` or `cauchy_prior\\(\\)`",
+               class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., data, prior = 2), "`prior` must be",
+               class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., data, prior = normal_prior(dim = 3)), "leave `dim` unset",
+               class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., data, noise_sd = NULL, prior = cauchy_prior()),
+               "conjugate", class = "sgais_error_prior")
+  expect_error(normal_prior(sd = c(1, -1)), "`sd` must be a positive finite number",
+               class = "sgais_error")
+  expect_error(normal_prior(mean = 1:3, dim = 2), "3 values for `dim` = 2", class = "sgais_error")
+  # a corrupted block matrix is refused before the C core trusts it
+  bad <- linear_regression(y ~ ., data, prior_intercept = normal_prior(1))
+  bad$hyper$prior <- bad$hyper[["prior"]][1:5, ]
+  expect_error(sgais(bad, progress = FALSE), "hyper\\$prior", class = "sgais_error_invalid_model")
+})
+
+test_that("a regression with priors of its own continues on new rows as one run", {
+  data <- simulate_linear_regression(900, dim = 2, seed = 4)
+  build <- function(rows) {
+    logistic_regression(I(y > 0) ~ x1 + x2, data[rows, ], prior = cauchy_prior(scale = c(1, 3)),
+                        prior_intercept = normal_prior(-1, 2))
+  }
+  whole <- quiet_sgais(build(1:900), seed = 2)
+  first <- quiet_sgais(build(1:600), seed = 2)
+  expect_identical(log_evidence(quietly(sgais(first, data[601:900, ], progress = FALSE))),
+                   log_evidence(whole))
+})

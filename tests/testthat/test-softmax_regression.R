@@ -181,5 +181,25 @@ test_that("the robust samplers draw softmax regression's free directions from th
   expect_lt(abs(mean(particles)), 4 * sqrt(4 / 3 / length(particles)))
 })
 
+test_that("with a normal prior per covariate the free directions still follow the prior", {
+  # Each covariate's coefficients share a mean m_j and sd s_j in every class, so the class mean
+  # c_j is N(m_j, s_j^2 / K) whatever the data, drawn exactly (sm_free_normal() in
+  # src/softmax_regression.c); standardised, the class means of the 3 covariates x 100
+  # particles have variance 1 within 33% (4 sd, as above) and mean 0.
+  data <- simulate_softmax_regression(2000, dim = 2, classes = 3, seed = 2)
+  m <- c(1, -2, 0.5)
+  s <- c(3, 1, 2)
+  model <- softmax_regression(y ~ ., data, prior = normal_prior(m[-1], s[-1]),
+                              prior_intercept = normal_prior(m[1], s[1]))
+  fit <- quietly(ais(model, seed = 3, progress = FALSE))
+  theta <- as.matrix(quietly(posterior_samples(fit, 3000, seed = 1)))
+  p <- 3
+  z <- sapply(seq_len(p), function(j) (rowMeans(theta[, j + p * (0:2)]) - m[j]) / (s[j] / sqrt(3)))
+  particles <- unique(z)
+  expect_gt(nrow(particles), 50)
+  expect_lt(abs(stats::var(as.vector(particles)) - 1), 0.33)
+  expect_lt(abs(mean(particles)), 4 * sqrt(1 / length(particles)))
+})
+
 # The stability of SGAIS's mini-batch moves on the paper's softmax regression as n grows (20,000
 # rows) is a statistical check of inst/validation/checks.R.
