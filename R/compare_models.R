@@ -32,13 +32,34 @@
 #' error of class `sgais_error_stream`. Either continues with `update(comparison, new_data)`. An
 #' interrupt during the only block (in-memory data without `block_size`) has nothing to keep.
 #'
+#' @section Formulas, and models that hold their data:
+#' `models` can be formulas, with `family` saying which regression they are, e.g.
+#' `compare_models(list(small = y ~ x1, large = y ~ x1 + x2), data, family = "gaussian")`: each
+#' is built on `data` by the family's constructor (`"gaussian"`: [linear_regression()] with an
+#' unknown noise variance; `"binomial"`: [logistic_regression()]; `"poisson"`:
+#' [poisson_regression()]; `"robust"`: [robust_regression()]; `"categorical"`:
+#' [softmax_regression()]; or [stats::gaussian()], [stats::binomial()], [stats::poisson()] with
+#' their canonical links; or a function of `formula` and `data` returning a model, for any other
+#' settings, e.g. `function(formula, data) linear_regression(formula, data, noise_sd = 2)`).
+#'
+#' Without `data`, models are compared on the observations they hold, which must be the same
+#' (the same number and the same responses; for [custom_model()]s and [compiled_model()]s, the
+#' same data, which is all their response); this is how models written in R or C, whose data
+#' are theirs to define, are compared.
+#'
 #' @param models A named list of models ([linear_regression()], [softmax_regression()],
-#'   [gaussian_mixture()]), each built on data like `data`; they are fitted to `data` (through
-#'   their specification, as new rows are in [sgais()]), so the comparison is on exactly the same
-#'   observations. Or a named list of fits from [sgais()] of the same observations.
+#'   [gaussian_mixture()], [custom_model()], ...), each built on data like `data`; they are
+#'   fitted to `data` (through their specification, as new rows are in [sgais()]), so the
+#'   comparison is on exactly the same observations. Or a named list of formulas, with `family`
+#'   (see "Formulas, and models that hold their data"). Or a named list of fits from [sgais()] of
+#'   the same observations.
 #' @param data The observations, as the models' constructors take them (e.g. a data frame for
 #'   models built from formulas, a matrix for mixtures), or a source to read them from (see
-#'   `source` in [sgais_stream()]). Optional when `models` are fits.
+#'   `source` in [sgais_stream()]). Optional when `models` are fits, or models that hold the
+#'   same observations.
+#' @param family With formulas in `models`: which regression they are, a name (`"gaussian"`,
+#'   `"binomial"`, `"poisson"`, `"robust"`, `"categorical"`), a [stats::family()] object, or a
+#'   function of `formula` and `data` that builds the model.
 #' @param ... Settings for [sgais()], the same for every model (e.g. `chunk_size = 1000`).
 #' @param block_size Rows read per block from a source; by default 20 chunks, and all of
 #'   in-memory data. Blocks are grouped as in [sgais_stream()].
@@ -68,9 +89,16 @@
 #'
 #' # fits made separately, of the same observations, compare too
 #' compare_models(list(all = sgais(models$all, seed = 2), two = sgais(models$two, seed = 2)))
-compare_models <- function(models, data, ..., control = sgais_control(), prior = NULL,
-                           replicates = 1, block_size = NULL, progress = default_progress(),
-                           seed = NULL) {
+#'
+#' # formulas, with the family of their regression (here unknown noise variance)
+#' compare_models(list(weight = mpg ~ wt, both = mpg ~ wt + hp), mtcars, family = "gaussian",
+#'                seed = 1)
+#'
+#' # models that hold their data: compared on it
+#' compare_models(list(all = models$all, two = models$two), seed = 1)
+compare_models <- function(models, data, ..., family = NULL, control = sgais_control(),
+                           prior = NULL, replicates = 1, block_size = NULL,
+                           progress = default_progress(), seed = NULL) {
   call <- sys.call()
   if (!is.list(models) || inherits(models, "sgais_model") || inherits(models, "sgais_evidence") ||
       length(models) < 2L) {
@@ -81,6 +109,15 @@ compare_models <- function(models, data, ..., control = sgais_control(), prior =
   if (is.null(names) || anyNA(names) || !all(nzchar(names)) || anyDuplicated(names)) {
     abort("`models` must be named, each with its own name (e.g. `list(small = m1, large = m2)`).",
           call)
+  }
+  formulas <- vapply(models, inherits, logical(1), "formula")
+  if (any(formulas)) {
+    if (missing(data)) {
+      abort("`data` is missing: formulas in `models` are built on it (with `family`).", call)
+    }
+    models[formulas] <- models_of_formulas(models[formulas], data, family, call)
+  } else if (!is.null(family)) {
+    abort("`family` is for formulas in `models`; these models are built already.", call)
   }
   fitted <- vapply(models, inherits, logical(1), "sgais_fit")
   for (name in names) {
@@ -106,16 +143,108 @@ compare_models <- function(models, data, ..., control = sgais_control(), prior =
     if (missing(data)) return(cmp)
     return(compare_blocks(cmp$fits, NULL, data, block_size, prior, progress, call))
   }
-  if (missing(data)) abort("`data` is missing: give the observations to compare the models on.", call)
   for (name in names) check_all_rows(models[[name]], call)
+  if (missing(data)) check_same_observations(models, call)
   settings <- control_settings(control, list(...), "sgais", call)
   for (name in names) check_kernel_model(settings, models[[name]], call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_seed(seed, call)
   # one seed for all, so that each fit depends on its own model alone
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
+  if (missing(data)) {
+    if (!is.null(block_size)) abort("`block_size` is for `data`; the models hold theirs.", call)
+    fits <- lapply(models, function(model) {
+      fit <- sgais_start(model, settings, replicates, progress, seed, call)
+      # an interrupt keeps no comparison: the other models have not seen these observations
+      if (!is.null(attr(fit, "interrupted"))) resignal_interrupt()
+      fit
+    })
+    cmp <- new_sgais_comparison(fits, prior, call)
+    warn_comparison_unreliable(cmp, call)
+    return(cmp)
+  }
   new <- list(models = models, settings = settings, replicates = replicates, seed = seed)
   compare_blocks(NULL, new, data, block_size, prior, progress, call)
+}
+
+# Models built from the formulas of compare_models() on `data`, by the constructor `family`
+# names (or is).
+models_of_formulas <- function(formulas, data, family, call) {
+  build <- family_constructor(family, call)
+  if (!is.data.frame(data)) {
+    abort(sprintf("With formulas in `models`, `data` must be a data frame, not %s.",
+                  describe(data)), call)
+  }
+  lapply(formulas, function(formula) {
+    model <- build(formula, data)
+    if (!inherits(model, "sgais_model")) {
+      abort(sprintf("`family` must build an sgais model from a formula and data; it returned %s.",
+                    describe(model)), call)
+    }
+    model
+  })
+}
+
+# The constructor of a model from a formula and data that `family` names (see compare_models()).
+family_constructor <- function(family, call) {
+  constructors <- list(
+    gaussian = function(formula, data) linear_regression(formula, data, noise_sd = NULL),
+    binomial = function(formula, data) logistic_regression(formula, data),
+    poisson = function(formula, data) poisson_regression(formula, data),
+    robust = function(formula, data) robust_regression(formula, data),
+    categorical = function(formula, data) softmax_regression(formula, data)
+  )
+  if (is.null(family)) {
+    abort(sprintf(paste("`family` is missing: formulas in `models` need it to say which",
+                        "regression they are: %s, a stats family object, or a function of",
+                        "`formula` and `data` that builds the model."),
+                  paste0("\"", names(constructors), "\"", collapse = ", ")), call,
+          "sgais_error_family")
+  }
+  if (is.function(family)) return(family)
+  if (inherits(family, "family")) {
+    canonical <- c(gaussian = "identity", binomial = "logit", poisson = "log")
+    if (!family$family %in% names(canonical) || family$link != canonical[[family$family]]) {
+      abort(sprintf(paste("`family` %s(link = \"%s\") has no sgais model; the families are",
+                          "gaussian (identity), binomial (logit) and poisson (log)."),
+                    family$family, family$link), call, "sgais_error_family")
+    }
+    family <- family$family
+  }
+  if (!is.character(family) || length(family) != 1L || !family %in% names(constructors)) {
+    abort(sprintf("`family` must be one of %s, a stats family object or a function, not %s.",
+                  paste0("\"", names(constructors), "\"", collapse = ", "), describe(family)),
+          call, "sgais_error_family")
+  }
+  constructors[[family]]
+}
+
+# Models compared on the observations they hold must hold the same ones: as many, with the same
+# responses (the digest fits carry, extend_digest()).
+check_same_observations <- function(models, call) {
+  n <- vapply(models, function(m) m$n, numeric(1))
+  digests <- vapply(models, function(m) {
+    if (model_dropped(m) > 0) return(NA_character_)
+    extend_digest("", m, 0, m$n)
+  }, character(1))
+  if (length(unique(n)) != 1L || anyNA(digests) || length(unique(digests)) != 1L) {
+    abort(sprintf(paste(
+      "`data` is missing, and the models do not hold the same observations (%s), so they cannot",
+      "be compared on their own data: give `data`."),
+      paste(sprintf("%s: %s", names(models), format_count(n)), collapse = ", ")), call,
+      "sgais_error_data_mismatch")
+  }
+  invisible(models)
+}
+
+# Each fit's unreliable-estimate warning, named by its model.
+warn_comparison_unreliable <- function(cmp, call) {
+  for (name in names(cmp$fits)) {
+    withCallingHandlers(warn_if_unreliable(cmp$fits[[name]]), sgais_warning_unreliable = function(w) {
+      warn(sprintf("Model `%s`: %s", name, conditionMessage(w)), call, "sgais_warning_unreliable")
+      invokeRestart("muffleWarning")
+    })
+  }
 }
 
 # Fits the models of `new` (a list of models, settings, replicates and seed), or continues the
@@ -185,12 +314,7 @@ compare_blocks <- function(fits, new, source, block_size, prior, progress, call,
                  "`e$comparison` from tryCatch(..., sgais_error_stream = function(e) e$comparison)."),
           call, "sgais_error_stream", comparison = done(), parent = e)
   })
-  for (name in names) {
-    withCallingHandlers(warn_if_unreliable(cmp$fits[[name]]), sgais_warning_unreliable = function(w) {
-      warn(sprintf("Model `%s`: %s", name, conditionMessage(w)), call, "sgais_warning_unreliable")
-      invokeRestart("muffleWarning")
-    })
-  }
+  warn_comparison_unreliable(cmp, call)
   cmp
 }
 

@@ -292,6 +292,12 @@ hostile_table <- function() {
                                                        "`prior_intercept`", class = "sgais_error_prior")
     }
   }
+  add(hostile_values(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = .bad), "`family`",
+                     list("gamma", 1, quote(stats::Gamma()), NA, quote(stats::poisson("sqrt"))),
+                     class = "sgais_error_family"))
+  one(compare_models(list(a = y ~ x1, b = y ~ x2), d), "`family`", class = "sgais_error_family")
+  one(compare_models(list(a = m, b = linear_regression(y ~ ., d[1:10, ]))), "`data`",
+      class = "sgais_error_data_mismatch")
   one(linear_regression(y ~ x1 - 1, d_priors, prior_intercept = normal_prior()), "`prior_intercept`",
       class = "sgais_error_prior")
   one(linear_regression(y ~ x1, d_priors, noise_sd = NULL, prior = student_t_prior()), "`prior`",
