@@ -37,8 +37,8 @@
 #' `compare_models(list(small = y ~ x1, large = y ~ x1 + x2), data, family = "gaussian")`: each
 #' is built on `data` by the family's constructor (`"gaussian"`: [linear_regression()] with an
 #' unknown noise variance; `"binomial"`: [logistic_regression()]; `"poisson"`:
-#' [poisson_regression()]; `"robust"`: [robust_regression()]; `"categorical"`:
-#' [softmax_regression()]; or [stats::gaussian()], [stats::binomial()], [stats::poisson()] with
+#' [poisson_regression()]; `"negative_binomial"`: [negative_binomial_regression()]; `"robust"`:
+#' [robust_regression()]; `"categorical"`: [softmax_regression()]; or [stats::gaussian()], [stats::binomial()], [stats::poisson()] with
 #' their canonical links; or a function of `formula` and `data` returning a model, for any other
 #' settings, e.g. `function(formula, data) linear_regression(formula, data, noise_sd = 2)`).
 #'
@@ -58,8 +58,8 @@
 #'   `source` in [sgais_stream()]). Optional when `models` are fits, or models that hold the
 #'   same observations.
 #' @param family With formulas in `models`: which regression they are, a name (`"gaussian"`,
-#'   `"binomial"`, `"poisson"`, `"robust"`, `"categorical"`), a [stats::family()] object, or a
-#'   function of `formula` and `data` that builds the model.
+#'   `"binomial"`, `"poisson"`, `"negative_binomial"`, `"robust"`, `"categorical"`), a
+#'   [stats::family()] object, or a function of `formula` and `data` that builds the model.
 #' @param ... Settings for [sgais()], the same for every model (e.g. `chunk_size = 1000`).
 #' @param block_size Rows read per block from a source; by default 20 chunks, and all of
 #'   in-memory data. Blocks are grouped as in [sgais_stream()].
@@ -91,8 +91,8 @@
 #' compare_models(list(all = sgais(models$all, seed = 2), two = sgais(models$two, seed = 2)))
 #'
 #' # formulas, with the family of their regression (here unknown noise variance)
-#' compare_models(list(weight = mpg ~ wt, both = mpg ~ wt + hp), mtcars, family = "gaussian",
-#'                seed = 1)
+#' compare_models(list(one = y ~ x1, three = y ~ x1 + x2 + x3), data[1:500, ],
+#'                family = "gaussian", seed = 1)
 #'
 #' # models that hold their data: compared on it
 #' compare_models(list(all = models$all, two = models$two), seed = 1)
@@ -192,7 +192,8 @@ family_constructor <- function(family, call) {
     binomial = function(formula, data) logistic_regression(formula, data),
     poisson = function(formula, data) poisson_regression(formula, data),
     robust = function(formula, data) robust_regression(formula, data),
-    categorical = function(formula, data) softmax_regression(formula, data)
+    categorical = function(formula, data) softmax_regression(formula, data),
+    negative_binomial = function(formula, data) negative_binomial_regression(formula, data)
   )
   if (is.null(family)) {
     abort(sprintf(paste("`family` is missing: formulas in `models` need it to say which",

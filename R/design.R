@@ -4,11 +4,12 @@
 # contrasts of the data the model was built from. Matrix interface: the covariates with an
 # intercept column in front. The builders of rows return list(a = design matrix, y = the response
 # as given, what = how error messages name the response), and the formula interface also the
-# `offset` of its offset() terms (NULL if none; only poisson_regression() uses it); each model
+# `offset` of its offset() terms (NULL if none; only the count regressions use it); each model
 # checks its own kind of response. regression_design() also returns the spec it built, as `spec`.
 
 # The spec and design of the formula interface or of the matrix interface, whichever was used.
-# Only models whose likelihood has an offset (`offset = TRUE`: poisson_regression()) take
+# Only models whose likelihood has an offset (`offset = TRUE`: poisson_regression(), which
+# negative_binomial_regression() builds on) take
 # offset() terms; the others reject them rather than drop them.
 regression_design <- function(formula, data, x, y, call, offset = FALSE) {
   if (!is.null(formula)) {
@@ -18,8 +19,9 @@ regression_design <- function(formula, data, x, y, call, offset = FALSE) {
     design <- formula_design(formula, data, call)
     if (!offset && !is.null(design$offset)) {
       abort(paste("`formula` has an offset() term, which this model does not support (only",
-                  "`poisson_regression()` has an offset); subtract it from the response, or",
-                  "make it a covariate."), call, "sgais_error_offset")
+                  "`poisson_regression()` and `negative_binomial_regression()` have an offset);",
+                  "subtract it from the response, or make it a covariate."), call,
+            "sgais_error_offset")
     }
     design
   } else if (!is.null(x) || !is.null(y)) {

@@ -48,6 +48,11 @@ model_rules <- list(
     hyper = list(prior_sd = "scale"), data = c(xt = "double", y = "double", offset = "double"),
     response = "count", dim = function(m) nrow(m$data$xt)
   ),
+  negative_binomial_regression = list(
+    hyper = list(prior_sd = "scale", overdispersion_prior = "scale"),
+    data = c(xt = "double", y = "double", offset = "double"), response = "count",
+    dim = function(m) nrow(m$data$xt) + 1L
+  ),
   softmax_regression = list(
     hyper = list(classes = c(whole = 2), prior_sd = "scale"),
     data = c(xt = "double", y = "integer"), response = "class",

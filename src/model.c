@@ -162,6 +162,30 @@ int sg_coef_prior_check(const sg_coef_prior *c, int dim, sg_status *st) {
   return sg_prior_check(c->blocks, dim, st);
 }
 
+int sg_coef_prior_with_scale(sg_coef_prior prior, int p, int kind, double scale, sg_prior *out,
+                             sg_status *st) {
+  const int nc = prior.blocks ? prior.blocks->n_blocks : 1;
+  sg_prior_block *b = (sg_prior_block *) R_alloc(nc + 1, sizeof(sg_prior_block));
+  if (prior.blocks)
+    for (int i = 0; i < nc; i++) b[i] = prior.blocks->block[i];
+  else
+    b[0] = (sg_prior_block) {SG_PRIOR_NORMAL, 0, p, 0.0, prior.sd, 0.0};
+  b[nc] = (sg_prior_block) {kind, p, 1, 0.0, scale, 0.0};
+  *out = (sg_prior) {nc + 1, b};
+  return sg_prior_check(out, p + 1, st);
+}
+
+void sg_blocks_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
+  (void) ws;
+  sg_prior_draw((const sg_prior *) m->data, theta);
+}
+
+double sg_blocks_model_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
+                                 double *grad) {
+  (void) ws;
+  return sg_prior_log_density((const sg_prior *) m->data, theta, grad);
+}
+
 void sg_coef_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
   (void) ws;
   const sg_coef_prior *c = (const sg_coef_prior *) m->data;
@@ -267,13 +291,28 @@ static void logistic_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
                               coef_prior(model, Rf_nrows(xt)), st);
 }
 
-static void poisson_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+/* The packed rows of a count regression (covariates, counts, offset) and their sizes. */
+static const double *count_rows(SEXP model, int *p, int *n) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
-  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
-  SEXP cols[2] = {y, data_vector(data, "offset", REALSXP, Rf_ncols(xt))};
-  sg_poisson_regression_init(m, sg_rows_from_r(xt, cols, 2), Rf_nrows(xt), Rf_ncols(xt),
-                             coef_prior(model, Rf_nrows(xt)), st);
+  SEXP cols[2] = {data_vector(data, "y", REALSXP, Rf_ncols(xt)),
+                  data_vector(data, "offset", REALSXP, Rf_ncols(xt))};
+  *p = Rf_nrows(xt);
+  *n = Rf_ncols(xt);
+  return sg_rows_from_r(xt, cols, 2);
+}
+
+static void poisson_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  int p, n;
+  const double *rows = count_rows(model, &p, &n);
+  sg_poisson_regression_init(m, rows, p, n, coef_prior(model, p), st);
+}
+
+static void negative_binomial_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  int p, n;
+  const double *rows = count_rows(model, &p, &n);
+  sg_negative_binomial_regression_init(m, rows, p, n, coef_prior(model, p),
+                                       hyper(model, "overdispersion_prior"), st);
 }
 
 static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {
@@ -308,6 +347,7 @@ static const struct {
   {"softmax_regression", softmax_regression_from_r, 1},
   {"logistic_regression", logistic_regression_from_r, 1},
   {"poisson_regression", poisson_regression_from_r, 1},
+  {"negative_binomial_regression", negative_binomial_regression_from_r, 1},
   {"gaussian_mixture", gaussian_mixture_from_r, 1},
   {"custom", custom_from_r, 0},   /* R callbacks */
   {"compiled", api_from_r, 0},    /* the API does not promise thread safety (sgais.h) */

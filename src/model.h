@@ -250,6 +250,17 @@ typedef struct {
 /* SG_OK when sd is positive and finite and the blocks (if any) are normal or Student-t and
  * cover dim parameters; else SG_ERR_INPUT with the reason. */
 int sg_coef_prior_check(const sg_coef_prior *c, int dim, sg_status *st);
+/* The prior of a regression with p coefficients and one scale parameter theta[p] = log sigma:
+ * the coefficients' blocks (or N(0, sd^2) on all), then one block of `kind` (HALF_NORMAL or
+ * EXPONENTIAL, on sigma = e^theta[p]) with `scale`, in R_alloc memory; SG_OK, or SG_ERR_INPUT
+ * with the reason. Robust and negative binomial regression. */
+int sg_coef_prior_with_scale(sg_coef_prior prior, int p, int kind, double scale, sg_prior *out,
+                             sg_status *st);
+/* A model's prior_draw and log_prior for models whose data struct begins with an sg_prior over
+ * all dim parameters (robust and negative binomial regression). */
+void sg_blocks_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta);
+double sg_blocks_model_log_prior(const sg_model *m, sg_workspace *ws, const double *theta,
+                                 double *grad);
 /* A model's prior_draw and log_prior for models whose data struct begins with an sg_coef_prior
  * over all dim parameters (linear, logistic, Poisson and softmax regression): a pointer to a
  * struct is a pointer to its first member. */
@@ -335,6 +346,13 @@ int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n,
  * predictor). */
 int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
                                sg_coef_prior prior, sg_status *st);
+/* SG_OK when every count of n count rows (p covariates, y, the offset; poisson_regression.c)
+ * is a whole number >= 0 and every offset finite, else SG_ERR_INPUT naming the observation. */
+int sg_count_rows_check(const double *rows, int p, int n, int stride, sg_status *st);
+/* rows as Poisson regression's; dim p + 1, the last parameter t = log omega, omega the
+ * overdispersion (Var y = mu + omega^2 mu^2) with a half-normal(omega_sd) prior. */
+int sg_negative_binomial_regression_init(sg_model *m, const double *rows, int p, int n,
+                                         sg_coef_prior prior, double omega_sd, sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 

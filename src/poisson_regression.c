@@ -54,12 +54,8 @@ static double po_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return ll;
 }
 
-int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
-                               sg_coef_prior prior, sg_status *st) {
-  if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
-  const int stride = sg_rows_stride(p + 2);
-  /* po_obs indexes the log-factorial table with y: check that every count is a whole number
-   * >= 0 and every offset finite (one pass, cheap next to any estimator's work). */
+/* One pass, cheap next to any estimator's work. */
+int sg_count_rows_check(const double *rows, int p, int n, int stride, sg_status *st) {
   for (R_xlen_t i = 0; i < n; i++) {
     const double y = rows[i * stride + p], offset = rows[i * stride + p + 1];
     if (!(y >= 0.0) || !R_FINITE(y) || y != floor(y))
@@ -71,6 +67,15 @@ int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
                      "`model` data are corrupt: the offset is not finite at observation %d.",
                      (int) i + 1);
   }
+  return SG_OK;
+}
+
+int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
+                               sg_coef_prior prior, sg_status *st) {
+  if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
+  const int stride = sg_rows_stride(p + 2);
+  /* po_obs indexes the log-factorial table with y */
+  if (sg_count_rows_check(rows, p, n, stride, st)) return st->code;
   if (sg_coef_prior_check(&prior, p, st)) return st->code;
 
   po_data *d = (po_data *) R_alloc(1, sizeof(po_data));

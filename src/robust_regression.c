@@ -20,22 +20,13 @@
 #include <Rmath.h>
 
 typedef struct {
+  sg_prior prior;  /* first (sg_blocks_model_log_prior()): the coefficients' prior on beta, then
+                    * half-normal(scale_sd) on sigma = e^t */
   const double *rows; /* observation i at rows + i * stride: a_i, y_i */
   int p, stride;
   double df;       /* nu */
   double log_norm; /* lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 */
-  sg_prior prior;  /* the coefficients' prior on beta, half-normal(scale_sd) on sigma = e^t */
 } rr_data;
-
-static void rr_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
-  (void) ws;
-  sg_prior_draw(&((const rr_data *) m->data)->prior, theta);
-}
-
-static double rr_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
-  (void) ws;
-  return sg_prior_log_density(&((const rr_data *) m->data)->prior, theta, grad);
-}
 
 /* log(1 + u_i) of observation i, with c = 1 / (nu sigma^2). With a gradient, add
  * scale (nu+1) c r_i / (1 + u_i) a_i to grad[0..p-1] and u_i / (1 + u_i) to *w. */
@@ -84,16 +75,8 @@ int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, dou
   if (sg_coef_prior_check(&prior, p, st)) return st->code;
 
   rr_data *d = (rr_data *) R_alloc(1, sizeof(rr_data));
-  /* the coefficients' blocks (or N(0, prior_sd^2) on all), then the half-normal on sigma */
-  const int nc = prior.blocks ? prior.blocks->n_blocks : 1;
-  sg_prior_block *b = (sg_prior_block *) R_alloc(nc + 1, sizeof(sg_prior_block));
-  if (prior.blocks)
-    for (int i = 0; i < nc; i++) b[i] = prior.blocks->block[i];
-  else
-    b[0] = (sg_prior_block) {SG_PRIOR_NORMAL, 0, p, 0.0, prior.sd, 0.0};
-  b[nc] = (sg_prior_block) {SG_PRIOR_HALF_NORMAL, p, 1, 0.0, scale_sd, 0.0};
-  d->prior = (sg_prior) {nc + 1, b};
-  if (sg_prior_check(&d->prior, p + 1, st)) return st->code;
+  if (sg_coef_prior_with_scale(prior, p, SG_PRIOR_HALF_NORMAL, scale_sd, &d->prior, st))
+    return st->code;
   d->rows = rows;
   d->p = p;
   d->stride = sg_rows_stride(p + 1);
@@ -103,8 +86,8 @@ int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, dou
   m->dim = p + 1;
   m->n_obs = n;
   m->data = d;
-  m->prior_draw = rr_prior_draw;
-  m->log_prior = rr_log_prior;
+  m->prior_draw = sg_blocks_model_prior_draw;
+  m->log_prior = sg_blocks_model_log_prior;
   m->log_lik = rr_log_lik;
   return SG_OK;
 }

@@ -8,13 +8,15 @@
 # Part 1. sgais(), ais(), nested_sampling(), online_nested_sampling(), sir() and
 # sequential_sgmcmc(), each with its control's "robust" (default) and "paper" preset
 # (sgais_control(), ais_control(), nested_control() for both nested samplers, sir_control(),
-# sequential_control()), one run each (seed 1), on eight model families:
+# sequential_control()), one run each (seed 1), on nine model families:
 #   linear_regression         1,000 rows of the paper's model (5 covariates, noise sd 1): exact
 #   linear_regression_nig     the same model with unknown noise (normal-inverse-gamma): exact
 #   logistic_regression       intercept + 1 covariate, 1,000 rows: 2-D grid quadrature (quadrature.R)
 #   poisson_regression        intercept + 1 covariate + offset, 1,000 rows: 2-D grid quadrature
 #   robust_regression         location-scale t, 500 rows with 3 outliers: nested integrate()
 #                             (quadrature_log_evidence(), tests/testthat/helper-robust.R)
+#   negative_binomial_regression  y ~ 1, 300 overdispersed counts: 2-D midpoint rule over the
+#                             intercept and log overdispersion (tests/testthat/helper-negbin.R)
 #   softmax_regression        iris (150 rows, 15 parameters), in its own order (sorted by species,
 #                             so the third class first appears at row 101): Stan + bridge
 #                             sampling (references.csv, case iris_softmax)
@@ -69,7 +71,7 @@ out_file <- opt("out", "")
 source(file.path(here, "cases.R"))
 # the test suite's references: the grid rule, the robust regression's quadrature and the linear
 # regression written in R (helpers that only define functions, as hostile.R sources the table)
-for (helper in c("helper-glm.R", "helper-robust.R", "helper-custom.R")) {
+for (helper in c("helper-glm.R", "helper-robust.R", "helper-custom.R", "helper-negbin.R")) {
   source(file.path("tests/testthat", helper))
 }
 source(file.path(here, "quadrature.R"))
@@ -103,6 +105,7 @@ quick_families <- function() {
   # test-robust_regression.R's location-scale t model: 500 observations, three outliers
   robust_y <- location_scale()$y
   custom_data <- simulate_linear_regression(500, seed = 7)
+  negbin_y <- negbin_counts() # tests/testthat/helper-negbin.R
 
   softmax <- stored_case("iris_softmax")
   mixture <- stored_case("faithful_mix_k2")
@@ -132,6 +135,11 @@ quick_families <- function() {
         robust_regression(y ~ 1, data.frame(y = robust_y), df = 4, prior_sd = 2, scale_prior = 1.5)
       },
       reference = quadrature_log_evidence(robust_y, 4, 2, 1.5)
+    ),
+    list(
+      id = "negative_binomial_regression", what = "y ~ 1, 300 counts of mean 2 and size 2",
+      model = function() negative_binomial_regression(y ~ 1, negbin_y),
+      reference = negbin_quadrature_log_evidence(negbin_y$y)
     ),
     list(id = "softmax_regression", what = softmax$what, model = softmax$model,
          reference = softmax$reference),
@@ -264,7 +272,7 @@ for (family in families) {
       }
       rows[[length(rows) + 1L]] <- row
       if (nzchar(out_file)) utils::write.csv(do.call(rbind, rows), out_file, row.names = FALSE)
-      message(sprintf("  %-22s %-22s %-6s %7.1f s  %s", row$family, row$estimator, row$preset,
+      message(sprintf("  %-28s %-22s %-6s %7.1f s  %s", row$family, row$estimator, row$preset,
                       row$seconds, row$verdict))
     }
   }
@@ -275,12 +283,12 @@ part1_seconds <- proc.time()[["elapsed"]] - started
 cat(sprintf("sgais %s, validate-quick, %s\n\n", utils::packageVersion("sgais"), format(Sys.time(), "%F %H:%M")))
 cat(sprintf("Part 1: every estimator x preset x model family, seed 1 (%.0f s)\n", part1_seconds))
 cat("robust: pass when |error| <= bound = max(3, 3 x the fit's predicted sd); paper: reported\n\n")
-cat(sprintf("%-22s %-22s %-6s %5s %11s %11s %8s %5s %7s %8s  %s\n", "family", "estimator",
+cat(sprintf("%-28s %-22s %-6s %5s %11s %11s %8s %5s %7s %8s  %s\n", "family", "estimator",
             "preset", "n", "reference", "estimate", "error", "bound", "seconds", "warnings",
             "verdict"))
 for (i in seq_len(nrow(part1))) {
   x <- part1[i, ]
-  cat(sprintf("%-22s %-22s %-6s %5d %11.3f %11s %8s %5s %7.1f %8s  %s\n", x$family, x$estimator,
+  cat(sprintf("%-28s %-22s %-6s %5d %11.3f %11s %8s %5s %7.1f %8s  %s\n", x$family, x$estimator,
               x$preset, x$n, x$reference,
               if (is.na(x$estimate)) "-" else sprintf("%.3f", x$estimate),
               if (is.na(x$error)) "-" else sprintf("%+.3f", x$error),

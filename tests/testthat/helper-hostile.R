@@ -275,9 +275,10 @@ hostile_table <- function() {
   add(hostile_values(normal_prior(sd = .bad, dim = 2), "`sd`", list(1:3)))
   # the regressions' coefficient priors: a prior of the wrong kind, size or shape
   for (f in c("linear_regression", "logistic_regression", "poisson_regression",
-              "robust_regression", "softmax_regression")) {
+              "robust_regression", "softmax_regression", "negative_binomial_regression")) {
     response <- c(linear_regression = "y", logistic_regression = "b", poisson_regression = "k",
-                  robust_regression = "y", softmax_regression = "cl")[[f]]
+                  robust_regression = "y", softmax_regression = "cl",
+                  negative_binomial_regression = "k")[[f]]
     fit_call <- function(arg, value) {
       as.call(c(list(as.name(f), stats::as.formula(sprintf("%s ~ x1 + x2", response)), quote(d_priors)),
                 stats::setNames(list(value), arg)))
@@ -292,6 +293,11 @@ hostile_table <- function() {
                                                        "`prior_intercept`", class = "sgais_error_prior")
     }
   }
+  add(hostile_values(negative_binomial_regression(k ~ x1, d_priors, overdispersion_prior = .bad),
+                     "`overdispersion_prior`", list(-1, 0, NA, "a", Inf, 1e300)))
+  add(hostile_values(negative_binomial_regression(k ~ x1, .bad), "`data`",
+                     list(quote(transform(d_priors, k = -k)), quote(transform(d_priors, k = k + 0.5)),
+                          quote(transform(d_priors, k = NA))), pattern = "k"))
   add(hostile_values(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = .bad), "`family`",
                      list("gamma", 1, quote(stats::Gamma()), NA, quote(stats::poisson("sqrt"))),
                      class = "sgais_error_family"))

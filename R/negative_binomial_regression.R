@@ -1,0 +1,82 @@
+#' Bayesian negative binomial regression
+#'
+#' Overdispersed counts with a log link: a Poisson regression ([poisson_regression()]) whose
+#' mean is multiplied by gamma noise of mean 1 and coefficient of variation \eqn{\omega}{omega},
+#' \deqn{y_i \sim \mathrm{NB}(\mu_i, \phi = \omega^{-2}), \quad \log \mu_i = o_i + b + x_i^\top w,
+#' \quad \mathrm{Var}(y_i) = \mu_i + \omega^2 \mu_i^2,}{y ~ NB(mean mu, size phi = omega^-2),
+#' log mu = o + b + x'w, Var(y) = mu + omega^2 mu^2,}
+#' where \eqn{o_i}{o} is a known offset (the log of an exposure; zero without one). The
+#' overdispersion \eqn{\omega = 1/\sqrt{\phi}}{omega = 1 / sqrt(size)} (`theta` of
+#' [MASS::glm.nb()] is \eqn{\phi}{phi}) has a half-normal prior of scale
+#' `overdispersion_prior`, whose mode is the Poisson model (\eqn{\omega = 0}{omega = 0}): the
+#' evidence then weighs the extra variance against the Poisson's, and compares with that of
+#' [poisson_regression()] on the same counts (both include \eqn{-\log y_i!}{-log(y!)}). The
+#' intercept and weights have the priors of [poisson_regression()] (`prior_sd`, or `prior` and
+#' `prior_intercept`).
+#'
+#' The samplers work on \eqn{(b, w, \log\omega)}{(b, w, log omega)}, the last parameter
+#' `log_overdispersion`, with the log-Jacobian in the prior. Data, offsets and new rows are
+#' given as for [poisson_regression()].
+#'
+#' @inheritParams poisson_regression
+#' @param overdispersion_prior The scale of the half-normal prior of the overdispersion
+#'   \eqn{\omega}{omega} (default 1: \eqn{\omega}{omega} has prior median 0.67, a gamma noise
+#'   of up to about 70% coefficient of variation).
+#' @return A model of class `c("sgais_negative_binomial_regression", "sgais_model")` for
+#'   [sgais()], [ais()] and [nested_sampling()].
+#' @seealso [poisson_regression()] for equidispersed counts, [check_gradients()].
+#' @export
+#' @examples
+#' # days absent from school (MASS::quine): far more variable than a Poisson's
+#' if (requireNamespace("MASS", quietly = TRUE)) {
+#'   quine <- MASS::quine
+#'   nb <- negative_binomial_regression(Days ~ Eth + Sex + Age + Lrn, quine)
+#'   nb
+#'   pois <- poisson_regression(Days ~ Eth + Sex + Age + Lrn, quine)
+#'   # the log Bayes factor of the negative binomial over the Poisson: hundreds of nats
+#'   log_evidence(sgais(nb, seed = 1)) - log_evidence(sgais(pois, seed = 1))
+#' }
+negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5,
+                                         overdispersion_prior = 1, x = NULL, y = NULL,
+                                         offset = NULL, prior = NULL, prior_intercept = NULL) {
+  call <- sys.call()
+  prior_sd <- check_hyper(prior_sd, "prior_sd", call)
+  overdispersion_prior <- check_hyper(overdispersion_prior, "overdispersion_prior", call)
+  # the design, offset and counts of a Poisson regression; then this model's prior and names
+  pois <- tryCatch(
+    poisson_regression(formula, data, prior_sd, x, y, offset, prior, prior_intercept),
+    sgais_error = function(e) {
+      e$call <- call # the error is this call's
+      stop(e)
+    }
+  )
+  hyper <- c(pois$hyper, list(overdispersion_prior = overdispersion_prior))
+  spec <- pois$spec
+  spec$hyper <- hyper
+  coef_prior <- pois$details[["prior"]]
+  new_sgais_model(
+    family = "negative_binomial_regression",
+    data = pois$data,
+    spec = spec,
+    n = pois$n,
+    parameter_names = c(pois$parameter_names, "log_overdispersion"),
+    label = "Bayesian negative binomial regression",
+    details = c(
+      likelihood = sprintf(
+        "%s ~ NB(mean mu, size omega^-2), mu = exp(%sa'theta), a = row of the design",
+        spec$response, if (spec$offset) "offset + " else ""),
+      pois$details[names(pois$details) == "offset"],
+      prior = sprintf("%s; omega ~ half-normal(sd = %s)", coef_prior,
+                      format(overdispersion_prior)),
+      sampled = "theta, log(omega); log-Jacobian in the prior"
+    ),
+    formula = formula,
+    class = "sgais_negative_binomial_regression"
+  )
+}
+
+# New rows are turned into data as for Poisson regression (the same design, counts and offset).
+#' @exportS3Method
+model_data.sgais_negative_binomial_regression <- function(model, new_data, call = NULL) {
+  model_data.sgais_poisson_regression(model, new_data, call)
+}
