@@ -1,5 +1,6 @@
-# Calibrates the tests of the regressions' `prior` and `prior_intercept` (tests/testthat/test-prior.R):
-# the error of single default-preset runs of SGAIS, AIS and nested sampling against the exact
+# Calibrates the tests of the regressions' `prior` and `prior_intercept` (tests/testthat/test-prior.R)
+# and of prior_sensitivity() (test-prior_sensitivity.R, at the end): the error of single
+# default-preset runs of SGAIS, AIS and nested sampling against the exact
 # evidence, over seeds 1-8, on the tests' models: a linear regression with per-coefficient normal
 # priors away from zero, known noise and unknown variance (normal-inverse-gamma). The tests take
 # seed 11 and accept the calibrated mean error +/- 4 sd.
@@ -25,3 +26,20 @@ for (name in names(models)) {
                 name, method, exact, mean(err), stats::sd(err), min(err), max(err)))
   }
 }
+
+# prior_sensitivity() (tests/testthat/test-prior_sensitivity.R): the change in log evidence when
+# the prior sd of the paper's linear regression (500 observations, 3 covariates) is doubled or
+# halved, by reweighting SGAIS's particles (4 replicates), against the exact change; seeds 1-8.
+data <- simulate_linear_regression(500, dim = 3, seed = 9)
+model <- linear_regression(y ~ ., data)
+exact <- vapply(c(0.5, 1, 2), function(k) {
+  exact_log_evidence(linear_regression(y ~ ., data, prior_sd = k))
+}, numeric(1))
+err <- t(vapply(1:8, function(s) {
+  fit <- suppressWarnings(sgais(model, replicates = 4, seed = s, progress = FALSE))
+  sens <- prior_sensitivity(fit)
+  (sens$change - (exact - exact[2]))[c(1, 3)]
+}, numeric(2)))
+cat(sprintf("sensitivity scale %-3s  change error mean %+.4f  sd %.4f  (min %+.4f, max %+.4f)\n",
+            c("0.5", "2"), colMeans(err), apply(err, 2, stats::sd), apply(err, 2, min),
+            apply(err, 2, max)), sep = "")

@@ -293,6 +293,10 @@ hostile_table <- function() {
                                                        "`prior_intercept`", class = "sgais_error_prior")
     }
   }
+  add(hostile_values(prior_sensitivity(f_sg, scales = .bad), "`scales`",
+                     list(-1, 0, NA, "a", Inf, numeric(0))))
+  add(hostile_values(prior_sensitivity(f_sg, min_ess = .bad), "`min_ess`", list(-1, 0, NA, "a")))
+  one(prior_sensitivity(1), "`x`")
   add(hostile_values(negative_binomial_regression(k ~ x1, d_priors, overdispersion_prior = .bad),
                      "`overdispersion_prior`", list(-1, 0, NA, "a", Inf, 1e300)))
   add(hostile_values(negative_binomial_regression(k ~ x1, .bad), "`data`",
