@@ -238,13 +238,24 @@ check_same_observations <- function(models, call) {
   invisible(models)
 }
 
-# Each fit's unreliable-estimate warning, named by its model.
+# Each fit's unreliable-estimate warning, named by its model; and a warning when the two best
+# models after all observations are within 2 SE of each other.
 warn_comparison_unreliable <- function(cmp, call) {
   for (name in names(cmp$fits)) {
     withCallingHandlers(warn_if_unreliable(cmp$fits[[name]]), sgais_warning_unreliable = function(w) {
       warn(sprintf("Model `%s`: %s", name, conditionMessage(w)), call, "sgais_warning_unreliable")
       invokeRestart("muffleWarning")
     })
+  }
+  last <- comparison_final(cmp)
+  se <- sqrt(sum(last$log_evidence_se[1:2]^2))
+  gap <- last$log_evidence[1] - last$log_evidence[2]
+  if (!is.na(se) && gap < 2 * se) {
+    warn(sprintf(paste(
+      "The ranking of the two best models is within 2 standard errors: `%s` leads `%s` by %.2f",
+      "nats, with a standard error of %.2f. Run more replicates, or give the comparison more",
+      "data, before preferring one."), last$model[1], last$model[2], gap, se), call,
+      "sgais_warning_close_call")
   }
 }
 
@@ -437,12 +448,24 @@ format.sgais_comparison <- function(x, ...) {
     log_bf = sprintf("%.3f", last$log_bayes_factor),
     probability = format(signif(last$probability, 4), scientific = 3)
   )
+  with_se <- !anyNA(last$log_evidence_se)
+  if (with_se) {
+    # the log Bayes factor's SE against the best, and the probability's +/- 2 SE range
+    shown$bf_se <- sprintf("%.3f", sqrt(last$log_evidence_se^2 + last$log_evidence_se[1]^2))
+    shown$bf_se[1] <- ""
+    bf <- comparison_intervals(last, x$prior, "probability")
+    shown$interval <- sprintf("[%s, %s]", format(signif(bf$lower, 3), scientific = 3),
+                              format(signif(bf$upper, 3), scientific = 3))
+    shown <- shown[c("model", "log_evidence", "se", "log_bf", "bf_se", "probability", "interval")]
+  }
   if (all(!nzchar(shown$se))) shown$se <- NULL
   c(
     sprintf("<SGAIS comparison of %d models on %s observations>", length(x$fits),
             format_count(max(x$trajectory$n))),
     utils::capture.output(print(shown, row.names = FALSE, right = TRUE)),
-    "  (log_bf: log Bayes factor against the best model; probability: posterior, with the prior given)"
+    "  (log_bf: log Bayes factor against the best model; probability: posterior, with the prior given)",
+    if (with_se) paste("  (bf_se: the log Bayes factor's standard error; interval: the probability",
+                       "when every log evidence moves up to 2 SE against it, or for it)")
   )
 }
 

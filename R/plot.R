@@ -65,7 +65,11 @@ check_no_dots <- function(call, ...) {
 #'     `"iterations"`: nested-sampling iterations per chunk; `"time"`: cumulative seconds.}
 #'   \item{[compare_models()] comparisons}{`"probability"`: posterior model probabilities
 #'     against \eqn{n}; `"bayes_factor"`: each model's log Bayes factor against the best model at
-#'     each \eqn{n}.}
+#'     each \eqn{n}. With standard errors (fits with replicates) a band of \eqn{\pm 2} SE: for
+#'     the log Bayes factor \eqn{\pm 2 \sqrt{se_k^2 + se_{best}^2}}{+/- 2 sqrt(se_k^2 +
+#'     se_best^2)}; for a probability the range it takes when every log evidence moves by up to
+#'     2 SE, its own against the others' (a conservative interval). On data shorter than two
+#'     chunks, one value per model: a dot for each, with its interval.}
 #'   \item{[detect_shifts()] results}{`"trajectory"`: each chunk's log predictive per
 #'     observation against \eqn{n}, with the flagged chunks' starts marked by vertical lines;
 #'     `"scores"`: the chunk scores against the threshold.}
@@ -298,7 +302,39 @@ plot_data.sgais_comparison <- function(object, which = c("probability", "bayes_f
   object <- validate_sgais_comparison(object, call)
   df <- as.data.frame(object)
   value <- if (which == "probability") "probability" else "log_bayes_factor"
-  data.frame(model = df$model, n = df$n, value = df[[value]])
+  bounds <- comparison_intervals(df, object$prior, which)
+  data.frame(model = df$model, n = df$n, value = df[[value]], lower = bounds$lower,
+             upper = bounds$upper)
+}
+
+# +/- 2 SE intervals of a comparison's trajectory `df` (NA where a model has no SE): for the log
+# Bayes factor against the best model, +/- 2 sqrt(se_k^2 + se_best^2); for a probability, its
+# value when the model's log evidence is 2 SE lower and every other's 2 SE higher, and the
+# reverse (conservative: all moving against it at once).
+comparison_intervals <- function(df, prior, which) {
+  lower <- upper <- rep(NA_real_, nrow(df))
+  for (n in unique(df$n)) {
+    i <- which(df$n == n)
+    z <- df$log_evidence[i]
+    se <- df$log_evidence_se[i]
+    if (anyNA(se)) next
+    if (which == "bayes_factor") {
+      best <- which.max(z)
+      half <- 2 * sqrt(se^2 + se[best]^2)
+      half[best] <- 0
+      lower[i] <- df$log_bayes_factor[i] - half
+      upper[i] <- df$log_bayes_factor[i] + half
+    } else {
+      lp <- log(prior[as.character(df$model[i])])
+      p_at <- function(k, sign) {
+        shifted <- z + lp + ifelse(seq_along(z) == k, sign, -sign) * 2 * se
+        exp(shifted[k] - log_sum_exp(shifted))
+      }
+      lower[i] <- vapply(seq_along(z), p_at, numeric(1), sign = -1)
+      upper[i] <- vapply(seq_along(z), p_at, numeric(1), sign = 1)
+    }
+  }
+  list(lower = lower, upper = upper)
 }
 
 #' @rdname sgais_plots
@@ -307,14 +343,33 @@ autoplot.sgais_comparison <- function(object, which = c("probability", "bayes_fa
   call <- sys.call()
   which <- plot_panel(which, c("probability", "bayes_factor"), call, ...)
   d <- plot_data.sgais_comparison(object, which = which)
-  ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$value, colour = .data$model)) +
-    line_if(length(unique(d$n)) > 1L) + ggplot2::geom_point(size = 0.8) +
-    ggplot2::scale_colour_manual(NULL, values = palette_for(levels(d$model))) +
-    log_x_axis() +
-    ggplot2::labs(x = "observations (log scale)",
-                  y = if (which == "probability") "posterior model probability"
-                      else "log Bayes factor against the best model (nats)") +
-    plot_theme()
+  y_label <- if (which == "probability") "posterior model probability" else
+    "log Bayes factor against the best model (nats)"
+  intervals <- !all(is.na(d$lower))
+  colours <- ggplot2::scale_colour_manual(NULL, values = palette_for(levels(d$model)))
+  if (length(unique(d$n)) < 2L) {
+    # one n: a dot (and interval) per model, not a one-point trajectory
+    p <- ggplot2::ggplot(d, ggplot2::aes(.data$model, .data$value, colour = .data$model)) +
+      ggplot2::geom_point(size = 2.5)
+    if (intervals) {
+      p <- p + ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
+                                      width = 0.15, na.rm = TRUE)
+    }
+    return(p + colours + ggplot2::guides(colour = "none") +
+             ggplot2::labs(x = NULL, y = y_label,
+                           subtitle = sprintf("after %s observations%s", format_count(d$n[1]),
+                                              if (intervals) "; bars: +/- 2 SE" else "")) +
+             plot_theme())
+  }
+  p <- ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$value, colour = .data$model))
+  if (intervals) {
+    p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper,
+                                               fill = .data$model),
+                                  alpha = 0.2, colour = NA, na.rm = TRUE) +
+      ggplot2::scale_fill_manual(NULL, values = palette_for(levels(d$model)))
+  }
+  p + ggplot2::geom_line() + ggplot2::geom_point(size = 0.8) + colours + log_x_axis() +
+    ggplot2::labs(x = "observations (log scale)", y = y_label) + plot_theme()
 }
 
 #' @rdname sgais_plots

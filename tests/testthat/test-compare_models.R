@@ -202,3 +202,22 @@ test_that("models compare on the observations they hold, those written in R too"
   expect_lt(abs(error[["wide"]] - 0.32), 4 * 0.21)
   expect_lt(abs(error[["narrow"]] - 0.11), 4 * 0.25)
 })
+
+test_that("with standard errors, a comparison prints intervals and warns of a close call", {
+  d <- comparison_data(300)
+  m <- comparison_models(d)
+  cmp <- quietly(compare_models(m, d, replicates = 3, seed = 1, progress = FALSE))
+  expect_output(print(cmp), "bf_se")
+  expect_output(print(cmp), "interval")
+  last <- sgais:::comparison_final(cmp)
+  bounds <- sgais:::comparison_intervals(last, cmp$prior, "probability")
+  expect_true(all(bounds$lower <= last$probability & last$probability <= bounds$upper))
+  # two models alike: the same fit twice, 0 nats apart, well within 2 SE
+  expect_warning(compare_models(list(a = m$all, b = m$all), d, replicates = 2, seed = 1,
+                                progress = FALSE),
+                 "within 2 standard errors: `a` leads `b` by 0.00 nats",
+                 class = "sgais_warning_close_call")
+  # without replicates there is no SE, and no interval or warning
+  single <- quietly(compare_models(list(a = m$all, b = m$all), d, seed = 1, progress = FALSE))
+  expect_false(any(grepl("interval", format(single))))
+})

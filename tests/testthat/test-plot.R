@@ -163,3 +163,25 @@ test_that("a trajectory marks its chunks with points while they can be told apar
   expect_true("GeomLine" %in% geoms(autoplot(long)))
   renders(autoplot(long))
 })
+
+test_that("comparisons with standard errors draw bands; one n draws a dot and interval each", {
+  geoms <- function(p) vapply(p$layers, function(l) class(l$geom)[1], "")
+  d <- simulate_linear_regression(1200, seed = 3)
+  m <- list(all = linear_regression(y ~ ., d), two = linear_regression(y ~ x1 + x2, d))
+  cmp <- quietly(compare_models(m, d, replicates = 2, particles = 20, early_particles = 20,
+                                seed = 1, progress = FALSE))
+  p <- plot_data(cmp, which = "bayes_factor")
+  expect_true(all(p$lower <= p$value & p$value <= p$upper))
+  expect_equal(p$upper[p$model == "all"], p$value[p$model == "all"]) # the best: 0, no band
+  expect_true("GeomRibbon" %in% geoms(autoplot(cmp, which = "bayes_factor")))
+  renders(autoplot(cmp))
+  # data shorter than two chunks: the models on the x axis, a dot and a +/- 2 SE bar each
+  short <- quietly(compare_models(lapply(m, function(x) x), d[1:300, ], replicates = 2,
+                                  particles = 20, early_particles = 20, seed = 1,
+                                  progress = FALSE))
+  plot <- autoplot(short, which = "bayes_factor")
+  expect_true(all(c("GeomPoint", "GeomErrorbar") %in% geoms(plot)))
+  expect_false("GeomLine" %in% geoms(plot))
+  expect_match(plot$labels$subtitle, "after 300 observations")
+  renders(plot)
+})
