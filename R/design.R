@@ -31,8 +31,16 @@ regression_design <- function(formula, data, x, y, call, offset = FALSE) {
   }
 }
 
-# The design of the rows `new_data` of a regression with spec `spec` (see model_data()).
+# The design of the rows `new_data` of a regression with spec `spec` (see model_data()),
+# centred as the model's own rows were when it was built with `prior = "autoscale"`
+# (`spec$center`, with_autoscale() in R/prior.R).
 regression_rows <- function(spec, new_data, call) {
+  rows <- uncentred_rows(spec, new_data, call)
+  if (!is.null(spec$center)) rows$a <- sweep(rows$a, 2, spec$center)
+  rows
+}
+
+uncentred_rows <- function(spec, new_data, call) {
   if (spec$interface == "formula") return(formula_rows(spec, new_data, call, "new_data"))
   if (!is.list(new_data) || is.null(new_data[["x"]]) || is.null(new_data[["y"]])) {
     abort(sprintf(

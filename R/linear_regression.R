@@ -31,6 +31,26 @@
 #' \sigma^2 \sim N(m_j, \sigma^2 s_j^2)}{theta_j | sigma^2 ~ N(m_j, sigma^2 s_j^2)}, still
 #' conjugate, with a closed-form evidence.
 #'
+#' **Priors that do not depend on the data's units.** The paper's prior is stated in the units
+#' of the data, so on ordinary data it can decide a Bayes factor: changing a covariate's units
+#' (kg for 1000 lb) or shifting the response changes the evidence of models that use them.
+#' `prior = "autoscale"` states the prior in the data's own units instead, as a rule: every
+#' covariate is centred at its mean in the data the model is built with (the intercept is then
+#' the mean response at the covariates' means; new rows are centred the same way), each slope
+#' has prior \eqn{N(0, (s / \mathrm{sd}(x_j))^2)}{N(0, (s / sd(x_j))^2)}, and the intercept
+#' \eqn{N(\bar y, s^2)}{N(mean(y), s^2)}, with \eqn{s}{s} the noise sd: `noise_sd` (known
+#' noise), or \eqn{\sigma}{sigma} itself with \eqn{\sigma^2 \sim \mathrm{InvGamma}(a,
+#' \mathrm{var}(y))}{sigma^2 ~ InvGamma(a, var(y))} (`noise_sd = NULL`, unless
+#' `variance_scale` is given). This is the unit-information prior (the information of one
+#' observation; Kass and Wasserman 1995), whose Bayes factors are those of BIC to first order,
+#' and rescaling any covariate, or rescaling and shifting the response (with `noise_sd` in its
+#' units), leaves every Bayes factor unchanged. The other regressions take it too, with
+#' \eqn{s}{s} = 2.5 on the logit or log scale and the intercept \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}
+#' ([logistic_regression()], [poisson_regression()], [negative_binomial_regression()],
+#' [softmax_regression()]), or \eqn{s}{s} = sd(y) and \eqn{\sigma \sim}{sigma ~}
+#' half-normal(sd(y)) ([robust_regression()]). The model prints the rule and the resulting
+#' prior of each coefficient; posterior draws are of the centred intercept.
+#'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
 #' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
 #' intercept follows the formula (`- 1` removes it); with `x` and `y` an intercept column is
@@ -60,7 +80,9 @@
 #' @param prior The prior of the coefficients other than the intercept: [normal_prior()],
 #'   [student_t_prior()] or [cauchy_prior()] with one value, or one per coefficient in the order
 #'   of the design's columns, of each of its means (locations) and sds (scales); leave its `dim`
-#'   unset. `NULL` (the default): `normal_prior(0, prior_sd)`.
+#'   unset. `NULL` (the default): `normal_prior(0, prior_sd)`. Or `"autoscale"`: the priors of
+#'   every coefficient, the intercept's too, by a rule that makes Bayes factors independent of
+#'   the data's units (see "Priors that do not depend on the data's units").
 #' @param prior_intercept The intercept's prior, likewise with one value of each; `NULL` (the
 #'   default): `normal_prior(0, prior_sd)`. An error when the design has no intercept.
 #' @return A model of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
@@ -93,6 +115,8 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
                               prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
   if (is.null(noise_sd)) {
+    # with "autoscale", the variance's prior scale follows the response's unless given
+    if (identical(prior, "autoscale") && missing(variance_scale)) variance_scale <- NULL
     return(linear_regression_nig(formula, data, prior_sd, x, y, variance_shape, variance_scale,
                                  prior, prior_intercept, call))
   }
@@ -103,7 +127,9 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
   noise_sd <- check_hyper(noise_sd, "noise_sd", call)
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
-  coef <- regression_prior(colnames(design$a), prior, prior_intercept, prior_sd, call)
+  auto <- with_autoscale(design, prior, prior_intercept, "linear", call, noise_sd)
+  design <- auto$design
+  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
   spec <- c(design$spec, list(hyper = with_coef_prior(list(noise_sd = noise_sd), coef)))
   new_sgais_model(
     family = "linear_regression",
@@ -116,7 +142,8 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
       likelihood = sprintf("%s ~ N(a'theta, sd = %s), a = row of the design", spec$response,
                            format(noise_sd)),
       prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
-                                             format(coef$prior_sd))
+                                             format(coef$prior_sd)),
+      scaling = auto$rule
     ),
     formula = formula,
     class = "sgais_linear_regression"
@@ -128,13 +155,16 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
 linear_regression_nig <- function(formula, data, prior_sd, x, y, variance_shape, variance_scale,
                                   prior, prior_intercept, call) {
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
+  design <- regression_design(formula, data, x, y, call)
+  auto <- with_autoscale(design, prior, prior_intercept, "nig", call)
+  design <- auto$design
   hyper <- list(
     prior_sd = prior_sd,
     variance_shape = check_hyper(variance_shape, "variance_shape", call),
-    variance_scale = check_hyper(variance_scale, "variance_scale", call)
+    # NULL: prior = "autoscale"'s, the response's variance
+    variance_scale = check_hyper(variance_scale %||% auto$sd_y^2, "variance_scale", call)
   )
-  design <- regression_design(formula, data, x, y, call)
-  coef <- regression_prior(colnames(design$a), prior, prior_intercept, prior_sd, call,
+  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call,
                            normal_only = TRUE)
   hyper <- with_coef_prior(hyper, coef)
   spec <- c(design$spec, list(hyper = hyper))
@@ -156,6 +186,7 @@ linear_regression_nig <- function(formula, data, prior_sd, x, y, variance_shape,
         },
         format(hyper$variance_shape), format(hyper$variance_scale)
       ),
+      scaling = auto$rule,
       sampled = "theta, log(sigma^2); log-Jacobian in the prior"
     ),
     formula = formula,

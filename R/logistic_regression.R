@@ -55,7 +55,9 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
   levels <- binary_levels(design$y, design$what, call)
-  coef <- regression_prior(colnames(design$a), prior, prior_intercept, prior_sd, call)
+  auto <- with_autoscale(design, prior, prior_intercept, "glm", call)
+  design <- auto$design
+  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
   spec <- c(design$spec, list(response_levels = levels, hyper = with_coef_prior(list(), coef)))
   success <- if (is.null(levels)) NULL else {
     c(success = sprintf("\"%s\" (\"%s\" is failure)", levels[2], levels[1]))
@@ -71,7 +73,8 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
       likelihood = sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response),
       success,
       prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
-                                             format(coef$prior_sd))
+                                             format(coef$prior_sd)),
+      scaling = auto$rule
     ),
     formula = formula,
     class = "sgais_logistic_regression"

@@ -68,6 +68,7 @@ negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd =
       pois$details[names(pois$details) == "offset"],
       prior = sprintf("%s; omega ~ half-normal(sd = %s)", coef_prior,
                       format(overdispersion_prior)),
+      pois$details[names(pois$details) == "scaling"],
       sampled = "theta, log(omega); log-Jacobian in the prior"
     ),
     formula = formula,

@@ -76,7 +76,10 @@ poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = 
     design$what_offset <- "The offset of `data`"
     spec$row_by_row <- spec$row_by_row %||% offset_row_by_row(spec, data, design[["offset"]], call)
   }
-  coef <- regression_prior(colnames(design$a), prior, prior_intercept, prior_sd, call)
+  auto <- with_autoscale(design, prior, prior_intercept, "glm", call)
+  design <- auto$design
+  spec$center <- design$spec$center
+  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
   spec$hyper <- with_coef_prior(list(), coef)
   new_sgais_model(
     family = "poisson_regression",
@@ -90,7 +93,8 @@ poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = 
                            if (spec$offset) "offset + " else ""),
       if (spec$offset) c(offset = offset_label(spec)),
       prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
-                                             format(coef$prior_sd))
+                                             format(coef$prior_sd)),
+      scaling = auto$rule
     ),
     formula = formula,
     class = "sgais_poisson_regression"

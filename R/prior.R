@@ -421,3 +421,82 @@ coef_prior_moments <- function(model, p) {
   list(location = rep(m[4, ], n)[seq_len(p)], scale = rep(m[5, ], n)[seq_len(p)],
        normal = all(m[1, ] == prior_kinds[["normal"]]))
 }
+
+# ---- prior = "autoscale": Bayes factors that do not depend on the data's units -------------
+
+# The rule of `prior = "autoscale"` (?linear_regression, "Priors") for a design `a` (its intercept
+# column named "(Intercept)") and response `y`, the data the model is built with. `kind`:
+# "linear" (known noise sd `noise_sd`), "nig" (unknown variance: sds in units of sigma),
+# "robust" (the response's sd) or "glm" (a logit or log link: unit scale). Every covariate is
+# centred at its mean, so the intercept is the linear predictor at the covariates' means, and
+# each slope's prior sd is s / sd(x_j): rescaling a covariate rescales its slope's prior with
+# it, and shifting it moves only the intercept, whose prior is on the centred design. s is the
+# noise sd (linear: unit information, the information of one observation, whose Bayes factors
+# are those of BIC to first order; Kass and Wasserman 1995), sigma itself (nig), sd(y) (robust)
+# or 2.5 (glm: Gelman et al. 2008's scale for standardised inputs). The intercept's prior is
+# centred at mean(y) with sd s for the linear kinds (so shifting or rescaling the response
+# shifts and rescales the prior with it) and N(0, 2.5^2) for the glm kind. Returns the centres
+# (0 for the intercept), `prior`, `prior_intercept` and the response's sd (for the priors of
+# the noise scale), and a line for print().
+autoscale_prior <- function(a, y, kind, call, noise_sd = NULL) {
+  intercept <- colnames(a) == "(Intercept)"
+  if (!any(intercept)) {
+    abort(paste("`prior = \"autoscale\"` puts the intercept's prior on the centred covariates,",
+                "but the model has no intercept (the formula removes it); give `prior` instead."),
+          call, "sgais_error_prior")
+  }
+  x <- a[, !intercept, drop = FALSE]
+  sx <- if (ncol(x)) apply(x, 2, stats::sd) else numeric(0)
+  flat <- which(!is.finite(sx) | sx == 0)
+  if (length(flat)) {
+    abort(sprintf(paste("`prior = \"autoscale\"` scales each slope's prior by its covariate's sd in",
+                        "the data, but %s has no spread there; give `prior` instead."),
+                  backticked(colnames(x)[flat])), call, "sgais_error_prior")
+  }
+  center <- numeric(ncol(a))
+  center[!intercept] <- colMeans(x)
+  sy <- NA_real_
+  if (kind != "glm") {
+    sy <- stats::sd(y)
+    if (!is.finite(sy) || sy == 0) {
+      abort(paste("`prior = \"autoscale\"` scales the prior by the response's sd, but the",
+                  "response has no spread; give `prior` instead."), call, "sgais_error_prior")
+    }
+  }
+  s <- switch(kind, linear = noise_sd, nig = 1, robust = sy, glm = 2.5)
+  rule <- switch(kind,
+    linear = "noise_sd / sd(x_j); intercept N(mean(y), noise_sd^2)",
+    nig = "sigma / sd(x_j); intercept N(mean(y), sigma^2); sigma^2 ~ InvGamma(shape, var(y) scale)",
+    robust = "sd(y) / sd(x_j); intercept N(mean(y), sd(y)^2); sigma ~ half-normal(sd(y))",
+    glm = "2.5 / sd(x_j); intercept N(0, 2.5^2)"
+  )
+  list(
+    center = center, sd_y = sy,
+    prior = if (ncol(x)) normal_prior(0, s / sx) else NULL,
+    prior_intercept = if (kind == "glm") normal_prior(0, 2.5) else normal_prior(mean(y), s),
+    rule = sprintf("prior = \"autoscale\": covariates centred at their means; slope sds %s", rule)
+  )
+}
+
+# The design and the coefficients' prior arguments of a regression given `prior`: unchanged,
+# unless it is "autoscale" (autoscale_prior()), when the design is centred (its spec keeps the
+# centres for new rows, regression_rows()) and `prior` and `prior_intercept` are the rule's.
+with_autoscale <- function(design, prior, prior_intercept, kind, call, noise_sd = NULL) {
+  if (is.null(prior) || !is.character(prior)) {
+    return(list(design = design, prior = prior, prior_intercept = prior_intercept))
+  }
+  if (!identical(prior, "autoscale")) {
+    abort(sprintf("`prior` must be a prior such as `normal_prior()`, or \"autoscale\", not %s.",
+                  describe(prior)), call, "sgais_error_prior")
+  }
+  if (!is.null(prior_intercept)) {
+    abort("`prior = \"autoscale\"` sets the intercept's prior too; give no `prior_intercept`.",
+          call, "sgais_error_prior")
+  }
+  if (kind != "glm") check_response(design$y, design$what, call)
+  auto <- autoscale_prior(design$a, design$y, kind, call, noise_sd)
+  design$a <- sweep(design$a, 2, auto$center)
+  design$spec$center <- auto$center
+  list(design = design, prior = auto$prior %||% normal_prior(), prior_intercept = auto$prior_intercept,
+       rule = auto$rule, sd_y = auto$sd_y)
+}

@@ -42,13 +42,18 @@
 robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1, scale_prior = 1,
                               x = NULL, y = NULL, prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
+  design <- regression_design(formula, data, x, y, call)
+  auto <- with_autoscale(design, prior, prior_intercept, "robust", call)
+  design <- auto$design
+  # with "autoscale", sigma's prior scale follows the response's unless given
+  if (!is.null(auto$rule) && missing(scale_prior)) scale_prior <- auto$sd_y
   hyper <- list(
     df = check_hyper(df, "df", call),
     prior_sd = check_hyper(prior_sd, "prior_sd", call),
     scale_prior = check_hyper(scale_prior, "scale_prior", call)
   )
-  design <- regression_design(formula, data, x, y, call)
-  coef <- regression_prior(colnames(design$a), prior, prior_intercept, hyper$prior_sd, call)
+  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, hyper$prior_sd,
+                           call)
   hyper <- with_coef_prior(hyper, coef)
   spec <- c(design$spec, list(hyper = hyper))
   new_sgais_model(
@@ -65,6 +70,7 @@ robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1,
                       coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
                                                     format(hyper$prior_sd)),
                       format(hyper$scale_prior)),
+      scaling = auto$rule,
       sampled = "theta, log(sigma); log-Jacobian in the prior"
     ),
     formula = formula,

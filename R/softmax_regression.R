@@ -51,8 +51,11 @@ softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NU
   design <- regression_design(formula, data, x, y, call)
   labels <- levels(check_classes(design$y, design$what, call))
   k <- length(labels)
+  auto <- with_autoscale(design, prior, prior_intercept, "glm", call)
+  design <- auto$design
   a <- design$a
-  coef <- regression_prior(colnames(a), prior, prior_intercept, prior_sd, call, classes = k)
+  coef <- regression_prior(colnames(a), auto$prior, auto$prior_intercept, prior_sd, call,
+                           classes = k)
   spec <- c(design$spec, list(classes = labels,
                               hyper = with_coef_prior(list(classes = k), coef)))
   new_sgais_model(
@@ -68,7 +71,8 @@ softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NU
                            spec$response, k),
       classes = sprintf("%d: %s", k, paste(utils::head(labels, 10), collapse = ", ")),
       prior = coef$description %||% sprintf("every coefficient ~ N(0, sd = %s), independent",
-                                             format(coef$prior_sd))
+                                             format(coef$prior_sd)),
+      scaling = auto$rule
     ),
     formula = formula,
     classes = labels,

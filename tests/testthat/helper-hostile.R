@@ -308,6 +308,13 @@ hostile_table <- function() {
   one(compare_models(list(a = y ~ x1, b = y ~ x2), d), "`family`", class = "sgais_error_family")
   one(compare_models(list(a = m, b = linear_regression(y ~ ., d[1:10, ]))), "`data`",
       class = "sgais_error_data_mismatch")
+  add(hostile_values(linear_regression(y ~ x1 + x2, d_priors, prior = .bad), "`prior`",
+                     list("auto", NA_character_, c("autoscale", "autoscale"), ""),
+                     class = "sgais_error_prior"))
+  one(linear_regression(y ~ x1 - 1, d_priors, prior = "autoscale"), "`prior = \"autoscale\"`",
+      class = "sgais_error_prior")
+  one(logistic_regression(b ~ x1 + x2, transform(d_priors, x2 = 0), prior = "autoscale"), "`x2`",
+      class = "sgais_error_prior")
   one(linear_regression(y ~ x1 - 1, d_priors, prior_intercept = normal_prior()), "`prior_intercept`",
       class = "sgais_error_prior")
   one(linear_regression(y ~ x1, d_priors, noise_sd = NULL, prior = student_t_prior()), "`prior`",

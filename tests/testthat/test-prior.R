@@ -242,3 +242,93 @@ test_that("a regression with priors of its own continues on new rows as one run"
   expect_identical(log_evidence(quietly(sgais(first, data[601:900, ], progress = FALSE))),
                    log_evidence(whole))
 })
+
+# ---- prior = "autoscale"
+
+test_that("with prior = \"autoscale\" no Bayes factor depends on the data's units", {
+  bf <- function(d, bigger, smaller, ...) {
+    ev <- function(f) exact_log_evidence(linear_regression(f, d, prior = "autoscale", ...))
+    ev(bigger) - ev(smaller)
+  }
+  # unknown variance: weight in kg and pounds, power in kW, qsec shifted, mpg in km/l
+  other <- transform(mtcars, mpg = 0.425 * mpg + 3, wt = 453.6 * wt, hp = 0.7457 * hp,
+                     qsec = 60 * qsec - 100)
+  for (f in list(mpg ~ wt + hp + qsec, mpg ~ wt, mpg ~ hp + qsec)) {
+    expect_equal(bf(other, f, mpg ~ wt + hp, noise_sd = NULL),
+                 bf(mtcars, f, mpg ~ wt + hp, noise_sd = NULL), tolerance = 1e-8)
+  }
+  # known noise, stated in the response's units
+  expect_equal(bf(other, mpg ~ wt + hp + qsec, mpg ~ wt, noise_sd = 0.425 * 2.5),
+               bf(mtcars, mpg ~ wt + hp + qsec, mpg ~ wt, noise_sd = 2.5), tolerance = 1e-8)
+  # logistic regression: a covariate in other units is a reparameterisation (slope / 453.6):
+  # the same likelihood, and a prior density differing by its constant Jacobian, so the same
+  # evidence
+  lg <- logistic_regression(am ~ wt + hp, mtcars, prior = "autoscale")
+  kg <- logistic_regression(am ~ wt + hp, transform(mtcars, wt = 453.6 * wt), prior = "autoscale")
+  at <- function(m, theta) sgais:::model_evaluate(m, theta)
+  for (theta in list(c(0.3, -2, 0.01), c(-1, 1, -0.02))) {
+    a <- at(lg, theta)
+    b <- at(kg, theta / c(1, 453.6, 1))
+    expect_equal(b$log_lik, a$log_lik, tolerance = 1e-12)
+    expect_equal(b$log_prior - a$log_prior, log(453.6), tolerance = 1e-10)
+  }
+})
+
+test_that("prior = \"autoscale\" gives BIC's Bayes factors where the paper's prior did not", {
+  # mtcars, mpg ~ wt + hp against + qsec: BIC says -0.98, BayesFactor::lmBF -1.3 (issue 41);
+  # the paper's prior (`noise_sd = NULL` alone) said +21.7, the intercept's N(0, sigma^2)
+  # prior being far from mpg's 10-34. birthwt, lwt (mother's weight, pounds): BIC +0.12.
+  ev <- function(f, d, ...) exact_log_evidence(linear_regression(f, d, noise_sd = NULL, ...))
+  bic <- function(f, d) -stats::BIC(stats::lm(f, d)) / 2
+  auto <- ev(mpg ~ wt + hp + qsec, mtcars, prior = "autoscale") -
+    ev(mpg ~ wt + hp, mtcars, prior = "autoscale")
+  paper <- ev(mpg ~ wt + hp + qsec, mtcars) - ev(mpg ~ wt + hp, mtcars)
+  by_bic <- bic(mpg ~ wt + hp + qsec, mtcars) - bic(mpg ~ wt + hp, mtcars)
+  expect_lt(abs(auto - by_bic), 0.5)
+  expect_gt(paper, 20)
+  skip_if_not_installed("MASS")
+  bw <- MASS::birthwt
+  auto <- ev(bwt ~ age + lwt + smoke, bw, prior = "autoscale") -
+    ev(bwt ~ age + smoke, bw, prior = "autoscale")
+  expect_lt(abs(auto - (bic(bwt ~ age + lwt + smoke, bw) - bic(bwt ~ age + smoke, bw))), 0.5)
+})
+
+test_that("prior = \"autoscale\" centres new rows as its own and prints its rule", {
+  data <- simulate_linear_regression(300, dim = 2, seed = 7)
+  data$x1 <- 100 + 50 * data$x1
+  m <- linear_regression(y ~ ., data[1:200, ], prior = "autoscale")
+  expect_output(print(m), "scaling: +prior = \"autoscale\": covariates centred at their means")
+  expect_equal(unname(colMeans(t(m$data$xt))[2:3]), c(0, 0), tolerance = 1e-12)
+  # the rows 201-300 as new rows: centred at the first 200's means
+  more <- sgais:::model_with_data(m, data)
+  expect_equal(more$data$xt[, 1:200], m$data$xt)
+  # a fit continued on them is the fit of all the rows on that model
+  whole <- quiet_sgais(more, seed = 3)
+  first <- quiet_sgais(m, seed = 3)
+  expect_identical(log_evidence(quietly(sgais(first, data[201:300, ], progress = FALSE))),
+                   log_evidence(whole))
+  # every regression takes it
+  d <- transform(data, k = rpois(300, 2), b = as.numeric(y > 0),
+                 cl = factor(rep(c("a", "b", "c"), 100)))
+  for (model in list(robust_regression(y ~ x1 + x2, d, prior = "autoscale"),
+                     poisson_regression(k ~ x1 + x2, d, prior = "autoscale"),
+                     negative_binomial_regression(k ~ x1 + x2, d, prior = "autoscale"),
+                     softmax_regression(cl ~ x1 + x2, d, prior = "autoscale"))) {
+    expect_match(model$details[["scaling"]], "autoscale")
+    expect_equal(rowMeans(model$data$xt)[-1], c(0, 0), tolerance = 1e-12, ignore_attr = TRUE)
+  }
+})
+
+test_that("prior = \"autoscale\" says what it cannot do", {
+  d <- simulate_linear_regression(50, dim = 2, seed = 1)
+  expect_error(linear_regression(y ~ x1 - 1, d, prior = "autoscale"), "no intercept",
+               class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., transform(d, x2 = 1), prior = "autoscale"),
+               "`x2` has no spread", class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., d, prior = "autoscale", prior_intercept = normal_prior()),
+               "give no `prior_intercept`", class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., d, prior = "auto"), "or \"autoscale\"",
+               class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., transform(d, y = 1), prior = "autoscale"),
+               "response has no spread", class = "sgais_error_prior")
+})
