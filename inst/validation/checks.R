@@ -12,7 +12,8 @@
 # `run_checks()`.
 #
 # Each check is a list with `name`, `tier` ("quick" or "full"), `from` (the test it was) and
-# `run`, a function returning list(pass = TRUE/FALSE, detail = "one line").
+# `run`, a function of `counter` (run_checks()' count of the warnings its fits muffle: pass it to
+# muffled()) returning list(pass = TRUE/FALSE, detail = "one line").
 
 # The result of a check made of several assertions: pass when all of them hold; the detail lists
 # each one's measurement, marked "FAILED" where it does not hold.
@@ -43,7 +44,7 @@ validation_checks <- function() {
     list(
       name = "mixture_jumps_raw_faithful", tier = "quick",
       from = "test-gaussian_mixture.R: jump proposals find the dominant mode of raw faithful with 2 components",
-      run = function() {
+      run = function(counter) {
         # faithful in its raw units with 2 components: tempering from the prior leaves one
         # component over both clusters and the other empty near 0, 306 nats below the evidence
         # (-1235.878, Stan + bridge sampling, inst/validation/references.csv; an independent SMC
@@ -52,7 +53,6 @@ validation_checks <- function() {
         # AIS -0.45 (sd 1.14), SGAIS -0.43 (sd 1.05), nested sampling -1.52 (sd 1.80); without
         # them AIS was -306 in 5 of 6 seeds. The check: seeds 11 and 12 (nested sampling, which
         # takes 20 s a run, seed 11) within 4 sd of the measured mean error.
-        counter <- new_counter()
         model <- gaussian_mixture(datasets::faithful, components = 2)
         reference <- -1235.878
         parts <- list()
@@ -68,15 +68,13 @@ validation_checks <- function() {
           reference
         parts[[length(parts) + 1L]] <- assertion(abs(e - -1.52) < 4 * 1.80,
                                                  "NS seed 11 error %+.2f (bound -1.52 +/- %.2f)", e, 4 * 1.80)
-        r <- do.call(check_result, parts)
-        r$warnings <- counter$warnings
-        r
+        do.call(check_result, parts)
       }
     ),
     list(
       name = "score_cv_long_stream", tier = "quick",
       from = "test-sgais.R: the score control variate removes the downward drift of a long stream",
-      run = function() {
+      run = function(counter) {
         # Tolerances from inst/validation/calibrate-score-cv.R (seeds 1-8; the check uses 11-16):
         # on this model (20 covariates, n = 20,000, 20 particles) the error of log Z was -0.25
         # (sd 0.81) with the control variate and -1.70 (sd 1.40) without: the plain estimator's
@@ -84,7 +82,6 @@ validation_checks <- function() {
         # the control variate raised log Z-hat by 1.45 (sd 1.30). Accepted: the mean error of 6
         # seeds within the calibrated mean +/- 4 sd / sqrt(6), and a mean rise above 0 (2.7 sd /
         # sqrt(6) below the calibrated one).
-        counter <- new_counter()
         model <- sgais:::with_seed(3, {
           x <- matrix(stats::rnorm(20000 * 20), 20000, 20)
           y <- 0.5 + drop(x %*% stats::rnorm(20)) + 0.5 * stats::rnorm(20000)
@@ -98,22 +95,19 @@ validation_checks <- function() {
         }
         on <- vapply(11:16, err, 0, cv = TRUE)
         off <- vapply(11:16, err, 0, cv = FALSE)
-        r <- check_result(
+        check_result(
           assertion(abs(mean(on) - -0.25) < 4 * 0.81 / sqrt(6),
                     "mean error with the CV %+.2f (bound -0.25 +/- %.2f)", mean(on), 4 * 0.81 / sqrt(6)),
           assertion(mean(on - off) > 0, "mean rise from the CV %+.2f (bound > 0)", mean(on - off))
         )
-        r$warnings <- counter$warnings
-        r
       }
     ),
     list(
       name = "detect_shifts_mixture", tier = "quick",
       from = "test-detect_shifts.R: detect_shifts() finds the changes of the shifting mixture and none when shuffled",
-      run = function() {
+      run = function(counter) {
         # the paper's stream: 3, then 5, then 7 clusters, changes at 1,000 and 10,000; its first
         # 14,000 observations, and a shuffled copy of them (the same data, no change)
-        counter <- new_counter()
         data <- simulate_shifting_mixture(seed = 1)[1:14000, c("y1", "y2")]
         fit <- muffled(sgais(gaussian_mixture(data, components = 3), seed = 2, progress = FALSE),
                        counter)
@@ -127,7 +121,7 @@ validation_checks <- function() {
                               progress = FALSE), counter)
         none <- detect_shifts(fit2)
         printed2 <- paste(utils::capture.output(print(none)), collapse = "\n")
-        r <- check_result(
+        check_result(
           assertion(inherits(shifts, "sgais_shifts"), "class sgais_shifts"),
           assertion(identical(found$at, c(1000, 10000)), "shifts at %s (want 1000, 10000)",
                     paste(found$at, collapse = ", ")),
@@ -140,35 +134,30 @@ validation_checks <- function() {
                     nrow(as.data.frame(none))),
           assertion(grepl("No shift detected", printed2), "shuffled prints \"No shift detected\"")
         )
-        r$warnings <- counter$warnings
-        r
       }
     ),
     list(
       name = "softmax_paper_stable", tier = "quick",
       from = "test-softmax_regression.R: SGAIS's mini-batch moves stay stable on the paper's softmax regression as n grows",
-      run = function() {
+      run = function(counter) {
         # With a metric estimated from particles that keep the prior's spread along the free
         # directions, the mini-batch moves became unstable near n = 16,000 and SGAIS stalled
         # there (step halved 6 times, annealing steps of lambda 1e-6).
-        counter <- new_counter()
         model <- softmax_regression(y ~ ., simulate_softmax_regression(20000, seed = 1))
         fit <- muffled(sgais(model, seed = 1, progress = FALSE), counter)
         tr <- fit$trajectory
         steps <- max(tr$annealing_steps[tr$n > 2000])
-        r <- check_result(
+        check_result(
           assertion(sum(tr$step_halvings) == 0, "%d step halvings (want 0)", sum(tr$step_halvings)),
           assertion(steps < 10, "at most %d annealing steps per chunk after n = 2,000 (want < 10)",
                     steps)
         )
-        r$warnings <- counter$warnings
-        r
       }
     ),
     list(
       name = "hostile_slow", tier = "quick",
       from = "test-hostile.R: the hostile cases marked `slow` in tests/testthat/helper-hostile.R",
-      run = function() {
+      run = function(counter) {
         # The hostile-input table's cases that take seconds (`slow = TRUE`), classified as
         # inst/validation/hostile.R does: e.g. nested sampling of a one-component mixture on
         # 1,000 identical points, which must return within 3 nats of the exact evidence (17 s).
@@ -205,11 +194,12 @@ validation_checks <- function() {
 run_checks <- function(checks, echo = TRUE) {
   rows <- lapply(checks, function(check) {
     t0 <- proc.time()[["elapsed"]]
-    r <- tryCatch(check$run(), error = function(e) {
+    counter <- new_counter() # the sgais warnings the check's fits muffle (muffled())
+    r <- tryCatch(check$run(counter), error = function(e) {
       list(pass = FALSE, detail = paste("error:", conditionMessage(e)))
     })
-    if (!is.null(r$warnings) && r$warnings > 0) {
-      r$detail <- sprintf("%s; %d sgais warnings muffled", r$detail, r$warnings)
+    if (counter$warnings > 0) {
+      r$detail <- sprintf("%s; %d sgais warnings muffled", r$detail, counter$warnings)
     }
     row <- data.frame(check = check$name, tier = check$tier,
                       seconds = round(proc.time()[["elapsed"]] - t0, 1),
