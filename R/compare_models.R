@@ -160,7 +160,7 @@ compare_models <- function(models, data, ..., family = NULL, control = sgais_con
       fit
     })
     cmp <- new_sgais_comparison(fits, prior, call)
-    warn_comparison_unreliable(cmp, call)
+    warn_comparison(cmp, call)
     return(cmp)
   }
   new <- list(models = models, settings = settings, replicates = replicates, seed = seed)
@@ -240,7 +240,7 @@ check_same_observations <- function(models, call) {
 
 # Each fit's unreliable-estimate warning, named by its model; and a warning when the two best
 # models after all observations are within 2 SE of each other.
-warn_comparison_unreliable <- function(cmp, call) {
+warn_comparison <- function(cmp, call) {
   for (name in names(cmp$fits)) {
     withCallingHandlers(warn_if_unreliable(cmp$fits[[name]]), sgais_warning_unreliable = function(w) {
       warn(sprintf("Model `%s`: %s", name, conditionMessage(w)), call, "sgais_warning_unreliable")
@@ -326,7 +326,7 @@ compare_blocks <- function(fits, new, source, block_size, prior, progress, call,
                  "`e$comparison` from tryCatch(..., sgais_error_stream = function(e) e$comparison)."),
           call, "sgais_error_stream", comparison = done(), parent = e)
   })
-  warn_comparison_unreliable(cmp, call)
+  warn_comparison(cmp, call)
   cmp
 }
 
