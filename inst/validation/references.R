@@ -1,5 +1,6 @@
 # Reference log evidences for sgais's models on real data sets shipped with R or its recommended
-# packages (iris, faithful, quakes; MASS::fgl, MASS::Pima.tr), for the validation suite.
+# packages (iris, faithful, quakes; MASS::fgl, MASS::Pima.tr, MASS::quine, MASS::birthwt), for
+# the validation suite.
 #
 # What it does. For every case below it estimates log Z = log p(y) of the package's model with
 # Stan (NUTS) and bridge sampling, from independent runs, checks the runs (divergences, Rhat,
@@ -10,9 +11,13 @@
 # The Gaussian mixtures are checked twice more: with one component against the closed form, and
 # for every K against an independent estimator (a sequential Monte Carlo over the component
 # allocations with the parameters integrated out, see smc_mixture() below).
+# The generalised linear models (logistic, Poisson, negative binomial regression) are checked
+# against an independent estimator too: importance sampling from a multivariate t around the
+# posterior mode (see glm_importance() below), with the Laplace approximation recorded beside it.
 #
 # Usage, from the repository root:
-#   Rscript inst/validation/references.R                       # all cases (about 1.5 h on 2 cores)
+#   Rscript inst/validation/references.R                       # all cases (about 1.5 h on 2 cores;
+#                                                               # the 4 GLM cases take 3 min)
 #   Rscript inst/validation/references.R iris_softmax faithful_mix_k1   # some cases; their rows
 #                                                               # in the two csv files are replaced
 # With the sgais package installed, every model is also built from its `model` code and the Stan
@@ -132,6 +137,79 @@ model {
 }
 "
 
+# Generalised linear models exactly as logistic_regression(), poisson_regression() and
+# negative_binomial_regression() with prior = "autoscale" (R/prior.R, autoscale_prior()) and
+# src/logistic_regression.c, src/poisson_regression.c, src/negative_binomial_regression.c: X is
+# the design with every covariate column centred at its mean (the package's spec$center; the
+# intercept column stays 1), and each coefficient beta_j ~ N(prior_location_j, prior_scale_j^2)
+# independently, the locations and scales passed as data (the autoscale rule: the intercept
+# N(0, 2.5^2), the slope of column j N(0, (2.5 / sd(x_j))^2)). Linear predictor eta = offset +
+# X beta (offset 0 without one).
+#   logistic:  y_i ~ Bernoulli(plogis(eta_i));
+#   Poisson:   y_i ~ Poisson(exp(eta_i)), -log(y_i!) included;
+#   negative binomial: y_i ~ NB(mean exp(eta_i), size phi = omega^-2), -log(y_i!) included,
+#              omega ~ half-normal(omega_sd) (the package's overdispersion_prior), i.e.
+#              log 2 + normal_lpdf(omega | 0, omega_sd).
+# The package samples t = log omega with the log-Jacobian t in its prior; Stan's <lower=0>
+# transform is the same log with the same Jacobian, so both integrate the same measure. The
+# package's parameter vector is c(beta, log(omega)).
+stan_logistic <- "
+data {
+  int<lower=1> N;
+  int<lower=1> P;
+  matrix[N, P] X;
+  int<lower=0, upper=1> y[N];
+  vector[P] prior_location;
+  vector<lower=0>[P] prior_scale;
+}
+parameters {
+  vector[P] beta;
+}
+model {
+  target += normal_lpdf(beta | prior_location, prior_scale);
+  target += bernoulli_logit_lpmf(y | X * beta);
+}
+"
+stan_poisson <- "
+data {
+  int<lower=1> N;
+  int<lower=1> P;
+  matrix[N, P] X;
+  int<lower=0> y[N];
+  vector[N] offset;
+  vector[P] prior_location;
+  vector<lower=0>[P] prior_scale;
+}
+parameters {
+  vector[P] beta;
+}
+model {
+  target += normal_lpdf(beta | prior_location, prior_scale);
+  target += poisson_log_lpmf(y | offset + X * beta);
+}
+"
+stan_negbin <- "
+data {
+  int<lower=1> N;
+  int<lower=1> P;
+  matrix[N, P] X;
+  int<lower=0> y[N];
+  vector[N] offset;
+  vector[P] prior_location;
+  vector<lower=0>[P] prior_scale;
+  real<lower=0> omega_sd;
+}
+parameters {
+  vector[P] beta;
+  real<lower=0> omega;
+}
+model {
+  target += normal_lpdf(beta | prior_location, prior_scale);
+  target += log2() + normal_lpdf(omega | 0, omega_sd);
+  target += neg_binomial_2_log_lpmf(y | offset + X * beta, inv_square(omega));
+}
+"
+
 # ---- cases ----------------------------------------------------------------------------------
 # `data` is R code for the data set, shipped with R or its recommended packages; the `model`
 # column of the output is built from it, so it is exactly what the validation suite evaluates.
@@ -141,8 +219,17 @@ model {
 softmax_case <- function(case, formula, data, prior_sd = 1, metric = "diag_e") {
   list(case = case, family = "softmax", formula = formula, data = data, prior_sd = prior_sd,
        metric = metric,
-       model = sprintf("softmax_regression(%s, %s%s)", formula, data,
-                       if (prior_sd == 1) "" else sprintf(", prior_sd = %s", format(prior_sd))))
+       model = sprintf("softmax_regression(%s, %s, %s)", formula, data,
+                       if (prior_sd == 1) "prior = \"paper\"" else sprintf("prior_sd = %s", format(prior_sd))))
+}
+# `family`: "logistic", "poisson" or "negbin"; always prior = "autoscale", written out (the
+# package's default prior since 0.1.0, but the reference must not change with a default).
+glm_case <- function(case, family, formula, data) {
+  constructor <- c(logistic = "logistic_regression", poisson = "poisson_regression",
+                   negbin = "negative_binomial_regression")[[family]]
+  list(case = case, family = family, formula = formula, data = data, metric = "diag_e",
+       omega_sd = if (family == "negbin") 1,    # the package's default overdispersion_prior
+       model = sprintf('%s(%s, %s, prior = "autoscale")', constructor, formula, data))
 }
 mixture_case <- function(case, data, components) {
   list(case = case, family = "mixture", data = data, components = components,
@@ -170,7 +257,12 @@ cases <- list(
   mixture_case("faithful_raw_mix_k2", "faithful", 2),
   mixture_case("quakes_mix_k1", quakes_scaled, 1),
   mixture_case("quakes_mix_k2", quakes_scaled, 2),
-  mixture_case("quakes_mix_k3", quakes_scaled, 3)
+  mixture_case("quakes_mix_k3", quakes_scaled, 3),
+  # (new cases go last: a case's position fixes its seeds)
+  glm_case("quine_poisson_autoscale", "poisson", "Days ~ Eth + Sex + Age + Lrn", "MASS::quine"),
+  glm_case("quine_negbin_autoscale", "negbin", "Days ~ Eth + Sex + Age + Lrn", "MASS::quine"),
+  glm_case("birthwt_logit_small_autoscale", "logistic", "low ~ age + smoke", "MASS::birthwt"),
+  glm_case("birthwt_logit_large_autoscale", "logistic", "low ~ age + lwt + smoke + ht", "MASS::birthwt")
 )
 names(cases) <- vapply(cases, `[[`, "", "case")
 
@@ -197,6 +289,41 @@ softmax_data <- function(cs) {
   stopifnot(!anyNA(a), !anyNA(y))
   list(N = nrow(a), P = ncol(a), K = nlevels(y), X = unname(a), y = as.integer(y),
        prior_sd = cs$prior_sd)
+}
+
+# The design, response and autoscale prior of a generalised linear model, as R/design.R and
+# with_autoscale() in R/prior.R build them: the design of softmax_data(), its covariate columns
+# centred at their means; the intercept's prior N(0, 2.5^2) and the slope of column j
+# N(0, (2.5 / sd(x_j))^2). The response of a logistic regression: 0/1, or a factor's second
+# level as 1. Exactly the data of the Stan program.
+glm_data <- function(cs) {
+  data <- eval_code(cs$data)
+  mf <- stats::model.frame(stats::as.formula(cs$formula), data, na.action = stats::na.pass)
+  a <- stats::model.matrix(attr(mf, "terms"), mf)
+  y <- stats::model.response(mf)
+  offset <- stats::model.offset(mf)
+  stopifnot(!anyNA(a), !anyNA(y), is.null(offset) || !anyNA(offset))
+  intercept <- colnames(a) == "(Intercept)"
+  stopifnot(sum(intercept) == 1L)
+  x <- a[, !intercept, drop = FALSE]
+  center <- numeric(ncol(a))
+  center[!intercept] <- colMeans(x)
+  scale <- numeric(ncol(a))
+  scale[intercept] <- 2.5
+  scale[!intercept] <- 2.5 / apply(x, 2, stats::sd)
+  if (cs$family == "logistic") {
+    y <- if (is.factor(y)) as.integer(y == levels(y)[2]) else as.integer(y)
+    stopifnot(all(y %in% 0:1))
+  } else {
+    stopifnot(is.numeric(y), all(y >= 0), all(y == round(y)))
+    y <- as.integer(y)
+  }
+  out <- list(N = nrow(a), P = ncol(a), X = unname(sweep(a, 2, center)), y = y)
+  if (cs$family != "logistic") out$offset <- if (is.null(offset)) numeric(nrow(a)) else as.double(offset)
+  out$prior_location <- numeric(ncol(a))
+  out$prior_scale <- scale
+  if (cs$family == "negbin") out$omega_sd <- cs$omega_sd
+  out
 }
 
 # The data as gaussian_mixture() takes them (a numeric matrix), with the column `first` moved to
@@ -325,13 +452,91 @@ smc_mixture <- function(cs, seed) {
   list(log_z = log_z, seconds = proc.time()[["elapsed"]] - t0)
 }
 
+# ---- an independent estimator for the generalised linear models -----------------------------
+
+# The log posterior density (unnormalised: log prior + log likelihood, with all constants) and
+# its gradient at the rows of `theta`, in the package's parametrisation: beta, and for the
+# negative binomial t = log omega with its log-Jacobian t. Written from the model's definition
+# with R's densities, independently of the Stan programs and of the package.
+glm_log_post <- function(family, dat, theta, gradient = FALSE) {
+  theta <- matrix(theta, ncol = dat$P + (family == "negbin"))
+  beta <- theta[, seq_len(dat$P), drop = FALSE]
+  eta <- beta %*% t(dat$X)                                  # draws x observations
+  if (family != "logistic") eta <- sweep(eta, 2, dat$offset, "+")
+  y <- matrix(dat$y, nrow(eta), ncol(eta), byrow = TRUE)
+  z <- sweep(beta, 2, dat$prior_location) / rep(dat$prior_scale, each = nrow(beta))
+  lp <- rowSums(stats::dnorm(z, log = TRUE)) - sum(log(dat$prior_scale))
+  g <- -z / rep(dat$prior_scale, each = nrow(beta))
+  if (family == "logistic") {
+    lp <- lp + rowSums(stats::plogis(ifelse(y == 1, eta, -eta), log.p = TRUE))
+    r <- y - stats::plogis(eta)
+  } else if (family == "poisson") {
+    lp <- lp + rowSums(stats::dpois(y, exp(eta), log = TRUE))
+    r <- y - exp(eta)
+  } else {
+    t <- theta[, dat$P + 1L]
+    omega <- exp(t)
+    phi <- omega^-2
+    mu <- exp(eta)
+    lp <- lp + log(2) + stats::dnorm(omega, 0, dat$omega_sd, log = TRUE) + t +
+      rowSums(stats::dnbinom(y, size = phi, mu = mu, log = TRUE))
+    r <- phi * (y - mu) / (phi + mu)
+    dphi <- rowSums(digamma(y + phi) - digamma(phi) - log1p(mu / phi) + (mu - y) / (phi + mu))
+    g <- cbind(g, dphi * (-2 * phi) + 1 - (omega / dat$omega_sd)^2)
+  }
+  if (!gradient) return(lp)
+  g[, seq_len(dat$P)] <- g[, seq_len(dat$P)] + r %*% dat$X
+  g
+}
+
+# The posterior mode, the Laplace approximation of log Z there, and importance sampling from a
+# multivariate t (5 degrees of freedom) centred at the mode with the inverse Hessian as its scale
+# matrix: log Z = log mean(w), w = posterior density / proposal density, unbiased in Z, with
+# the delta-method standard error of its log. These posteriors have a few parameters and are
+# close to normal, so the weights are well behaved (their effective sample size is recorded).
+glm_importance <- function(cs, dat, seed, draws = 2e5, df = 5) {
+  t0 <- proc.time()[["elapsed"]]
+  family <- cs$family
+  d <- dat$P + (family == "negbin")
+  start <- numeric(d)
+  if (family != "logistic") start[1] <- log(mean(dat$y))
+  f <- function(th) -glm_log_post(family, dat, th)
+  gr <- function(th) -drop(glm_log_post(family, dat, th, gradient = TRUE))
+  opt <- stats::optim(start, f, gr, method = "BFGS", control = list(maxit = 1000, reltol = 1e-14))
+  for (i in 1:5) {                                           # Newton steps to polish the mode
+    h <- stats::optimHess(opt$par, f, gr)
+    opt$par <- opt$par - solve(h, gr(opt$par))
+  }
+  h <- stats::optimHess(opt$par, f, gr)
+  stopifnot(opt$convergence == 0, max(abs(gr(opt$par))) < 1e-6)
+  lp_mode <- -f(opt$par)
+  laplace <- lp_mode + 0.5 * d * log(2 * pi) - 0.5 * as.numeric(determinant(h)$modulus)
+  set.seed(seed)
+  L <- t(chol(solve(h)))
+  chunk <- 2e4
+  lw <- unlist(lapply(seq_len(ceiling(draws / chunk)), function(k) {
+    zz <- matrix(stats::rnorm(chunk * d), chunk, d)
+    u <- stats::rchisq(chunk, df) / df
+    th <- sweep(zz %*% t(L) / sqrt(u), 2, opt$par, "+")
+    q <- rowSums((zz / sqrt(u))^2)                           # Mahalanobis distance^2
+    log_q <- lgamma((df + d) / 2) - lgamma(df / 2) - d / 2 * log(df * pi) -
+      sum(log(diag(L))) - (df + d) / 2 * log1p(q / df)
+    glm_log_post(family, dat, th) - log_q
+  }))
+  m <- max(lw)
+  w <- exp(lw - m)
+  list(laplace = laplace, log_z = m + log(mean(w)), se = stats::sd(w) / sqrt(length(w)) / mean(w),
+       ess = sum(w)^2 / sum(w^2), draws = length(w), seconds = proc.time()[["elapsed"]] - t0)
+}
+
 # ---- Stan runs ------------------------------------------------------------------------------
 
 compiled <- list()
 stan_program <- function(family) {
   if (is.null(compiled[[family]])) {
     message(format(Sys.time(), "%H:%M:%S "), "compiling the ", family, " program")
-    code <- switch(family, softmax = stan_softmax, mixture = stan_mixture)
+    code <- switch(family, softmax = stan_softmax, mixture = stan_mixture, logistic = stan_logistic,
+                   poisson = stan_poisson, negbin = stan_negbin)
     compiled[[family]] <<- stan_model(model_code = code, model_name = family)
   }
   compiled[[family]]
@@ -400,8 +605,10 @@ stan_run <- function(family, dat, seed, init = "random", metric = "diag_e") {
 # With sgais installed: build the model from its code and compare n, dim and the log density
 # (prior + likelihood) with the Stan program's at a few posterior draws. Stan's density is taken
 # without its transforms' Jacobians (adjust_transform = FALSE), i.e. over (beta_1..K-1, mu,
-# sigma2) or theta; the package's is over its unconstrained vector, so for the mixture its
-# log-Jacobian sum_k log beta_k + sum_kj log sigma2_kj is taken off first.
+# sigma2), theta, beta or (beta, omega); the package's is over its unconstrained vector, so for
+# the mixture its log-Jacobian sum_k log beta_k + sum_kj log sigma2_kj, and for the negative
+# binomial log omega, is taken off first. For the generalised linear models the package's
+# centred design, response and coefficient priors are also compared with the Stan data.
 package_check <- function(cs, dat, fit) {
   if (!requireNamespace("sgais", quietly = TRUE)) return("sgais not installed: not checked")
   model <- eval(str2lang(cs$model), envir = new.env(parent = asNamespace("sgais")))
@@ -411,6 +618,23 @@ package_check <- function(cs, dat, fit) {
     stop(sprintf("%s: the package's model has n = %d, dim = %d; the Stan program n = %d, dim = %d",
                  cs$case, model$n, model$dim, dat$N, dim))
   }
+  glm <- cs$family %in% c("logistic", "poisson", "negbin")
+  if (glm) {
+    moments <- get("coef_prior_moments", envir = asNamespace("sgais"))(model, dat$P)
+    same <- c(
+      design = max(abs(model$data$xt - t(dat$X))) < 1e-10,
+      response = identical(as.double(model$data$y), as.double(dat$y)),
+      offset = cs$family == "logistic" || identical(as.double(model$data$offset), dat$offset),
+      prior = moments$normal && max(abs(moments$location - dat$prior_location)) < 1e-12 &&
+        max(abs(moments$scale / dat$prior_scale - 1)) < 1e-12,
+      overdispersion = cs$family != "negbin" ||
+        identical(as.double(model$hyper$overdispersion_prior), as.double(dat$omega_sd))
+    )
+    if (!all(same)) {
+      stop(sprintf("%s: the package's model has another %s than the Stan data", cs$case,
+                   paste(names(same)[!same], collapse = ", ")))
+    }
+  }
   ex <- rstan::extract(fit)
   at <- round(seq(1, length(ex$lp__), length.out = 5))
   diff <- vapply(at, function(s) {
@@ -418,6 +642,15 @@ package_check <- function(cs, dat, fit) {
       pars <- list(theta = matrix(ex$theta[s, , ], dat$P, dat$K))
       theta <- as.vector(pars$theta)
       jacobian <- 0
+    } else if (glm) {
+      pars <- list(beta = array(ex$beta[s, ], dat$P))
+      theta <- pars$beta
+      jacobian <- 0
+      if (cs$family == "negbin") {
+        pars$omega <- ex$omega[s]
+        theta <- c(theta, log(pars$omega))
+        jacobian <- log(pars$omega)
+      }
     } else {
       K <- dat$K
       D <- dat$D
@@ -455,13 +688,15 @@ run_case <- function(cs, index) {
   rows <- list()
   add <- function(...) rows[[length(rows) + 1L]] <<- data.frame(case = cs$case, ..., stringsAsFactors = FALSE)
   mixture <- cs$family == "mixture"
+  glm <- cs$family %in% c("logistic", "poisson", "negbin")
   offset <- if (mixture) lgamma(cs$components + 1) else 0   # log K! (see stan_mixture)
   estimates <- numeric(0)
   errors <- numeric(0)
   checked <- NULL
-  dat <- if (mixture) mixture_data(cs) else softmax_data(cs)
+  dat <- if (mixture) mixture_data(cs) else if (glm) glm_data(cs) else softmax_data(cs)
   n <- dat$N
-  dim <- if (mixture) (dat$K - 1) + 2 * dat$K * dat$D else dat$P * dat$K   # the package's count
+  dim <- if (mixture) (dat$K - 1) + 2 * dat$K * dat$D else if (glm) dat$P + (cs$family == "negbin")
+         else dat$P * dat$K   # the package's count
   for (run in seq_len(runs)) {
     seed <- 1000L * index + run
     if (mixture) {
@@ -470,6 +705,9 @@ run_case <- function(cs, index) {
       start <- if (cs$components > 1L) mixture_inits(dat, seed) else list(inits = "random", note = "")
       r <- stan_run("mixture", dat, seed, start$inits)
       note <- paste0("means ordered on column ", first, if (nzchar(start$note)) "; ", start$note)
+    } else if (glm) {
+      r <- stan_run(cs$family, dat, seed, metric = cs$metric)
+      note <- ""
     } else {
       dat <- softmax_data(cs)
       r <- stan_run("softmax", dat, seed, metric = cs$metric)
@@ -511,8 +749,25 @@ run_case <- function(cs, index) {
     message(sprintf("  SMC: log Z = %.4f, sd of runs %.4f", smc$log_z, smc$sd))
   }
 
+  imp <- NULL
+  if (glm) {
+    imp <- glm_importance(cs, dat, 1000L * index + 100L)
+    add(estimator = "laplace", run = 1L, seed = NA, log_evidence = imp$laplace, error = NA,
+        divergences = NA, max_treedepth_hits = NA, low_bfmi_chains = NA, max_rhat = NA,
+        min_ess_bulk = NA, seconds = NA,
+        note = if (cs$family == "negbin") "at the posterior mode of (beta, log omega)" else "at the posterior mode")
+    add(estimator = "importance_t", run = 1L, seed = 1000L * index + 100L, log_evidence = imp$log_z,
+        error = imp$se, divergences = NA, max_treedepth_hits = NA, low_bfmi_chains = NA,
+        max_rhat = NA, min_ess_bulk = NA, seconds = imp$seconds,
+        note = sprintf("%g draws from a t(5) at the mode, scale the inverse Hessian; ESS %.0f",
+                       imp$draws, imp$ess))
+    message(sprintf("  importance sampling: log Z = %.4f (se %.4f, ESS %.0f); Laplace %.4f",
+                    imp$log_z, imp$se, imp$ess, imp$laplace))
+  }
+
   # The reference: the mean of the Stan runs, if they pass their diagnostics, agree with each
-  # other and (mixtures) with the SMC estimate, and (K = 1) with the closed form. Otherwise, for
+  # other, (mixtures) with the SMC estimate, (generalised linear models) with the importance
+  # sampling estimate, and (K = 1) with the closed form. Otherwise, for
   # a mixture whose SMC runs agree to the tolerance, the SMC estimate; otherwise no reference.
   reference <- mean(estimates)
   method <- method_stan
@@ -524,11 +779,14 @@ run_case <- function(cs, index) {
     verdict <- sprintf("off the closed form by %.3f", reference - closed)
   } else if (!is.null(smc) && abs(reference - smc$log_z) > max(tolerance, 3 * sqrt(stan_sd^2 / runs + smc$sd^2 / smc$runs))) {
     verdict <- sprintf("Stan %.3f vs SMC %.3f", reference, smc$log_z)
+  } else if (!is.null(imp) && abs(reference - imp$log_z) > max(tolerance, 3 * sqrt(stan_sd^2 / runs + imp$se^2))) {
+    verdict <- sprintf("Stan %.3f vs importance sampling %.3f", reference, imp$log_z)
   }
   if (mixture) {
     method <- sprintf("%s; means ordered, + log(K!); SMC check: %s", method,
                       if (verdict == "ok") sprintf("%.3f", smc$log_z) else "failed")
   }
+  if (glm) method <- sprintf("%s; importance sampling check: %.3f", method, imp$log_z)
   if (verdict != "ok") {
     if (!is.null(smc) && smc$sd < tolerance) {
       reference <- smc$log_z
