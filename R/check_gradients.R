@@ -9,7 +9,9 @@
 #'
 #' The finite differences use the five-point central stencil
 #' \eqn{(-f(x + 2h) + 8f(x + h) - 8f(x - h) + f(x - 2h)) / 12h}{(-f(x+2h) + 8f(x+h) - 8f(x-h) +
-#' f(x-2h)) / 12h} with \eqn{h = 10^{-3} \max(1, |x|)}{h = 1e-3 max(1, |x|)}, whose truncation
+#' f(x-2h)) / 12h} with \eqn{h = 10^{-3} \max(w, |x|)}{h = 1e-3 max(w, |x|)}, where \eqn{w}{w} is
+#' the parameter's spread under the prior (the interquartile range of 200 prior draws over 1.349,
+#' the sd of a normal prior), so that the step follows the data's units; its truncation
 #' error is of order \eqn{h^4}; its rounding error is about \eqn{10^{-13} |f| / h}, so relative
 #' errors near 1e-8 or below mean the gradient is right, and a mistake typically shows as an
 #' error of order one. The relative error is \eqn{|g - \hat g| / \max(|g|, |\hat g|, 1)}{|g -
@@ -49,8 +51,13 @@ check_gradients <- function(model, n = 5, observations = min(nobs(model), 1000L)
     check_theta_points(theta, model, call)
   }
   evaluate <- function(x) model_evaluate(model, x, 0L, observations)
+  # each parameter's step is a fraction of its prior's spread (the interquartile range of draws
+  # of a fixed seed; the caller's stream is untouched), so that the check does not depend on the
+  # data's units
+  width <- apply(with_seed(1L, model_prior_draw(model, 200L)), 1, stats::IQR) / 1.349
+  width[!is.finite(width) | width <= 0] <- 1
   rows <- lapply(seq_len(nrow(points)), function(i) {
-    gradient_rows(evaluate, points[i, ], model$parameter_names, i, call)
+    gradient_rows(evaluate, points[i, ], model$parameter_names, i, call, width)
   })
   out <- do.call(rbind, rows)
   rownames(out) <- NULL
@@ -71,15 +78,16 @@ check_theta_points <- function(theta, model, call) {
 
 # The rows of one point: `evaluate(theta)` returns the log prior, the log-likelihood and their
 # gradients as model_evaluate() does; each gradient is compared with the five-point central
-# difference of its function.
-gradient_rows <- function(evaluate, theta, names, point, call) {
+# difference of its function, with step 1e-3 of the parameter's prior spread `width` (or of
+# |theta_j| when larger, against rounding).
+gradient_rows <- function(evaluate, theta, names, point, call, width = rep(1, length(theta))) {
   at <- evaluate(theta)
   if (!is.finite(at$log_prior) || !is.finite(at$log_lik)) {
     abort(sprintf("The log prior or log-likelihood is not finite at point %d; the gradients cannot be checked there.",
                   point), call)
   }
   numeric_grad <- vapply(seq_along(theta), function(j) {
-    h <- 1e-3 * max(1, abs(theta[j]))
+    h <- 1e-3 * max(width[j], abs(theta[j]))
     f <- function(step) {
       x <- theta
       x[j] <- x[j] + step * h

@@ -50,7 +50,10 @@
 #' @param models A named list of models ([linear_regression()], [softmax_regression()],
 #'   [gaussian_mixture()], [custom_model()], ...), each built on data like `data`; they are
 #'   fitted to `data` (through their specification, as new rows are in [sgais()]), so the
-#'   comparison is on exactly the same observations. Or a named list of formulas, with `family`
+#'   comparison is on exactly the same observations. Their priors are those they were built
+#'   with: the regressions' default prior (`prior = "autoscale"`) takes its scales from those
+#'   rows, so build them on `data` itself or on representative rows (fewer than 100 give a
+#'   warning of class `sgais_warning_autoscale_rows`). Or a named list of formulas, with `family`
 #'   (see "Formulas, and models that hold their data"). Or a named list of fits from [sgais()] of
 #'   the same observations.
 #' @param data The observations, as the models' constructors take them (e.g. a data frame for
@@ -267,6 +270,9 @@ warn_comparison <- function(cmp, call) {
 compare_blocks <- function(fits, new, source, block_size, prior, progress, call, arg = "data") {
   names <- if (is.null(fits)) names(new$models) else names(fits)
   settings <- if (is.null(fits)) new$settings else fits[[1]]$settings
+  if (is.null(fits)) {
+    for (name in names) warn_autoscale_template(new$models[[name]], call, sprintf("Model `%s`", name))
+  }
   in_memory <- is_in_memory(source)
   block_size <- if (!is.null(block_size)) check_whole_number(block_size, "block_size", 1, call)
     else if (in_memory) max(1, nrow_of(source)) else 20 * settings$chunk_size

@@ -2,12 +2,13 @@
 #'
 #' The paper's first model (Cameron et al. 2019, Appendix B.1): \eqn{y_i = b + x_i^\top w +
 #' e_i}{y = b + x'w + e} with \eqn{e_i \sim N(0, \sigma^2)}{e ~ N(0, noise_sd^2)} of known
-#' `noise_sd`, and independent \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} priors on the intercept
-#' \eqn{b} and on every weight in \eqn{w}. Its evidence has a closed form
+#' `noise_sd`, and independent normal priors on the intercept \eqn{b} and on every weight in
+#' \eqn{w}: by default stated in the data's own units, or the paper's \eqn{N(0, \tau^2)}{N(0,
+#' prior_sd^2)} with `prior = "paper"` (see "Priors"). Its evidence has a closed form
 #' ([exact_log_evidence()]), which makes it the reference for checking estimators.
 #'
 #' With `noise_sd = NULL` the noise variance is unknown and has the conjugate
-#' normal-inverse-gamma prior
+#' normal-inverse-gamma prior, with the paper's prior
 #' \deqn{\sigma^2 \sim \mathrm{InvGamma}(a, b), \qquad \theta \mid \sigma^2 \sim N(0, \sigma^2
 #' \tau^2 I),}{sigma^2 ~ InvGamma(shape a, scale b),  theta | sigma^2 ~ N(0, sigma^2 prior_sd^2 I),}
 #' where \eqn{\theta = (b, w)}{theta = (b, w)}: `prior_sd` is then in units of \eqn{\sigma}{sigma}
@@ -20,36 +21,47 @@
 #' closed form, a multivariate Student-t density ([exact_log_evidence()]). The model has class
 #' `sgais_linear_regression_nig` before `sgais_linear_regression`.
 #'
-#' **Priors.** By default every coefficient, the intercept included, has the paper's
-#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} prior. `prior` sets the prior of the coefficients other
-#' than the intercept and `prior_intercept` that of the intercept, each from [normal_prior()]
-#' (a mean and sd per coefficient, or one of each, recycled), [student_t_prior()] or
-#' [cauchy_prior()]; what is not set keeps \eqn{N(0, \tau^2)}{N(0, prior_sd^2)}. With known
-#' noise and normal priors the evidence keeps its closed form ([exact_log_evidence()]); with
-#' Student-t or Cauchy priors it is estimated only. With `noise_sd = NULL` the priors must be
-#' normal, and their means and sds are in units of \eqn{\sigma}{sigma}: \eqn{\theta_j \mid
-#' \sigma^2 \sim N(m_j, \sigma^2 s_j^2)}{theta_j | sigma^2 ~ N(m_j, sigma^2 s_j^2)}, still
-#' conjugate, with a closed-form evidence.
+#' **Priors.** By default (`prior = "autoscale"`) the priors are stated in the data's own units,
+#' so that no Bayes factor depends on the units of a covariate or of the response (kg for
+#' 1000 lb, a shifted response): every covariate is centred at its mean in the data the model is
+#' built with (the intercept is then the mean response at the covariates' means; new rows are
+#' centred the same way), each slope has prior \eqn{N(0, (s / \mathrm{sd}(x_j))^2)}{N(0, (s /
+#' sd(x_j))^2)}, and the intercept \eqn{N(\bar y, s^2)}{N(mean(y), s^2)}, with \eqn{s}{s} the
+#' noise sd: `noise_sd` (known noise), or \eqn{\sigma}{sigma} itself with \eqn{\sigma^2 \sim
+#' \mathrm{InvGamma}(a, \mathrm{var}(y))}{sigma^2 ~ InvGamma(a, var(y))} (`noise_sd = NULL`,
+#' unless `variance_scale` is given). This is the unit-information prior (the information of one
+#' observation; Kass and Wasserman 1995), whose Bayes factors are those of BIC to first order. A
+#' model without an intercept keeps its covariates uncentred and uses their root mean square for
+#' sd(x_j). The other regressions take the same rule, with \eqn{s}{s} = 2.5 on the logit or log
+#' scale and the intercept \eqn{N(0, 2.5^2)}{N(0, 2.5^2)} ([logistic_regression()],
+#' [poisson_regression()], [negative_binomial_regression()], [softmax_regression()]), or
+#' \eqn{s}{s} = sd(y) and \eqn{\sigma \sim}{sigma ~} half-normal(sd(y)) ([robust_regression()]).
+#' The model prints the rule and the resulting prior of each coefficient; posterior draws are of
+#' the centred intercept.
 #'
-#' **Priors that do not depend on the data's units.** The paper's prior is stated in the units
-#' of the data, so on ordinary data it can decide a Bayes factor: changing a covariate's units
-#' (kg for 1000 lb) or shifting the response changes the evidence of models that use them.
-#' `prior = "autoscale"` states the prior in the data's own units instead, as a rule: every
-#' covariate is centred at its mean in the data the model is built with (the intercept is then
-#' the mean response at the covariates' means; new rows are centred the same way), each slope
-#' has prior \eqn{N(0, (s / \mathrm{sd}(x_j))^2)}{N(0, (s / sd(x_j))^2)}, and the intercept
-#' \eqn{N(\bar y, s^2)}{N(mean(y), s^2)}, with \eqn{s}{s} the noise sd: `noise_sd` (known
-#' noise), or \eqn{\sigma}{sigma} itself with \eqn{\sigma^2 \sim \mathrm{InvGamma}(a,
-#' \mathrm{var}(y))}{sigma^2 ~ InvGamma(a, var(y))} (`noise_sd = NULL`, unless
-#' `variance_scale` is given). This is the unit-information prior (the information of one
-#' observation; Kass and Wasserman 1995), whose Bayes factors are those of BIC to first order,
-#' and rescaling any covariate, or rescaling and shifting the response (with `noise_sd` in its
-#' units), leaves every Bayes factor unchanged. The other regressions take it too, with
-#' \eqn{s}{s} = 2.5 on the logit or log scale and the intercept \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}
-#' ([logistic_regression()], [poisson_regression()], [negative_binomial_regression()],
-#' [softmax_regression()]), or \eqn{s}{s} = sd(y) and \eqn{\sigma \sim}{sigma ~}
-#' half-normal(sd(y)) ([robust_regression()]). The model prints the rule and the resulting
-#' prior of each coefficient; posterior draws are of the centred intercept.
+#' The prior is fixed when the model is built, from the data it is built with: continuing a fit
+#' on new rows, [sgais_stream()] and [compare_models()] with `data` keep it. So build the model on
+#' the data (or a representative first block of a stream), not on a handful of rows; and a fit
+#' continued in pieces is the fit of all the rows of the model built from the first piece, not of
+#' a model built from all of them (whose prior differs a little).
+#'
+#' `prior = "paper"` is the paper's prior (and this function's default before version 0.1.0):
+#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} on every coefficient, the intercept included, on the
+#' uncentred design. Giving `prior_sd` asks for it too. It is stated in the data's units, so on
+#' ordinary data it can decide a Bayes factor (on `mtcars`, `mpg ~ wt + hp` against `+ qsec`: +21.7
+#' nats for the larger model, where BIC says -1.0), but it is the prior of the paper's
+#' experiments, which `vignette("paper")` reproduces with it.
+#'
+#' Priors of your own: `prior` sets the prior of the coefficients other than the intercept and
+#' `prior_intercept` that of the intercept, each from [normal_prior()] (a mean and sd per
+#' coefficient, or one of each, recycled), [student_t_prior()] or [cauchy_prior()]. With a prior
+#' given, the design is not centred and `prior_intercept`, when not given, is
+#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)}; with `prior = "autoscale"`, `prior_intercept` replaces
+#' the rule's prior of the (centred) intercept. With known noise and normal priors the evidence
+#' keeps its closed form ([exact_log_evidence()]); with Student-t or Cauchy priors it is
+#' estimated only. With `noise_sd = NULL` the priors must be normal, and their means and sds are
+#' in units of \eqn{\sigma}{sigma}: \eqn{\theta_j \mid \sigma^2 \sim N(m_j, \sigma^2 s_j^2)}{theta_j
+#' | sigma^2 ~ N(m_j, sigma^2 s_j^2)}, still conjugate, with a closed-form evidence.
 #'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
 #' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
@@ -69,22 +81,25 @@
 #' @param data A data frame holding the variables in `formula`.
 #' @param noise_sd The known standard deviation \eqn{\sigma} of the noise, or `NULL` for an
 #'   unknown noise variance with the normal-inverse-gamma prior (see Details).
-#' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight; with
-#'   `noise_sd = NULL`, in units of the noise sd \eqn{\sigma}{sigma}.
+#' @param prior_sd The paper's prior standard deviation \eqn{\tau} of the intercept and each
+#'   weight (`prior = "paper"`); with `noise_sd = NULL`, in units of the noise sd
+#'   \eqn{\sigma}{sigma}. Giving it selects the paper's prior unless `prior` is given.
 #' @param x A numeric matrix (or data frame of numeric columns, or vector) of covariates, one row
 #'   per observation.
 #' @param y A numeric response vector with one element per row of `x`.
 #' @param variance_shape,variance_scale With `noise_sd = NULL`, the shape \eqn{a} and scale
 #'   \eqn{b} of the inverse-gamma prior of the noise variance (default 1 and 1); an error with a
 #'   known `noise_sd`.
-#' @param prior The prior of the coefficients other than the intercept: [normal_prior()],
-#'   [student_t_prior()] or [cauchy_prior()] with one value, or one per coefficient in the order
-#'   of the design's columns, of each of its means (locations) and sds (scales); leave its `dim`
-#'   unset. `NULL` (the default): `normal_prior(0, prior_sd)`. Or `"autoscale"`: the priors of
-#'   every coefficient, the intercept's too, by a rule that makes Bayes factors independent of
-#'   the data's units (see "Priors that do not depend on the data's units").
+#' @param prior The coefficients' prior. `"autoscale"` (the default unless `prior_sd` is given):
+#'   the priors of every coefficient, the intercept's too, by a rule that makes Bayes factors
+#'   independent of the data's units (see "Priors" in [linear_regression()]). `"paper"` (the default when `prior_sd` is
+#'   given): `normal_prior(0, prior_sd)` on every coefficient. Or the prior of the coefficients
+#'   other than the intercept: [normal_prior()], [student_t_prior()] or [cauchy_prior()] with one
+#'   value, or one per coefficient in the order of the design's columns, of each of its means
+#'   (locations) and sds (scales); leave its `dim` unset.
 #' @param prior_intercept The intercept's prior, likewise with one value of each; `NULL` (the
-#'   default): `normal_prior(0, prior_sd)`. An error when the design has no intercept.
+#'   default): the rule's under `"autoscale"`, else `normal_prior(0, prior_sd)`. An error when
+#'   the design has no intercept.
 #' @return A model of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
 #'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
 #'   variance) for [sgais()] and [exact_log_evidence()].
@@ -114,6 +129,7 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
                               x = NULL, y = NULL, variance_shape = 1, variance_scale = 1,
                               prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
+  prior <- default_prior(prior, missing(prior_sd))
   if (is.null(noise_sd)) {
     # with "autoscale", the variance's prior scale follows the response's unless given
     if (identical(prior, "autoscale") && missing(variance_scale)) variance_scale <- NULL

@@ -1,12 +1,14 @@
 #' Bayesian logistic regression
 #'
 #' A binary response with \deqn{P(y_i = 1 \mid x_i, \theta) = \mathrm{logit}^{-1}(b + x_i^\top
-#' w),}{P(y = 1 | x, theta) = plogis(b + x'w),} and independent \eqn{N(0, \tau^2)}{N(0,
-#' prior_sd^2)} priors on the intercept \eqn{b} and on every weight in \eqn{w}. The default
-#' \eqn{\tau}{prior_sd} = 2.5 is weakly informative for covariates on a unit scale: it is the
-#' scale of rstanarm's default normal prior on coefficients for covariates of sd 1 (rstanarm
-#' rescales it by each covariate's sd; this model does not) and of the Cauchy prior of Gelman et
-#' al. (2008). Standardise the covariates for it to mean the same for each.
+#' w),}{P(y = 1 | x, theta) = plogis(b + x'w),} and by default (`prior = "autoscale"`, see
+#' "Priors" in [linear_regression()]) covariates centred at their means, each weight with prior
+#' \eqn{N(0, (2.5 / \mathrm{sd}(x_j))^2)}{N(0, (2.5 / sd(x_j))^2)} and the intercept
+#' \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}: the scale of rstanarm's default prior and of the Cauchy prior
+#' of Gelman et al. (2008) for standardised inputs, stated so that no Bayes factor depends on a
+#' covariate's units. `prior = "paper"` (or giving `prior_sd`) is independent \eqn{N(0,
+#' \tau^2)}{N(0, prior_sd^2)} priors on the intercept \eqn{b} and every weight in \eqn{w} of the
+#' uncentred design, weakly informative for covariates on a unit scale.
 #' There is one coefficient per design column. (A two-class [softmax_regression()] with prior
 #' sd \eqn{s} has the evidence of this model with `prior_sd` \eqn{\sqrt 2 s}{sqrt(2) s}: its
 #' likelihood depends only on the difference of the two classes' coefficients.) The
@@ -26,7 +28,7 @@
 #'
 #' @inheritParams linear_regression
 #' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
-#'   (default 2.5).
+#'   under `prior = "paper"` (default 2.5); giving it selects that prior unless `prior` is given.
 #' @param y The binary response: 0/1 numbers, logical, or a two-level factor, with one element
 #'   per row of `x`.
 #' @return A model of class `c("sgais_logistic_regression", "sgais_model")` for [sgais()],
@@ -52,6 +54,7 @@
 logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
                                 prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
+  prior <- default_prior(prior, missing(prior_sd))
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
   levels <- binary_levels(design$y, design$what, call)

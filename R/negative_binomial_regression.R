@@ -11,8 +11,8 @@
 #' `overdispersion_prior`, whose mode is the Poisson model (\eqn{\omega = 0}{omega = 0}): the
 #' evidence then weighs the extra variance against the Poisson's, and compares with that of
 #' [poisson_regression()] on the same counts (both include \eqn{-\log y_i!}{-log(y!)}). The
-#' intercept and weights have the priors of [poisson_regression()] (`prior_sd`, or `prior` and
-#' `prior_intercept`).
+#' intercept and weights have the priors of [poisson_regression()]: by default
+#' `prior = "autoscale"`'s, or `prior = "paper"` (`prior_sd`), or `prior` and `prior_intercept`.
 #'
 #' The samplers work on \eqn{(b, w, \log\omega)}{(b, w, log omega)}, the last parameter
 #' `log_overdispersion`, with the log-Jacobian in the prior. Data, offsets and new rows are
@@ -40,6 +40,7 @@ negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd =
                                          overdispersion_prior = 1, x = NULL, y = NULL,
                                          offset = NULL, prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
+  prior <- default_prior(prior, missing(prior_sd))
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   overdispersion_prior <- check_hyper(overdispersion_prior, "overdispersion_prior", call)
   # the design, offset and counts of a Poisson regression; then this model's prior and names

@@ -2,10 +2,12 @@
 #'
 #' Counts with a log link, \deqn{y_i \sim \mathrm{Poisson}(\mu_i), \quad \log \mu_i = o_i + b +
 #' x_i^\top w,}{y ~ Poisson(mu), log mu = o + b + x'w,} where \eqn{o_i}{o} is a known offset
-#' (the log of an exposure: time at risk, area, population; zero without one), and independent
-#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} priors on the intercept \eqn{b} and on every weight in
-#' \eqn{w}; by default \eqn{\tau}{prior_sd} = 2.5, weakly informative for covariates on a unit
-#' scale (as in [logistic_regression()]: standardise the covariates). The likelihood includes the
+#' (the log of an exposure: time at risk, area, population; zero without one). The priors are
+#' those of [logistic_regression()]: by default (`prior = "autoscale"`) covariates centred at their
+#' means, weights \eqn{N(0, (2.5 / \mathrm{sd}(x_j))^2)}{N(0, (2.5 / sd(x_j))^2)} and the
+#' intercept \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}; with `prior = "paper"` (or `prior_sd`) independent
+#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} on the intercept \eqn{b} and every weight in \eqn{w},
+#' \eqn{\tau}{prior_sd} = 2.5 by default. The likelihood includes the
 #' \eqn{-\log y_i!}{-log(y!)} term, so the evidence is that of the counts themselves and compares
 #' with that of other count models.
 #'
@@ -33,7 +35,7 @@
 #'
 #' @inheritParams linear_regression
 #' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
-#'   (default 2.5).
+#'   under `prior = "paper"` (default 2.5); giving it selects that prior unless `prior` is given.
 #' @param y The counts: whole numbers \eqn{\ge 0}{>= 0}, with one element per row of `x`.
 #' @param offset For the matrix interface: an optional numeric vector with one element per row
 #'   of `x`, added to the linear predictor (the log exposure). With a formula, use an
@@ -60,6 +62,7 @@
 poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
                                offset = NULL, prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
+  prior <- default_prior(prior, missing(prior_sd))
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   if (!is.null(formula) && !is.null(offset)) {
     abort(paste("Give the offset of a formula in the formula, as in `y ~ x + offset(log(t))`;",

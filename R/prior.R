@@ -42,8 +42,8 @@ check_block_values <- function(x, arg, dim, call, positive = FALSE) {
 # The label of a block of `kind` with these values (vectors: the first few shown).
 prior_label <- function(kind, location, scale, df) {
   shown <- function(x) {
-    if (length(x) == 1L) return(format(x))
-    paste0("(", paste(format(utils::head(x, 4)), collapse = ", "),
+    if (length(x) == 1L) return(format(x, digits = 4))
+    paste0("(", paste(format(utils::head(x, 4), digits = 4), collapse = ", "),
            if (length(x) > 4) ", ..." else "", ")")
   }
   switch(kind,
@@ -440,27 +440,27 @@ coef_prior_moments <- function(model, p) {
 # the noise scale), and a line for print().
 autoscale_prior <- function(a, y, kind, call, noise_sd = NULL) {
   intercept <- colnames(a) == "(Intercept)"
-  if (!any(intercept)) {
-    abort(paste("`prior = \"autoscale\"` puts the intercept's prior on the centred covariates,",
-                "but the model has no intercept (the formula removes it); give `prior` instead."),
-          call, "sgais_error_prior")
-  }
   x <- a[, !intercept, drop = FALSE]
-  sx <- if (ncol(x)) apply(x, 2, stats::sd) else numeric(0)
+  # a model through the origin keeps its covariates as they are: each slope's scale is then the
+  # covariate's root mean square, its spread about 0
+  spread <- function(v) if (any(intercept)) stats::sd(v) else sqrt(mean(v^2))
+  sx <- if (ncol(x)) apply(x, 2, spread) else numeric(0)
   flat <- which(!is.finite(sx) | sx == 0)
   if (length(flat)) {
-    abort(sprintf(paste("`prior = \"autoscale\"` scales each slope's prior by its covariate's sd in",
-                        "the data, but %s has no spread there; give `prior` instead."),
+    abort(sprintf(paste("`prior = \"autoscale\"` (the default) scales each slope's prior by its",
+                        "covariate's spread in the data, but %s has none there; give `prior`",
+                        "(a prior, or \"paper\") instead."),
                   backticked(colnames(x)[flat])), call, "sgais_error_prior")
   }
   center <- numeric(ncol(a))
-  center[!intercept] <- colMeans(x)
+  if (any(intercept)) center[!intercept] <- colMeans(x)
   sy <- NA_real_
   if (kind != "glm") {
     sy <- stats::sd(y)
     if (!is.finite(sy) || sy == 0) {
-      abort(paste("`prior = \"autoscale\"` scales the prior by the response's sd, but the",
-                  "response has no spread; give `prior` instead."), call, "sgais_error_prior")
+      abort(paste("`prior = \"autoscale\"` (the default) scales the prior by the response's sd,",
+                  "but the response has no spread; give `prior` (a prior, or \"paper\") instead."),
+          call, "sgais_error_prior")
     }
   }
   s <- switch(kind, linear = noise_sd, nig = 1, robust = sy, glm = 2.5)
@@ -473,30 +473,62 @@ autoscale_prior <- function(a, y, kind, call, noise_sd = NULL) {
   list(
     center = center, sd_y = sy,
     prior = if (ncol(x)) normal_prior(0, s / sx) else NULL,
-    prior_intercept = if (kind == "glm") normal_prior(0, 2.5) else normal_prior(mean(y), s),
-    rule = sprintf("prior = \"autoscale\": covariates centred at their means; slope sds %s", rule)
+    prior_intercept = if (!any(intercept)) NULL else if (kind == "glm") normal_prior(0, 2.5) else normal_prior(mean(y), s),
+    rule = if (any(intercept)) {
+      sprintf("prior = \"autoscale\": covariates centred at their means; slope sds %s", rule)
+    } else {
+      sprintf("prior = \"autoscale\", no intercept: slope sds %s, sd(x_j) the root mean square",
+              sub(";.*", "", rule))
+    }
   )
 }
 
-# The design and the coefficients' prior arguments of a regression given `prior`: unchanged,
-# unless it is "autoscale" (autoscale_prior()), when the design is centred (its spec keeps the
-# centres for new rows, regression_rows()) and `prior` and `prior_intercept` are the rule's.
+# The default of a regression's `prior`: "autoscale", unless the call gives `prior_sd` (the
+# scale of the paper's prior, N(0, prior_sd^2) on every coefficient), which asks for the paper's
+# prior with that scale.
+default_prior <- function(prior, prior_sd_missing) {
+  if (is.null(prior)) return(if (prior_sd_missing) "autoscale" else "paper")
+  prior
+}
+
+# The design and the coefficients' prior arguments of a regression given `prior` (after
+# default_prior()): "paper" is the paper's prior, N(0, prior_sd^2) on the uncentred design (prior
+# NULL for regression_prior()); a prior object is used as given; "autoscale" centres the design
+# (its spec keeps the centres for new rows, regression_rows()) and gives the rule's `prior`, and
+# `prior_intercept` unless the call gives one (a prior on the intercept of the centred design).
 with_autoscale <- function(design, prior, prior_intercept, kind, call, noise_sd = NULL) {
+  if (identical(prior, "paper")) prior <- NULL
   if (is.null(prior) || !is.character(prior)) {
     return(list(design = design, prior = prior, prior_intercept = prior_intercept))
   }
   if (!identical(prior, "autoscale")) {
-    abort(sprintf("`prior` must be a prior such as `normal_prior()`, or \"autoscale\", not %s.",
-                  describe(prior)), call, "sgais_error_prior")
-  }
-  if (!is.null(prior_intercept)) {
-    abort("`prior = \"autoscale\"` sets the intercept's prior too; give no `prior_intercept`.",
-          call, "sgais_error_prior")
+    abort(sprintf(paste("`prior` must be a prior such as `normal_prior()`, \"autoscale\" or",
+                        "\"paper\", not %s."), describe(prior)), call, "sgais_error_prior")
   }
   if (kind != "glm") check_response(design$y, design$what, call)
   auto <- autoscale_prior(design$a, design$y, kind, call, noise_sd)
+  if (!is.null(prior_intercept)) {
+    if (!any(colnames(design$a) == "(Intercept)")) {
+      abort(paste("`prior_intercept` is given, but the model has no intercept (the formula",
+                  "removes it with `- 1` or `+ 0`)."), call, "sgais_error_prior")
+    }
+    auto$prior_intercept <- prior_intercept
+    auto$rule <- sub("; intercept [^;]*", "; intercept: `prior_intercept`", auto$rule)
+  }
   design$a <- sweep(design$a, 2, auto$center)
   design$spec$center <- auto$center
   list(design = design, prior = auto$prior %||% normal_prior(), prior_intercept = auto$prior_intercept,
        rule = auto$rule, sd_y = auto$sd_y)
+}
+
+# A warning when a model with prior = "autoscale" is given rows to fit that it was not built on
+# (sgais_stream(), compare_models() with `data`) and was built on too few rows for its scales to
+# mean much: its prior keeps the scales of those rows (e.g. a model built on head(data)).
+warn_autoscale_template <- function(model, call, arg = "model") {
+  if (is.null(model$spec$center) || model$n >= 100L) return(invisible())
+  warn(sprintf(paste("%s was built on %d rows, and its prior (prior = \"autoscale\", the default)",
+                     "takes its scales from them, for every row it is given. Build it on a",
+                     "representative first block of the data (hundreds of rows or more), or give",
+                     "its priors (`prior = \"paper\"` or prior objects)."),
+               arg, model$n), call, "sgais_warning_autoscale_rows")
 }

@@ -3,18 +3,22 @@
 #' A linear regression whose errors have heavy tails, so that a few outlying responses do not
 #' dominate the fit: \eqn{y_i = b + x_i^\top w + \sigma e_i}{y = b + x'w + sigma e} with
 #' \eqn{e_i \sim t_\nu}{e ~ t_df}, Student-t with fixed degrees of freedom \eqn{\nu}{df} (`df`),
-#' and an unknown scale \eqn{\sigma}{sigma}. The priors are independent
-#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} on the intercept \eqn{b} and on every weight in \eqn{w},
-#' and a half-normal \eqn{\sigma \sim N^+(0, s^2)}{sigma ~ N+(0, scale_prior^2)} on the scale
-#' (`scale_prior` is \eqn{s}). As `df` grows the errors become normal; `df = 1` is Cauchy.
+#' and an unknown scale \eqn{\sigma}{sigma}. By default (`prior = "autoscale"`, see "Priors" in
+#' [linear_regression()]) the covariates are centred at their means, each weight has prior
+#' \eqn{N(0, (\mathrm{sd}(y) / \mathrm{sd}(x_j))^2)}{N(0, (sd(y) / sd(x_j))^2)}, the intercept
+#' \eqn{N(\bar y, \mathrm{sd}(y)^2)}{N(mean(y), sd(y)^2)} and the scale a half-normal
+#' \eqn{\sigma \sim N^+(0, s^2)}{sigma ~ N+(0, s^2)} with \eqn{s}{s} = sd(y) unless
+#' `scale_prior` is given. With `prior = "paper"` (or `prior_sd`) the priors are independent
+#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} on the intercept \eqn{b} and every weight in \eqn{w},
+#' and \eqn{s}{s} = `scale_prior`. As `df` grows the errors become normal; `df = 1` is Cauchy.
 #'
 #' The samplers work on \eqn{(b, w, \log\sigma)}{(b, w, log sigma)}, the log-scale last (parameter
 #' `log_sigma`), with the log-Jacobian of the transform in the prior. The scale prior is
 #' half-normal rather than half-t because the package's C core has that prior of a scale
 #' already; its tail is lighter, so a \eqn{\sigma}{sigma} many times
 #' `scale_prior` is penalised more than under a half-t: set `scale_prior` to the order of
-#' magnitude of the noise. The defaults (`prior_sd = 1`, `scale_prior = 1`) are in the data's
-#' units, like those of [linear_regression()]: they suit standardised data.
+#' magnitude of the noise. The paper-style values (`prior_sd = 1`, `scale_prior = 1`) are in the
+#' data's units: they suit standardised data.
 #'
 #' There is no closed-form evidence: estimate it with [sgais()], [ais()] or [nested_sampling()].
 #' The data are given as for [linear_regression()].
@@ -22,9 +26,9 @@
 #' @inheritParams linear_regression
 #' @param df The degrees of freedom \eqn{\nu}{df} of the Student-t errors, fixed (default 4).
 #' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
-#'   (default 1).
+#'   under `prior = "paper"` (default 1); giving it selects that prior unless `prior` is given.
 #' @param scale_prior The scale \eqn{s} of the half-normal prior of the error scale
-#'   \eqn{\sigma}{sigma} (default 1): \eqn{\sigma}{sigma} has prior median 0.67 `scale_prior`.
+#'   \eqn{\sigma}{sigma} (default sd(y) under `prior = "autoscale"`, else 1): \eqn{\sigma}{sigma} has prior median 0.67 `scale_prior`.
 #' @return A model of class `c("sgais_robust_regression", "sgais_model")` for [sgais()], [ais()]
 #'   and [nested_sampling()].
 #' @seealso [linear_regression()] for normal errors, [check_gradients()].
@@ -42,6 +46,7 @@
 robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1, scale_prior = 1,
                               x = NULL, y = NULL, prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
+  prior <- default_prior(prior, missing(prior_sd))
   design <- regression_design(formula, data, x, y, call)
   auto <- with_autoscale(design, prior, prior_intercept, "robust", call)
   design <- auto$design

@@ -25,9 +25,12 @@
 #' written to a temporary name and renamed, so it always holds a whole fit, which `readRDS()`
 #' returns ready to continue.
 #'
-#' @param model A model built on a sample of the data (its specification is used, not its
-#'   rows: e.g. `linear_regression(y ~ ., head(data))`), or a fit from [sgais()] or
-#'   `sgais_stream()` to continue.
+#' @param model A model built on a first block of the data (its specification and prior are
+#'   used, not its rows: e.g. `linear_regression(y ~ ., data[1:1000, ])`), or a fit from [sgais()]
+#'   or `sgais_stream()` to continue. The default prior of the regressions (`prior =
+#'   "autoscale"`) takes its scales from the rows the model is built on, so build it on
+#'   representative rows: a model of that prior built on fewer than 100 rows gives a warning of
+#'   class `sgais_warning_autoscale_rows`.
 #' @param source Where the rows come from: a data frame or matrix (or, for a model built from `x`
 #'   and `y`, a list with `x` and `y`); the path of a CSV file with a header row, read
 #'   `block_size` rows at a time through a connection; a `DBIResult` from
@@ -47,7 +50,7 @@
 #' @export
 #' @examples
 #' data <- simulate_linear_regression(6000, seed = 1)
-#' model <- linear_regression(y ~ ., head(data))
+#' model <- linear_regression(y ~ ., data[1:1000, ])
 #'
 #' # from a CSV file, read 2000 rows at a time
 #' file <- tempfile(fileext = ".csv")
@@ -105,6 +108,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
                                function() if (is.null(fit)) 0 else data_rows(fit$model$data))
   on.exit(next_block(NULL), add = TRUE) # closes a file, clears a query
 
+  if (is.null(fit)) warn_autoscale_template(model, call, "`model`")
   seen <- if (is.null(fit)) 0 else fit$n
   if (progress) {
     bar <- cli::cli_progress_bar(

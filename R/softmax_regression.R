@@ -4,8 +4,11 @@
 #' regression): a class label \eqn{y \in \{1, \dots, K\}}{y in 1..K} with
 #' \deqn{p(y = k \mid x, \theta) = \frac{\exp(b_k + x^\top w_k)}{\sum_l \exp(b_l + x^\top w_l)},}{
 #' p(y = k | x, theta) = exp(b_k + x'w_k) / sum_l exp(b_l + x'w_l),}
-#' and independent \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} priors on every bias \eqn{b_k} and weight
-#' \eqn{w_{kj}}{w_kj}. Each class has its own coefficients (none is a reference class), so the
+#' and by default (`prior = "autoscale"`, see "Priors" in [linear_regression()]) covariates
+#' centred at their means, each weight \eqn{N(0, (2.5 / \mathrm{sd}(x_j))^2)}{N(0, (2.5 /
+#' sd(x_j))^2)} and each bias \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}, in every class; the paper's prior
+#' (`prior = "paper"`, or giving `prior_sd`) is independent \eqn{N(0, \tau^2)}{N(0, prior_sd^2)}
+#' on every bias \eqn{b_k} and weight \eqn{w_{kj}}{w_kj} of the uncentred design. Each class has its own coefficients (none is a reference class), so the
 #' model has \eqn{K p}{K p} parameters for a design with \eqn{p} columns: 44 in the paper's
 #' setting of 10 covariates and 4 classes. Adding the same number to a covariate's coefficient in
 #' every class changes no probability, so along those \eqn{p} directions the posterior is the
@@ -26,7 +29,8 @@
 #' move; with Student-t or Cauchy priors they are sampled like the others.
 #'
 #' @inheritParams linear_regression
-#' @param prior_sd The prior standard deviation \eqn{\tau} of every bias and weight.
+#' @param prior_sd The prior standard deviation \eqn{\tau} of every bias and weight under
+#'   `prior = "paper"` (default 1); giving it selects that prior unless `prior` is given.
 #' @param y The class labels: a factor, or a character, logical or whole-number vector, with one
 #'   element per row of `x`.
 #' @return A model of class `c("sgais_softmax_regression", "sgais_model")` for [sgais()], [ais()]
@@ -47,6 +51,7 @@
 softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NULL, y = NULL,
                                prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
+  prior <- default_prior(prior, missing(prior_sd))
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
   labels <- levels(check_classes(design$y, design$what, call))

@@ -64,7 +64,7 @@ if (which_model == "logistic") {
     eta <- drop(cbind(1, x) %*% c(-0.5, 1, -0.5, 0.25, 0.75, -1))
     data.frame(x, y = stats::rbinom(n, 1, stats::plogis(eta)))
   })
-  model <- logistic_regression(y ~ ., data)
+  model <- logistic_regression(y ~ ., data, prior = "paper")
   kernels <- c("sghmc", "austerity", "confidence", "flymc")
   ns <- nested_sampling(model, seed = 1, progress = FALSE)
   long <- ais(model, particles = 1000, seed = 1, progress = FALSE)
@@ -74,7 +74,7 @@ if (which_model == "logistic") {
               long$seconds))
 } else {
   # the paper's softmax regression (10 covariates, 4 classes: 44 parameters; Appendix B.2)
-  model <- softmax_regression(y ~ ., simulate_softmax_regression(n, seed = 1))
+  model <- softmax_regression(y ~ ., simulate_softmax_regression(n, seed = 1), prior = "paper")
   kernels <- c("sghmc", "confidence", "flymc")
   source("tests/testthat/helper-glm.R", local = TRUE) # softmax_reference()
   started <- proc.time()[["elapsed"]]

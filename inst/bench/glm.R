@@ -79,8 +79,8 @@ simulate <- function(model, n, seed) {
   }
 }
 build <- function(model, data) {
-  if (model == "logistic") logistic_regression(y ~ x1 + x2 + x3 + x4 + x5, data)
-  else poisson_regression(y ~ x1 + x2 + x3 + x4 + x5 + offset(log(t)), data)
+  if (model == "logistic") logistic_regression(y ~ x1 + x2 + x3 + x4 + x5, data, prior = "paper")
+  else poisson_regression(y ~ x1 + x2 + x3 + x4 + x5 + offset(log(t)), data, prior = "paper")
 }
 
 methods <- list(

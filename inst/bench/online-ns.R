@@ -46,7 +46,7 @@ methods <- list(
 rows <- list()
 for (s in settings) {
   data <- simulate_linear_regression(s$n, dim = s$dim, noise_sd = s$noise_sd, seed = 2019)
-  model <- linear_regression(y ~ ., data, noise_sd = s$noise_sd)
+  model <- linear_regression(y ~ ., data, noise_sd = s$noise_sd, prior = "paper")
   for (seed in seeds) {
     for (m in names(methods)) {
       fit <- quiet(methods[[m]](model, seed))

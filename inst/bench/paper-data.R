@@ -9,11 +9,11 @@ paper_builders <- function(largest, seed) {
       if (is.null(linear) || nrow(linear) < n) {
         linear <<- simulate_linear_regression(max(n, largest), seed = seed)
       }
-      linear_regression(y ~ ., linear[seq_len(n), ])
+      linear_regression(y ~ ., linear[seq_len(n), ], prior = "paper")
     },
     softmax = local({
       data <- simulate_softmax_regression(largest, dim = 10, classes = 4, seed = seed)
-      function(n) softmax_regression(y ~ ., data[seq_len(n), ])
+      function(n) softmax_regression(y ~ ., data[seq_len(n), ], prior = "paper")
     }),
     mixture = local({
       data <- simulate_gaussian_mixture(largest, components = 5, dim = 2, seed = seed)

@@ -47,7 +47,7 @@ if (nzchar(opt("worker", ""))) {
   quiet <- function(expr) suppressWarnings(expr)
   out <- switch(task,
     paper = , robust = {
-      m <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = 1))
+      m <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = 1), prior = "paper")
       control <- if (task == "paper") sgais_control("paper") else sgais_control()
       r <- cpu(quiet(sgais(m, control = control, seed = seed, progress = FALSE)))
       tr <- r$value$trajectory
@@ -60,7 +60,7 @@ if (nzchar(opt("worker", ""))) {
            chunk_small = per_grad(5e3, 2e4), chunk_large = per_grad(9e5, 1e6))
     },
     softmax = {
-      m <- softmax_regression(y ~ ., simulate_softmax_regression(1e5, dim = 10, classes = 4, seed = 1))
+      m <- softmax_regression(y ~ ., simulate_softmax_regression(1e5, dim = 10, classes = 4, seed = 1), prior = "paper")
       r <- cpu(quiet(sgais(m, control = sgais_control("paper"), seed = seed, progress = FALSE)))
       list(cpu = r$cpu, wall = r$wall, log_z = log_evidence(r$value),
            gradients = r$value$gradient_evaluations)
@@ -74,7 +74,7 @@ if (nzchar(opt("worker", ""))) {
     },
     ais = , ns = , sgais_threads = , sgais_threads_paper = {
       n <- switch(task, ais = 1e5, ns = 2e5, 1e6)
-      m <- linear_regression(y ~ ., simulate_linear_regression(n, seed = 1))
+      m <- linear_regression(y ~ ., simulate_linear_regression(n, seed = 1), prior = "paper")
       r <- cpu(quiet(switch(task,
         ais = ais(m, control = ais_control("paper"), seed = seed, progress = FALSE),
         ns = nested_sampling(m, live_points = 25, seed = seed, progress = FALSE),
@@ -93,8 +93,8 @@ if (nzchar(opt("worker", ""))) {
         logistic = stats::rbinom(n, 1, stats::plogis(eta)),
         poisson = stats::rpois(n, exp(eta)),
         robust_regression = eta + stats::rt(n, df = 4)))
-      m <- switch(task, logistic = logistic_regression(y ~ ., d),
-                  poisson = poisson_regression(y ~ ., d), robust_regression = robust_regression(y ~ ., d))
+      m <- switch(task, logistic = logistic_regression(y ~ ., d, prior = "paper"),
+                  poisson = poisson_regression(y ~ ., d, prior = "paper"), robust_regression = robust_regression(y ~ ., d, prior = "paper"))
       # Poisson with resampling at every step: the default rule can stall (?poisson_regression)
       r <- cpu(quiet(if (task == "poisson") sgais(m, resample = TRUE, seed = seed, progress = FALSE)
                      else sgais(m, seed = seed, progress = FALSE)))
@@ -104,7 +104,7 @@ if (nzchar(opt("worker", ""))) {
     interrupt_sgais = , interrupt_ais = {
       # a run far longer than the wait before the driver's SIGINT: when did the interrupt arrive?
       m <- linear_regression(y ~ ., simulate_linear_regression(if (task == "interrupt_ais") 1e5 else 2e4,
-                                                                seed = 1))
+                                                                seed = 1), prior = "paper")
       writeLines("ready", paste0(opt("out", ""), ".ready"))
       caught <- tryCatch({
         if (task == "interrupt_ais") ais(m, particles = 1000, seed = seed, progress = FALSE)
@@ -114,7 +114,7 @@ if (nzchar(opt("worker", ""))) {
       list(caught = caught)
     },
     accuracy = {
-      m <- linear_regression(y ~ ., simulate_linear_regression(1e5, seed = 1))
+      m <- linear_regression(y ~ ., simulate_linear_regression(1e5, seed = 1), prior = "paper")
       r <- quiet(sgais(m, control = sgais_control("paper"), seed = seed, progress = FALSE))
       list(error = log_evidence(r) - exact_log_evidence(m))
     },

@@ -37,7 +37,7 @@ row <- function(model, n, reference, reference_seconds, fit, seed) {
 
 rows <- list()
 for (n in sizes) {
-  model <- linear_regression(y ~ ., data[seq_len(n), ], noise_sd = NULL)
+  model <- linear_regression(y ~ ., data[seq_len(n), ], noise_sd = NULL, prior = "paper")
   t0 <- proc.time()[["elapsed"]]
   exact <- exact_log_evidence(model)
   exact_seconds <- proc.time()[["elapsed"]] - t0
@@ -53,7 +53,7 @@ theta <- attr(data, "parameters")
 x <- as.matrix(data[seq_len(n), 1:5])
 set.seed(2020)
 noise <- 0.5 * stats::rt(n, df = 4)
-model <- robust_regression(x = x, y = theta[1] + drop(x %*% theta[-1]) + noise)
+model <- robust_regression(x = x, y = theta[1] + drop(x %*% theta[-1]) + noise, prior = "paper")
 reference <- ais(model, seed = 1, progress = FALSE)
 for (seed in seeds) {
   fit <- sgais(model, seed = seed, progress = FALSE)

@@ -193,8 +193,8 @@ data_for <- local({
 })
 build_model <- function(model, data) {
   switch(model,
-    linear = linear_regression(y ~ ., data),
-    softmax = softmax_regression(y ~ ., data),
+    linear = linear_regression(y ~ ., data, prior = "paper"),
+    softmax = softmax_regression(y ~ ., data, prior = "paper"),
     mixture = gaussian_mixture(data, components = 5)
   )
 }
@@ -352,7 +352,7 @@ collect <- function(out) {
     lin <- acc$model == "linear"
     if (any(lin)) {
       nmax <- max(acc$n[lin])
-      z <- exact_log_evidence(linear_regression(y ~ ., data_for("linear", nmax)),
+      z <- exact_log_evidence(linear_regression(y ~ ., data_for("linear", nmax), prior = "paper"),
                               n = sort(unique(acc$n[lin])))
       acc$exact[lin] <- z[match(acc$n[lin], sort(unique(acc$n[lin])))]
     }

@@ -2,7 +2,8 @@
 # development reference, never a dependency: apt-get install r-cran-bayesfactor), for issue 41:
 # mtcars (mpg ~ wt + hp, + qsec) and birthwt (bwt ~ age + smoke, + lwt, in pounds and in kg),
 # unknown noise variance. "old default" is the paper's prior (linear_regression(noise_sd =
-# NULL)); "autoscale" is prior = "autoscale", exact; then SGAIS's estimate of the autoscale
+# NULL, prior = "paper"), the default before 0.x); "autoscale" is prior = "autoscale" (the
+# default now), exact; then SGAIS's estimate of the autoscale
 # comparison with 4 replicates and its time. Output: bayes-factors-real-2026-11-26.txt.
 #   Rscript inst/validation/bayes-factors-real.R      (from the package root; seconds)
 suppressMessages({library(BayesFactor); library(sgais)})
@@ -19,7 +20,7 @@ rows <- list(
 for (r in rows) {
   f1 <- r[[2]]; f0 <- r[[3]]; d <- r[[4]]
   cat(sprintf("%-22s old default %+7.2f | autoscale exact %+6.3f | BIC %+6.3f | BayesFactor lmBF %+6.3f\n", r[[1]],
-      ex(f1, d) - ex(f0, d), ex(f1, d, prior = "autoscale") - ex(f0, d, prior = "autoscale"), bic(f1, d) - bic(f0, d), lbf(f1, f0, d)))
+      ex(f1, d, prior = "paper") - ex(f0, d, prior = "paper"), ex(f1, d, prior = "autoscale") - ex(f0, d, prior = "autoscale"), bic(f1, d) - bic(f0, d), lbf(f1, f0, d)))
 }
 # the package's estimator on the autoscale models (SGAIS, 4 replicates), and time per comparison
 for (r in rows[1:2]) {

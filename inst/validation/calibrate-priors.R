@@ -31,7 +31,7 @@ for (name in names(models)) {
 # the prior sd of the paper's linear regression (500 observations, 3 covariates) is doubled or
 # halved, by reweighting SGAIS's particles (4 replicates), against the exact change; seeds 1-8.
 data <- simulate_linear_regression(500, dim = 3, seed = 9)
-model <- linear_regression(y ~ ., data)
+model <- linear_regression(y ~ ., data, prior = "paper")
 exact <- vapply(c(0.5, 1, 2), function(k) {
   exact_log_evidence(linear_regression(y ~ ., data, prior_sd = k))
 }, numeric(1))

@@ -38,7 +38,7 @@ softmax_paper_case <- function(id, n, reference, reference_sd) {
     what = sprintf("paper's softmax regression, n = %s", format(n, big.mark = ",")),
     model = function() {
       data <- simulate_softmax_regression(1e5, dim = 10, classes = 4, seed = 1)
-      softmax_regression(y ~ ., data[seq_len(n), ])
+      softmax_regression(y ~ ., data[seq_len(n), ], prior = "paper")
     },
     reference = reference, reference_sd = reference_sd,
     reference_how = "importance sampling, t(5) proposal at the mode, 20,000 draws (inst/bench/softmax-reference.R)"
@@ -64,7 +64,7 @@ real_linear_case <- function(id, what, formula, data) {
     id = id, what = what,
     model = function() {
       sd <- summary(stats::lm(formula, data))$sigma
-      linear_regression(formula, data, noise_sd = sd)
+      linear_regression(formula, data, noise_sd = sd, prior = "paper")
     },
     reference = "exact"
   )

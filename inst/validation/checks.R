@@ -143,7 +143,7 @@ validation_checks <- function() {
         # With a metric estimated from particles that keep the prior's spread along the free
         # directions, the mini-batch moves became unstable near n = 16,000 and SGAIS stalled
         # there (step halved 6 times, annealing steps of lambda 1e-6).
-        model <- softmax_regression(y ~ ., simulate_softmax_regression(20000, seed = 1))
+        model <- softmax_regression(y ~ ., simulate_softmax_regression(20000, seed = 1), prior = "paper")
         fit <- muffled(sgais(model, seed = 1, progress = FALSE), counter)
         tr <- fit$trajectory
         steps <- max(tr$annealing_steps[tr$n > 2000])

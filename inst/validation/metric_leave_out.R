@@ -20,7 +20,7 @@ reps <- as.integer(commandArgs(TRUE)[1])
 if (is.na(reps)) reps <- 40L
 
 sd <- summary(stats::lm(log(medv) ~ ., MASS::Boston))$sigma
-model <- linear_regression(log(medv) ~ ., MASS::Boston, noise_sd = sd)
+model <- linear_regression(log(medv) ~ ., MASS::Boston, noise_sd = sd, prior = "paper")
 X <- t(model$data$xt); y <- model$data$y; s2 <- sd^2; p <- ncol(X); N <- nrow(X)
 XtX <- crossprod(X); Xty <- drop(crossprod(X, y))
 c0 <- -0.5 * sum(y^2) / s2 - N / 2 * log(2 * pi * s2)

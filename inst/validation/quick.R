@@ -114,7 +114,7 @@ quick_families <- function() {
     list(
       id = "linear_regression_nig", what = "paper's model, unknown noise (normal-inverse-gamma)",
       model = function() {
-        linear_regression(y ~ ., simulate_linear_regression(1000, seed = 5), noise_sd = NULL)
+        linear_regression(y ~ ., simulate_linear_regression(1000, seed = 5), noise_sd = NULL, prior = "paper")
       },
       reference = "exact"
     ),
@@ -138,7 +138,7 @@ quick_families <- function() {
     ),
     list(
       id = "negative_binomial_regression", what = "y ~ 1, 300 counts of mean 2 and size 2",
-      model = function() negative_binomial_regression(y ~ 1, negbin_y),
+      model = function() negative_binomial_regression(y ~ 1, negbin_y, prior = "paper"),
       reference = negbin_quadrature_log_evidence(negbin_y$y)
     ),
     list(id = "softmax_regression", what = softmax$what, model = softmax$model,
@@ -148,7 +148,7 @@ quick_families <- function() {
     list(
       id = "custom_model", what = "paper's linear regression written in R (custom_model())",
       model = function() r_linear_regression(custom_data),
-      reference = exact_log_evidence(linear_regression(y ~ ., custom_data))
+      reference = exact_log_evidence(linear_regression(y ~ ., custom_data, prior = "paper"))
     )
   )
 }

@@ -50,7 +50,7 @@ flymc_model <- function(n = 1000, seed = 4) {
     x1 <- stats::rnorm(n)
     data.frame(x1 = x1, y = stats::rbinom(n, 1, stats::plogis(-0.5 + 1.2 * x1)))
   })
-  logistic_regression(y ~ x1, data)
+  logistic_regression(y ~ x1, prior = "paper", data = data)
 }
 flymc_reference <- function(model) {
   x1 <- model$data$xt[2, ]
@@ -68,7 +68,7 @@ flymc_reference <- function(model) {
 # regression with 3 classes on an intercept and 2 covariates (9 parameters), n observations of
 # simulate_softmax_regression() with `seed`.
 flymc_softmax_model <- function(n = 1000, seed = 4) {
-  softmax_regression(y ~ ., simulate_softmax_regression(n, dim = 2, classes = 3, seed = seed))
+  softmax_regression(y ~ ., prior = "paper", data = simulate_softmax_regression(n, dim = 2, classes = 3, seed = seed))
 }
 
 # The posterior mode of a softmax regression, the Hessian H of -log posterior there, the

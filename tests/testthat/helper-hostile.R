@@ -311,7 +311,7 @@ hostile_table <- function() {
   add(hostile_values(linear_regression(y ~ x1 + x2, d_priors, prior = .bad), "`prior`",
                      list("auto", NA_character_, c("autoscale", "autoscale"), ""),
                      class = "sgais_error_prior"))
-  one(linear_regression(y ~ x1 - 1, d_priors, prior = "autoscale"), "`prior = \"autoscale\"`",
+  one(linear_regression(y ~ x1 + x2, transform(d_priors, x2 = 3)), "`x2` has none",
       class = "sgais_error_prior")
   one(logistic_regression(b ~ x1 + x2, transform(d_priors, x2 = 0), prior = "autoscale"), "`x2`",
       class = "sgais_error_prior")

@@ -11,7 +11,7 @@ dense_log_evidence <- function(a, y, noise_sd = 1, prior_sd = 1, prior_mean = 0)
 }
 
 small_model <- function(n = 1000, seed = 3, ...) {
-  linear_regression(y ~ ., simulate_linear_regression(n, seed = seed), ...)
+  linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(n, seed = seed), ...)
 }
 
 quiet_sgais <- function(model, ...) quietly(sgais(model, progress = FALSE, ...))

@@ -56,3 +56,12 @@ test_that("bad arguments give errors that name them", {
   expect_error(check_gradients(model, theta = c(1:5, NA)), "`theta` must be finite")
   expect_error(check_gradients(model, seed = "x"), "`seed` must be NULL or a whole number")
 })
+
+test_that("the steps follow the prior's spread, so the data's units do not matter", {
+  # softmax regression on covariates in the hundreds: under prior = "autoscale" the slopes'
+  # prior sds are 2.5 / sd(x_j), about 0.025, and a step of 1e-3 would be 4% of that
+  data <- simulate_softmax_regression(300, dim = 4, classes = 3, seed = 5)
+  data[1:4] <- data[1:4] * 100
+  check <- check_gradients(softmax_regression(y ~ ., data), n = 3, seed = 2)
+  expect_lt(max(check$rel_error), 1e-6)
+})

@@ -3,8 +3,8 @@ test_that("the paper presets reproduce their reference runs, bit for bit", {
   # random numbers moved to the keyed streams of src/rng.h (issue 12; the same runs before that
   # reproduced the package before presets existed, commit 6bf3f2c), printed with 17 significant
   # digits. Any change here changes what the paper preset computes: say why in the commit.
-  lin <- linear_regression(y ~ ., simulate_linear_regression(3000, seed = 1))
-  soft <- softmax_regression(y ~ ., simulate_softmax_regression(600, seed = 2))
+  lin <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(3000, seed = 1))
+  soft <- softmax_regression(y ~ ., prior = "paper", data = simulate_softmax_regression(600, seed = 2))
   mix <- gaussian_mixture(simulate_gaussian_mixture(600, components = 3, seed = 3), components = 3)
   same <- function(fit, log_z, particle_sum, gradients) {
     expect_identical(sprintf("%.17g", fit$log_evidence), log_z)

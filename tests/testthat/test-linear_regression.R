@@ -10,7 +10,7 @@ test_that("exact_log_evidence matches a dense computation", {
 
 test_that("exact_log_evidence gives every requested prefix, in the order asked", {
   data <- simulate_linear_regression(80, dim = 2, seed = 12)
-  model <- linear_regression(y ~ ., data, noise_sd = 0.7)
+  model <- linear_regression(y ~ ., data, noise_sd = 0.7, prior = "paper")
   a <- cbind(1, as.matrix(data[, 1:2]))
   n <- c(50, 1, 80, 7, 50)
   expected <- vapply(n, function(k) {

@@ -46,14 +46,14 @@ test_that("exact_log_evidence matches the dense multivariate t and the integral 
   model <- linear_regression(y ~ x1 + x2 - 1, small, noise_sd = NULL, prior_sd = 2)
   a <- as.matrix(small[, 1:2])
   expect_equal(exact_log_evidence(model), integral_log_evidence(a, small$y, 2), tolerance = 1e-8)
-  model <- linear_regression(x = small[, 1:3], y = small$y, noise_sd = NULL)
+  model <- linear_regression(x = small[, 1:3], y = small$y, noise_sd = NULL, prior = "paper")
   a <- cbind(1, as.matrix(small[, 1:3]))
   expect_equal(exact_log_evidence(model), dense_t_log_evidence(a, small$y), tolerance = 1e-10)
 })
 
 test_that("exact_log_evidence gives every requested prefix, in the order asked", {
   data <- nig_data(80, seed = 33)
-  model <- linear_regression(y ~ ., data, noise_sd = NULL, variance_shape = 2)
+  model <- linear_regression(y ~ ., data, noise_sd = NULL, variance_shape = 2, prior = "paper")
   a <- cbind(1, as.matrix(data[, 1:3]))
   n <- c(50, 1, 80, 7, 50)
   expected <- vapply(n, function(k) {
@@ -66,7 +66,7 @@ test_that("exact_log_evidence gives every requested prefix, in the order asked",
 test_that("exact_log_evidence is accurate at a million observations", {
   skip_on_cran()
   data <- simulate_linear_regression(1e6, noise_sd = 0.5, seed = 1)
-  model <- linear_regression(y ~ ., data, noise_sd = NULL)
+  model <- linear_regression(y ~ ., data, noise_sd = NULL, prior = "paper")
   n <- c(1e3, 1e6)
   z <- exact_log_evidence(model, n = n)
   # the reference works on [A y] by an orthogonal (QR) factorisation, never forming A'A: with the
@@ -141,13 +141,13 @@ test_that("SGAIS recovers the exact evidence", {
 
 test_that("new rows get the data of the same rows in the model, and fits continue exactly", {
   data <- nig_data(700, seed = 36)
-  model <- linear_regression(y ~ ., data, noise_sd = NULL)
+  model <- linear_regression(y ~ ., data, noise_sd = NULL, prior = "paper")
   pieces <- list(data[1:1, ], data[2:300, ], data[301:700, ])
   bound <- Reduce(function(a, b) Map(function(x, y) if (is.matrix(x)) cbind(x, y) else c(x, y), a, b),
                   lapply(pieces, function(rows) model_data(model, rows)))
   expect_identical(bound, model$data)
   whole <- quiet_sgais(model, seed = 4, chunk_size = 100)
-  part <- quiet_sgais(linear_regression(y ~ ., data[1:250, ], noise_sd = NULL), seed = 4,
+  part <- quiet_sgais(linear_regression(y ~ ., data[1:250, ], noise_sd = NULL, prior = "paper"), seed = 4,
                       chunk_size = 100)
   more <- quietly(sgais(part, data[251:700, ], progress = FALSE))
   expect_identical(more$model$data, whole$model$data)
@@ -165,7 +165,7 @@ test_that("the model says what it is; known noise is unchanged", {
   expect_identical(model$hyper, list(prior_sd = 2, variance_shape = 3, variance_scale = 1))
   expect_output(print(model), "unknown noise variance")
   expect_output(print(model), "N\\(0, sd = 2 sigma\\).*InvGamma\\(shape 3, scale 1\\)")
-  known <- linear_regression(y ~ ., data)
+  known <- linear_regression(y ~ ., data, prior = "paper")
   expect_s3_class(known, c("sgais_linear_regression", "sgais_model"), exact = TRUE)
   expect_identical(known$hyper, list(noise_sd = 1, prior_sd = 1))
   expect_identical(known$data, model$data)

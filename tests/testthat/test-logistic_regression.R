@@ -49,7 +49,7 @@ test_that("gradients pass the finite-difference check, also for large covariates
   check <- check_gradients(logistic_regression(y ~ x1 + x2 + f, data), n = 3, seed = 1)
   expect_lt(max(check$rel_error), 1e-6)
   data$x1 <- data$x1 * 100 # predictors in the hundreds: saturated probabilities
-  check <- check_gradients(logistic_regression(y ~ x1 + x2, data), n = 3, seed = 2)
+  check <- check_gradients(logistic_regression(y ~ x1 + x2, data, prior = "paper"), n = 3, seed = 2)
   expect_lt(max(check$rel_error), 1e-6)
 })
 
@@ -67,7 +67,7 @@ test_that("it is a two-class softmax regression with the first class's coefficie
 })
 
 test_that("prior draws follow the prior", {
-  model <- logistic_regression(y ~ x1 + x2, logistic_data(50, 4))
+  model <- logistic_regression(y ~ x1 + x2, logistic_data(50, 4), prior = "paper")
   draws <- withr::with_seed(1, sgais:::model_prior_draw(model, 4000))
   expect_equal(dim(draws), c(3L, 4000L))
   # the default prior sd 2.5; the sd of a sample sd of 4000 normals is 2.5 / sqrt(8000) = 0.028
@@ -131,10 +131,10 @@ test_that("new rows are coded as the rows the model was built from", {
   model <- logistic_regression(x = x, y = data$y == 1)
   expect_identical(bind_model_data(model, cut_rows(list(x = x, y = data$y == 1), at)), model$data)
   # a fit continued on new rows has the data of all of them
-  model <- logistic_regression(label ~ x1 + f, data[1:40, ])
+  model <- logistic_regression(label ~ x1 + f, data[1:40, ], prior = "paper")
   fit <- sgais(model, seed = 1, progress = FALSE)
   more <- sgais(fit, data[41:60, ], progress = FALSE)
-  expect_identical(more$model$data, logistic_regression(label ~ x1 + f, data)$data)
+  expect_identical(more$model$data, logistic_regression(label ~ x1 + f, data, prior = "paper")$data)
 })
 
 test_that("the model prints what it is", {

@@ -45,7 +45,7 @@ test_that("large counts, and the Poisson limit of a tiny overdispersion, are exa
   d <- negbin_data()
   # counts past the exact sums (64) and the log-factorial table (256): lgamma() and digamma()
   big <- transform(d, y = y * 60)
-  model <- negative_binomial_regression(y ~ x + offset(log(t)), big)
+  model <- negative_binomial_regression(y ~ x + offset(log(t)), big, prior = "paper")
   theta <- c(3, 0.4, log(0.5))
   ref <- ref_negbin(theta, big)
   ev <- sgais:::model_evaluate(model, theta)
@@ -78,14 +78,14 @@ test_that("prior draws follow the prior", {
 
 test_that("formula and matrix interfaces build the same model; new rows continue exactly", {
   d <- negbin_data()
-  f <- negative_binomial_regression(y ~ x + offset(log(t)), d)
-  m <- negative_binomial_regression(x = d$x, y = d$y, offset = log(d$t))
+  f <- negative_binomial_regression(y ~ x + offset(log(t)), d, prior = "paper")
+  m <- negative_binomial_regression(x = d$x, y = d$y, offset = log(d$t), prior = "paper")
   expect_equal(f$data, m$data)
   expect_identical(f$parameter_names, c("(Intercept)", "x", "log_overdispersion"))
   expect_output(print(f), "NB\\(mean mu, size omega\\^-2\\)")
   expect_output(print(f), "omega ~ half-normal\\(sd = 1\\)")
   whole <- quiet_sgais(f, seed = 3)
-  first <- quiet_sgais(negative_binomial_regression(y ~ x + offset(log(t)), d[1:120, ]), seed = 3)
+  first <- quiet_sgais(negative_binomial_regression(y ~ x + offset(log(t)), d[1:120, ], prior = "paper"), seed = 3)
   expect_identical(log_evidence(quietly(sgais(first, d[121:200, ], progress = FALSE))),
                    log_evidence(whole))
   # priors of its own on the coefficients, as the other regressions

@@ -30,7 +30,7 @@ test_that("the C log-likelihood, prior and gradients match R, with and without a
   expect_equal(ev$grad_log_lik, ref$grad)
   expect_equal(ev$log_prior, sum(stats::dnorm(theta, sd = 1.7, log = TRUE)))
   expect_equal(ev$grad_log_prior, -theta / 1.7^2)
-  ev <- sgais:::model_evaluate(poisson_regression(y ~ x1 + x2, data), theta, start = 10, n = 40)
+  ev <- sgais:::model_evaluate(poisson_regression(y ~ x1 + x2, data, prior = "paper"), theta, start = 10, n = 40)
   ref <- ref_poisson(theta, a[rows, ], data$y[rows])
   expect_equal(ev$log_lik, ref$log_lik)
   expect_equal(ev$grad_log_lik, ref$grad)
@@ -38,7 +38,7 @@ test_that("the C log-likelihood, prior and gradients match R, with and without a
 
 test_that("log(y!) is right for small and large counts (table and lgamma())", {
   y <- c(0, 1, 2, 254, 255, 256, 257, 1000, 123456)
-  model <- poisson_regression(x = numeric(length(y)), y = y)
+  model <- poisson_regression(x = numeric(length(y)), y = y, prior = "paper")
   for (b0 in c(-2, 0, log(300), 10)) {
     ev <- sgais:::model_evaluate(model, c(b0, 0))
     expect_equal(ev$log_lik, sum(stats::dpois(y, exp(b0), log = TRUE)), tolerance = 1e-13)
@@ -56,7 +56,7 @@ test_that("gradients pass the finite-difference check, also for large covariates
 })
 
 test_that("prior draws follow the prior", {
-  model <- poisson_regression(y ~ x1 + x2, poisson_data(50, 4))
+  model <- poisson_regression(y ~ x1 + x2, poisson_data(50, 4), prior = "paper")
   draws <- withr::with_seed(1, sgais:::model_prior_draw(model, 4000))
   expect_equal(dim(draws), c(3L, 4000L))
   # the default prior sd 2.5; the sd of a sample sd of 4000 normals is 2.5 / sqrt(8000) = 0.028
@@ -110,10 +110,10 @@ test_that("offsets survive model_data() for new rows", {
   expect_error(model_data(model, data[1:5, ]), "offset depends on all the rows",
                class = "sgais_error_not_row_by_row")
   # a fit continued on new rows has the data of all of them, offsets included
-  model <- poisson_regression(y ~ x1 + f + offset(log(t)), data[1:40, ])
+  model <- poisson_regression(y ~ x1 + f + offset(log(t)), data[1:40, ], prior = "paper")
   fit <- sgais(model, seed = 1, progress = FALSE)
   more <- sgais(fit, data[41:60, ], progress = FALSE)
-  expect_identical(more$model$data, poisson_regression(y ~ x1 + f + offset(log(t)), data)$data)
+  expect_identical(more$model$data, poisson_regression(y ~ x1 + f + offset(log(t)), data, prior = "paper")$data)
 })
 
 test_that("the model prints what it is", {

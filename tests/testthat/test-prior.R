@@ -276,13 +276,16 @@ test_that("with prior = \"autoscale\" no Bayes factor depends on the data's unit
 
 test_that("prior = \"autoscale\" gives BIC's Bayes factors where the paper's prior did not", {
   # mtcars, mpg ~ wt + hp against + qsec: BIC says -0.98, BayesFactor::lmBF -1.3 (issue 41);
-  # the paper's prior (`noise_sd = NULL` alone) said +21.7, the intercept's N(0, sigma^2)
+  # the paper's prior (`prior = "paper"`, the default before autoscale) said +21.7, the intercept's N(0, sigma^2)
   # prior being far from mpg's 10-34. birthwt, lwt (mother's weight, pounds): BIC +0.12.
   ev <- function(f, d, ...) exact_log_evidence(linear_regression(f, d, noise_sd = NULL, ...))
   bic <- function(f, d) -stats::BIC(stats::lm(f, d)) / 2
   auto <- ev(mpg ~ wt + hp + qsec, mtcars, prior = "autoscale") -
     ev(mpg ~ wt + hp, mtcars, prior = "autoscale")
-  paper <- ev(mpg ~ wt + hp + qsec, mtcars) - ev(mpg ~ wt + hp, mtcars)
+  paper <- ev(mpg ~ wt + hp + qsec, mtcars, prior = "paper") -
+    ev(mpg ~ wt + hp, mtcars, prior = "paper")
+  # the default is autoscale
+  expect_identical(ev(mpg ~ wt + hp + qsec, mtcars) - ev(mpg ~ wt + hp, mtcars), auto)
   by_bic <- bic(mpg ~ wt + hp + qsec, mtcars) - bic(mpg ~ wt + hp, mtcars)
   expect_lt(abs(auto - by_bic), 0.5)
   expect_gt(paper, 20)
@@ -321,14 +324,56 @@ test_that("prior = \"autoscale\" centres new rows as its own and prints its rule
 
 test_that("prior = \"autoscale\" says what it cannot do", {
   d <- simulate_linear_regression(50, dim = 2, seed = 1)
-  expect_error(linear_regression(y ~ x1 - 1, d, prior = "autoscale"), "no intercept",
-               class = "sgais_error_prior")
   expect_error(linear_regression(y ~ ., transform(d, x2 = 1), prior = "autoscale"),
-               "`x2` has no spread", class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., d, prior = "autoscale", prior_intercept = normal_prior()),
-               "give no `prior_intercept`", class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., d, prior = "auto"), "or \"autoscale\"",
+               "`x2` has none there", class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., transform(d, x2 = 1)), "\\(the default\\)",
+               class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ ., d, prior = "auto"), "\"autoscale\" or \"paper\"",
                class = "sgais_error_prior")
   expect_error(linear_regression(y ~ ., transform(d, y = 1), prior = "autoscale"),
                "response has no spread", class = "sgais_error_prior")
+})
+
+test_that("autoscale is the default; prior_sd or prior = \"paper\" give the paper's prior", {
+  d <- simulate_linear_regression(120, dim = 2, seed = 8)
+  d$x1 <- 40 + 10 * d$x1
+  default <- linear_regression(y ~ ., d, noise_sd = 0.5)
+  expect_identical(default, linear_regression(y ~ ., d, noise_sd = 0.5, prior = "autoscale"))
+  expect_match(default$details[["scaling"]], "autoscale")
+  # the paper's prior: N(0, prior_sd^2) on the uncentred design, its model as before autoscale
+  paper <- linear_regression(y ~ ., d, noise_sd = 0.5, prior = "paper")
+  expect_null(paper$hyper[["prior"]])
+  expect_null(paper$spec$center)
+  expect_identical(paper$data$xt[2, ], d$x1)
+  expect_identical(linear_regression(y ~ ., d, noise_sd = 0.5, prior_sd = 1)$data, paper$data)
+  expect_identical(exact_log_evidence(linear_regression(y ~ ., d, noise_sd = 0.5, prior_sd = 2)),
+                   exact_log_evidence(linear_regression(y ~ ., d, noise_sd = 0.5, prior_sd = 2,
+                                                        prior = "paper")))
+  # every regression's default
+  d$k <- stats::rpois(120, 3)
+  for (model in list(linear_regression(y ~ x1, d, noise_sd = NULL), robust_regression(y ~ x1, d),
+                     logistic_regression(I(y > 0) ~ x1, d), poisson_regression(k ~ x1, d),
+                     negative_binomial_regression(k ~ x1, d))) {
+    expect_match(model$details[["scaling"]], "autoscale", info = model$family)
+  }
+})
+
+test_that("autoscale through the origin, and with a prior_intercept of the user's", {
+  d <- simulate_linear_regression(200, dim = 2, seed = 9)
+  d$x2 <- d$x2 + 3
+  origin <- linear_regression(y ~ x1 + x2 - 1, d)
+  # no centring; each slope's sd is noise_sd over the covariate's root mean square
+  expect_identical(origin$data$xt[2, ], d$x2)
+  rms <- sqrt(colMeans(as.matrix(d[c("x1", "x2")])^2))
+  expect_equal(sgais:::coef_prior_moments(origin, 2)$scale, unname(1 / rms))
+  expect_match(origin$details[["scaling"]], "no intercept")
+  # still unit-free: a covariate in other units gives the same evidence
+  expect_equal(exact_log_evidence(linear_regression(y ~ x1 + x2 - 1, transform(d, x2 = x2 * 1000))),
+               exact_log_evidence(origin), tolerance = 1e-10)
+  # the user's intercept prior, on the centred design's intercept
+  own <- linear_regression(y ~ ., d, prior_intercept = normal_prior(5, 2))
+  expect_equal(sgais:::coef_prior_moments(own, 3)$location[1], 5)
+  expect_equal(sgais:::coef_prior_moments(own, 3)$scale[1], 2)
+  expect_equal(rowMeans(own$data$xt)[-1], c(0, 0), tolerance = 1e-12, ignore_attr = TRUE)
+  expect_match(own$details[["scaling"]], "intercept: `prior_intercept`")
 })

@@ -6,7 +6,7 @@ test_that("the reweighted change in log evidence follows the exact one", {
   # calibrate-priors.R): the estimated change minus the exact change at scale 2 had mean
   # -0.0000 (sd 0.0010), at scale 0.5 mean +0.0002 (sd 0.0047). Seed 11 within 4 sd.
   data <- simulate_linear_regression(500, dim = 3, seed = 9)
-  model <- linear_regression(y ~ ., data)
+  model <- linear_regression(y ~ ., data, prior = "paper")
   fit <- quiet_sgais(model, replicates = 4, seed = 11)
   s <- prior_sensitivity(fit)
   expect_s3_class(s, "sgais_prior_sensitivity")
@@ -44,8 +44,8 @@ test_that("nested sampling's dead points reweight too, and blocks of any kind sc
 
 test_that("a comparison reports every model's evidence and Bayes factor at each scale", {
   data <- simulate_linear_regression(400, dim = 3, seed = 2)
-  cmp <- quietly(compare_models(list(all = linear_regression(y ~ ., data),
-                                     one = linear_regression(y ~ x1, data)),
+  cmp <- quietly(compare_models(list(all = linear_regression(y ~ ., data, prior = "paper"),
+                                     one = linear_regression(y ~ x1, data, prior = "paper")),
                                 data, seed = 1, progress = FALSE))
   s <- prior_sensitivity(cmp)
   expect_identical(nrow(s), 6L)
@@ -59,8 +59,8 @@ test_that("a comparison reports every model's evidence and Bayes factor at each 
   # monotone in the scale: the coefficients are 1-1.6 prior sds). Single runs, seeds 1-8: error
   # of the change mean +0.007 (sd 0.065) at scale 0.5, -0.003 (sd 0.016) at scale 2; the test
   # has seed 11 (compare_models(seed = 1) above is seed 1 of that calibration: refit on 11).
-  cmp <- quietly(compare_models(list(all = linear_regression(y ~ ., data),
-                                     one = linear_regression(y ~ x1, data)),
+  cmp <- quietly(compare_models(list(all = linear_regression(y ~ ., data, prior = "paper"),
+                                     one = linear_regression(y ~ x1, data, prior = "paper")),
                                 data, seed = 11, progress = FALSE))
   s <- prior_sensitivity(cmp)
   at <- function(k) s[s$scale == k, ]

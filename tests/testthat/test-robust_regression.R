@@ -112,18 +112,18 @@ test_that("SGAIS, AIS and nested sampling recover the evidence of a location-sca
 
 test_that("new rows get the data of the same rows in the model, and fits continue exactly", {
   data <- robust_data(600)
-  model <- robust_regression(y ~ ., data)
+  model <- robust_regression(y ~ ., data, prior = "paper")
   pieces <- list(data[1:1, ], data[2:300, ], data[301:600, ])
   bound <- Reduce(function(a, b) Map(function(x, y) if (is.matrix(x)) cbind(x, y) else c(x, y), a, b),
                   lapply(pieces, function(rows) model_data(model, rows)))
   expect_identical(bound, model$data)
   x <- as.matrix(data[1:2])
-  mx <- robust_regression(x = x, y = data$y)
+  mx <- robust_regression(x = x, y = data$y, prior = "paper")
   expect_identical(mx$data, model$data)
   expect_identical(model_data(mx, list(x = x[5:9, ], y = data$y[5:9])),
                    model_data(model, data[5:9, ]))
   whole <- quiet_sgais(model, seed = 4, chunk_size = 100)
-  part <- quiet_sgais(robust_regression(y ~ ., data[1:250, ]), seed = 4, chunk_size = 100)
+  part <- quiet_sgais(robust_regression(y ~ ., data[1:250, ], prior = "paper"), seed = 4, chunk_size = 100)
   more <- quietly(sgais(part, data[251:600, ], progress = FALSE))
   expect_identical(more$model$data, whole$model$data)
   expect_identical(more$log_evidence, whole$log_evidence)
@@ -135,7 +135,7 @@ test_that("the model says what it is and has no closed-form evidence", {
   expect_s3_class(model, c("sgais_robust_regression", "sgais_model"), exact = TRUE)
   expect_identical(model$parameter_names, c("(Intercept)", "x1", "x2", "log_sigma"))
   expect_identical(model$hyper, list(df = 5, prior_sd = 2, scale_prior = 0.5))
-  expect_identical(robust_regression(y ~ ., robust_data(30))$hyper,
+  expect_identical(robust_regression(y ~ ., robust_data(30), prior = "paper")$hyper,
                    list(df = 4, prior_sd = 1, scale_prior = 1))
   expect_output(print(model), "Student-t errors")
   expect_output(print(model), "t\\(df = 5\\)")

@@ -35,8 +35,8 @@ test_that("the chunk schedule grows as documented, in R and in C alike", {
 test_that("SIR and sequential fits continue on new data as if run at once", {
   test_tags("memcheck")
   d <- simulate_linear_regression(1000, seed = 3)
-  whole <- quietly(sir(linear_regression(y ~ ., d), seed = 4, progress = FALSE))
-  part <- quietly(sir(linear_regression(y ~ ., d[1:400, ]), seed = 4, progress = FALSE))
+  whole <- quietly(sir(linear_regression(y ~ ., d, prior = "paper"), seed = 4, progress = FALSE))
+  part <- quietly(sir(linear_regression(y ~ ., d[1:400, ], prior = "paper"), seed = 4, progress = FALSE))
   more <- quietly(sgais(part, d[401:1000, ], progress = FALSE))
   expect_identical(more$log_evidence, whole$log_evidence)
   expect_identical(more$method, "SIR")

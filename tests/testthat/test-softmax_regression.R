@@ -28,7 +28,7 @@ test_that("the C log-likelihood, prior and gradients match R", {
 test_that("the log-softmax is stable for huge linear predictors", {
   data <- simulate_softmax_regression(20, dim = 2, classes = 3, seed = 4)
   data$x1 <- data$x1 * 1e4
-  model <- softmax_regression(y ~ ., data)
+  model <- softmax_regression(y ~ ., data, prior = "paper")
   theta <- c(0, 1, 0, 0, -1, 0, 0, 0, 1)
   ev <- sgais:::model_evaluate(model, theta)
   a <- cbind(1, as.matrix(data[, 1:2]))
@@ -43,7 +43,7 @@ test_that("classes summed four at a time and those left over match R", {
   # 6 classes: one block of four and two left over; 5 design columns: the gradient's covariate
   # pairs and one left over
   data <- simulate_softmax_regression(80, dim = 4, classes = 6, seed = 7)
-  model <- softmax_regression(y ~ ., data)
+  model <- softmax_regression(y ~ ., data, prior = "paper")
   a <- cbind(1, as.matrix(data[, 1:4]))
   for (sd in c(0.3, 30)) {
     theta <- withr::with_seed(8, rnorm(30, sd = sd))

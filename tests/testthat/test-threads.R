@@ -129,7 +129,7 @@ test_that("every estimator gives the same result, bit for bit, on any number of 
   withr::local_envvar(c(OMP_THREAD_LIMIT = NA, `_R_CHECK_LIMIT_CORES_` = NA))
   # large enough for the parallel paths: full-data passes of 16 blocks and more, and moves of
   # many particles; the fixed blocks and keyed streams make the thread count irrelevant
-  m <- linear_regression(y ~ ., simulate_linear_regression(20000, seed = 1))
+  m <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(20000, seed = 1))
   run <- function(threads) {
     sgais_threads(threads)
     list(
