@@ -73,8 +73,8 @@
 #' @return An object of class `c("sgais_ais_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_se`, `replicate_log_evidence`, `replicate_sd`,
-#'     `diagnostics`}{the log evidence and, as for [sgais()], its standard error from replicates
-#'     and the per-replicate diagnostics;}
+#'     `diagnostics`}{the log evidence and, as for [sgais()], its standard error (from
+#'     replicates, or one run's predicted sd) and the per-replicate diagnostics;}
 #'   \item{`schedule`}{a data frame with one row per annealing step (of every replicate, in
 #'     column `replicate`): `step`, `lambda` (after the step), `ess` (of the incremental
 #'     weights), `resampled`, `sghmc_steps`, `acceptance` (median over particles of the

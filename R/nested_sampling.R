@@ -37,7 +37,8 @@
 #'
 #' The run stops when the largest possible remaining contribution, \eqn{\max L_{live} X_i}, is
 #' below `tolerance` times \eqn{\hat Z}; the live points then add \eqn{L_j X_i / M} each. The
-#' standard error of \eqn{\log \hat Z} is \eqn{\sqrt{H / M}} (`log_evidence_sd`). With
+#' standard error of \eqn{\log \hat Z} is \eqn{\sqrt{H / M}} (`log_evidence_sd`, and a single
+#' run's `log_evidence_se`). With
 #' `replicates` > 1 the replicates' \eqn{\log \hat Z} are averaged, with standard error
 #' \eqn{sd / \sqrt R}{sd / sqrt(R)} (`log_evidence_se`), or `log_evidence_sd`
 #' (\eqn{\sqrt{\bar H / (M R)}}{sqrt(mean(H) / (M R))}) where that is larger: a few replicates

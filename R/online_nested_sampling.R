@@ -95,8 +95,8 @@
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z} of all the data,
 #'     its standard error \eqn{\sqrt{\sum_c H_c / M}} and the information \eqn{\sum_c H_c};}
 #'   \item{`trajectory`}{a data frame with one row per chunk: `n` (observations so far),
-#'     `log_evidence`, `log_evidence_se` (from replicates, at least `log_evidence_sd`; else
-#'     `NA`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative),
+#'     `log_evidence`, `log_evidence_se` (from replicates, at least `log_evidence_sd`; for one
+#'     run, `log_evidence_sd`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative),
 #'     `log_evidence_per_obs`, `log_predictive` (the chunk's \eqn{\log \hat Z_c}),
 #'     `log_predictive_per_obs`, `iterations`, `information`
 #'     (\eqn{H_c}), `live_points`, `converged` (the chunk reached `tolerance`), `ess` (of the

@@ -34,7 +34,9 @@ validate_sgais_evidence <- function(x, call = NULL) {
   }
   if (!inherits(x, "sgais_evidence") || !is.list(x)) bad("it is not an sgais fit")
   if (!is.character(x$method) || length(x$method) != 1L) bad("its `method` is not a string")
-  if (!is.numeric(x$log_evidence) || length(x$log_evidence) != 1L || is.na(x$log_evidence)) {
+  # [[ ]], not $: a fit without `log_evidence` would give its `log_evidence_se` by partial matching
+  z <- x[["log_evidence"]]
+  if (!is.numeric(z) || length(z) != 1L || is.na(z)) {
     bad("its `log_evidence` is not a number")
   }
   if (!inherits(x$model, "sgais_model")) bad("its `model` is not an sgais model")
@@ -195,7 +197,7 @@ log_evidence.default <- function(x, ...) {
 #' @rdname log_evidence
 #' @export
 log_evidence.sgais_evidence <- function(x, ...) {
-  validate_sgais_evidence(x, sys.call())$log_evidence
+  validate_sgais_evidence(x, sys.call())[["log_evidence"]]
 }
 
 #' @export

@@ -217,7 +217,12 @@ test_that("with standard errors, a comparison prints intervals and warns of a cl
                                 progress = FALSE),
                  "within 2 standard errors: `a` leads `b` by 0.00 nats",
                  class = "sgais_warning_close_call")
-  # without replicates there is no SE, and no interval or warning
-  single <- quietly(compare_models(list(a = m$all, b = m$all), d, seed = 1, progress = FALSE))
-  expect_false(any(grepl("interval", format(single))))
+  # one run each: the SEs the runs predict for themselves, with intervals and the warning too
+  expect_warning(single <- compare_models(list(a = m$all, b = m$all), d, seed = 1, progress = FALSE),
+                 class = "sgais_warning_close_call")
+  expect_true(any(grepl("interval", format(single))))
+  # the paper preset's single runs have no SE: no interval, no warning
+  paper <- quietly(compare_models(list(a = m$all, b = m$all), d, control = sgais_control("paper"),
+                                  seed = 1, progress = FALSE))
+  expect_false(any(grepl("interval", format(paper))))
 })

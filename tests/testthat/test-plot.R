@@ -77,7 +77,8 @@ test_that("plot_evidence() overlays fits of the same data with the exact curve",
   a <- d[d$label == "ais", ]
   expect_equal(a$n, 1500)
   expect_equal(a$log_evidence_per_obs, log_evidence(f$ais) / 1500)
-  expect_true(is.na(a$lower)) # one AIS run: no standard error
+  # one AIS run: the SE it predicts for itself
+  expect_equal(a$upper - a$lower, 4 * f$ais$log_evidence_se / 1500)
   ns <- d[d$label == "Nested sampling", ]
   expect_equal(ns$upper - ns$lower, 4 * f$ns$log_evidence_sd / 1500)
   ex <- d[d$label == "exact", ]

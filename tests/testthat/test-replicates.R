@@ -31,10 +31,19 @@ test_that("replicates combine by log-mean-exp with a jackknife standard error", 
   expect_identical(nrow(fit$state$particles), 3L * fit$settings$early_particles)
   expect_output(print(fit), "\\+/- [0-9.]+ \\(SE from 3 replicates\\)")
   expect_output(print(summary(fit)), "SE from 3 replicates")
-  # one replicate has no SE
+  # one replicate's SE is the sd it predicts for itself, along the trajectory too
   one <- quiet_sgais(model, seed = 1)
-  expect_true(is.na(one$log_evidence_se))
+  expect_identical(one$log_evidence_se, one$diagnostics$predicted_sd)
+  expect_true(all(is.finite(one$trajectory$log_evidence_se)))
+  expect_identical(tail(one$trajectory$log_evidence_se, 1), one$log_evidence_se)
   expect_true(is.na(one$replicate_sd))
+  expect_output(print(one), "\\+/- [0-9.]+ \\(SE predicted by the run itself\\)")
+  expect_equal(confint(one)[1, ], one$log_evidence + c(-1, 1) * qnorm(0.975) * one$log_evidence_se,
+               ignore_attr = TRUE)
+  # but not under the paper preset, whose bias the weights cannot see
+  paper <- quietly(sgais(model, control = sgais_control("paper"), seed = 1, progress = FALSE))
+  expect_true(is.na(paper$log_evidence_se))
+  expect_error(confint(paper), "has no standard error", class = "sgais_error")
 })
 
 test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk", {
@@ -87,7 +96,8 @@ test_that("confint() uses the t quantile of the replicates' standard error", {
   expect_equal(unname(ci[1, ]), fit$log_evidence + c(-1, 1) * qt(0.975, 3) * fit$log_evidence_se)
   expect_equal(unname(confint(fit, level = 0.5)[1, 2] - fit$log_evidence),
                qt(0.75, 3) * fit$log_evidence_se)
-  expect_error(confint(quiet_sgais(model, seed = 1)), "fit it with `replicates` of 2 or more")
+  expect_error(confint(quietly(sgais(model, control = sgais_control("paper"), seed = 1, progress = FALSE))),
+               "fit it with `replicates` of 2 or more")
   expect_error(confint(fit, level = 2), "`level` must be a number in \\(0, 1\\)")
 })
 
@@ -118,7 +128,10 @@ test_that("the replicate SE is never below the replicates' own predicted sds", {
   expect_identical(rs(x, "log", predicted_sd = rep(0.1, 3))$log_evidence_se, sd(x) / sqrt(3))
   # no predictions, one replicate, or predictions that are not finite: no floor
   expect_identical(rs(x)$log_evidence_se, sgais:::log_mean_exp_se(x))
-  expect_true(is.na(rs(-100, predicted_sd = 0.5)$log_evidence_se))
+  expect_identical(rs(-100, predicted_sd = 0.5)$log_evidence_se, 0.5)
+  expect_true(is.na(rs(-100, predicted_sd = 0.5, single = FALSE)$log_evidence_se))
+  expect_true(is.na(rs(-100)$log_evidence_se))
+  expect_true(is.na(rs(-100, predicted_sd = Inf)$log_evidence_se))
   expect_identical(rs(x, predicted_sd = c(0.1, Inf, 0.1))$log_evidence_se, sgais:::log_mean_exp_se(x))
   expect_true(is.na(rs(c(-100, NA), predicted_sd = c(0.1, 0.1))$log_evidence_se))
 })
