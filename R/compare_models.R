@@ -270,10 +270,12 @@ warn_comparison <- function(cmp, call) {
 compare_blocks <- function(fits, new, source, block_size, prior, progress, call, arg = "data") {
   names <- if (is.null(fits)) names(new$models) else names(fits)
   settings <- if (is.null(fits)) new$settings else fits[[1]]$settings
-  if (is.null(fits)) {
-    for (name in names) warn_autoscale_template(new$models[[name]], call, sprintf("Model `%s`", name))
-  }
   in_memory <- is_in_memory(source)
+  if (is.null(fits) && in_memory) {
+    for (name in names) {
+      warn_autoscale_template(new$models[[name]], nrow_of(source), call, sprintf("Model `%s`", name))
+    }
+  }
   block_size <- if (!is.null(block_size)) check_whole_number(block_size, "block_size", 1, call)
     else if (in_memory) max(1, nrow_of(source)) else 20 * settings$chunk_size
   next_block <- grouped_blocks(stream_source(source, block_size, call, arg), block_size,

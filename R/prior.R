@@ -521,11 +521,12 @@ with_autoscale <- function(design, prior, prior_intercept, kind, call, noise_sd 
        rule = auto$rule, sd_y = auto$sd_y)
 }
 
-# A warning when a model with prior = "autoscale" is given rows to fit that it was not built on
-# (sgais_stream(), compare_models() with `data`) and was built on too few rows for its scales to
-# mean much: its prior keeps the scales of those rows (e.g. a model built on head(data)).
-warn_autoscale_template <- function(model, call, arg = "model") {
-  if (is.null(model$spec$center) || model$n >= 100L) return(invisible())
+# A warning when a model with prior = "autoscale" was built on too few rows for its scales to
+# mean much (under 100) and is given more rows than that to fit (`rows`: the first block of
+# sgais_stream(), the data of compare_models()): its prior keeps the scales of those few rows, as
+# for a model built on head(data). A model built on a small data set and fitted to it is fine.
+warn_autoscale_template <- function(model, rows, call, arg = "model") {
+  if (is.null(model$spec$center) || model$n >= 100L || rows <= model$n) return(invisible())
   warn(sprintf(paste("%s was built on %d rows, and its prior (prior = \"autoscale\", the default)",
                      "takes its scales from them, for every row it is given. Build it on a",
                      "representative first block of the data (hundreds of rows or more), or give",

@@ -108,7 +108,6 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
                                function() if (is.null(fit)) 0 else data_rows(fit$model$data))
   on.exit(next_block(NULL), add = TRUE) # closes a file, clears a query
 
-  if (is.null(fit)) warn_autoscale_template(model, call, "`model`")
   seen <- if (is.null(fit)) 0 else fit$n
   if (progress) {
     bar <- cli::cli_progress_bar(
@@ -138,6 +137,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
       block <- next_block(block_size)
       if (is.null(block)) break
       # (the fit's reliability is judged once, at the end, not for every block)
+      if (is.null(fit)) warn_autoscale_template(model, nrow_of(block), call, "`model`")
       fit <- if (is.null(fit)) {
         sgais_start(model_with_data(model, block, call), settings, replicates, FALSE, seed, call)
       } else {

@@ -377,3 +377,22 @@ test_that("autoscale through the origin, and with a prior_intercept of the user'
   expect_equal(rowMeans(own$data$xt)[-1], c(0, 0), tolerance = 1e-12, ignore_attr = TRUE)
   expect_match(own$details[["scaling"]], "intercept: `prior_intercept`")
 })
+
+test_that("a default-prior model built on a few rows warns when given more rows to fit", {
+  d <- simulate_linear_regression(300, dim = 2, seed = 10)
+  expect_warning(sgais_stream(linear_regression(y ~ ., head(d)), d, seed = 1, progress = FALSE),
+                 "built on 6 rows", class = "sgais_warning_autoscale_rows")
+  expect_warning(compare_models(list(a = linear_regression(y ~ x1, d[1:20, ]),
+                                     b = linear_regression(y ~ ., d[1:20, ])), d, seed = 1,
+                                progress = FALSE),
+                 "Model `a` was built on 20 rows", class = "sgais_warning_autoscale_rows")
+  # a small data set compared on itself, a model of the paper's prior, or one built on enough rows
+  small <- d[1:30, ]
+  expect_no_warning(compare_models(list(a = y ~ x1, b = y ~ .), small, family = "gaussian",
+                                   seed = 1, progress = FALSE),
+                    class = "sgais_warning_autoscale_rows")
+  expect_no_warning(sgais_stream(linear_regression(y ~ ., head(d), prior = "paper"), d, seed = 1,
+                                 progress = FALSE), class = "sgais_warning_autoscale_rows")
+  expect_no_warning(sgais_stream(linear_regression(y ~ ., d[1:150, ]), d, seed = 1,
+                                 progress = FALSE), class = "sgais_warning_autoscale_rows")
+})
