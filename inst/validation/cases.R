@@ -70,6 +70,13 @@ real_linear_case <- function(id, what, formula, data) {
   )
 }
 
+# A linear regression on real data with unknown noise variance and the default prior
+# (prior = "autoscale"): exact.
+nig_real_case <- function(id, what, formula, data) {
+  list(id = id, what = paste(what, "(real; unknown noise, default prior; exact)"),
+       model = function() linear_regression(formula, data, noise_sd = NULL), reference = "exact")
+}
+
 # The reference log evidence of `case` for its `model` (case$model()): the exact one when the
 # case says "exact", otherwise the stored value.
 case_reference <- function(case, model) {
@@ -111,7 +118,14 @@ validation_cases <- function(references = NULL) {
         gaussian_mixture(simulate_gaussian_mixture(1e4, components = 5, seed = 14), components = 1)
       },
       reference = "exact"
-    )
+    ),
+    # issue 41: linear models on real data with unknown noise under the default prior
+    # (prior = "autoscale"), whose evidence is exact (Student-t); vignette("choosing-models")
+    nig_real_case("mtcars_nig", "mtcars, mpg ~ wt + hp + qsec", mpg ~ wt + hp + qsec, datasets::mtcars),
+    nig_real_case("attitude_nig", "attitude, rating ~ complaints + learning",
+                  rating ~ complaints + learning, datasets::attitude),
+    nig_real_case("birthwt_nig", "MASS::birthwt, bwt ~ age + lwt + smoke", bwt ~ age + lwt + smoke,
+                  MASS::birthwt)
   )
   # Stan + bridge sampling references (references.R)
   if (!is.null(references)) {
