@@ -2,7 +2,8 @@
 #'
 #' Fits every model by [sgais()] on the same observations, in the same chunks, and compares them
 #' along the way: for every prefix length \eqn{n} on the chunk grid, each model's log evidence
-#' \eqn{\log \hat Z_k(n)} (with its standard error when there are replicates), its log Bayes
+#' \eqn{\log \hat Z_k(n)} with its standard error (from replicates, or a single run's own, see
+#' [sgais()]; none under the paper preset), its log Bayes
 #' factor against the best model at that \eqn{n}, and the posterior model probabilities
 #' \deqn{p(M_k \mid y_{1:n}) = \frac{p(M_k) Z_k(n)}{\sum_j p(M_j) Z_j(n)}}{p(M_k | y_1..n) =
 #' p(M_k) Z_k(n) / sum_j p(M_j) Z_j(n)}

@@ -50,7 +50,7 @@ check_no_dots <- function(call, ...) {
 #' \describe{
 #'   \item{[sgais()] fits}{`which = "evidence"` (the default): the log evidence per observation
 #'     \eqn{\log \hat Z_n / n} against the observations \eqn{n} on a log axis (paper Figure 2a),
-#'     with a band of \eqn{\pm 2} standard errors when the fit has replicates and the exact curve
+#'     with a band of \eqn{\pm 2} standard errors when the fit has them and the exact curve
 #'     (dashed) when the model has one ([exact_log_evidence()]); `"steps"`: annealing steps per
 #'     chunk (paper Figure 5b); `"time"`: cumulative seconds (paper Figure 2b); `"ess"`: the
 #'     effective sample size after each chunk and the lowest within it.}
@@ -65,7 +65,8 @@ check_no_dots <- function(call, ...) {
 #'     `"iterations"`: nested-sampling iterations per chunk; `"time"`: cumulative seconds.}
 #'   \item{[compare_models()] comparisons}{`"probability"`: posterior model probabilities
 #'     against \eqn{n}; `"bayes_factor"`: each model's log Bayes factor against the best model at
-#'     each \eqn{n}. With standard errors (fits with replicates) a band of \eqn{\pm 2} SE: for
+#'     each \eqn{n}. With standard errors (every fit but the paper preset's single runs) a band
+#'     of \eqn{\pm 2} SE: for
 #'     the log Bayes factor \eqn{\pm 2 \sqrt{se_k^2 + se_{best}^2}}{+/- 2 sqrt(se_k^2 +
 #'     se_best^2)}; for a probability the range it takes when every log evidence moves by up to
 #'     2 SE, its own against the others' (a conservative interval). On data shorter than two
@@ -444,9 +445,10 @@ plot.sgais_shifts <- plot.sgais_evidence
 #'
 #' One picture of several fits of the same observations, as the paper's accuracy figures
 #' (Figures 2a, 3a, 4a): each [sgais()] fit's trajectory \eqn{\log \hat Z_n / n} against
-#' \eqn{n}, with a band of \eqn{\pm 2} standard errors where it has replicates; each [ais()] and
+#' \eqn{n}, with a band of \eqn{\pm 2} standard errors where it has them; each [ais()] and
 #' [nested_sampling()] estimate as a point at its \eqn{N} with \eqn{\pm 2} standard error bars
-#' (from replicates; for nested sampling without them, \eqn{\sqrt{H/M}}); and the exact curve when
+#' (from replicates, or a single run's own: for nested sampling \eqn{\sqrt{H/M}}); and the exact
+#' curve when
 #' the model has one.
 #'
 #' @param ... Fits from [sgais()], [ais()] or [nested_sampling()], or one list of them. Names
