@@ -508,10 +508,7 @@ with_autoscale <- function(design, prior, prior_intercept, kind, call, noise_sd 
   if (kind != "glm") check_response(design$y, design$what, call)
   auto <- autoscale_prior(design$a, design$y, kind, call, noise_sd)
   if (!is.null(prior_intercept)) {
-    if (!any(colnames(design$a) == "(Intercept)")) {
-      abort(paste("`prior_intercept` is given, but the model has no intercept (the formula",
-                  "removes it with `- 1` or `+ 0`)."), call, "sgais_error_prior")
-    }
+    # (without an intercept, regression_prior() says `prior_intercept` has nothing to set)
     auto$prior_intercept <- prior_intercept
     auto$rule <- sub("; intercept [^;]*", "; intercept: `prior_intercept`", auto$rule)
   }
