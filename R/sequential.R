@@ -44,7 +44,8 @@
 #'
 #' @inheritParams sgais
 #' @param control Settings: `sir_control()` or `sequential_control()` (see [sgais_control()]).
-#' @param hybrid `TRUE` (the default: the first 100 observations, as in the thesis), a number of
+#' @param hybrid `TRUE` (the default: the first 100 observations, as in the thesis; all but the
+#'   last of 100 or fewer, and none of one), a number of
 #'   first observations whose evidence nested sampling estimates, or `FALSE` for the plain
 #'   estimator of Cameron et al. (2019a), whose first terms can be far off (see Details).
 #' @return A fit of class `sgais_fit` (see [sgais()]).
@@ -85,7 +86,11 @@ sequential_sgmcmc <- function(model, ..., hybrid = TRUE, control = sequential_co
 # NULL (no hybrid) or the number of first observations nested sampling takes.
 check_hybrid <- function(hybrid, model, call) {
   if (isFALSE(hybrid)) return(NULL)
-  if (isTRUE(hybrid)) hybrid <- 100
+  if (isTRUE(hybrid)) {
+    # data of 100 rows or fewer: all but the last, which the sequential estimator then adds
+    hybrid <- min(100, model$n - 1)
+    if (hybrid < 1) return(NULL)
+  }
   if (!is_number(hybrid) || !is.finite(hybrid) || hybrid != round(hybrid) || hybrid < 1 ||
       hybrid >= model$n) {
     abort(sprintf(paste(

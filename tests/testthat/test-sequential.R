@@ -55,6 +55,14 @@ test_that("fits say which estimator made them and the hybrid starts from nested 
   expect_equal(p$trajectory$n[1:3], c(20, 60, 120))
   expect_s3_class(autoplot(p), "ggplot")
   expect_error(sequential_sgmcmc(model, hybrid = 1000), "hybrid")
+  # data of 100 rows or fewer: the default hybrid takes all but the last, and one row none
+  small <- linear_regression(y ~ ., simulate_linear_regression(30, dim = 2, seed = 3))
+  s <- quietly(sequential_sgmcmc(small, seed = 1, progress = FALSE))
+  expect_identical(s$method, "sequential SG-MCMC + NS")
+  expect_equal(s$trajectory$n[1], 29)
+  one <- linear_regression(y ~ ., simulate_linear_regression(1, dim = 1, seed = 3), prior = "paper")
+  expect_identical(quietly(sequential_sgmcmc(one, seed = 1, progress = FALSE))$method,
+                   "sequential SG-MCMC")
 })
 
 test_that("off linear regression they agree with a grid evidence (logistic regression)", {
