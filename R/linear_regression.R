@@ -63,6 +63,15 @@
 #' in units of \eqn{\sigma}{sigma}: \eqn{\theta_j \mid \sigma^2 \sim N(m_j, \sigma^2 s_j^2)}{theta_j
 #' | sigma^2 ~ N(m_j, sigma^2 s_j^2)}, still conjugate, with a closed-form evidence.
 #'
+#' The priors of the Bayes-factor literature: `prior = g_prior()` (Zellner's g-prior) and `prior =
+#' zellner_siow_prior()` (the JZS prior) with BayesFactor's conventions, an unknown noise variance
+#' and a flat prior on the intercept and on \eqn{\log\sigma^2}{log sigma^2}, so that
+#' [compare_models()] gives the Bayes factors of `BayesFactor::regressionBF()` and `lmBF()` (see
+#' [g_prior()]); their evidence has a closed form too. The model then has class
+#' `sgais_linear_regression_zellner` and the parameters `(Intercept)`, the slopes and
+#' `log_sigma2`; `noise_sd`, `prior_sd`, `prior_intercept`, `variance_shape` and
+#' `variance_scale` do not apply.
+#'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
 #' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
 #' intercept follows the formula (`- 1` removes it); with `x` and `y` an intercept column is
@@ -96,7 +105,8 @@
 #'   given): `normal_prior(0, prior_sd)` on every coefficient. Or the prior of the coefficients
 #'   other than the intercept: [normal_prior()], [student_t_prior()] or [cauchy_prior()] with one
 #'   value, or one per coefficient in the order of the design's columns, of each of its means
-#'   (locations) and sds (scales); leave its `dim` unset.
+#'   (locations) and sds (scales); leave its `dim` unset. Or [g_prior()] or
+#'   [zellner_siow_prior()], BayesFactor's priors (see "Priors").
 #' @param prior_intercept The intercept's prior, likewise with one value of each; `NULL` (the
 #'   default): the rule's under `"autoscale"`, else `normal_prior(0, prior_sd)`. An error when
 #'   the design has no intercept.
@@ -130,6 +140,13 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
                               prior = NULL, prior_intercept = NULL) {
   call <- sys.call()
   prior <- default_prior(prior, missing(prior_sd))
+  if (inherits(prior, "sgais_zellner_prior")) {
+    given <- c(noise_sd = !missing(noise_sd) && !is.null(noise_sd), prior_sd = !missing(prior_sd),
+               variance_shape = !missing(variance_shape),
+               variance_scale = !missing(variance_scale),
+               prior_intercept = !is.null(prior_intercept))
+    return(linear_regression_zellner(formula, data, x, y, prior, given, call))
+  }
   if (is.null(noise_sd)) {
     # with "autoscale", the variance's prior scale follows the response's unless given
     if (identical(prior, "autoscale") && missing(variance_scale)) variance_scale <- NULL
@@ -207,6 +224,96 @@ linear_regression_nig <- function(formula, data, prior_sd, x, y, variance_shape,
     ),
     formula = formula,
     class = c("sgais_linear_regression_nig", "sgais_linear_regression")
+  )
+}
+
+# linear_regression(prior = g_prior() or zellner_siow_prior()): family
+# "linear_regression_zellner" (src/linear_regression.c), theta = (intercept, slopes, log sigma^2),
+# with BayesFactor's conventions (?g_prior): the covariates centred at their means in these rows,
+# M = X_c'X_c / n and its Cholesky factor for C, and the flat-top priors of the intercept and log
+# sigma^2 (`flat`: lo, hi and tail sd of each) that make the literature's improper prior proper.
+# `given`: which of the other prior arguments the call gave, none of which applies.
+linear_regression_zellner <- function(formula, data, x, y, prior, given, call) {
+  name <- if (prior$kind == "g") "g_prior()" else "zellner_siow_prior()"
+  if (any(given)) {
+    abort(sprintf(paste("%s has no part in a model with `prior = %s`, which has BayesFactor's",
+                        "conventions: an unknown noise variance with p(intercept, sigma^2) proportional to",
+                        "1 / sigma^2 (see ?g_prior)."),
+                  backticked(names(given)[given]), name), call, "sgais_error_prior")
+  }
+  design <- regression_design(formula, data, x, y, call)
+  check_response(design$y, design$what, call)
+  a <- design$a
+  n <- nrow(a)
+  k <- ncol(a) - 1L
+  if (!identical(colnames(a)[1], "(Intercept)")) {
+    abort(sprintf(paste("`prior = %s` needs an intercept, whose prior is flat (BayesFactor's",
+                        "convention); remove `- 1` or `+ 0` from the formula."), name),
+          call, "sgais_error_prior")
+  }
+  if (n < k + 3L) {
+    abort(sprintf(paste("`prior = %s` needs more rows than design columns plus one; the design",
+                        "has %d columns and %d row%s."), name, k + 1L, n, if (n == 1) "" else "s"),
+          call, "sgais_error_prior")
+  }
+  center <- c(0, colMeans(a[, -1, drop = FALSE]))
+  a <- sweep(a, 2, center)
+  xc <- a[, -1, drop = FALSE]
+  if (k > 0L && qr(xc)$rank < k) {
+    abort(sprintf(paste("`prior = %s` scales the coefficients' prior by (X'X)^-1 of the centred",
+                        "covariates, but they are linearly dependent (or constant) in these rows;",
+                        "drop the redundant ones."), name), call, "sgais_error_prior")
+  }
+  sy <- stats::sd(design$y)
+  if (!is.finite(sy) || sy == 0) {
+    abort(sprintf("`prior = %s` is stated in the response's spread, but the response has none.",
+                  name), call, "sgais_error_prior")
+  }
+  my <- mean(design$y)
+  # g: Liang et al.'s, in units of sigma^2 (X_c'X_c)^-1; C's in units of sigma^2 M^-1 is g / n
+  g <- if (prior$kind == "g") (prior$g %||% n) / n else prior$scale^2
+  hyper <- list(
+    zellner = if (prior$kind == "g") 1 else 2, g = g,
+    gram_chol = if (k > 0L) chol(crossprod(xc) / n) else matrix(0, 0, 0),
+    flat = c(my - 10 * sy, my + 10 * sy, sy, 2 * log(sy) - 20, 2 * log(sy) + 10, 1)
+  )
+  if (!is_number(g) || g < hyper_range[1] || g > hyper_range[2]) {
+    abort(sprintf("`g` / n must be in [%g, %g], not %s.", hyper_range[1], hyper_range[2],
+                  format(g)), call, "sgais_error_prior")
+  }
+  design$a <- a
+  design$spec$center <- center
+  spec <- c(design$spec, list(hyper = hyper))
+  f <- hyper$flat
+  new_sgais_model(
+    family = "linear_regression_zellner",
+    data = linear_regression_data(design, call),
+    spec = spec,
+    n = n,
+    parameter_names = c(colnames(a), "log_sigma2"),
+    label = "Bayesian linear regression (unknown noise variance)",
+    details = c(
+      likelihood = sprintf("%s ~ N(a'theta, sigma^2), a = row of the centred design",
+                           spec$response),
+      prior = if (k == 0L) {
+        "no coefficients but the intercept"
+      } else if (prior$kind == "g") {
+        sprintf("slopes | sigma^2 ~ N(0, g sigma^2 (X_c'X_c)^-1), g = %s (%s)",
+                format(g * n, digits = 4), prior$label)
+      } else {
+        sprintf(paste("slopes | sigma^2 ~ multivariate Cauchy(0, r^2 sigma^2 n (X_c'X_c)^-1),",
+                      "r = %s: %s"), format(prior$scale, digits = 4), prior$label)
+      },
+      intercept = sprintf(paste("flat on [%s, %s] and log(sigma^2) flat on [%s, %s], normal",
+                                "tails beyond: BayesFactor's p(intercept, sigma^2) proportional to 1 / sigma^2,",
+                                "made proper"),
+                          format(f[1], digits = 4), format(f[2], digits = 4),
+                          format(f[4], digits = 4), format(f[5], digits = 4)),
+      scaling = "covariates centred at their means in the rows the model was built with",
+      sampled = "theta, log(sigma^2); log-Jacobian in the prior"
+    ),
+    formula = formula,
+    class = c("sgais_linear_regression_zellner", "sgais_linear_regression")
   )
 }
 
@@ -306,6 +413,94 @@ exact_log_evidence.sgais_linear_regression_nig <- function(model, n = NULL) {
     nig_lr_log_evidence(xtx, xty, yy, m, h$variance_shape, h$variance_scale, prior$scale^2,
                         prior$location)
   })
+}
+
+#' @rdname exact_log_evidence
+#' @export
+exact_log_evidence.sgais_linear_regression_zellner <- function(model, n = NULL) {
+  call <- sys.call()
+  check_all_rows(model, call)
+  n <- check_prefix_lengths(n, model$n, call)
+  h <- model$hyper
+  f <- h$flat
+  # the flat-top densities' log-normalisers (?g_prior)
+  offset <- -log((f[2] - f[1]) + sqrt(2 * pi) * f[3]) - log((f[5] - f[4]) + sqrt(2 * pi) * f[6])
+  gram <- crossprod(h$gram_chol)
+  log_det_gram <- 2 * sum(log(diag(h$gram_chol)))
+  lr_prefix_evidence(model, n, function(xtx, xty, yy, m) {
+    zellner_check_flat(xtx, xty, yy, m, f, call)
+    jeffreys <- function(g) zellner_log_evidence(xtx, xty, yy, m, g, gram, log_det_gram)
+    offset + if (h$zellner == 1) jeffreys(h$g) else zellner_siow_integral(jeffreys, h$g)
+  })
+}
+
+# log p(y) of a linear regression with the improper p(mu, s) = 1 (flat in the intercept mu and
+# s = log sigma^2, i.e. 1 / sigma^2 in sigma^2) and beta | sigma^2 ~ N(0, sigma^2 V), V = g M^-1,
+# from the sufficient statistics of the design A = (1, X) of n rows (the intercept first). With
+# P = A'A + diag(0, V^-1) = R'R and z = R^-T A'y, Q = y'y - z'z: integrating theta = (mu, beta)
+# gives (2 pi sigma^2)^-(n-1)/2 det(P)^-1/2 det(V)^-1/2 exp(-Q / (2 sigma^2)), and then s
+# gives Gamma((n-1)/2) (Q/2)^-(n-1)/2. On the data the model was built with (X centred, M =
+# X'X / n) this is Liang et al.'s (2008, eq. 5) g-prior Bayes factor (1 + gn)^((n-k-1)/2)
+# (1 + gn(1-R^2))^(-(n-1)/2) against the intercept-only model, times that model's evidence.
+zellner_log_evidence <- function(xtx, xty, yy, n, g, gram, log_det_gram) {
+  k <- nrow(gram)
+  p <- xtx
+  if (k > 0L) p[-1, -1] <- p[-1, -1] + gram / g
+  r <- chol(p)
+  z <- backsolve(r, xty, transpose = TRUE)
+  q <- max(yy - sum(z^2), 0)
+  -0.5 * (n - 1) * log(2 * pi) - sum(log(diag(r))) - 0.5 * (k * log(g) - log_det_gram) +
+    lgamma(0.5 * (n - 1)) - 0.5 * (n - 1) * log(q / 2)
+}
+
+# log of the integral of exp(jeffreys(g)) over g ~ InvGamma(1/2, r2 / 2) (the Zellner-Siow prior
+# as a mixture of g-priors; Liang et al. 2008, Section 3.1), by quadrature over t = log g in
+# three pieces about the integrand's peak, so that a narrow peak is not stepped over.
+zellner_siow_integral <- function(jeffreys, r2) {
+  h <- function(t) {
+    vapply(t, function(ti) {
+      jeffreys(exp(ti)) + 0.5 * log(r2 / 2) - lgamma(0.5) - 0.5 * ti - r2 / (2 * exp(ti))
+    }, numeric(1))
+  }
+  grid <- seq(-40, 40, by = 0.5)
+  start <- grid[which.max(h(grid))]
+  peak <- stats::optimize(h, start + c(-1, 1), maximum = TRUE)
+  top <- peak$objective
+  at <- peak$maximum + c(-60, -5, 5, 60)
+  pieces <- vapply(1:3, function(i) {
+    stats::integrate(function(t) exp(h(t) - top), at[i], at[i + 1], subdivisions = 1000L,
+                     rel.tol = 1e-10)$value
+  }, numeric(1))
+  top + log(sum(pieces))
+}
+
+# An error when the posterior of n rows reaches beyond the flat parts `f` of the intercept's and
+# log sigma^2's priors (?g_prior), where the closed form, which takes them as flat everywhere, is
+# no longer the model's evidence (to 1e-8): log sigma^2's 1e-9 and 1 - 1e-9 posterior quantiles
+# under the two extreme g (0: the residuals about the mean; infinity: the least-squares
+# residuals), and the intercept's, Student-t about its estimates under the same two.
+zellner_check_flat <- function(xtx, xty, yy, n, f, call) {
+  k <- ncol(xtx) - 1L
+  fail <- function(what) {
+    abort(sprintf(paste(
+      "The posterior of these %d rows reaches beyond the flat part of the prior of %s, which the",
+      "model sets from the rows it was built with (?g_prior): the closed form is then not its",
+      "evidence. Estimate it with `sgais()`, or build the model on these rows."), n, what),
+      call, "sgais_error_no_closed_form")
+  }
+  if (n < k + 3L) fail("log(sigma^2) (too few rows)")
+  q_mean <- yy - xty[1]^2 / n
+  ols <- tryCatch(solve(xtx, xty), error = function(e) NULL)
+  if (is.null(ols)) fail("log(sigma^2) (the covariates are linearly dependent in these rows)")
+  q_ols <- max(yy - sum(ols * xty), 0)
+  shape <- 0.5 * (n - 1)
+  s_lo <- log(q_ols / 2) - log(stats::qgamma(1e-9, shape, lower.tail = FALSE))
+  s_hi <- log(q_mean / 2) - log(stats::qgamma(1e-9, shape))
+  if (!(s_lo >= f[4] && s_hi <= f[5])) fail("log(sigma^2)")
+  se <- max(sqrt(q_mean / ((n - 1) * n)), sqrt(q_ols / (n - 1) * solve(xtx)[1, 1]))
+  sd <- stats::qt(1e-9, n - 1, lower.tail = FALSE) * se
+  mu <- c(xty[1] / n, ols[1])
+  if (!(all(mu - sd >= f[1]) && all(mu + sd <= f[2]))) fail("the intercept")
 }
 
 # The coefficients' prior means and sds of a linear regression, for the closed forms: an error

@@ -36,6 +36,10 @@ model_rules <- list(
     hyper = list(prior_sd = "scale", variance_shape = "scale", variance_scale = "scale"),
     data = c(xt = "double", y = "double"), dim = function(m) nrow(m$data$xt) + 1L
   ),
+  linear_regression_zellner = list(
+    hyper = list(zellner = c(whole = 1), g = "scale", gram_chol = "numeric", flat = "numeric"),
+    data = c(xt = "double", y = "double"), dim = function(m) nrow(m$data$xt) + 1L
+  ),
   robust_regression = list(
     hyper = list(df = "scale", prior_sd = "scale", scale_prior = "scale"),
     data = c(xt = "double", y = "double"), dim = function(m) nrow(m$data$xt) + 1L

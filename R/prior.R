@@ -232,6 +232,121 @@ custom_prior <- function(log_density, gradient, draw) {
 #' @export
 format.sgais_custom_prior <- function(x, ...) "given by R functions"
 
+#' Zellner's g-prior and the Zellner-Siow prior for linear regression
+#'
+#' The coefficient priors of the Bayes-factor literature, for [linear_regression()] with an
+#' unknown noise variance, with the conventions of `BayesFactor::regressionBF()` and
+#' `BayesFactor::lmBF()` (Liang et al. 2008; Rouder and Morey 2012), so that [compare_models()]
+#' gives their Bayes factors. With \eqn{n} rows, the covariates \eqn{X_c} centred at their means
+#' in the data the model is built with, \eqn{y_i = \mu + x_{c,i}^\top \beta + e_i}{y = mu + x_c'beta
+#' + e}, \eqn{e_i \sim N(0, \sigma^2)}{e ~ N(0, sigma^2)}, and
+#'
+#' * `g_prior(g)`: \eqn{\beta \mid \sigma^2 \sim N(0, g \sigma^2 (X_c^\top X_c)^{-1})}{beta |
+#'   sigma^2 ~ N(0, g sigma^2 (X_c'X_c)^-1)}, Zellner's g-prior; the default \eqn{g = n} is the
+#'   unit-information prior, whose Bayes factors are those of BIC to first order. Its evidence has
+#'   a closed form.
+#' * `zellner_siow_prior(scale)`: the g-prior with \eqn{g \sim \mathrm{InvGamma}(1/2, r^2 n /
+#'   2)}{g ~ InvGamma(1/2, r^2 n / 2)}, that is a multivariate Cauchy prior on \eqn{\beta}{beta}
+#'   with scale matrix \eqn{r^2 \sigma^2 n (X_c^\top X_c)^{-1}}{r^2 sigma^2 n (X_c'X_c)^-1}: the
+#'   "JZS" prior of `regressionBF()` and of `lmBF()` on continuous covariates, `scale` its
+#'   `rscaleCont`. Its evidence is a one-dimensional integral over \eqn{g}.
+#'
+#' The literature puts the improper prior \eqn{p(\mu, \sigma^2) \propto 1/\sigma^2}{p(mu,
+#' sigma^2) propto 1 / sigma^2} on the intercept and the noise variance; it cancels in Bayes factors
+#' between models of the same response, which are therefore well defined. The estimators need a
+#' proper prior, so the model makes it proper without changing it where the posterior lies: the
+#' intercept's prior is flat on \eqn{\bar y \pm 10\, \mathrm{sd}(y)}{mean(y) +- 10 sd(y)} and
+#' \eqn{\log \sigma^2}{log sigma^2}'s flat on \eqn{[\log \mathrm{var}(y) - 20, \log
+#' \mathrm{var}(y) + 10]}{[log var(y) - 20, log var(y) + 10]} (that is \eqn{1/\sigma^2}{1 /
+#' sigma^2} in \eqn{\sigma^2}{sigma^2}), each falling off as a normal (sd \eqn{\mathrm{sd}(y)}{sd(y)}
+#' and 1) beyond, with \eqn{\bar y}{mean(y)} and \eqn{\mathrm{sd}(y)}{sd(y)} of the data the model
+#' is built with. On those data the posterior has no measurable mass outside the flat parts, so
+#' the log evidence is the literature's less the log-normalisers of the two flat-top densities,
+#' the same for every model of the response, and Bayes factors are the literature's.
+#' [exact_log_evidence()] gives it, and says when the flat parts do not hold the posterior (too
+#' few rows, or data far from those the model was built with).
+#'
+#' Only continuous covariates match BayesFactor's priors: `lmBF()` gives factors their own
+#' prior, where these priors treat a factor's dummy columns as covariates. The design must have
+#' an intercept and linearly independent columns, and fewer columns than rows less one.
+#'
+#' @param g The g of the g-prior, a positive number; `NULL` (the default): the number of rows
+#'   the model is built with (unit information).
+#' @param scale The Zellner-Siow prior's scale \eqn{r}: `"medium"` (\eqn{\sqrt 2 / 4}{sqrt(2) /
+#'   4}, the default, as in BayesFactor), `"wide"` (1/2), `"ultrawide"` (\eqn{\sqrt 2 / 2}{sqrt(2)
+#'   / 2}) or a positive number.
+#' @return A prior of class `sgais_zellner_prior`, for the `prior` of [linear_regression()].
+#' @references Liang, F., Paulo, R., Molina, G., Clyde, M. A. and Berger, J. O. (2008). Mixtures
+#'   of g priors for Bayesian variable selection. *Journal of the American Statistical
+#'   Association*, 103, 410-423.
+#'
+#'   Rouder, J. N. and Morey, R. D. (2012). Default Bayes factors for model selection in
+#'   regression. *Multivariate Behavioral Research*, 47, 877-903.
+#' @seealso `vignette("choosing-models")`, which compares models on `attitude` and `mtcars` with
+#'   these priors against BayesFactor.
+#' @export
+#' @examples
+#' # BayesFactor's default prior on attitude: complaints alone, and with learning
+#' small <- linear_regression(rating ~ complaints, attitude, prior = zellner_siow_prior())
+#' large <- linear_regression(rating ~ complaints + learning, attitude,
+#'                            prior = zellner_siow_prior())
+#' large
+#' exact_log_evidence(large) - exact_log_evidence(small)
+#' \donttest{
+#' compare_models(list(small = small, large = large), replicates = 4, seed = 1)
+#' }
+#'
+#' # the unit-information g-prior
+#' exact_log_evidence(linear_regression(mpg ~ wt + hp, mtcars, prior = g_prior()))
+g_prior <- function(g = NULL) {
+  call <- sys.call()
+  if (!is.null(g)) {
+    g <- check_positive(g, "g", call)
+    if (g < hyper_range[1] || g > hyper_range[2]) {
+      abort(sprintf("`g` must be in [%g, %g], not %s.", hyper_range[1], hyper_range[2],
+                    format(g)), call, "sgais_error_prior")
+    }
+  }
+  structure(list(kind = "g", g = g, scale = NULL,
+                 label = sprintf("Zellner's g-prior, g = %s",
+                                 if (is.null(g)) "n (unit information)" else format(g, digits = 4))),
+            class = "sgais_zellner_prior")
+}
+
+#' @rdname g_prior
+#' @export
+zellner_siow_prior <- function(scale = "medium") {
+  call <- sys.call()
+  named <- c(medium = sqrt(2) / 4, wide = 1 / 2, ultrawide = sqrt(2) / 2)
+  if (is.character(scale) && length(scale) == 1L && scale %in% names(named)) {
+    label <- sprintf("%s (%s)", format(named[[scale]], digits = 4), scale)
+    scale <- named[[scale]]
+  } else if (is.numeric(scale) && !is.factor(scale)) {
+    scale <- check_positive(scale, "scale", call)
+    if (scale < 1e-50 || scale > 1e50) {
+      abort(sprintf("`scale` must be in [1e-50, 1e50], not %s.", format(scale)), call,
+            "sgais_error_prior")
+    }
+    label <- format(scale, digits = 4)
+  } else {
+    abort(sprintf(paste("`scale` must be \"medium\", \"wide\", \"ultrawide\" or a positive",
+                        "number, not %s."), describe(scale)), call, "sgais_error_prior")
+  }
+  structure(list(kind = "zellner_siow", g = NULL, scale = scale,
+                 label = sprintf("Zellner-Siow (JZS) prior, scale r = %s", label)),
+            class = "sgais_zellner_prior")
+}
+
+#' @export
+format.sgais_zellner_prior <- function(x, ...) x$label
+
+#' @export
+print.sgais_zellner_prior <- function(x, ...) {
+  cat("<sgais prior>\n")
+  cat(paste0("  ", format(x), "; for linear_regression(noise_sd = NULL)"), sep = "\n")
+  invisible(x)
+}
+
 # The blocks of `prior` for a model of `dim` parameters, as the 6 x blocks matrix C reads
 # (src/prior.c, sg_prior_from_r()): kind, start (0-based), n, location, scale, df. A block whose
 # location or scale is a vector becomes one column per parameter. Attribute `block`: the block
@@ -309,6 +424,13 @@ coef_prior_values <- function(prior, arg, n, call, normal_only) {
   kinds <- if (normal_only) "normal" else c("normal", "student_t")
   wanted <- if (normal_only) "`normal_prior()`" else
     "`normal_prior()`, `student_t_prior()` or `cauchy_prior()`"
+  if (inherits(prior, "sgais_zellner_prior")) {
+    abort(sprintf(paste("`%s` is %s, a prior of linear regression with an unknown noise",
+                        "variance only: `linear_regression(prior = %s)`."), arg,
+                  if (prior$kind == "g") "Zellner's g-prior" else "the Zellner-Siow prior",
+                  if (prior$kind == "g") "g_prior()" else "zellner_siow_prior()"),
+          call, "sgais_error_prior")
+  }
   if (!inherits(prior, "sgais_prior") || length(prior$blocks) != 1L ||
       !prior$blocks[[1]]$kind %in% kinds) {
     abort(sprintf("`%s` must be %s, not %s.%s", arg, wanted,
@@ -524,9 +646,13 @@ with_autoscale <- function(design, prior, prior_intercept, kind, call, noise_sd 
 # for a model built on head(data). A model built on a small data set and fitted to it is fine.
 warn_autoscale_template <- function(model, rows, call, arg = "model") {
   if (is.null(model$spec$center) || model$n >= 100L || rows <= model$n) return(invisible())
-  warn(sprintf(paste("%s was built on %d rows, and its prior (prior = \"autoscale\", the default)",
-                     "takes its scales from them, for every row it is given. Build it on a",
-                     "representative first block of the data (hundreds of rows or more), or give",
-                     "its priors (`prior = \"paper\"` or prior objects)."),
-               arg, model$n), call, "sgais_warning_autoscale_rows")
+  zellner <- !is.null(model$hyper[["zellner"]])
+  warn(sprintf(paste("%s was built on %d rows, and its prior (%s) takes its scales from them, for",
+                     "every row it is given. Build it on a representative first block of the data",
+                     "(hundreds of rows or more)%s."),
+               arg, model$n, if (zellner) "`g_prior()` or `zellner_siow_prior()`" else
+                 "prior = \"autoscale\", the default",
+               if (zellner) ", or on all of it" else
+                 ", or give its priors (`prior = \"paper\"` or prior objects)"),
+       call, "sgais_warning_autoscale_rows")
 }

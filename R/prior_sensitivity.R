@@ -18,7 +18,9 @@
 #' wider prior has few particles.
 #'
 #' What is scaled: the coefficients' priors of the regressions (`prior_sd`, and the scales of
-#' `prior` and `prior_intercept`; the priors of noise scales and overdispersion keep theirs), and
+#' `prior` and `prior_intercept`; the priors of noise scales and overdispersion keep theirs; the
+#' scale of [g_prior()] and [zellner_siow_prior()], \eqn{\sqrt g}{sqrt(g)} or \eqn{r}, so that
+#' scales 1.41 and 2 take `"medium"` to `"wide"` and `"ultrawide"`), and
 #' every block of a prior from building blocks ([custom_model()], [compiled_model()]). Models
 #' whose prior has no such scale ([gaussian_mixture()], a [custom_prior()]) are an error of
 #' class `sgais_error_prior_sensitivity`.
@@ -121,7 +123,10 @@ ess_of <- function(lw) exp(2 * log_sum_exp(lw) - log_sum_exp(2 * lw))
 scaled_prior_model <- function(model, k, call) {
   h <- model$hyper
   blocks <- h[["prior"]] # not h$prior, which would match h$prior_sd
-  if (!is.null(h[["prior_sd"]])) {
+  if (!is.null(h[["zellner"]])) {
+    # g-prior and Zellner-Siow: the coefficients' scale is sqrt(g) or r, and h$g is g or r^2
+    h$g <- h$g * k^2
+  } else if (!is.null(h[["prior_sd"]])) {
     h$prior_sd <- h$prior_sd * k
     if (!is.null(blocks)) h$prior[5, ] <- blocks[5, ] * k
   } else if (is.matrix(blocks)) {

@@ -294,3 +294,176 @@ int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
   m->log_lik = nig_log_lik;
   return SG_OK;
 }
+
+/* ---------------------------------------------------------------- Zellner's g and Zellner-Siow */
+
+/* The priors of the Bayes-factor literature (family "linear_regression_zellner"), with the
+ * conventions of BayesFactor's regressionBF() and lmBF() (Liang et al. 2008, JASA 103, Section
+ * 2; Rouder and Morey 2012, Multivariate Behavioral Research 47, eq. 4-6): theta = (mu, beta_1..
+ * beta_k, s), the intercept mu first, on covariates centred at their means in the data the model
+ * is built with, and s = log sigma^2;
+ *   g-prior         beta | sigma^2 ~ N(0, g sigma^2 M^-1),                     M = X_c'X_c / n;
+ *   Zellner-Siow    beta | sigma^2 ~ multivariate Cauchy(0, r^2 sigma^2 M^-1)
+ *                   (the g-prior with g ~ InvGamma(1/2, r^2 / 2));
+ * here g is Liang et al.'s g divided by n. The literature puts the improper p(mu, sigma^2) ∝
+ * 1 / sigma^2 on the rest, flat in (mu, s); the estimators need a proper prior, so mu and s each
+ * get a flat-top density: constant on [lo, hi] and falling as a normal of sd t outside,
+ * normalised by (hi - lo) + sqrt(2 pi) t. R (linear_regression_zellner()) puts the flat parts so
+ * far out that the posterior has no measurable mass beyond them; the log evidence is then the
+ * literature's, less log((hi - lo) + sqrt(2 pi) t) for each of mu and s, the same for every model
+ * of the same response, so Bayes factors are the literature's. */
+typedef struct {
+  lr_data lr;         /* first: nig_log_lik reads the data through it */
+  int kind, k;        /* SG_ZELLNER_G or SG_ZELLNER_SIOW; k = p - 1 slopes */
+  const double *chol; /* R, k x k upper triangular (column-major) with R'R = M */
+  double g;           /* g-prior: g; Zellner-Siow: r^2 */
+  double norm;        /* the constant of log p */
+  double flat[2][3];  /* mu, s: lo, hi, t of the flat-top densities */
+} lz_data;
+
+#define SG_ZELLNER_G 1
+#define SG_ZELLNER_SIOW 2
+
+/* log of the flat-top density of x without its constant (0 on [lo, hi]); add its gradient. */
+static double flat_top_log(double x, const double *f, double *grad) {
+  const double d = x < f[0] ? x - f[0] : x > f[1] ? x - f[1] : 0.0, v = f[2] * f[2];
+  if (grad) *grad -= d / v;
+  return -0.5 * d * d / v;
+}
+
+static double flat_top_log_norm(const double *f) {
+  return log((f[1] - f[0]) + sqrt(2.0 * M_PI) * f[2]);
+}
+
+/* A draw: uniform on [lo, hi] with probability (hi - lo) / ((hi - lo) + sqrt(2 pi) t), else a
+ * half-normal distance beyond one end or the other. */
+static double flat_top_draw(const double *f) {
+  const double w = f[1] - f[0], tail = sqrt(2.0 * M_PI) * f[2];
+  if (unif_rand() * (w + tail) < w) return f[0] + w * unif_rand();
+  const double d = fabs(norm_rand()) * f[2];
+  return unif_rand() < 0.5 ? f[0] - d : f[1] + d;
+}
+
+/* v = R beta (R upper triangular); returns |v|^2 = beta' M beta. */
+static double lz_quad(const lz_data *d, const double *beta, double *v) {
+  const int k = d->k;
+  double q = 0.0;
+  for (int i = 0; i < k; i++) {
+    double s = 0.0;
+    for (int j = i; j < k; j++) s += d->chol[i + (size_t) j * k] * beta[j];
+    v[i] = s;
+    q += s * s;
+  }
+  return q;
+}
+
+static void lz_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
+  const lz_data *d = m->data;
+  const int k = d->k;
+  theta[0] = flat_top_draw(d->flat[0]);
+  const double s = flat_top_draw(d->flat[1]);
+  theta[k + 1] = s;
+  /* g ~ InvGamma(1/2, r^2 / 2): (r^2 / 2) / Gamma(1/2, 1); rgamma can return 0 */
+  double g = d->g;
+  if (d->kind == SG_ZELLNER_SIOW) {
+    const double x = rgamma(0.5, 1.0);
+    g = 0.5 * d->g / (x > DBL_MIN ? x : DBL_MIN);
+  }
+  /* beta = sqrt(g sigma^2) R^-1 z, so that beta' M beta = g sigma^2 z'z */
+  double *z = ws->scratch;
+  const double sd = sqrt(g * exp(s));
+  for (int i = 0; i < k; i++) z[i] = sd * norm_rand();
+  for (int i = k - 1; i >= 0; i--) {
+    double r = z[i];
+    for (int j = i + 1; j < k; j++) r -= d->chol[i + (size_t) j * k] * theta[1 + j];
+    theta[1 + i] = r / d->chol[i + (size_t) i * k];
+  }
+}
+
+/* With q = beta' M beta, u = e^-s q:
+ *   g-prior       log p(beta | s) = -k/2 log(2 pi g) + log det(M) / 2 - k s / 2 - u / (2 g),
+ *   Zellner-Siow  log p(beta | s) = lgamma((k + 1) / 2) - lgamma(1/2) - k/2 log(pi) - k log r
+ *                                   + log det(M) / 2 - k s / 2 - (k + 1)/2 log(1 + u / r^2)
+ * (the constants in d->norm, with the flat-tops'); d/d beta = -c e^-s M beta and
+ * d/ds = -k/2 + c u / 2, c = 1 / g or (k + 1) / (r^2 + u). */
+static double lz_log_prior(const sg_model *m, sg_workspace *ws, const double *theta, double *grad) {
+  const lz_data *d = m->data;
+  const int k = d->k;
+  const double s = theta[k + 1], e = exp(-s);
+  double lp = d->norm + flat_top_log(theta[0], d->flat[0], grad ? grad : NULL) +
+              flat_top_log(s, d->flat[1], grad ? grad + k + 1 : NULL) - 0.5 * k * s;
+  if (k == 0) return lp;
+  double *v = ws->scratch;
+  const double u = e * lz_quad(d, theta + 1, v);
+  double c;
+  if (d->kind == SG_ZELLNER_G) {
+    c = 1.0 / d->g;
+    lp -= 0.5 * u * c;
+  } else {
+    c = (k + 1.0) / (d->g + u);
+    lp -= 0.5 * (k + 1.0) * log1p(u / d->g);
+  }
+  if (grad) {
+    grad[k + 1] += -0.5 * k + 0.5 * c * u;
+    /* M beta = R'v */
+    for (int j = 0; j < k; j++) {
+      double mb = 0.0;
+      for (int i = 0; i <= j; i++) mb += d->chol[i + (size_t) j * k] * v[i];
+      grad[1 + j] -= c * e * mb;
+    }
+  }
+  return lp;
+}
+
+int sg_linear_regression_zellner_init(sg_model *m, const double *rows, int p, int n, int kind,
+                                      double g, const double *chol, const double *flat,
+                                      sg_status *st) {
+  if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
+  if (p > INT_MAX - 1) return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
+  if (kind != SG_ZELLNER_G && kind != SG_ZELLNER_SIOW)
+    return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: unknown Zellner prior.");
+  if (!(g > 0) || !R_FINITE(g))
+    return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: its g or scale must be positive and finite.");
+  const int k = p - 1;
+  double log_det = 0.0;
+  for (int i = 0; i < k; i++) {
+    const double r = chol[i + (size_t) i * k];
+    if (!(r > 0) || !R_FINITE(r))
+      return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: its Gram factor must have a positive diagonal.");
+    log_det += 2.0 * log(r);
+  }
+  for (int i = 0; i < 2; i++) {
+    const double *f = flat + 3 * i;
+    if (!R_FINITE(f[0]) || !R_FINITE(f[1]) || !(f[1] > f[0]) || !(f[2] > 0) || !R_FINITE(f[2]))
+      return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: its flat-top priors must have lo < hi and t > 0.");
+  }
+
+  lz_data *d = (lz_data *) R_alloc(1, sizeof(lz_data));
+  lr_data *lr = &d->lr;
+  lr->rows = rows;
+  lr->p = p;
+  lr->stride = sg_rows_stride(p + 1);
+  lr->inv_var = lr->lik_norm = lr->shape = lr->scale = lr->prior_norm = NA_REAL;
+  lr->max_norm = lr->max_y = NA_REAL;
+  lr->prior.sd = NA_REAL;
+  lr->prior.blocks = NULL;
+  lr->prior_mean = lr->prior_scale = NULL;
+  d->kind = kind;
+  d->k = k;
+  d->chol = chol;
+  d->g = g;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) d->flat[i][j] = flat[3 * i + j];
+  d->norm = -flat_top_log_norm(d->flat[0]) - flat_top_log_norm(d->flat[1]) + 0.5 * log_det;
+  if (kind == SG_ZELLNER_G) d->norm -= 0.5 * k * log(2.0 * M_PI * g);
+  else d->norm += lgammafn(0.5 * (k + 1.0)) - lgammafn(0.5) - 0.5 * k * log(M_PI) - 0.5 * k * log(g);
+
+  m->dim = p + 1;
+  m->n_obs = n;
+  m->data = d;
+  m->scratch_bytes = (size_t) (k > 0 ? k : 1) * sizeof(double);
+  m->prior_draw = lz_prior_draw;
+  m->log_prior = lz_log_prior;
+  m->log_lik = nig_log_lik;
+  return SG_OK;
+}

@@ -263,6 +263,24 @@ static void linear_regression_nig_from_r(SEXP model, sg_model *m, sg_status *st)
                                 hyper(model, "variance_scale"), st);
 }
 
+/* hyper: zellner (1 g-prior, 2 Zellner-Siow), g, gram_chol (a k x k matrix, k = p - 1) and flat
+ * (6 numbers); R/linear_regression.R linear_regression_zellner(). */
+static void linear_regression_zellner_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  SEXP h = sg_list_get(model, "hyper");
+  const int p = Rf_nrows(xt), k = p - 1;
+  SEXP chol = sg_list_get(h, "gram_chol"), flat = sg_list_get(h, "flat");
+  if (TYPEOF(chol) != REALSXP || !Rf_isMatrix(chol) || Rf_nrows(chol) != k || Rf_ncols(chol) != k)
+    sg_input_error("`model` is corrupt: `gram_chol` must be a %d x %d numeric matrix.", k, k);
+  if (TYPEOF(flat) != REALSXP || Rf_length(flat) != 6)
+    sg_input_error("`model` is corrupt: `flat` must be 6 numbers.");
+  const int kind = (int) hyper(model, "zellner");
+  sg_linear_regression_zellner_init(m, sg_rows_from_r(xt, &y, 1), p, Rf_ncols(xt), kind,
+                                    hyper(model, "g"), REAL(chol), REAL(flat), st);
+}
+
 static void robust_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
@@ -343,6 +361,7 @@ static const struct {
 } registry[] = {
   {"linear_regression", linear_regression_from_r, 1},
   {"linear_regression_nig", linear_regression_nig_from_r, 1},
+  {"linear_regression_zellner", linear_regression_zellner_from_r, 1},
   {"robust_regression", robust_regression_from_r, 1},
   {"softmax_regression", softmax_regression_from_r, 1},
   {"logistic_regression", logistic_regression_from_r, 1},

@@ -332,6 +332,14 @@ int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, dou
  * normal: the conjugate prior); dim p + 1, the last parameter log sigma^2. */
 int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
                                   sg_coef_prior prior, double shape, double scale, sg_status *st);
+/* Linear regression with the g-prior (kind 1) or the Zellner-Siow prior (kind 2) of
+ * BayesFactor's conventions: theta = (mu, beta_1..beta_{p-1}, log sigma^2), the intercept's
+ * column first; g the g-prior's g (in units of sigma^2 M^-1) or the Zellner-Siow scale squared;
+ * chol the (p-1) x (p-1) upper-triangular R with R'R = M; flat[6] the flat-top priors of mu and
+ * log sigma^2 (lo, hi, t each). dim p + 1. */
+int sg_linear_regression_zellner_init(sg_model *m, const double *rows, int p, int n, int kind,
+                                      double g, const double *chol, const double *flat,
+                                      sg_status *st);
 /* Student-t errors with df degrees of freedom and scale sigma ~ N+(0, scale_sd^2), coefficients
  * by `prior`; dim p + 1, the last parameter log sigma. */
 int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, double df,

@@ -273,6 +273,9 @@ hostile_table <- function() {
   add(hostile_values(cauchy_prior(scale = .bad), "`scale`", list(-1, 0, NA, "a", Inf, c(1, -1))))
   add(hostile_values(cauchy_prior(location = .bad), "`location`", list(NA, "a", Inf, list(1))))
   add(hostile_values(normal_prior(sd = .bad, dim = 2), "`sd`", list(1:3)))
+  add(hostile_values(g_prior(g = .bad), "`g`", list(-1, 0, NA, "a", Inf, c(1, 2), 1e-200)))
+  add(hostile_values(zellner_siow_prior(scale = .bad), "`scale`",
+                     list(-1, 0, NA, "a", Inf, c(1, 2), "Medium", 1e60)))
   # the regressions' coefficient priors: a prior of the wrong kind, size or shape
   for (f in c("linear_regression", "logistic_regression", "poisson_regression",
               "robust_regression", "softmax_regression", "negative_binomial_regression")) {
