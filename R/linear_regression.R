@@ -251,10 +251,10 @@ linear_regression_zellner <- function(formula, data, x, y, prior, given, call) {
                         "convention); remove `- 1` or `+ 0` from the formula."), name),
           call, "sgais_error_prior")
   }
-  if (n < k + 3L) {
-    abort(sprintf(paste("`prior = %s` needs more rows than design columns plus one; the design",
-                        "has %d columns and %d row%s."), name, k + 1L, n, if (n == 1) "" else "s"),
-          call, "sgais_error_prior")
+  if (n < k + 2L) {
+    abort(sprintf(paste("`prior = %s` needs more rows than design columns (BayesFactor's p < n -",
+                        "1); the design has %d columns and %d row%s."), name, k + 1L, n,
+                  if (n == 1) "" else "s"), call, "sgais_error_prior")
   }
   center <- c(0, colMeans(a[, -1, drop = FALSE]))
   a <- sweep(a, 2, center)
@@ -488,7 +488,7 @@ zellner_check_flat <- function(xtx, xty, yy, n, f, call) {
       "evidence. Estimate it with `sgais()`, or build the model on these rows."), n, what),
       call, "sgais_error_no_closed_form")
   }
-  if (n < k + 3L) fail("log(sigma^2) (too few rows)")
+  if (n < k + 2L) fail("log(sigma^2) (too few rows)")
   q_mean <- yy - xty[1]^2 / n
   ols <- tryCatch(solve(xtx, xty), error = function(e) NULL)
   if (is.null(ols)) fail("log(sigma^2) (the covariates are linearly dependent in these rows)")

@@ -268,7 +268,7 @@ format.sgais_custom_prior <- function(x, ...) "given by R functions"
 #'
 #' Only continuous covariates match BayesFactor's priors: `lmBF()` gives factors their own
 #' prior, where these priors treat a factor's dummy columns as covariates. The design must have
-#' an intercept and linearly independent columns, and fewer columns than rows less one.
+#' an intercept, linearly independent columns, and more rows than columns.
 #'
 #' @param g The g of the g-prior, a positive number; `NULL` (the default): the number of rows
 #'   the model is built with (unit information).

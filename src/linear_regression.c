@@ -390,7 +390,7 @@ static double lz_log_prior(const sg_model *m, sg_workspace *ws, const double *th
   const lz_data *d = m->data;
   const int k = d->k;
   const double s = theta[k + 1], e = exp(-s);
-  double lp = d->norm + flat_top_log(theta[0], d->flat[0], grad ? grad : NULL) +
+  double lp = d->norm + flat_top_log(theta[0], d->flat[0], grad) +
               flat_top_log(s, d->flat[1], grad ? grad + k + 1 : NULL) - 0.5 * k * s;
   if (k == 0) return lp;
   double *v = ws->scratch;

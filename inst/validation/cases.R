@@ -125,7 +125,17 @@ validation_cases <- function(references = NULL) {
     nig_real_case("attitude_nig", "attitude, rating ~ complaints + learning",
                   rating ~ complaints + learning, datasets::attitude),
     nig_real_case("birthwt_nig", "MASS::birthwt, bwt ~ age + lwt + smoke", bwt ~ age + lwt + smoke,
-                  MASS::birthwt)
+                  MASS::birthwt),
+    # issue 41, item 3: BayesFactor's priors (?g_prior), whose evidence is exact (closed form
+    # for the g-prior, a one-dimensional integral for Zellner-Siow)
+    list(id = "attitude_jzs", what = "attitude, rating ~ . (real; Zellner-Siow prior; exact)",
+         model = function() linear_regression(rating ~ ., datasets::attitude,
+                                              prior = zellner_siow_prior()),
+         reference = "exact"),
+    list(id = "mtcars_g", what = "mtcars, mpg ~ wt + hp + qsec (real; g-prior, g = n; exact)",
+         model = function() linear_regression(mpg ~ wt + hp + qsec, datasets::mtcars,
+                                              prior = g_prior()),
+         reference = "exact")
   )
   # Stan + bridge sampling references (references.R)
   if (!is.null(references)) {

@@ -225,7 +225,7 @@ test_that("bad arguments give classed errors that name them", {
                         prior_intercept = normal_prior(20, 5)), "`prior_intercept`")
   err(linear_regression(mpg ~ wt - 1, mtcars, prior = g_prior()), "needs an intercept")
   err(linear_regression(mpg ~ wt + I(2 * wt), mtcars, prior = g_prior()), "linearly dependent")
-  err(linear_regression(mpg ~ wt + hp, mtcars[1:4, ], prior = g_prior()), "more rows")
+  err(linear_regression(mpg ~ wt + hp, mtcars[1:3, ], prior = g_prior()), "more rows")
   err(logistic_regression(am ~ wt, mtcars, prior = zellner_siow_prior()),
       "linear regression with an unknown noise variance only")
   err(zellner_siow_prior("huge"), "\"medium\", \"wide\"")
