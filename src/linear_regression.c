@@ -1,15 +1,17 @@
 /* Bayesian linear regression (paper Appendix B.1):
  *   y_i = a_i' theta + e_i,  e_i ~ N(0, sigma^2),
- * where a_i is the i-th row of the design matrix (intercept column included). Two priors, two
- * families in the registry (src/model.c), one file, because they share the data and the residual
- * loop that dominates their cost:
+ * where a_i is the i-th row of the design matrix (intercept column included). Three priors,
+ * three families in the registry (src/model.c), one file, because they share the data and the
+ * residual loop that dominates their cost:
  *   "linear_regression"      known noise sigma = noise_sd, theta by its sg_coef_prior (the paper's
  *                            N(0, prior_sd^2), or normal and Student-t blocks); the parameters
  *                            are unconstrained, so there is no transform;
  *   "linear_regression_nig"  unknown variance with the conjugate normal-inverse-gamma prior
  *                            sigma^2 ~ InvGamma(shape a, scale b), theta | sigma^2 ~ N(m, sigma^2
  *                            diag(s^2)) (m = 0, s_j = prior_sd without blocks), sampled as
- *                            (theta, s = log sigma^2).
+ *                            (theta, s = log sigma^2);
+ *   "linear_regression_zellner"  unknown variance with Zellner's g-prior or the Zellner-Siow
+ *                            prior and BayesFactor's conventions (below), sampled likewise.
  * The data are packed rows (rows.c): observation i's covariates a_i and then y_i, at
  * rows + i * stride, so a mini-batch reads one cache line per observation up to p = 7. */
 #include "model.h"
@@ -299,13 +301,13 @@ int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
 
 /* The priors of the Bayes-factor literature (family "linear_regression_zellner"), with the
  * conventions of BayesFactor's regressionBF() and lmBF() (Liang et al. 2008, JASA 103, Section
- * 2; Rouder and Morey 2012, Multivariate Behavioral Research 47, eq. 4-6): theta = (mu, beta_1..
+ * 2; Rouder and Morey 2012, Multivariate Behavioral Research 47): theta = (mu, beta_1..
  * beta_k, s), the intercept mu first, on covariates centred at their means in the data the model
  * is built with, and s = log sigma^2;
  *   g-prior         beta | sigma^2 ~ N(0, g sigma^2 M^-1),                     M = X_c'X_c / n;
  *   Zellner-Siow    beta | sigma^2 ~ multivariate Cauchy(0, r^2 sigma^2 M^-1)
  *                   (the g-prior with g ~ InvGamma(1/2, r^2 / 2));
- * here g is Liang et al.'s g divided by n. The literature puts the improper p(mu, sigma^2) ∝
+ * here g is Liang et al.'s g divided by n. The literature puts the improper p(mu, sigma^2) propto
  * 1 / sigma^2 on the rest, flat in (mu, s); the estimators need a proper prior, so mu and s each
  * get a flat-top density: constant on [lo, hi] and falling as a normal of sd t outside,
  * normalised by (hi - lo) + sqrt(2 pi) t. R (linear_regression_zellner()) puts the flat parts so
