@@ -430,6 +430,10 @@ hostile_table <- function() {
   add(hostile_values(posterior_samples(f_ns, 10, seed = .bad), "`seed`", list("a", 1.5)))
   add(hostile_values(detect_shifts(f_mix, threshold = .bad), "`threshold`", list(-1, NA, "a", c(1, 2))))
   add(hostile_values(detect_shifts(.bad), "`fit`", list(NULL, 1, quote(f_ais), quote(m))))
+  add(hostile_values(audit_evidence(.bad), "`x`", list(NULL, 1, quote(f_ais), quote(m))))
+  add(hostile_values(audit_evidence(f_sg, tolerance = .bad), "`tolerance`", list(-1, NA, "a", c(1, 2))))
+  add(hostile_values(audit_evidence(f_sg, at = .bad), "`at`", list(-1, NA, "a", 1e9, 3.5)))
+  one(audit_evidence(corrupt(f_sg, "trajectory", NULL)), "`trajectory`")
   add(hostile_values(predictive_density(f_sg, .bad), "`new_data`",
                      list(NULL, 1, quote(d[0, ]), quote(d[, 1:3]))))
   add(hostile_values(log_evidence(.bad), "`x`", list(NULL, 1, quote(m))))
