@@ -112,7 +112,9 @@
 #'   the design has no intercept.
 #' @return A model of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
 #'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
-#'   variance) for [sgais()] and [exact_log_evidence()].
+#'   variance), or `c("sgais_linear_regression_zellner", "sgais_linear_regression",
+#'   "sgais_model")` ([g_prior()] or [zellner_siow_prior()]), for [sgais()] and
+#'   [exact_log_evidence()].
 #' @seealso [simulate_linear_regression()] for the paper's data, [robust_regression()] for
 #'   Student-t errors.
 #' @export
@@ -237,8 +239,8 @@ linear_regression_zellner <- function(formula, data, x, y, prior, given, call) {
   name <- if (prior$kind == "g") "g_prior()" else "zellner_siow_prior()"
   if (any(given)) {
     abort(sprintf(paste("%s has no part in a model with `prior = %s`, which has BayesFactor's",
-                        "conventions: an unknown noise variance with p(intercept, sigma^2) proportional to",
-                        "1 / sigma^2 (see ?g_prior)."),
+                        "conventions: an unknown noise variance with p(intercept, sigma^2)",
+                        "proportional to 1 / sigma^2 (see ?g_prior)."),
                   backticked(names(given)[given]), name), call, "sgais_error_prior")
   }
   design <- regression_design(formula, data, x, y, call)
@@ -305,8 +307,8 @@ linear_regression_zellner <- function(formula, data, x, y, prior, given, call) {
                       "r = %s: %s"), format(prior$scale, digits = 4), prior$label)
       },
       intercept = sprintf(paste("flat on [%s, %s] and log(sigma^2) flat on [%s, %s], normal",
-                                "tails beyond: BayesFactor's p(intercept, sigma^2) proportional to 1 / sigma^2,",
-                                "made proper"),
+                                "tails beyond: BayesFactor's p(intercept, sigma^2) proportional",
+                                "to 1 / sigma^2, made proper"),
                           format(f[1], digits = 4), format(f[2], digits = 4),
                           format(f[4], digits = 4), format(f[5], digits = 4)),
       scaling = "covariates centred at their means in the rows the model was built with",
