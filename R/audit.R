@@ -49,8 +49,9 @@ audit_evidence <- function(x, at = NULL, tolerance = 3, progress = default_progr
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
   if (inherits(x, "sgais_comparison")) {
     x <- validate_sgais_comparison(x, call)
+    seeds <- with_seed(seed, sample.int(.Machine$integer.max, length(x$fits)))
     rows <- lapply(seq_along(x$fits), function(i) {
-      out <- audit_rows(x$fits[[i]], at, tolerance, progress, seed + i, call)
+      out <- audit_rows(x$fits[[i]], at, tolerance, progress, seeds[i], call)
       cbind(model = rep(names(x$fits)[i], nrow(out)), out, stringsAsFactors = FALSE)
     })
     out <- do.call(rbind, rows)
@@ -87,14 +88,15 @@ audit_rows <- function(fit, at, tolerance, progress, seed, call) {
   traj <- traj[!is.na(traj$log_evidence), , drop = FALSE]
   at <- audit_checkpoints(at, traj$n, call)
   replicates <- max(1L, length(fit$replicate_log_evidence))
+  # a seed for each checkpoint's shuffle and one for its run, all from `seed`
+  seeds <- with_seed(seed, sample.int(.Machine$integer.max, 2L * length(at)))
   rows <- lapply(seq_along(at), function(k) {
     m <- at[k]
-    s <- seed + 1000L * k
     shuffled <- model
-    shuffled$data <- data_columns(model$data, with_seed(s, sample.int(m)))
+    shuffled$data <- data_columns(model$data, with_seed(seeds[2L * k - 1L], sample.int(m)))
     shuffled$n <- m
     t0 <- proc.time()[["elapsed"]]
-    refit <- sgais_start(shuffled, fit$settings, replicates, progress, s + 1L, call)
+    refit <- sgais_start(shuffled, fit$settings, replicates, progress, seeds[2L * k], call)
     online <- traj[traj$n == m, ][1, ]
     se <- sqrt(online$log_evidence_se^2 + refit$log_evidence_se^2)
     bound <- max(tolerance, 3 * se, na.rm = TRUE)
