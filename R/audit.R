@@ -129,8 +129,9 @@ audit_checkpoints <- function(at, n, call) {
 format.sgais_audit <- function(x, ...) {
   shown <- data.frame(x, check.names = FALSE)
   class(shown) <- "data.frame"
-  for (col in c("log_evidence", "shuffled", "difference")) shown[[col]] <- sprintf("%.2f", shown[[col]])
-  for (col in c("se", "shuffled_se")) shown[[col]] <- sprintf("%.2f", shown[[col]])
+  for (col in c("log_evidence", "se", "shuffled", "shuffled_se", "difference")) {
+    shown[[col]] <- sprintf("%.2f", shown[[col]])
+  }
   shown$bound <- sprintf("%.1f", shown$bound)
   shown$seconds <- sprintf("%.1f", shown$seconds)
   shown$n <- format_count(shown$n)

@@ -32,8 +32,8 @@ regression_design <- function(formula, data, x, y, call, offset = FALSE) {
 }
 
 # The design of the rows `new_data` of a regression with spec `spec` (see model_data()),
-# centred as the model's own rows were when it was built with `prior = "autoscale"`
-# (`spec$center`, with_autoscale() in R/prior.R).
+# centred as the model's own rows were when it was built with `prior = "autoscale"`, g_prior()
+# or zellner_siow_prior() (`spec$center`, centred_design() in R/prior.R).
 regression_rows <- function(spec, new_data, call) {
   rows <- uncentred_rows(spec, new_data, call)
   if (!is.null(spec$center)) rows$a <- sweep(rows$a, 2, spec$center)

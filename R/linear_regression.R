@@ -258,8 +258,8 @@ linear_regression_zellner <- function(formula, data, x, y, prior, given, call) {
                         "1); the design has %d columns and %d row%s."), name, k + 1L, n,
                   if (n == 1) "" else "s"), call, "sgais_error_prior")
   }
-  center <- c(0, colMeans(a[, -1, drop = FALSE]))
-  a <- sweep(a, 2, center)
+  design <- centred_design(design, c(0, colMeans(a[, -1, drop = FALSE])))
+  a <- design$a
   xc <- a[, -1, drop = FALSE]
   if (k > 0L && qr(xc)$rank < k) {
     abort(sprintf(paste("`prior = %s` scales the coefficients' prior by (X'X)^-1 of the centred",
@@ -283,8 +283,6 @@ linear_regression_zellner <- function(formula, data, x, y, prior, given, call) {
     abort(sprintf("`g` / n must be in [%g, %g], not %s.", hyper_range[1], hyper_range[2],
                   format(g)), call, "sgais_error_prior")
   }
-  design$a <- a
-  design$spec$center <- center
   spec <- c(design$spec, list(hyper = hyper))
   f <- hyper$flat
   new_sgais_model(
@@ -492,14 +490,15 @@ zellner_check_flat <- function(xtx, xty, yy, n, f, call) {
   }
   if (n < k + 2L) fail("log(sigma^2) (too few rows)")
   q_mean <- yy - xty[1]^2 / n
-  ols <- tryCatch(solve(xtx, xty), error = function(e) NULL)
-  if (is.null(ols)) fail("log(sigma^2) (the covariates are linearly dependent in these rows)")
+  inv <- tryCatch(solve(xtx), error = function(e) NULL)
+  if (is.null(inv)) fail("log(sigma^2) (the covariates are linearly dependent in these rows)")
+  ols <- drop(inv %*% xty)
   q_ols <- max(yy - sum(ols * xty), 0)
   shape <- 0.5 * (n - 1)
   s_lo <- log(q_ols / 2) - log(stats::qgamma(1e-9, shape, lower.tail = FALSE))
   s_hi <- log(q_mean / 2) - log(stats::qgamma(1e-9, shape))
   if (!(s_lo >= f[4] && s_hi <= f[5])) fail("log(sigma^2)")
-  se <- max(sqrt(q_mean / ((n - 1) * n)), sqrt(q_ols / (n - 1) * solve(xtx)[1, 1]))
+  se <- max(sqrt(q_mean / ((n - 1) * n)), sqrt(q_ols / (n - 1) * inv[1, 1]))
   sd <- stats::qt(1e-9, n - 1, lower.tail = FALSE) * se
   mu <- c(xty[1] / n, ols[1])
   if (!(all(mu - sd >= f[1]) && all(mu + sd <= f[2]))) fail("the intercept")

@@ -634,10 +634,17 @@ with_autoscale <- function(design, prior, prior_intercept, kind, call, noise_sd 
     auto$prior_intercept <- prior_intercept
     auto$rule <- sub("; intercept [^;]*", "; intercept: `prior_intercept`", auto$rule)
   }
-  design$a <- sweep(design$a, 2, auto$center)
-  design$spec$center <- auto$center
+  design <- centred_design(design, auto$center)
   list(design = design, prior = auto$prior %||% normal_prior(), prior_intercept = auto$prior_intercept,
        rule = auto$rule, sd_y = auto$sd_y)
+}
+
+# `design` with its columns less `center`, which its spec keeps so that new rows are centred
+# the same way (regression_rows()).
+centred_design <- function(design, center) {
+  design$a <- sweep(design$a, 2, center)
+  design$spec$center <- center
+  design
 }
 
 # A warning when a model with prior = "autoscale" was built on too few rows for its scales to
