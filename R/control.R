@@ -213,10 +213,10 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     wrong one: on `faithful` in its raw units a 2-component [gaussian_mixture()] settles
 #'     with one component over both clusters and the other empty near 0, 306 nats below the
 #'     evidence, in most runs of AIS, SGAIS and nested sampling. After each move a model that
-#'     provides them (Gaussian mixtures with up to 6 components) makes `jumps` independence
+#'     provides them (Gaussian mixtures with up to 12 components) makes `jumps` independence
 #'     Metropolis-Hastings proposals for the whole parameter vector, each exactly invariant for
-#'     the current target. The proposal mixes the Gaussian of the particles' weighted mean and
-#'     covariance (without the particle that jumps), which keeps the mode the particles occupy
+#'     the current target. The proposal mixes the particles' weighted means and variances,
+#'     component by component (without the particle that jumps), which keeps the mode the particles occupy
 #'     reachable so they may leave it (South, Pettitt and Drovandi 2019), with the model's
 #'     guess at the other modes: for a mixture, the conjugate posterior of each component given
 #'     one cluster of the data, tempered like the target. The clusters are k-means refined by

@@ -26,9 +26,9 @@
 #' On `faithful` with 2 components, with local moves alone AIS (and SGAIS, the same on 272
 #' observations) missed the dominant mode by 307 nats in 9 of 10 replicates, and more particles
 #' helped only slowly (1,000 particles: 5 of 10). The robust presets of [ais()] and [sgais()]
-#' therefore make jump proposals (setting `jumps`, see [sgais_control()]): for up to 6
-#' components, independence proposals of the whole parameter vector, half from the Gaussian of
-#' the particles and half from the conjugate posterior of each component given one cluster of
+#' therefore make jump proposals (setting `jumps`, see [sgais_control()]): for up to 12
+#' components, independence proposals of the whole parameter vector, half from the particles'
+#' mean and spread, component by component, and half from the conjugate posterior of each component given one cluster of
 #' the data. The clusters are those of k-means refined by classification EM, with as many
 #' clusters (at most `components`) as the model itself finds most probable, so that with more
 #' components than clusters the spare ones are proposed empty. With them the same runs were

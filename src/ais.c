@@ -143,7 +143,7 @@ static int ais_process(const sg_model *m, const ais_settings *s, double *theta, 
     int resampled;
     const uint64_t step_id = (uint64_t) (steps_done + steps);
     sg_rng_init(&shared, key, step_id, SG_RNG_SHARED);
-    if (pcp) sg_model_canonicalize(m, ws, theta, M);
+    if (pcp) sg_model_canonicalize(m, ws, theta, M, logw);
     /* A fixed schedule (a pilot run's lambdas, R/ais.R) takes exactly its next step: a target
      * ESS of 0 accepts max_delta. The adaptive step, chosen from the particles it then
      * reweights, biases Z-hat by O(1/M) (measured: -0.2 nats with 100 particles on the far

@@ -73,6 +73,9 @@ SEXP ffi_first_non_finite(SEXP x);
 SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out);
 SEXP ffi_flymc_bound(SEXP model, SEXP anchor, SEXP theta);
 SEXP ffi_gaussian_mixture_jump_clusters(SEXP model);
+SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP pop_factor,
+                                     SEXP n);
+SEXP ffi_gaussian_mixture_canonicalize(SEXP model, SEXP theta, SEXP logw);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
                    SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,

@@ -39,23 +39,31 @@ typedef struct {
   double *gsum;     /* K + 2 K d: the gradient summed over a call's observations (gm_log_lik) */
   double *copy;     /* K (2 d + 1): theta's blocks while they are permuted */
   /* the jump proposal's (gm_jump_log_q; K <= GM_JUMP_MAX_K, else none): its table T (K^2),
-   * sums over subsets (2^K), a relabelled theta and a whitened one (dim each), and Heap's
-   * algorithm's permutation and counters (K each) */
-  double *jump_T, *jump_f, *jump_x, *jump_w;
+   * sums over subsets (2^K), and the population's factors (gm_pop_factors: K + 2 K d) */
+  double *jump_T, *jump_f, *jump_pop;
+  /* gm_canonicalize's: the reference and its precisions (2 K d each), the spreads (2 d), the
+   * costs (K^2) and the assignment's potentials (3 (K + 1)) */
+  double *ref, *prec, *scale, *cost, *hung;
   int *order;       /* K: canonical order of the components (gm_canonicalize) */
-  int *jump_perm, *jump_count;
+  int *hung_int;    /* 3 (K + 1): the assignment's matching, path and marks */
 } gm_scratch;
 
-#define GM_JUMP_MAX_K 6
+/* The sums over relabellings cost O(2^K K) per jump proposal (gm_log_permanent). */
+#define GM_JUMP_MAX_K 12
 
 static size_t gm_jump_doubles(int K, int D) {
-  const size_t dim = (size_t) (K - 1) + (size_t) 2 * K * D;
-  return K > 1 && K <= GM_JUMP_MAX_K ? (size_t) K * K + ((size_t) 1 << K) + 2 * dim : 0;
+  return K > 1 && K <= GM_JUMP_MAX_K
+             ? (size_t) K * K + ((size_t) 1 << K) + (size_t) K + (size_t) 4 * K * D
+             : 0;
+}
+
+static size_t gm_align_doubles(int K, int D) {
+  return (size_t) 4 * K * D + (size_t) 2 * D + (size_t) K * K + (size_t) 3 * (K + 1);
 }
 
 static size_t gm_scratch_bytes(int K, int D) {
-  return ((size_t) K * (4 + D) + (size_t) 2 * K * (2 * D + 1) + gm_jump_doubles(K, D)) *
-             sizeof(double) + (size_t) 3 * K * sizeof(int);
+  return ((size_t) K * (4 + D) + (size_t) 2 * K * (2 * D + 1) + gm_jump_doubles(K, D) +
+          gm_align_doubles(K, D)) * sizeof(double) + (size_t) (K + 3 * (K + 1)) * sizeof(int);
 }
 
 static gm_scratch gm_scratch_of(const gm_data *d, sg_workspace *ws) {
@@ -68,16 +76,19 @@ static gm_scratch gm_scratch_of(const gm_data *d, sg_workspace *ws) {
   g.ex = g.c + K;
   g.gsum = g.ex + K;
   g.copy = g.gsum + K * (2 * D + 1);
-  g.jump_T = g.jump_f = g.jump_x = g.jump_w = NULL;
+  g.jump_T = g.jump_f = g.jump_pop = NULL;
   if (gm_jump_doubles(d->K, d->d)) {
     g.jump_T = g.copy + K * (2 * D + 1);
     g.jump_f = g.jump_T + K * K;
-    g.jump_x = g.jump_f + ((size_t) 1 << K);
-    g.jump_w = g.jump_x + (K - 1) + 2 * K * D;
+    g.jump_pop = g.jump_f + ((size_t) 1 << K);
   }
-  g.order = (int *) (g.copy + K * (2 * D + 1) + gm_jump_doubles(d->K, d->d));
-  g.jump_perm = g.order + K;
-  g.jump_count = g.jump_perm + K;
+  g.ref = g.copy + K * (2 * D + 1) + gm_jump_doubles(d->K, d->d);
+  g.prec = g.ref + 2 * K * D;
+  g.scale = g.prec + 2 * K * D;
+  g.cost = g.scale + 2 * D;
+  g.hung = g.cost + K * K;
+  g.order = (int *) (g.ref + gm_align_doubles(d->K, d->d));
+  g.hung_int = g.order + K;
   return g;
 }
 
@@ -244,33 +255,19 @@ static double gm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return ll;
 }
 
-/* Relabels the components in increasing order of their first mean coordinate. The posterior is
- * symmetric under relabelling and the likelihood of any data unchanged, so this moves a particle
- * to the same point of another, equivalent mode: its weights stay valid, and the particles
- * gather in one mode, whose covariance is then the preconditioner's rather than the spread
- * between modes (measured: with particles in label-switched modes the adapted step fell to 0.01
- * widths and SGAIS was 9-12 nats low on 3 to 5 components). The map permutes the mean and
- * log-variance blocks and takes the log-ratios z_k = log(beta_k / beta_K) to the new reference
- * component, a linear map with integer entries and |det| = 1, so densities are unchanged. */
-static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) {
-  const gm_data *d = m->data;
-  gm_scratch g = gm_scratch_of(d, ws);
+/* Relabels theta: component k of the result is component ord[k] of theta. The posterior is
+ * symmetric under relabelling and the likelihood of any data unchanged, so this moves a
+ * particle to the same point of another, equivalent mode and its weights stay valid. The map
+ * permutes the mean and log-variance blocks and takes the log-ratios z_k = log(beta_k / beta_K)
+ * to the new reference component, a linear map with integer entries and |det| = 1, so densities
+ * are unchanged. */
+static void gm_relabel(const gm_data *d, gm_scratch *g, double *theta, const int *ord) {
   const int K = d->K, D = d->d;
-  if (K < 2) return;
+  int same = 1;
+  for (int k = 0; k < K; k++) same &= ord[k] == k;
+  if (same) return;
   double *z = theta, *mu = theta + (K - 1), *s = mu + (size_t) K * D;
-  int *ord = g.order, sorted = 1;
-  for (int k = 0; k < K; k++) ord[k] = k;
-  for (int i = 1; i < K; i++) { /* insertion sort: K is small */
-    int v = ord[i], j = i - 1;
-    while (j >= 0 && mu[(size_t) ord[j] * D] > mu[(size_t) v * D]) {
-      ord[j + 1] = ord[j];
-      j--;
-    }
-    ord[j + 1] = v;
-  }
-  for (int k = 0; k < K; k++) sorted &= ord[k] == k;
-  if (sorted) return;
-  double *zf = g.copy, *mu0 = g.copy + K, *s0 = mu0 + (size_t) K * D;
+  double *zf = g->copy, *mu0 = g->copy + K, *s0 = mu0 + (size_t) K * D;
   for (int k = 0; k < K - 1; k++) zf[k] = z[k];
   zf[K - 1] = 0.0;
   memcpy(mu0, mu, (size_t) K * D * sizeof(double));
@@ -281,6 +278,163 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) 
   }
   const double ref = zf[ord[K - 1]];
   for (int k = 0; k < K - 1; k++) z[k] = zf[ord[k]] - ref;
+}
+
+/* Orders the components by the key u'mu_k, u_j = phi^-j (phi the golden ratio: 1, 0.618,
+ * 0.382, ...): a labelling that depends on theta alone, gm_canonicalize's start. */
+#define GM_KEY_RATIO 0.6180339887498948482
+static void gm_key_order(const gm_data *d, gm_scratch *g, double *theta) {
+  const int K = d->K, D = d->d;
+  const double *mu = theta + (K - 1);
+  int *ord = g->order;
+  double *key = g->c; /* K, free between likelihood calls */
+  for (int k = 0; k < K; k++) {
+    double u = 1.0;
+    ord[k] = k;
+    key[k] = 0.0;
+    for (int j = 0; j < D; j++, u *= GM_KEY_RATIO) key[k] += u * mu[(size_t) k * D + j];
+  }
+  for (int i = 1; i < K; i++) { /* insertion sort: K is small */
+    int v = ord[i], j = i - 1;
+    while (j >= 0 && key[ord[j]] > key[v]) {
+      ord[j + 1] = ord[j];
+      j--;
+    }
+    ord[j + 1] = v;
+  }
+  gm_relabel(d, g, theta, ord);
+}
+
+/* The assignment of the K components (rows of cost, K x K) to the K reference slots (columns)
+ * of least total cost, by the Hungarian algorithm with potentials (O(K^3); ties go to the lower
+ * index): ord[c] = the component put in slot c. */
+static void gm_assign(const double *cost, int K, double *hung, int *hung_int, int *ord) {
+  double *u = hung, *v = u + K + 1, *minv = v + K + 1;
+  int *p = hung_int, *way = p + K + 1, *used = way + K + 1;
+  for (int j = 0; j <= K; j++) u[j] = v[j] = 0.0, p[j] = way[j] = 0;
+  for (int i = 1; i <= K; i++) {
+    int j0 = 0;
+    p[0] = i;
+    for (int j = 0; j <= K; j++) minv[j] = R_PosInf, used[j] = 0;
+    do {
+      int i0 = p[j0], j1 = 0;
+      double delta = R_PosInf;
+      used[j0] = 1;
+      for (int j = 1; j <= K; j++)
+        if (!used[j]) {
+          const double cur = cost[(size_t) (i0 - 1) * K + (j - 1)] - u[i0] - v[j];
+          if (cur < minv[j]) minv[j] = cur, way[j] = j0;
+          if (minv[j] < delta) delta = minv[j], j1 = j;
+        }
+      for (int j = 0; j <= K; j++)
+        if (used[j]) u[p[j]] += delta, v[j] -= delta;
+        else minv[j] -= delta;
+      j0 = j1;
+    } while (p[j0] != 0);
+    do {
+      const int j1 = way[j0];
+      p[j0] = p[j1];
+      j0 = j1;
+    } while (j0);
+  }
+  for (int c = 0; c < K; c++) ord[c] = p[c + 1] - 1;
+}
+
+/* Puts the M particles (rows of theta) in one labelling, so that they gather in one mode whose
+ * covariance is then the preconditioner's rather than the spread between modes (measured: with
+ * particles in label-switched modes the adapted step fell to 0.01 widths and SGAIS was 9-12 nats
+ * low on 3 to 5 components). Any fixed rule (order by a key) has a boundary between labellings,
+ * and where it cuts through the posterior's mode the particles of that one mode straddle it
+ * and the preconditioner again sees two: ordering by the first mean coordinate did so whenever
+ * clusters differ only in other coordinates (4 clusters on a square: 13 nats low, 45 s; rotated
+ * by 0.3 rad, 0.2 nats, 6 s), and any other key ties on other data. So the labels follow the
+ * population (pivotal relabelling, as in Marin, Mengersen and Robert 2005, and Stephens 2000):
+ * each particle is first put in the key order of gm_key_order, then relabelled to match the
+ * components of a reference at least cost (gm_assign), GM_ALIGN_ROUNDS times or until no label
+ * changes: first the particle of largest weight (logw; NULL: the first), by the squared
+ * differences of the means, each dimension in units of its spread over the components and
+ * particles; then the particles' weighted mean, by the squared differences of the means and
+ * log-variances in units of each component's spread over the particles (the log-density of a
+ * Gaussian fitted to each component, so that a coordinate the components share, whose
+ * differences are noise, does not decide). Each particle only moves to an equivalent point, so
+ * the weights and every density stay valid; the labelling depends on the population, not on
+ * the particles' order or on threads. */
+#define GM_ALIGN_ROUNDS 4
+static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M,
+                            const double *logw) {
+  const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
+  const int K = d->K, D = d->d, dim = m->dim;
+  const size_t Kd = (size_t) K * D;
+  if (K < 2) return;
+  for (int i = 0; i < M; i++) gm_key_order(d, &g, theta + (size_t) i * dim);
+  if (M < 2) return;
+  int pivot = 0;
+  double top = R_NegInf;
+  for (int i = 0; i < M; i++)
+    if (logw && logw[i] > top) top = logw[i], pivot = i;
+  /* each dimension's spread over the components and particles (a floor for the precisions) */
+  for (int b = 0; b < 2 * D; b++) {
+    double s1 = 0.0, s2 = 0.0;
+    for (int i = 0; i < M; i++)
+      for (int k = 0; k < K; k++) {
+        const double x = theta[(size_t) i * dim + (K - 1) + (b / D) * Kd + (size_t) k * D + b % D];
+        s1 += x;
+        s2 += x * x;
+      }
+    const double n = (double) M * K, v = (s2 - s1 * s1 / n) / n;
+    g.scale[b] = v > 0.0 && R_FINITE(v) ? v : 1.0;
+  }
+  memcpy(g.ref, theta + (size_t) pivot * dim + (K - 1), 2 * Kd * sizeof(double));
+  for (size_t t = 0; t < 2 * Kd; t++) g.prec[t] = t < Kd ? 1.0 / g.scale[t % D] : 0.0;
+  for (int round = 0; round < GM_ALIGN_ROUNDS; round++) {
+    int changed = 0;
+    for (int i = 0; i < M; i++) {
+      double *th = theta + (size_t) i * dim;
+      int finite = 1;
+      for (int k = 0; k < K; k++)
+        for (int c = 0; c < K; c++) {
+          double q = 0.0;
+          for (int b = 0; b < 2 * D; b++) {
+            const size_t off = (b / D) * Kd + (size_t) (b % D);
+            const double e = th[(K - 1) + off + (size_t) k * D] - g.ref[off + (size_t) c * D];
+            q += e * e * g.prec[off + (size_t) c * D];
+          }
+          g.cost[(size_t) k * K + c] = q;
+          finite &= R_FINITE(q);
+        }
+      if (!finite) continue; /* a particle that cannot be compared keeps its labels */
+      gm_assign(g.cost, K, g.hung, g.hung_int, g.order);
+      for (int c = 0; c < K; c++) changed |= g.order[c] != c;
+      gm_relabel(d, &g, th, g.order);
+    }
+    if (round > 0 && !changed) break;
+    /* the new reference: the particles' weighted mean and, per component, spread */
+    double wsum = 0.0;
+    memset(g.ref, 0, 2 * Kd * sizeof(double));
+    memset(g.prec, 0, 2 * Kd * sizeof(double));
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 0; i < M; i++) {
+        const double *th = theta + (size_t) i * dim + (K - 1);
+        const double w = logw ? exp(logw[i] - top) : 1.0;
+        if (!(w > 0.0) || !sg_all_finite(th, (int) (2 * Kd))) continue;
+        if (pass == 0) wsum += w;
+        for (size_t t = 0; t < 2 * Kd; t++) {
+          if (pass == 0) {
+            g.ref[t] += w * th[t];
+          } else {
+            const double e = th[t] - g.ref[t] / wsum;
+            g.prec[t] += w * e * e;
+          }
+        }
+      }
+    if (!(wsum > 0.0)) break;
+    for (size_t t = 0; t < 2 * Kd; t++) {
+      const double floor_v = 1e-6 * g.scale[(t / Kd) * D + t % D], v = g.prec[t] / wsum;
+      g.ref[t] /= wsum;
+      g.prec[t] = 1.0 / (v > floor_v ? v : floor_v);
+    }
+  }
 }
 
 /* Jump proposals (model.h). jump_prepare clusters the points by k-means into k = 1, ..., K
@@ -295,9 +449,9 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) 
  * of that of runs without jumps).
  *
  * jump_propose redraws all of theta from the mixture
- *   q = p N(pop) + (1 - p) Q,  p = GM_JUMP_POP (with pop; without it the prior takes its place),
- * where N(pop) is the Gaussian of the particles (kernel.c: it keeps the proposal able to return
- * to the mode the particles are in, so that they may leave it) and Q is the posterior of the
+ *   q = p P + (1 - p) Q,  p = GM_JUMP_POP (with pop; without it the prior takes its place),
+ * where P is the particles' Gaussian pop factored by component (gm_pop_factors: it keeps the
+ * proposal able to return to the mode the particles are in, so that they may leave it) and Q is the posterior of the
  * tempered target if component k held exactly the observations of cluster k, n_c = n f_c of
  * them, n the observations in the target (n_obs: lambda N in AIS): the conjugate update of the
  * prior with each cluster's count, mean and variance,
@@ -310,9 +464,11 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta) 
  * prior leaves a component empty beside one that covers two clusters (`faithful` in its raw
  * units), Q proposes the other mode with the widths it has. The posterior is symmetric under
  * relabelling and the particles are kept canonical (gm_canonicalize), so q is the density of
- * the canonical point: q summed over the K! relabellings of its argument (the Gaussian term by
- * term, Q as a permanent, by a sum over subsets). So jumps need K <= GM_JUMP_MAX_K. All draws
- * come from rng (the particle's stream: results do not depend on threads). */
+ * the canonical point: q summed over the K! relabellings of its argument. P and Q are both
+ * products over components of a density of that component's block times a Dirichlet on the
+ * weights, so each sum is a permanent, computed by a sum over subsets in O(2^K K): jumps need
+ * K <= GM_JUMP_MAX_K. All draws come from rng (the particle's stream: results do not depend
+ * on threads). */
 #define GM_JUMP_POP 0.5
 #define GM_KMEANS_STARTS 5
 #define GM_KMEANS_ITERATIONS 50
@@ -578,26 +734,9 @@ static double gm_nig_log_density(const gm_nig *q, double mu, double s) {
          0.5 * (log(q->kappa) - GM_LOG_2PI - s - q->kappa * dm * dm * e);
 }
 
-/* log sum over the K! relabellings of theta of Q (the permanent of exp(T), T[k][c] the log
- * density of component k's block and weight term under cluster c), by the sum over subsets:
- * f(S) = log sum_{c in S} exp(f(S - c) + T[|S| - 1][c]). T: K^2, f: 2^K. */
-static double gm_log_q_clusters(const gm_data *d, const double *aux, double n, const double *lb,
-                                const double *mu, const double *s, double *T, double *f) {
-  const int K = d->K, D = d->d;
-  double sum_alpha = 0.0, norm = 0.0;
-  for (int c = 0; c < K; c++) {
-    const double ac = gm_cluster_alpha(d, aux, c, n);
-    sum_alpha += ac;
-    norm -= lgammafn(ac);
-    /* Dirichlet in z: prod beta_k^alpha_k, the Jacobian included */
-    for (int k = 0; k < K; k++) T[k * K + c] = ac * lb[k];
-    for (int j = 0; j < D; j++) {
-      const gm_nig q = gm_cluster_nig(d, aux, c, j, n);
-      for (int k = 0; k < K; k++)
-        T[k * K + c] += gm_nig_log_density(&q, mu[(size_t) k * D + j], s[(size_t) k * D + j]);
-    }
-  }
-  norm += lgammafn(sum_alpha);
+/* log perm(exp(T)) = log sum over the K! relabellings sigma of exp(sum_k T[k][sigma(k)]), by the
+ * sum over subsets: f(S) = log sum_{c in S} exp(f(S - c) + T[|S| - 1][c]). T: K^2, f: 2^K. */
+static double gm_log_permanent(const double *T, double *f, int K) {
   f[0] = 0.0;
   for (unsigned S = 1; S < (1u << K); S++) {
     const int k = __builtin_popcount(S) - 1;
@@ -614,45 +753,114 @@ static double gm_log_q_clusters(const gm_data *d, const double *aux, double n, c
       }
     f[S] = mx + log(acc);
   }
-  return norm + f[(1u << K) - 1];
+  return f[(1u << K) - 1];
 }
 
-/* log sum over the K! relabellings of theta of the Gaussian pop, by Heap's algorithm over the
- * relabellings perm; x and w: scratch of dim, lb: theta's log-weights (K). */
-static double gm_log_q_pop(const sg_model *m, const sg_gaussian *pop, const double *theta,
-                           const double *lb, double *x, double *w, int *perm, int *count) {
-  const gm_data *d = m->data;
-  const int K = d->K, D = d->d, dim = m->dim;
-  const size_t Kd = (size_t) K * D;
-  const double *mu = theta + (K - 1), *s = mu + Kd;
-  for (int k = 0; k < K; k++) perm[k] = k, count[k] = 0;
-  double mx = R_NegInf, acc = 0.0;
-  int i = 1;
-  for (;;) {
-    /* x = theta relabelled: component k of x is component perm[k] of theta */
-    const double ref = lb[perm[K - 1]];
-    for (int k = 0; k < K - 1; k++) x[k] = lb[perm[k]] - ref;
-    for (int k = 0; k < K; k++) {
-      memcpy(x + (K - 1) + (size_t) k * D, mu + (size_t) perm[k] * D, D * sizeof(double));
-      memcpy(x + (K - 1) + Kd + (size_t) k * D, s + (size_t) perm[k] * D, D * sizeof(double));
-    }
-    const double v = sg_gaussian_log_density(pop, dim, x, w);
-    if (v > mx) {
-      acc = acc * exp(mx - v) + 1.0;
-      mx = v;
-    } else if (v > R_NegInf) {
-      acc += exp(v - mx);
-    }
-    /* the next relabelling (Heap's algorithm, iterative) */
-    while (i < K && count[i] >= i) count[i++] = 0;
-    if (i >= K) break;
-    const int a = (i % 2 == 0) ? 0 : count[i], t = perm[a];
-    perm[a] = perm[i];
-    perm[i] = t;
-    count[i]++;
-    i = 1;
+/* The Dirichlet part of a factored proposal, in z (the Jacobian included): with weights
+ * Dirichlet(a_1..a_K) on the components, T[k][c] += a_c log beta_k, and the normaliser is
+ * returned. */
+static double gm_dirichlet_terms(const double *a, const double *lb, int K, double *T) {
+  double sum_a = 0.0, norm = 0.0;
+  for (int c = 0; c < K; c++) {
+    sum_a += a[c];
+    norm -= lgammafn(a[c]);
+    for (int k = 0; k < K; k++) T[k * K + c] = a[c] * lb[k];
   }
-  return mx + log(acc);
+  return norm + lgammafn(sum_a);
+}
+
+/* log sum over the K! relabellings of theta of Q, T[k][c] the log density of component k's
+ * block and weight term under cluster c. */
+static double gm_log_q_clusters(const gm_data *d, const double *aux, double n, const double *lb,
+                                const double *mu, const double *s, double *T, double *f,
+                                double *a) {
+  const int K = d->K, D = d->d;
+  for (int c = 0; c < K; c++) a[c] = gm_cluster_alpha(d, aux, c, n);
+  const double norm = gm_dirichlet_terms(a, lb, K, T);
+  for (int c = 0; c < K; c++)
+    for (int j = 0; j < D; j++) {
+      const gm_nig q = gm_cluster_nig(d, aux, c, j, n);
+      for (int k = 0; k < K; k++)
+        T[k * K + c] += gm_nig_log_density(&q, mu[(size_t) k * D + j], s[(size_t) k * D + j]);
+    }
+  return norm + gm_log_permanent(T, f, K);
+}
+
+/* The population part of the jump proposal, factored by component so that its sum over
+ * relabellings is a permanent too: the population's Gaussian pop (the particles' mean and
+ * covariance) reduced to independent normals for every mean and log-variance (its marginal sds,
+ * gm_pop_sd) and a Dirichlet(a) on the weights, a_k = c beta-bar_k with beta-bar =
+ * softmax(mean of z) and the concentration c matched to the spread of z (var(z_k) =
+ * trigamma(a_k) + trigamma(a_K), about 1 / a_k + 1 / a_K; gm_pop_alpha). (The full Gaussian
+ * summed over the K! relabellings, as before, cost K! per proposal: 0.7 ms at K = 6.) */
+static double gm_pop_sd(const sg_gaussian *pop, int dim, int i) {
+  double v = 0.0;
+  if (pop->diagonal) {
+    v = pop->factor[i] * pop->factor[i];
+  } else {
+    for (int j = 0; j <= i; j++) v += pop->factor[i + (size_t) j * dim] * pop->factor[i + (size_t) j * dim];
+  }
+  return sqrt(v) > 1e-10 ? sqrt(v) : 1e-10;
+}
+
+/* a (K): gm_pop_sd's Dirichlet parameters */
+static void gm_pop_alpha(const sg_model *m, const sg_gaussian *pop, double *a) {
+  const int K = ((const gm_data *) m->data)->K;
+  double sum_inv = 0.0, sum_var = 0.0;
+  for (int k = 0; k < K - 1; k++) {
+    const double sd = gm_pop_sd(pop, m->dim, k);
+    sum_var += sd * sd;
+    a[k] = pop->mean[k];
+  }
+  a[K - 1] = 0.0;
+  const double lse = sg_log_sum_exp(a, K);
+  for (int k = 0; k < K; k++) a[k] = exp(a[k] - lse);
+  for (int k = 0; k < K - 1; k++) sum_inv += 1.0 / a[k] + 1.0 / a[K - 1];
+  double conc = sum_inv / sum_var;
+  if (!(conc < 1e9)) conc = 1e9;
+  for (int k = 0; k < K; k++) a[k] = conc * a[k] > 1e-2 ? conc * a[k] : 1e-2;
+}
+
+/* a (K), then the means (2 K d) and the sds (2 K d) of the mean and log-variance blocks. */
+static void gm_pop_factors(const sg_model *m, const sg_gaussian *pop, double *out) {
+  const int K = ((const gm_data *) m->data)->K, len = m->dim - (K - 1);
+  gm_pop_alpha(m, pop, out);
+  for (int i = 0; i < len; i++) {
+    out[K + i] = pop->mean[K - 1 + i];
+    out[K + len + i] = gm_pop_sd(pop, m->dim, K - 1 + i);
+  }
+}
+
+/* A draw from the population part: component k from factor k. */
+static void gm_draw_pop(const sg_model *m, const sg_gaussian *pop, double *theta, sg_rng *rng) {
+  const int K = ((const gm_data *) m->data)->K;
+  double *lg = theta; /* the log gammas, then z */
+  gm_pop_alpha(m, pop, lg);
+  for (int k = 0; k < K; k++) lg[k] = sg_rng_log_gamma(rng, lg[k]);
+  /* lg[K - 1] sits where the first mean is: drawn before it is overwritten */
+  const double last = lg[K - 1];
+  for (int k = 0; k < K - 1; k++) theta[k] = lg[k] - last;
+  for (int i = K - 1; i < m->dim; i++)
+    theta[i] = pop->mean[i] + gm_pop_sd(pop, m->dim, i) * sg_rng_norm(rng);
+}
+
+/* log sum over the K! relabellings of theta of the population part (gm_pop_factors). */
+static double gm_log_q_pop(const gm_data *d, const double *pf, const double *lb, const double *mu,
+                           const double *s, double *T, double *f) {
+  const int K = d->K, D = d->d;
+  const size_t Kd = (size_t) K * D;
+  const double *mean = pf + K, *sd = mean + 2 * Kd;
+  const double norm = gm_dirichlet_terms(pf, lb, K, T);
+  for (int c = 0; c < K; c++)
+    for (int j = 0; j < D; j++) {
+      const size_t cj = (size_t) c * D + j;
+      for (int k = 0; k < K; k++) {
+        const double em = (mu[(size_t) k * D + j] - mean[cj]) / sd[cj],
+                     es = (s[(size_t) k * D + j] - mean[Kd + cj]) / sd[Kd + cj];
+        T[k * K + c] += -GM_LOG_2PI - log(sd[cj]) - log(sd[Kd + cj]) - 0.5 * (em * em + es * es);
+      }
+    }
+  return norm + gm_log_permanent(T, f, K);
 }
 
 /* log q(theta) up to a constant common to all theta (model.h, jump_log_q): with rungs > 1 the
@@ -669,13 +877,12 @@ static double gm_jump_log_q(const sg_model *m, sg_workspace *ws, const double *t
   double part[2], rung[SG_JUMP_MAX_RUNGS];
   for (int l = 0; l < rungs; l++)
     rung[l] = gm_log_q_clusters(d, aux, n * pow(SG_JUMP_RUNG_RATIO, -l), g.log_beta, mu, s,
-                                g.jump_T, g.jump_f);
+                                g.jump_T, g.jump_f, g.jump_pop);
   part[0] = log1p(-GM_JUMP_POP) +
             (rungs > 1 ? sg_log_sum_exp(rung, rungs) - log((double) rungs) : rung[0]);
   if (pop) {
-    part[1] = log(GM_JUMP_POP) +
-              gm_log_q_pop(m, pop, theta, g.log_beta, g.jump_x, g.jump_w, g.jump_perm,
-                           g.jump_count);
+    gm_pop_factors(m, pop, g.jump_pop);
+    part[1] = log(GM_JUMP_POP) + gm_log_q_pop(d, g.jump_pop, g.log_beta, mu, s, g.jump_T, g.jump_f);
   } else { /* the prior, summed over the relabellings (all equal) */
     part[1] = log(GM_JUMP_POP) + lgammafn(K + 1.0) + gm_log_prior(m, ws, theta, NULL);
   }
@@ -711,7 +918,7 @@ static void gm_jump_propose(const sg_model *m, double *prop, const double *aux, 
     if (rungs > 1) n *= pow(SG_JUMP_RUNG_RATIO, -(double) sg_rng_index(rng, (uint32_t) rungs));
     gm_draw_clusters(d, aux, n, prop, rng);
   }
-  else if (pop) sg_gaussian_draw(pop, m->dim, rng, prop);
+  else if (pop) gm_draw_pop(m, pop, prop, rng);
   else gm_draw_clusters(d, aux, 0.0, prop, rng);
 }
 
@@ -745,7 +952,7 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
   m->log_lik = gm_log_lik;
   m->canonicalize = gm_canonicalize;
   /* one component has one mode: nothing to jump between; beyond GM_JUMP_MAX_K the sums over
-   * relabellings cost too much */
+   * relabellings (2^K K) cost too much */
   if (K > 1 && K <= GM_JUMP_MAX_K) {
     m->jump_prepare = gm_jump_prepare;
     m->jump_propose = gm_jump_propose;
@@ -791,5 +998,77 @@ SEXP ffi_gaussian_mixture_jump_clusters(SEXP model) {
     }
   }
   UNPROTECT(nprot);
+  return out;
+}
+
+/* The parts of a mixture's jump proposal at the points theta (dim x M, a column each), with the
+ * population Gaussian N(pop_mean, L L') (L: dim x dim, lower triangular) and Q built from all
+ * the observations with n of them in the target (tests): list(clusters = log Q, pop = log P,
+ * each summed over the relabellings, factors = gm_pop_factors, draws = M draws from P). */
+SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP pop_factor,
+                                     SEXP n) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (m.jump_prepare != gm_jump_prepare)
+    sg_input_error("`model` must be a gaussian_mixture() with 2 to %d components.", GM_JUMP_MAX_K);
+  const int dim = m.dim;
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % dim != 0)
+    sg_input_error("`theta` must be a numeric matrix of %d rows.", dim);
+  if (TYPEOF(pop_mean) != REALSXP || Rf_length(pop_mean) != dim)
+    sg_input_error("`pop_mean` must be a numeric vector of length %d.", dim);
+  if (TYPEOF(pop_factor) != REALSXP || Rf_length(pop_factor) != dim * dim)
+    sg_input_error("`pop_factor` must be a %d x %d numeric matrix.", dim, dim);
+  const double n_obs = sg_scalar_double(n, "n");
+  const int M = Rf_length(theta) / dim;
+  const gm_data *d = m.data;
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  gm_scratch g = gm_scratch_of(d, &ws);
+  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
+  sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+  sg_gaussian pop;
+  sg_gaussian_set(&pop, REAL(pop_mean), REAL(pop_factor), 0, dim);
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 4)); nprot++;
+  double *lq_c = REAL(sg_new_column(out, names, 0, "clusters", REALSXP, M));
+  double *lq_p = REAL(sg_new_column(out, names, 1, "pop", REALSXP, M));
+  double *fac = REAL(sg_new_column(out, names, 2, "factors", REALSXP, d->K + 4 * d->K * d->d));
+  double *draws = REAL(sg_new_column(out, names, 3, "draws", REALSXP, (R_xlen_t) M * dim));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  const size_t Kd = (size_t) d->K * d->d;
+  for (int i = 0; i < M; i++) {
+    const double *th = REAL(theta) + (size_t) i * dim;
+    gm_log_weights(d, th, g.log_beta);
+    lq_c[i] = gm_log_q_clusters(d, aux, n_obs, g.log_beta, th + d->K - 1, th + d->K - 1 + Kd,
+                                g.jump_T, g.jump_f, g.jump_pop);
+    gm_pop_factors(&m, &pop, g.jump_pop);
+    lq_p[i] = gm_log_q_pop(d, g.jump_pop, g.log_beta, th + d->K - 1, th + d->K - 1 + Kd,
+                           g.jump_T, g.jump_f);
+  }
+  gm_pop_factors(&m, &pop, fac);
+  sg_rng rng;
+  sg_rng_init(&rng, 0x6a756d70ULL, (uint64_t) M, 0);
+  for (int i = 0; i < M; i++) gm_draw_pop(&m, &pop, draws + (size_t) i * dim, &rng);
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* theta (dim x M, a column each) after gm_canonicalize with log-weights logw (tests). */
+SEXP ffi_gaussian_mixture_canonicalize(SEXP model, SEXP theta, SEXP logw) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % m.dim != 0)
+    sg_input_error("`theta` must be a numeric matrix of %d rows.", m.dim);
+  const int M = Rf_length(theta) / m.dim;
+  if (TYPEOF(logw) != REALSXP || Rf_length(logw) != M)
+    sg_input_error("`logw` must be a numeric vector of length %d.", M);
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  SEXP out = PROTECT(Rf_duplicate(theta));
+  gm_canonicalize(&m, &ws, REAL(out), M, REAL(logw));
+  UNPROTECT(1);
   return out;
 }

@@ -101,9 +101,9 @@ void sg_model_lik_bound_gap(const sg_model *m, sg_workspace *ws, const double *t
   m->lik_bound_gap(m, t, theta, idx, start, n, gap);
 }
 
-void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M) {
-  if (!m->canonicalize) return;
-  for (int i = 0; i < M; i++) m->canonicalize(m, ws, theta + (size_t) i * m->dim);
+void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M,
+                           const double *logw) {
+  if (m->canonicalize) m->canonicalize(m, ws, theta, M, logw);
 }
 
 void sg_gaussian_draw(const sg_gaussian *g, int dim, sg_rng *rng, double *x) {

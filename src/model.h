@@ -89,11 +89,14 @@ struct sg_model {
    * workspace (built-in models; not R callbacks). */
   int thread_safe;
 
-  /* Optional (NULL if none): maps theta in place to an equivalent point of a canonical mode, for
-   * models whose posterior is symmetric under relabelling (mixtures). It must leave the prior
-   * and every likelihood unchanged and have |Jacobian| 1. The robust samplers apply it before
-   * estimating their preconditioner, so that it describes one mode. */
-  void (*canonicalize)(const sg_model *m, sg_workspace *ws, double *theta);
+  /* Optional (NULL if none): maps each of the M particles (rows of theta) in place to an
+   * equivalent point, for models whose posterior is symmetric under relabelling (mixtures), so
+   * that the particles gather in one mode; the point chosen may depend on the whole population
+   * and its log-weights logw (NULL: equal). It must leave the prior and every likelihood
+   * unchanged and have |Jacobian| 1, and depend on nothing but its arguments. The robust
+   * samplers apply it before estimating their preconditioner, so that it describes one mode. */
+  void (*canonicalize)(const sg_model *m, sg_workspace *ws, double *theta, int M,
+                       const double *logw);
 
   /* Optional (NULL if none): directions along which no likelihood changes and the prior is
    * N(0, free_sd^2) on every coordinate (isotropic) and independent of the rest, so that the
@@ -205,8 +208,9 @@ void sg_model_lik_bound_collapse(const sg_model *m, sg_workspace *ws, const doub
                                  double *c);
 void sg_model_lik_bound_gap(const sg_model *m, sg_workspace *ws, const double *t,
                             const double *theta, const int *idx, int start, int n, double *gap);
-/* Applies the model's canonicalize (if any) to M particles (rows of dim). */
-void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M);
+/* Applies the model's canonicalize (if any) to the M particles (rows of dim), log-weights logw. */
+void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M,
+                           const double *logw);
 
 /* ------------------------------------------------------------------ prior building blocks */
 

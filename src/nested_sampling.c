@@ -427,7 +427,8 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
      * proposals; the live points fill the constrained region, so their covariance is its shape
      * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
     if (pcp) {
-      sg_model_canonicalize(m, ws, theta, M); /* live points stay inside: likelihoods unchanged */
+      /* live points stay inside: likelihoods unchanged */
+      sg_model_canonicalize(m, ws, theta, M, NULL);
       /* The metric must not depend on where the walk starts (precond.c, sg_precond_leave_out:
        * a start in the tail would stretch it outwards and the new points would lie too far in):
        * estimated from the other live points, neither the copy nor the point it copies. */

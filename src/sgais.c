@@ -648,7 +648,7 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
         /* a particle the model's canonical form changed (a mixture's labels) has lost its score */
         const int check = score && m->canonicalize;
         if (check) memcpy(scratch.copy, theta, (size_t) M * dim * sizeof(double));
-        sg_model_canonicalize(m, &ws, theta, M);
+        sg_model_canonicalize(m, &ws, theta, M, logw);
         if (check)
           for (int i = 0; i < M; i++)
             if (memcmp(scratch.copy + (size_t) i * dim, theta + (size_t) i * dim,

@@ -319,5 +319,117 @@ test_that("jump proposals use as many clusters as the data hold", {
   expect_length(one$share, 1)
   # too few points for two clusters of 2
   expect_length(clusters(faithful[1:3, ], 3)$share, 1)
-  expect_error(clusters(scale(faithful), 1), "2 to 6 components")
+  expect_error(clusters(scale(faithful), 1), "2 to 12 components")
+})
+
+# theta with its components relabelled: component k of the result is component ord[k] of theta
+relabel_mixture <- function(theta, K, D, ord) {
+  z <- c(theta[seq_len(K - 1)], 0)
+  mu <- matrix(theta[K - 1 + seq_len(K * D)], K, D, byrow = TRUE)
+  s <- matrix(theta[K - 1 + K * D + seq_len(K * D)], K, D, byrow = TRUE)
+  c(z[ord[-K]] - z[ord[K]], t(mu[ord, , drop = FALSE]), t(s[ord, , drop = FALSE]))
+}
+
+grid_clusters <- function(K, n = 200, seed = 1) {
+  withr_seed(seed, {
+    centres <- as.matrix(expand.grid(0:2, 0:3))[seq_len(K), ] * 12
+    z <- rep_len(seq_len(K), n)
+    scale(centres[z, ] + matrix(stats::rnorm(2 * n), n, 2))
+  })
+}
+
+# The jump proposal is q = (P + Q) / 2 summed over the K! relabellings of its argument (the
+# particles are kept in one labelling, gm_canonicalize), P the particles' Gaussian factored by
+# component and Q the clusters' conjugate posteriors; both sums are permanents, computed by a sum
+# over subsets, so that jumps serve up to 12 components (summing the Gaussian over K!
+# relabellings one by one stopped them at 6).
+test_that("jump proposal densities are sums over relabellings, checked by brute force", {
+  test_tags("memcheck")
+  parts <- function(model, theta, mean, L, n = 100) {
+    .Call(sgais:::C_ffi_gaussian_mixture_jump_parts, model, theta, mean, L, n)
+  }
+  K <- 4
+  D <- 2
+  model <- gaussian_mixture(grid_clusters(K), components = K)
+  dim <- model$dim
+  withr_seed(2, {
+    theta <- stats::rnorm(dim)
+    mean <- stats::rnorm(dim)
+    L <- diag(stats::runif(dim, 0.2, 1), dim)
+    L[lower.tri(L)] <- stats::rnorm(dim * (dim - 1) / 2, sd = 0.1)
+  })
+  perms <- as.matrix(expand.grid(rep(list(seq_len(K)), K)))
+  perms <- perms[apply(perms, 1, function(p) length(unique(p)) == K), ]
+  all <- vapply(seq_len(nrow(perms)), function(i) relabel_mixture(theta, K, D, perms[i, ]),
+                numeric(dim))
+  q <- parts(model, all, mean, L)
+  # the same density at every relabelling
+  expect_equal(q$clusters, rep(q$clusters[1], nrow(perms)), tolerance = 1e-10)
+  expect_equal(q$pop, rep(q$pop[1], nrow(perms)), tolerance = 1e-10)
+  # P by brute force from its factors: independent normals and a Dirichlet in z
+  a <- q$factors[seq_len(K)]
+  fm <- matrix(q$factors[K + seq_len(2 * K * D)], ncol = 1)
+  fsd <- q$factors[K + 2 * K * D + seq_len(2 * K * D)]
+  expect_equal(fsd, sqrt(diag(L %*% t(L)))[-seq_len(K - 1)])
+  expect_equal(fm[, 1], mean[-seq_len(K - 1)])
+  expect_equal(a / sum(a), exp(c(mean[1:3], 0)) / sum(exp(c(mean[1:3], 0))))
+  lb <- c(theta[1:3], 0) - log(sum(exp(c(theta[1:3], 0))))
+  terms <- apply(perms, 1, function(p) {
+    x <- relabel_mixture(theta, K, D, p)
+    lbx <- c(x[1:3], 0) - log(sum(exp(c(x[1:3], 0))))
+    sum(a * lbx) + lgamma(sum(a)) - sum(lgamma(a)) +
+      sum(dnorm(x[-(1:3)], fm, fsd, log = TRUE))
+  })
+  expect_equal(q$pop[1], max(terms) + log(sum(exp(terms - max(terms)))), tolerance = 1e-10)
+  # draws from P follow its factors
+  d <- parts(model, matrix(theta, dim, 4000), mean, L)$draws
+  d <- matrix(d, dim)
+  expect_equal(rowMeans(d[-(1:3), ]), fm[, 1], tolerance = 4 * max(fsd) / sqrt(4000) / mean(abs(fm)))
+  expect_equal(apply(d[-(1:3), ], 1, sd), fsd, tolerance = 0.1)
+  w <- exp(rbind(d[1:3, ], 0))
+  expect_equal(rowMeans(sweep(w, 2, colSums(w), "/")), a / sum(a), tolerance = 0.05)
+  # beyond 6 components: every relabelling still has the same density
+  for (K in c(8, 12)) {
+    model <- gaussian_mixture(grid_clusters(K, 240), components = K)
+    dim <- model$dim
+    theta <- withr_seed(K, stats::rnorm(dim))
+    all <- cbind(theta, relabel_mixture(theta, K, D, rev(seq_len(K))),
+                 relabel_mixture(theta, K, D, withr_seed(K, sample(K))))
+    q <- parts(model, all, withr_seed(K + 1, stats::rnorm(dim)), diag(0.5, dim))
+    expect_true(all(is.finite(q$clusters)) && all(is.finite(q$pop)))
+    expect_equal(q$clusters, rep(q$clusters[1], 3), tolerance = 1e-10)
+    expect_equal(q$pop, rep(q$pop[1], 3), tolerance = 1e-10)
+  }
+})
+
+# 6 clusters on a 3 x 2 grid, standardised: cluster centres at y1 = -1.2, 0, 1.2 and y2 = -1, 1,
+# so that y1 + 0.618 y2 (the key order of gm_key_order) nearly ties between two pairs, and the
+# first coordinate ties in three. The population alignment must still put every particle in one
+# labelling, leave each particle's densities unchanged and not depend on the particles' order.
+test_that("the particles of a mixture are put in one labelling, whatever ties a fixed order has", {
+  test_tags("memcheck")
+  K <- 6
+  D <- 2
+  y <- grid_clusters(K, 300)
+  model <- gaussian_mixture(y, components = K)
+  centres <- stats::aggregate(as.data.frame(y), list(rep_len(1:K, 300)), mean)[, -1]
+  base <- c(rep(0, K - 1), t(as.matrix(centres)), rep(log(0.01), K * D))
+  M <- 40
+  pop <- withr_seed(3, vapply(seq_len(M), function(i) {
+    relabel_mixture(base + stats::rnorm(length(base), sd = 0.02), K, D, sample(K))
+  }, numeric(length(base))))
+  logw <- withr_seed(4, stats::rnorm(M))
+  out <- .Call(sgais:::C_ffi_gaussian_mixture_canonicalize, model, pop, logw)
+  mu <- function(th) matrix(th[K - 1 + seq_len(K * D)], K, D, byrow = TRUE)
+  for (i in seq_len(M)) {
+    expect_lt(max(abs(mu(out[, i]) - mu(out[, 1]))), 0.2)
+    before <- ref_mixture(pop[, i], y, K)
+    after <- ref_mixture(out[, i], y, K)
+    expect_equal(after$log_lik, before$log_lik, tolerance = 1e-10)
+    expect_equal(after$log_prior, before$log_prior, tolerance = 1e-10)
+  }
+  # the particles in another order get the same points
+  o <- withr_seed(5, sample(M))
+  again <- .Call(sgais:::C_ffi_gaussian_mixture_canonicalize, model, pop[, o], logw[o])
+  expect_equal(again, out[, o])
 })
