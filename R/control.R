@@ -17,7 +17,7 @@ control_presets <- list(
       exact_until = NULL, early_particles = NULL, reservoir_size = Inf, kernel = "sghmc",
       mh_tolerance = 0.05, mh_batch_size = 100, mh_bound = "bernstein", update = "annealed",
       first_chunk_size = NULL, score_control_variate = FALSE, jumps = 0, max_rounds = 1,
-      max_correlation = 1
+      max_correlation = 1, restart_threshold = Inf, restart_every = Inf
     ),
     robust = list(
       particles = 50, target_ess = NULL, annealing_ess = "conditional", resample = 0.5,
@@ -27,7 +27,7 @@ control_presets <- list(
       control_variates = TRUE, exact_until = NULL, early_particles = 100, reservoir_size = Inf,
       kernel = "sghmc", mh_tolerance = 0.05, mh_batch_size = 100, mh_bound = "bernstein",
       update = "annealed", first_chunk_size = NULL, score_control_variate = TRUE, jumps = 10,
-      max_rounds = 4, max_correlation = 0.5
+      max_rounds = 4, max_correlation = 0.5, restart_threshold = 5, restart_every = NULL
     )
   ),
   ais = list(
@@ -78,7 +78,7 @@ control_presets$sir <- list(
     score_control_variate = FALSE, jumps = 0
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
-    update = "importance", first_chunk_size = 1
+    update = "importance", first_chunk_size = 1, restart_threshold = Inf, restart_every = Inf
   ))
 )
 control_presets$sequential <- list(
@@ -86,7 +86,8 @@ control_presets$sequential <- list(
     update = "averaged", chunk_size = 500, first_chunk_size = 20
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
-    update = "averaged", resample = FALSE, first_chunk_size = 1
+    update = "averaged", resample = FALSE, first_chunk_size = 1, restart_threshold = Inf,
+    restart_every = Inf
   ))
 )
 
@@ -390,6 +391,27 @@ ns_moves <- c(sghmc = 0L, walk = 1L)
 #'     robust preset 100). The early phase anneals away from the prior, the hardest part, and is
 #'     cheap; a dense covariance estimated from 50 particles in 14 dimensions let the particles
 #'     collapse on a real regression (+5 nats), from 100 it did not;}
+#'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restarts, the recovery of an online
+#'     run whose particles sit in a mode that no longer holds the posterior: a cluster that
+#'     appears where no mixture component is, which no local move reaches through the earlier
+#'     data's likelihood, or a misspecified mixture whose best allocation of components changes
+#'     as data accumulate. A restart replaces the particles by those of a run, from the prior,
+#'     on every observation so far in a random order, and the run goes on from there with the
+#'     data in order; log Z up to there is that run's estimate, which does not depend on the
+#'     order. It costs about what the run cost so far on shuffled data. Before each chunk the
+#'     particles' log predictive density of its observations is compared with that of the chunk
+#'     before it (a two-sample z statistic, the surprise of [detect_shifts()] computed online,
+#'     on 8 of the particles: a few per cent of a chunk's cost); a chunk predicted worse by more
+#'     than `restart_threshold` standard errors calls for a restart, once the data have grown
+#'     by half since the last. A restart is also due whenever the data have grown
+#'     `restart_every` times since the last (or since `exact_until` or the first chunk), so
+#'     that all restarts
+#'     together cost about `1 / (restart_every - 1)` runs on all the data. Restarts need every
+#'     observation in memory (`reservoir_size = Inf`, and not [sgais_stream()], which reads
+#'     blocks). Robust preset: `restart_threshold = 5`, and `restart_every` `NULL`: 2 for
+#'     models with jump proposals ([gaussian_mixture()]), `Inf` (never) for the others, whose
+#'     posteriors have one mode; paper preset `Inf` for both. The trajectory's `restarts` column
+#'     says where they happened;}
 #'   \item{`reservoir_size`}{(SGAIS) how many earlier observations the mini-batches are drawn
 #'     from: `Inf` (the default), all of them, kept in the fit; or a whole number at least
 #'     `exact_until`, a uniform sample of that many (Vitter's Algorithm R), so that memory stays
@@ -614,8 +636,33 @@ resolve_settings <- function(method, v, call) {
                     s$early_particles, s$particles), call)
     }
     s$reservoir_size <- check_reservoir_size(v$reservoir_size, s$exact_until, call)
+    s$restart_threshold <- check_restart_threshold(v$restart_threshold, s$update, call)
+    s$restart_every <- check_restart_every(v$restart_every, s$update, call)
   }
   s
+}
+
+# NULL (by the model), a number above 1, or Inf (never); restarts are SGAIS's.
+check_restart_every <- function(x, update, call) {
+  if (is.null(x) || (is_number(x) && x == Inf)) return(x)
+  if (!is_number(x) || !is.finite(x) || x <= 1) {
+    abort(sprintf("`restart_every` must be NULL, a number above 1 or Inf, not %s.", describe(x)),
+          call)
+  }
+  if (update != "annealed") {
+    abort(sprintf("`restart_every` must be Inf with `update = \"%s\"`: restarts re-anneal, and only SGAIS anneals.", update), call)
+  }
+  as.double(x)
+}
+
+# A positive number or Inf (never); restarts are SGAIS's (the "annealed" update).
+check_restart_threshold <- function(x, update, call) {
+  if (is_number(x) && x == Inf) return(Inf)
+  x <- check_positive(x, "restart_threshold", call)
+  if (update != "annealed") {
+    abort(sprintf("`restart_threshold` must be Inf with `update = \"%s\"`: restarts re-anneal, and only SGAIS anneals.", update), call)
+  }
+  x
 }
 
 # Inf, or a whole number: the exact early phase needs every earlier observation, so at least
@@ -729,6 +776,8 @@ c_settings <- function(settings) {
   # whose walks adapt their own length) move once per annealing step
   settings$max_rounds <- settings$max_rounds %||% 1L
   settings$max_correlation <- settings$max_correlation %||% 1
+  # fits made before restarts after a shift existed made none
+  settings$restart_threshold <- settings$restart_threshold %||% Inf
   settings$step_scale <- step_scales[[settings$step_scale]]
   if (!is.null(settings$chunk_size)) {
     # fits made before updates were a setting are SGAIS fits with chunks of one size

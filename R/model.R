@@ -307,6 +307,11 @@ model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {
 }
 
 # n draws from the prior as a dim x n matrix.
+# Whether the model makes jump proposals (src/model.c): its posterior may have separated modes.
+model_has_jumps <- function(model) {
+  with_model_errors(.Call(C_ffi_model_has_jumps, model))
+}
+
 model_prior_draw <- function(model, n) {
   with_model_errors(.Call(C_ffi_model_prior_draw, model, as.integer(n)))
 }

@@ -281,7 +281,10 @@
 #'     the particles more than 4 times wider than their target and were redone with half the
 #'     step, which then stays halved; any gives a warning, see [sgais_control()]),
 #'     `jump_acceptance` (the fraction of the chunk's jump proposals accepted, `NA` where none
-#'     were made; see [sgais_control()]), `reanchors`
+#'     were made; see [sgais_control()]), `restarts` (1 where the run restarted at the chunk's
+#'     end from all the observations so far shuffled, after a shift or periodically, so that
+#'     its particles could leave a mode the posterior had left; the row's costs and annealing
+#'     steps are the restart's; see `restart_threshold` in [sgais_control()]), `reanchors`
 #'     (times the control-variate anchor moved in this chunk:
 #'     when the earlier data have doubled, or after a shift that moved the posterior more than
 #'     two target widths; each costs a gradient pass over the earlier data), and the cumulative
@@ -384,7 +387,7 @@ hybrid_start <- function(model, state, settings) {
     ess = as.double(M), predicted_var = 0, acceptance = NA_real_, step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
-    jump_acceptance = NA_real_,
+    jump_acceptance = NA_real_, restarts = 0L,
     partial = FALSE
   )
   list(state = state, trace = trace)
@@ -428,7 +431,8 @@ sgais_start <- function(model, settings, replicates, progress, seed, call,
                   logw = numeric(settings$early_particles), n = 0, anchor = numeric(0),
                   anchor_grad = numeric(0), anchor_n = 0, step_size = 0,
                   precond_cov = numeric(0), precond_n = 0, precond_ess = 0, reservoir = NULL,
-                  score = numeric(0), key = rng_key(), lambdas = numeric(0))
+                  score = numeric(0), key = rng_key(), lambdas = numeric(0), restart_n = 0,
+                  shift_restart_n = 0)
     trace <- NULL
     if (!is.null(settings$hybrid)) {
       start <- hybrid_start(model, state, settings)
@@ -588,8 +592,9 @@ sgais_replicate <- function(model, state, trace, settings, progress, label, reco
     # traces of fits made before the MH kernels existed
     if (is.null(trace$data_fraction)) trace$data_fraction <- rep(NA_real_, nrow(trace))
     if (is.null(trace$step_halvings)) trace$step_halvings <- rep(0L, nrow(trace))
-    # ... and before jump proposals
+    # ... and before jump proposals, and restarts
     if (is.null(trace$jump_acceptance)) trace$jump_acceptance <- rep(NA_real_, nrow(trace))
+    if (is.null(trace$restarts)) trace$restarts <- rep(0L, nrow(trace))
   }
   trace <- rbind(trace, mark_partial(done$trace, FALSE))
   final <- resume
@@ -655,21 +660,49 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
                           budget = if (progress || recover) 0.25 else Inf,
                           schedule = no_schedule) {
   cs <- c_settings(settings)
-  slice <- function(state, budget) {
+  run <- function(model, state, n_end, cs, schedule, budget) {
     # the particles' scores for the score control variate (src/sgais.c); none in older fits
     if (is.null(state$score)) state$score <- numeric(0)
     res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs, schedule, budget))
     k <- length(res$n)
-    new <- list(theta = res$theta, logw = res$logw, n = res$n[k], anchor = res$anchor,
-                anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
-                step_size = res$step_size_end, precond_cov = res$precond_cov,
-                precond_n = res$precond_n, precond_ess = res$precond_ess,
-                slots = res$slots, score = res$score, buffer_start = state$buffer_start,
-                key = state$key, log_z = res$log_evidence[k],
-                lambdas = c(state$lambdas, res$lambdas))
+    new <- state
+    if (k > 0L) {
+      new <- list(theta = res$theta, logw = res$logw, n = res$n[k], anchor = res$anchor,
+                  anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
+                  step_size = res$step_size_end, precond_cov = res$precond_cov,
+                  precond_n = res$precond_n, precond_ess = res$precond_ess,
+                  slots = res$slots, score = res$score, buffer_start = state$buffer_start,
+                  key = state$key, log_z = res$log_evidence[k],
+                  lambdas = c(state$lambdas, res$lambdas), restart_n = state$restart_n,
+                  shift_restart_n = state$shift_restart_n)
+    }
     trace <- as.data.frame(res[-(1:12)])
     trace$n <- as_count(trace$n)
-    list(state = new, trace = trace)
+    trace$restarts <- integer(nrow(trace))
+    list(state = new, trace = trace, restart_at = attr(res, "restart_at"))
+  }
+  # periodic restarts (sgais_restart()): by default only for models whose posteriors have
+  # separated modes that local moves cannot travel between (those with jump proposals)
+  every <- settings$restart_every %||% (if (model_has_jumps(model)) 2 else Inf)
+  slice <- function(state, budget) {
+    # after a shift only once the data have grown by half since the last such restart (so
+    # that a drift flagged in every chunk does not restart every chunk), and periodically once
+    # they have grown `every` times since the last restart (src/sgais.c)
+    cs$restart_after <- 1.5 * (state$shift_restart_n %||% 0)
+    cs$restart_due <- if (is.finite(every)) {
+      every * max(state$restart_n %||% 0, settings$exact_until %||% 0, settings$chunk_size)
+    } else {
+      Inf
+    }
+    out <- run(model, state, n_end, cs, schedule, budget)
+    if (out$restart_at > 0) {
+      shifted <- out$restart_at < cs$restart_due
+      again <- sgais_restart(model, out$state, out$restart_at, cs, run)
+      again$state$shift_restart_n <- if (shifted) out$restart_at else state$shift_restart_n
+      out$state <- again$state
+      out$trace <- rbind(out$trace, again$trace)
+    }
+    out[c("state", "trace")]
   }
   run_in_slices(
     slice, state,
@@ -685,6 +718,55 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
   )
 }
 
+# Recovery after a shift (src/sgais.c, shift_score()): the chunk ending at `at` observations was
+# predicted far worse than the one before it, so the particles, which may sit in a mode that no
+# longer holds the posterior (a new cluster with no component near it: no local move reaches
+# it through the earlier data's likelihood), are replaced by those of a run on the same `at`
+# observations in a random order, from the prior: the order of the data no longer matters, and
+# log Z of the first `at` observations is that run's estimate, as valid as any (each later
+# chunk's increment then builds on it). Nothing in a state with every observation held depends
+# on their order (the anchor's gradient sums over all of them, the mini-batches draw from all
+# of them), so the run goes on from that state with the data in order. The shuffle, the prior
+# draws and the run's new key come from R's generator seeded from the old key and `at`, so a
+# run split into pieces restarts identically. `state` is the run's state after the chunks
+# before the flagged one; returns the state after the restart and one trace row for it
+# (`restarts` = 1; its costs the whole run's, its annealing steps all of the run's chunks').
+sgais_restart <- function(model, state, at, cs, run) {
+  seed <- as.integer((sum(state$key * c(1, 65536)) + at) %% .Machine$integer.max)
+  M <- cs$early_particles
+  drawn <- with_seed(seed, list(order = sample.int(at), theta = model_prior_draw(model, M),
+                                key = rng_key()))
+  shuffled <- model
+  shuffled$data <- data_columns(model$data, drawn$order)
+  shuffled$n <- as_count(at)
+  again <- cs
+  again$restart_threshold <- again$restart_due <- Inf
+  start <- list(theta = drawn$theta, logw = numeric(M), n = 0, anchor = numeric(0),
+                anchor_grad = numeric(0), anchor_n = 0, step_size = 0, precond_cov = numeric(0),
+                precond_n = 0, precond_ess = 0, slots = integer(0), score = numeric(0),
+                buffer_start = 0, key = drawn$key, lambdas = numeric(0), restart_n = at)
+  out <- run(shuffled, start, at, again, no_schedule, Inf)
+  stopifnot(out$state$n == at)
+  # the shuffled run's lambdas are not a schedule for this chunk (pilot_schedule() skips it)
+  out$state$lambdas <- state$lambdas
+  tr <- out$trace
+  k <- nrow(tr)
+  mean_or_na <- function(x) if (all(is.na(x))) NA_real_ else mean(x, na.rm = TRUE)
+  out$trace <- data.frame(
+    n = tr$n[k], log_evidence = tr$log_evidence[k],
+    annealing_steps = sum(tr$annealing_steps), resamples = sum(tr$resamples),
+    sghmc_steps = sum(tr$sghmc_steps), divergent = sum(tr$divergent),
+    reanchors = sum(tr$reanchors), min_ess = min(tr$min_ess), ess = tr$ess[k],
+    predicted_var = sum(tr$predicted_var), acceptance = mean_or_na(tr$acceptance),
+    step_size = tr$step_size[k], seconds = sum(tr$seconds),
+    gradient_evaluations = sum(tr$gradient_evaluations),
+    likelihood_evaluations = sum(tr$likelihood_evaluations),
+    data_fraction = mean_or_na(tr$data_fraction), step_halvings = sum(tr$step_halvings),
+    jump_acceptance = mean_or_na(tr$jump_acceptance), restarts = 1L
+  )[names(tr)]
+  out
+}
+
 # A replicate's annealing schedule (src/sgais.c): for each chunk ending at n[j], steps[j]
 # lambdas, one chunk after another in `lambda`; chunks not in it anneal adaptively.
 no_schedule <- list(n = numeric(0), steps = integer(0), lambda = numeric(0))
@@ -692,7 +774,9 @@ no_schedule <- list(n = numeric(0), steps = integer(0), lambda = numeric(0))
 # The schedule a pilot run (run_piloted()) took, for the replicates to follow: the lambdas of
 # each of its chunks, the last partial one included (the replicates end there too).
 pilot_schedule <- function(pilot) {
-  list(n = as.double(pilot$trace$n), steps = as.integer(pilot$trace$annealing_steps),
+  # a restart's chunk (sgais_restart()) anneals adaptively
+  keep <- !(pilot$trace$restarts %||% 0L) > 0L
+  list(n = as.double(pilot$trace$n[keep]), steps = as.integer(pilot$trace$annealing_steps[keep]),
        lambda = as.double(pilot$state$lambdas))
 }
 
@@ -737,6 +821,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     reanchors = mean_of("reanchors"),
     data_fraction = mean_of("data_fraction"),
     jump_acceptance = mean_of("jump_acceptance"),
+    restarts = sum_of("restarts"),
     chunk_seconds = sum_of("seconds"),
     chunk_gradient_evaluations = sum_of("gradient_evaluations"),
     seconds = cumsum(sum_of("seconds")),

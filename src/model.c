@@ -473,3 +473,11 @@ SEXP ffi_model_prior_draw(SEXP model, SEXP n) {
   UNPROTECT(1);
   return out;
 }
+
+/* Whether the model makes jump proposals (model.h): its posterior may have modes that local
+ * moves cannot travel between. */
+SEXP ffi_model_has_jumps(SEXP model) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  return Rf_ScalarLogical(m.jump_propose != NULL);
+}

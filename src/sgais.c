@@ -76,6 +76,11 @@ typedef struct {
   int batch_size, chunk_size, control_variates, exact_until, early_particles;
   int reservoir_size; /* 0: every earlier observation is kept */
   int update, first_chunk_size;
+  /* the surprise (shift_score) above which a chunk calls for a restart (Inf: never), the
+   * fewest observations at the end of a chunk that may (R/sgais.R: 1.5 times the last
+   * restart's), and the observations at whose chunk end a restart is due regardless (Inf:
+   * never; R/sgais.R: restart_every times the last restart's or exact_until) */
+  double restart_threshold, restart_after, restart_due;
 } sgais_settings;
 
 /* Where the chunk after n_done observations ends. Chunk boundaries are fixed from the first
@@ -117,6 +122,9 @@ typedef struct {
   int *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors, *step_halvings;
   double *n, *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
       *gradient_evaluations, *likelihood_evaluations, *data_fraction, *jump_acceptance;
+  /* the end of the chunk that called for a restart (shift_score; 0: none), where the run
+   * stopped before it */
+  double restart_at;
 } sgais_trace;
 
 /* A fixed annealing schedule (a pilot run's, R/sgais.R): for the chunk ending at n[j], steps[j]
@@ -509,6 +517,44 @@ static void chunk_log_lik(sgais_mover *movers, int threads, const double *theta,
   }
 }
 
+/* The surprise of a chunk (buffer positions base..base+cn-1) after the nx observations just
+ * before it: with lp_o = log sum_j w_j p(y_o | theta_j) the log predictive density of each
+ * observation under SGAIS_SHIFT_PARTICLES particles spread evenly through the population (their
+ * weights normalised among them), the two-sample z statistic
+ *   (mean lp over the earlier ones - mean lp over the chunk) / sqrt(var_e / nx + var_c / cn).
+ * Stationary data give about N(0, 1) (the earlier ones, already in the posterior, are predicted
+ * a little better: about p / n nats each); a chunk from a distribution the particles do not
+ * cover is predicted worse by many sds. This is the surprise of detect_shifts() computed online
+ * from the particles, against the chunk just before rather than a running baseline, so that it
+ * needs no state; it costs SGAIS_SHIFT_PARTICLES (nx + cn) likelihood evaluations, a few per
+ * cent of a chunk's moves. lp: scratch of SGAIS_SHIFT_PARTICLES (nx + cn). */
+#define SGAIS_SHIFT_PARTICLES 8
+static double shift_score(const sg_model *m, sg_workspace *ws, const double *theta,
+                          const double *logw, int M, int base, int nx, int cn, double *lp) {
+  const int J = M < SGAIS_SHIFT_PARTICLES ? M : SGAIS_SHIFT_PARTICLES, n = nx + cn;
+  double lw[SGAIS_SHIFT_PARTICLES], col[SGAIS_SHIFT_PARTICLES];
+  for (int j = 0; j < J; j++) {
+    const int i = (int) (((double) j * M) / J);
+    lw[j] = logw[i];
+    sg_model_log_lik_pointwise(m, ws, theta + (size_t) i * m->dim, base - nx, n, lp + (size_t) j * n);
+  }
+  const double norm = sg_log_sum_exp(lw, J);
+  double sum[2] = {0.0, 0.0}, sum2[2] = {0.0, 0.0};
+  for (int o = 0; o < n; o++) {
+    for (int j = 0; j < J; j++) col[j] = lw[j] + lp[(size_t) j * n + o];
+    const double v = sg_log_sum_exp(col, J) - norm;
+    sum[o >= nx] += v;
+    sum2[o >= nx] += v * v;
+  }
+  const double me = sum[0] / nx, mc = sum[1] / cn;
+  const double ve = nx > 1 ? (sum2[0] - nx * me * me) / (nx - 1) : 0.0,
+               vc = cn > 1 ? (sum2[1] - cn * mc * mc) / (cn - 1) : 0.0;
+  const double se = sqrt(ve / nx + vc / cn);
+  if (ISNAN(me) || ISNAN(mc)) return 0.0; /* the chunk's check (check_chunk_loglik) says why */
+  if (!R_FINITE(me) || !R_FINITE(mc)) return me > mc ? R_PosInf : 0.0;
+  return se > 0.0 ? (me - mc) / se : (me > mc ? R_PosInf : 0.0);
+}
+
 /* Processes chunks from n_done until n_end observations or until time_budget seconds have
  * passed; returns their number, or -1 after a failure described in st. theta holds the *M_io particles (rows of dim, particle-major;
  * room for max(early_particles, particles)) and logw their log-weights; *M_io becomes
@@ -562,6 +608,13 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   const int jumps = mv->jumps > 0 && m->jump_propose;
   int *jump_pts = jumps ? (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)) : NULL;
   double *jump_aux = jumps ? (double *) R_alloc(m->jump_aux, sizeof(double)) : NULL;
+  /* restarts (R/sgais.R, sgais_restart) re-anneal every observation from the prior, so they
+   * need all of them in the buffer, from the first */
+  const int restarts = (R_FINITE(s->restart_threshold) || R_FINITE(s->restart_due)) &&
+                       s->update == SGAIS_UPDATE_ANNEALED && buffer_start == 0.0 && !res->cap;
+  double *shift_lp = R_FINITE(s->restart_threshold) && restarts ? (double *) R_alloc((size_t) SGAIS_SHIFT_PARTICLES * 2 * s->chunk_size,
+                                                   sizeof(double)) : NULL;
+  tr->restart_at = 0.0;
   const double start_time = sg_now();
   int chunks = 0;
 
@@ -578,6 +631,20 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
      * observations in the current target; in units of the width the step is the adapted one */
     const int width = mv->scale == SG_STEP_WIDTH;
     ws.count.likelihood = ws.count.gradient = 0.0;
+    /* A chunk the particles predict far worse than the one before (a shift the particles may
+     * not follow: clusters that appear where no component is, which local moves cannot reach
+     * through the earlier data's likelihood), or one at whose end a periodic restart is due,
+     * stops the run before it; R (sgais_restart) then replaces the particles by those of a run
+     * on every observation up to its end in a random order, and goes on from there. */
+    if (restarts && n_done > 0 && n_now == end) {
+      const int nx = base < cn ? base : cn;
+      if (n_now >= s->restart_due ||
+          (R_FINITE(s->restart_threshold) && n_now >= s->restart_after && nx >= 2 && cn >= 2 &&
+           shift_score(m, &ws, theta, logw, M, base, nx, cn, shift_lp) > s->restart_threshold)) {
+        tr->restart_at = n_now;
+        break;
+      }
+    }
     target.chunk_start = base;
     target.chunk_n = cn;
     target.n_prev = n_done;
@@ -834,6 +901,13 @@ static sgais_settings settings_from_r(SEXP x) {
   s.update = sg_scalar_int(sg_list_get(x, "update"), "update", 0);
   if (s.update > SGAIS_UPDATE_AVERAGED) sg_input_error("`update` is not a known update.");
   s.first_chunk_size = sg_scalar_int(sg_list_get(x, "first_chunk_size"), "first_chunk_size", 1);
+  /* NULL in the settings of older fits and of SIR and the sequential estimator: never */
+  SEXP rt = sg_list_get_optional(x, "restart_threshold"),
+       ra = sg_list_get_optional(x, "restart_after"), rd = sg_list_get_optional(x, "restart_due");
+  s.restart_threshold = Rf_isNull(rt) ? R_PosInf : sg_scalar_double(rt, "restart_threshold");
+  if (!(s.restart_threshold > 0)) sg_input_error("`restart_threshold` must be positive (or Inf).");
+  s.restart_after = Rf_isNull(ra) ? 0.0 : sg_scalar_double(ra, "restart_after");
+  s.restart_due = Rf_isNull(rd) ? R_PosInf : sg_scalar_double(rd, "restart_due");
   if (s.early_particles < s.a.particles)
     sg_input_error("`early_particles` must be at least `particles`.");
   /* Inf (or NULL, as settings of older fits): unbounded */
@@ -1037,6 +1111,8 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
                              pcp, &res, buffer_start, from, to, budget, key, score, &sched,
                              &taken, &tr, &st);
   if (chunks < 0) sg_raise(&st);
+  SEXP restart_at = PROTECT(Rf_ScalarReal(tr.restart_at)); nprot++;
+  Rf_setAttrib(out, Rf_install("restart_at"), restart_at);
   /* every annealing step's lambda, chunk after chunk (the trace's annealing_steps split them) */
   SET_VECTOR_ELT(out, 11, Rf_allocVector(REALSXP, taken.n));
   if (taken.n) memcpy(REAL(VECTOR_ELT(out, 11)), taken.x, taken.n * sizeof(double));
