@@ -682,8 +682,10 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     list(state = new, trace = trace, restart_at = attr(res, "restart_at"))
   }
   # periodic restarts (sgais_restart()): by default only for models whose posteriors have
-  # separated modes that local moves cannot travel between (those with jump proposals)
-  every <- settings$restart_every %||% (if (model_has_jumps(model)) 2 else Inf)
+  # separated modes that local moves cannot travel between (those with jump proposals); fits
+  # made before restarts existed (no restart_threshold) make none
+  every <- if (is.null(settings$restart_threshold)) Inf else
+    settings$restart_every %||% (if (model_has_jumps(model)) 2 else Inf)
   slice <- function(state, budget) {
     # after a shift only once the data have grown by half since the last such restart (so
     # that a drift flagged in every chunk does not restart every chunk), and periodically once

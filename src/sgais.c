@@ -79,7 +79,7 @@ typedef struct {
   /* the surprise (shift_score) above which a chunk calls for a restart (Inf: never), the
    * fewest observations at the end of a chunk that may (R/sgais.R: 1.5 times the last
    * restart's), and the observations at whose chunk end a restart is due regardless (Inf:
-   * never; R/sgais.R: restart_every times the last restart's or exact_until) */
+   * never; R/sgais.R: restart_every times the last restart's, exact_until or chunk_size) */
   double restart_threshold, restart_after, restart_due;
 } sgais_settings;
 
@@ -608,12 +608,14 @@ static int sgais_process(const sg_model *m, const sgais_settings *s, double *the
   const int jumps = mv->jumps > 0 && m->jump_propose;
   int *jump_pts = jumps ? (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)) : NULL;
   double *jump_aux = jumps ? (double *) R_alloc(m->jump_aux, sizeof(double)) : NULL;
-  /* restarts (R/sgais.R, sgais_restart) re-anneal every observation from the prior, so they
-   * need all of them in the buffer, from the first */
+  /* restarts (R/sgais.R, sgais_restart) re-run every observation so far in a random order, so
+   * they need all of them in the buffer, from the first */
   const int restarts = (R_FINITE(s->restart_threshold) || R_FINITE(s->restart_due)) &&
                        s->update == SGAIS_UPDATE_ANNEALED && buffer_start == 0.0 && !res->cap;
-  double *shift_lp = R_FINITE(s->restart_threshold) && restarts ? (double *) R_alloc((size_t) SGAIS_SHIFT_PARTICLES * 2 * s->chunk_size,
-                                                   sizeof(double)) : NULL;
+  double *shift_lp = restarts && R_FINITE(s->restart_threshold)
+                         ? (double *) R_alloc((size_t) SGAIS_SHIFT_PARTICLES * 2 * s->chunk_size,
+                                              sizeof(double))
+                         : NULL;
   tr->restart_at = 0.0;
   const double start_time = sg_now();
   int chunks = 0;
