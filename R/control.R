@@ -75,7 +75,7 @@ control_presets$sir <- list(
   paper = utils::modifyList(control_presets$sgais$robust, list(
     particles = 10, early_particles = NULL, update = "importance", resample = TRUE,
     chunk_size = 1, batch_size = 1, exact_until = .Machine$integer.max, control_variates = FALSE,
-    score_control_variate = FALSE, jumps = 0
+    score_control_variate = FALSE, jumps = 0, restart_threshold = Inf, restart_every = Inf
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
     update = "importance", first_chunk_size = 1, restart_threshold = Inf, restart_every = Inf

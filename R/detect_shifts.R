@@ -24,7 +24,9 @@
 #'   \item{effort}{the same on the square root of the annealing steps (which makes the noise of
 #'     a count about the same at every level), with \eqn{s} at least 1/2, the sd of the square
 #'     root of a Poisson count: 2 steps where the baseline takes 1 score 0.8, 10 steps 4.3, 60
-#'     steps where it takes 2 score 12.7.}
+#'     steps where it takes 2 score 12.7. A chunk where the run restarted (trajectory column
+#'     `restarts`; see `restart_threshold` in [sgais_control()]) reports the steps of the whole
+#'     restart, not its own: its effort is not scored, nor part of a baseline.}
 #' }
 #' A chunk is flagged when the larger of the two scores exceeds `threshold`, the one tuning
 #' knob: a larger threshold flags only larger shifts. The change is located to the chunk: it
@@ -108,6 +110,9 @@ shift_scores <- function(trajectory, threshold) {
   n_chunks <- nrow(tr)
   x <- tr$log_predictive_per_obs
   steps <- sqrt(tr$annealing_steps)
+  # a restart's row counts the steps of the whole shuffled run it made (sgais_control(),
+  # restart_threshold): not the chunk's effort, so not scored and not in a baseline
+  if (!is.null(tr$restarts)) steps[tr$restarts > 0] <- NA_real_
   # the chunk-to-chunk noise of the log predictive: successive differences of a stationary
   # stretch have twice its variance, and a few shifts do not move their median
   noise <- if (n_chunks >= 4L) stats::mad(diff(x[-1L])) / sqrt(2) else NA_real_
@@ -117,12 +122,12 @@ shift_scores <- function(trajectory, threshold) {
   for (t in seq_len(n_chunks)[-(1:2)]) {
     base <- max(start, t - shift_window):(t - 1L)
     base_x[t] <- stats::median(x[base])
-    base_steps[t] <- stats::median(steps[base])
+    base_steps[t] <- stats::median(steps[base], na.rm = TRUE)
     scale_x <- max(stats::mad(x[base]), noise, na.rm = TRUE)
-    scale_steps <- max(stats::mad(steps[base]), 0.5)
+    scale_steps <- max(stats::mad(steps[base], na.rm = TRUE), 0.5, na.rm = TRUE)
     surprise[t] <- if (scale_x > 0) (base_x[t] - x[t]) / scale_x else NA_real_
     effort[t] <- (steps[t] - base_steps[t]) / scale_steps
-    if (max(surprise[t], effort[t], na.rm = TRUE) > threshold) {
+    if (any(c(surprise[t], effort[t]) > threshold, na.rm = TRUE)) {
       flagged[t] <- TRUE
       start <- t
     }
@@ -142,7 +147,8 @@ shift_scores <- function(trajectory, threshold) {
     effort = effort,
     score = score,
     signal = ifelse(is.na(score), NA_character_,
-                    ifelse(!is.na(surprise) & surprise >= effort, "surprise", "effort")),
+                    ifelse(is.na(effort) | (!is.na(surprise) & surprise >= effort), "surprise",
+                           "effort")),
     flagged = flagged
   )
 }

@@ -71,3 +71,21 @@ test_that("detect_shifts() scores each model of a comparison and checks its argu
   bad$shifts <- NULL
   expect_error(print(bad), "not a valid sgais_shifts", class = "sgais_error_corrupt")
 })
+
+test_that("a restart's steps are not scored as a chunk's effort", {
+  n <- seq(500, 15000, by = 500)
+  tr <- data.frame(n = n, log_predictive_per_obs = rep(c(-1.00, -1.02, -0.98), 10),
+                   annealing_steps = 2L, restarts = 0L, partial = FALSE)
+  # a periodic restart: the whole shuffled run's 300 steps in one row, the chunk predicted as
+  # well as the others
+  tr$annealing_steps[10] <- 300L
+  tr$restarts[10] <- 1L
+  s <- sgais:::shift_scores(tr, 5)
+  expect_false(any(s$flagged))
+  expect_true(is.na(s$effort[10]))
+  # the same steps without the restart mark are a shift of effort
+  tr$restarts[10] <- 0L
+  s <- sgais:::shift_scores(tr, 5)
+  expect_identical(which(s$flagged), 10L)
+  expect_identical(s$signal[10], "effort")
+})

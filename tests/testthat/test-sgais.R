@@ -385,4 +385,9 @@ test_that("restart settings are checked", {
   expect_error(sgais_control(restart_every = 1), "restart_every", class = "sgais_error")
   expect_error(sir_control(restart_threshold = 5), "restart_threshold", class = "sgais_error")
   expect_identical(sgais_control(restart_every = Inf)$settings$restart_every, Inf)
+  # the presets of the estimators that do not anneal make none
+  for (control in list(sir_control("paper"), sir_control(), sequential_control("paper"),
+                       sequential_control())) {
+    expect_identical(control$settings$restart_threshold, Inf)
+  }
 })
