@@ -39,7 +39,7 @@ typedef struct {
   double *gsum;     /* K + 2 K d: the gradient summed over a call's observations (gm_log_lik) */
   double *copy;     /* K (2 d + 1): theta's blocks while they are permuted */
   /* the jump proposal's (gm_jump_log_q; K <= GM_JUMP_MAX_K, else none): its table T (K^2),
-   * sums over subsets (2^K), and the population's factors (gm_pop_factors: K + 2 K d) */
+   * sums over subsets (2^K), and the population's factors (gm_pop_factors: K + 4 K d) */
   double *jump_T, *jump_f, *jump_pop;
   /* gm_canonicalize's: the reference and its precisions (2 K d each), the spreads (2 d), the
    * costs (K^2) and the assignment's potentials (3 (K + 1)) */
