@@ -642,25 +642,28 @@ resolve_settings <- function(method, v, call) {
   s
 }
 
-# NULL (by the model), a number above 1, or Inf (never); restarts are SGAIS's.
+# NULL (by the model), a number above 1, or Inf (never).
 check_restart_every <- function(x, update, call) {
   if (is.null(x) || (is_number(x) && x == Inf)) return(x)
   if (!is_number(x) || !is.finite(x) || x <= 1) {
     abort(sprintf("`restart_every` must be NULL, a number above 1 or Inf, not %s.", describe(x)),
           call)
   }
-  if (update != "annealed") {
-    abort(sprintf("`restart_every` must be Inf with `update = \"%s\"`: restarts re-anneal, and only SGAIS anneals.", update), call)
-  }
-  as.double(x)
+  check_restarts_anneal(as.double(x), "restart_every", update, call)
 }
 
-# A positive number or Inf (never); restarts are SGAIS's (the "annealed" update).
+# A positive number or Inf (never).
 check_restart_threshold <- function(x, update, call) {
   if (is_number(x) && x == Inf) return(Inf)
-  x <- check_positive(x, "restart_threshold", call)
+  check_restarts_anneal(check_positive(x, "restart_threshold", call), "restart_threshold",
+                        update, call)
+}
+
+# x, a finite restart setting, where restarts can happen: they are SGAIS's ("annealed" update).
+check_restarts_anneal <- function(x, arg, update, call) {
   if (update != "annealed") {
-    abort(sprintf("`restart_threshold` must be Inf with `update = \"%s\"`: restarts re-anneal, and only SGAIS anneals.", update), call)
+    abort(sprintf("`%s` must be Inf with `update = \"%s\"`: restarts re-anneal, and only SGAIS anneals.",
+                  arg, update), call)
   }
   x
 }

@@ -418,6 +418,16 @@ chunk_floor <- function(n, settings) {
   b + (n - b) %/% size * size
 }
 
+# The state of a run before its first observation: particles `theta` (dim x M, prior draws)
+# with equal weights, the run's random-stream `key`, and the observations at its last restart
+# (sgais_restart()).
+sgais_initial_state <- function(theta, key, restart_n = 0) {
+  list(theta = theta, logw = numeric(ncol(theta)), n = 0, anchor = numeric(0),
+       anchor_grad = numeric(0), anchor_n = 0, step_size = 0, precond_cov = numeric(0),
+       precond_n = 0, precond_ess = 0, reservoir = NULL, score = numeric(0), key = key,
+       lambdas = numeric(0), restart_n = restart_n, shift_restart_n = 0)
+}
+
 # A new fit of `model` (the work of sgais.sgais_model(), with its arguments checked); one
 # replicate recovers from an interrupt (see sgais_fit_of()).
 # With `schedule` "pilot" an adaptive pilot run comes first and the replicates anneal each of
@@ -427,12 +437,7 @@ sgais_start <- function(model, settings, replicates, progress, seed, call,
   # (not with a pilot, which would then have seen more data than the replicate)
   recover <- replicates == 1L && schedule != "pilot"
   one <- function(progress, label, recover, schedule = no_schedule) {
-    state <- list(theta = model_prior_draw(model, settings$early_particles),
-                  logw = numeric(settings$early_particles), n = 0, anchor = numeric(0),
-                  anchor_grad = numeric(0), anchor_n = 0, step_size = 0,
-                  precond_cov = numeric(0), precond_n = 0, precond_ess = 0, reservoir = NULL,
-                  score = numeric(0), key = rng_key(), lambdas = numeric(0), restart_n = 0,
-                  shift_restart_n = 0)
+    state <- sgais_initial_state(model_prior_draw(model, settings$early_particles), rng_key())
     trace <- NULL
     if (!is.null(settings$hybrid)) {
       start <- hybrid_start(model, state, settings)
@@ -743,10 +748,10 @@ sgais_restart <- function(model, state, at, cs, run) {
   shuffled$n <- as_count(at)
   again <- cs
   again$restart_threshold <- again$restart_due <- Inf
-  start <- list(theta = drawn$theta, logw = numeric(M), n = 0, anchor = numeric(0),
-                anchor_grad = numeric(0), anchor_n = 0, step_size = 0, precond_cov = numeric(0),
-                precond_n = 0, precond_ess = 0, slots = integer(0), score = numeric(0),
-                buffer_start = 0, key = drawn$key, lambdas = numeric(0), restart_n = at)
+  # every observation is held, from the first (the C side allows restarts only then)
+  start <- sgais_initial_state(drawn$theta, drawn$key, restart_n = at)
+  start$slots <- integer(0)
+  start$buffer_start <- 0
   out <- run(shuffled, start, at, again, no_schedule, Inf)
   stopifnot(out$state$n == at)
   # the shuffled run's lambdas are not a schedule for this chunk (pilot_schedule() skips it)

@@ -1038,16 +1038,15 @@ SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP
   double *draws = REAL(sg_new_column(out, names, 3, "draws", REALSXP, (R_xlen_t) M * dim));
   Rf_setAttrib(out, R_NamesSymbol, names);
   const size_t Kd = (size_t) d->K * d->d;
+  gm_pop_factors(&m, &pop, fac);
   for (int i = 0; i < M; i++) {
     const double *th = REAL(theta) + (size_t) i * dim;
     gm_log_weights(d, th, g.log_beta);
     lq_c[i] = gm_log_q_clusters(d, aux, n_obs, g.log_beta, th + d->K - 1, th + d->K - 1 + Kd,
                                 g.jump_T, g.jump_f, g.jump_pop);
-    gm_pop_factors(&m, &pop, g.jump_pop);
-    lq_p[i] = gm_log_q_pop(d, g.jump_pop, g.log_beta, th + d->K - 1, th + d->K - 1 + Kd,
-                           g.jump_T, g.jump_f);
+    lq_p[i] = gm_log_q_pop(d, fac, g.log_beta, th + d->K - 1, th + d->K - 1 + Kd, g.jump_T,
+                           g.jump_f);
   }
-  gm_pop_factors(&m, &pop, fac);
   sg_rng rng;
   sg_rng_init(&rng, 0x6a756d70ULL, (uint64_t) M, 0);
   for (int i = 0; i < M; i++) gm_draw_pop(&m, &pop, draws + (size_t) i * dim, &rng);
