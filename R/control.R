@@ -1,7 +1,7 @@
 # Tuning of the estimators: presets and the one settings parser shared by sgais(), ais() and
 # nested_sampling(). A control object holds the preset, the values the user gave and the
-# resolved settings the C core reads by name (src/precond.c, sg_move_settings_from_r(), and
-# each estimator's settings_from_r()).
+# resolved settings the C core reads by name (src/ffi.c, sg_move_settings_from_r(), and
+# each estimator's settings_from_r() in src/*_r.c).
 
 # The presets. "paper" is the paper's Section 6.1 (and Appendix A) exactly; "robust" moves in
 # units of the target's width, with control-variate gradients, an exact early phase and

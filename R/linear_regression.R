@@ -361,7 +361,7 @@ lr_prior_distance <- function(model) {
   sqrt(sum((mean - prior$location)^2 / t2))
 }
 
-# The estimators' cap on annealing steps (src/sgais.c, src/ais.c).
+# The estimators' cap on annealing steps (src/sgais.c, src/estimators.h).
 max_annealing_steps <- 1e5
 
 # An error, before any sampling, when the data are so far outside what the prior allows that

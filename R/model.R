@@ -1,5 +1,5 @@
 # The R side of the model interface. A model object (class `sgais_model`) is a list whose fields
-# `family`, `data` and `hyper` are read by the C core (src/model.c builds its sg_model from them);
+# `family`, `data` and `hyper` are read by the C core (src/model_r.c builds its sg_model from them);
 # `spec` is what turns rows of data into `data` (R/model_spec.R), hyperparameters included: `hyper`
 # is `spec$hyper`. The other fields are for people: a label, sizes, parameter names and a
 # description of the likelihood and prior for print().
@@ -307,7 +307,7 @@ model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {
 }
 
 # n draws from the prior as a dim x n matrix.
-# Whether the model makes jump proposals (src/model.c): its posterior may have separated modes.
+# Whether the model makes jump proposals (src/model_r.c): its posterior may have separated modes.
 model_has_jumps <- function(model) {
   with_model_errors(.Call(C_ffi_model_has_jumps, model))
 }

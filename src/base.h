@@ -1,21 +1,30 @@
-/* The base layer of the sgais C core: R's headers, and the status through which the cores
- * report errors.
+/* The base layer of the sgais C core: the status through which the core reports errors, and
+ * the parts of R's runtime it uses.
  *
- * The core (models, kernel, estimators) takes and returns plain C types and never raises an R
+ * The core (models, kernels, estimators) takes and returns plain C types and never raises an R
  * error itself: a function that can fail returns a status code and describes the failure in an
- * sg_status, and the entry points (ffi.h) turn it into a classed R condition (R/checks.R,
+ * sg_status, and the glue files (ffi.h, *_r.c) turn it into a classed R condition (R/checks.R,
  * core_error()). Memory comes from R_alloc, which R frees when the .Call returns or an error
  * or interrupt unwinds it. The layers, each with its header, include the one below:
- *   base.h -> weights.h (log-space utilities) -> model.h (model interface, priors, built-in
- *   models) -> kernel.h (SGHMC, preconditioner, move settings) -> anneal.h (adaptive annealing)
- *   -> ffi.h (R objects in and out; entry points). */
+ *   base.h -> rng.h, threads.h -> weights.h (log-space utilities) -> model.h (model interface,
+ *   priors, built-in models) -> kernel.h (kernels, preconditioner, move settings) -> anneal.h
+ *   (adaptive annealing) -> estimators.h (SGAIS, AIS, nested sampling) -> ffi.h (glue: R
+ *   objects in and out, entry points). src/README.md lists the files of each layer, and
+ *   tools/check-layers.R (run by CI) checks that no core object reads or builds R objects or
+ *   calls a glue file, and that no object files call each other in a circle. */
 #ifndef SG_BASE_H
 #define SG_BASE_H
 
-#define R_NO_REMAP
-#include <R.h>
-#include <Rinternals.h>
-#include <R_ext/Random.h>
+/* Only R's runtime services, none of its objects: memory (R_alloc), IEEE values (R_finite,
+ * R_NaReal, R_PosInf), the math library (Rmath.h). Glue files (ffi.h) add Rinternals.h. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <R_ext/Arith.h>
+#include <R_ext/Memory.h>
+#include <Rmath.h>
+/* An index into a long vector (sg_index on the platforms R runs on). */
+typedef ptrdiff_t sg_index;
 
 /* Status codes; each is a subclass of `sgais_error` in R (core_error()). */
 enum {

@@ -267,3 +267,30 @@ SEXP ffi_rng_draws(SEXP key, SEXP a, SEXP b, SEXP n, SEXP kind, SEXP range) {
   UNPROTECT(1);
   return out;
 }
+
+/* A prior from its R description: a numeric matrix with one column per block and rows kind,
+ * start (0-based), n, location, scale, df; checked by the core (sg_prior_check). */
+sg_prior sg_prior_from_r(SEXP blocks, int dim) {
+  if (TYPEOF(blocks) != REALSXP || !Rf_isMatrix(blocks) || Rf_nrows(blocks) != 6 ||
+      Rf_ncols(blocks) < 1)
+    sg_input_error("`model` is corrupt: its prior is not a prior description.");
+  const int nb = Rf_ncols(blocks);
+  const double *x = REAL(blocks);
+  sg_prior_block *b = (sg_prior_block *) R_alloc(nb, sizeof(sg_prior_block));
+  for (int i = 0; i < nb; i++) {
+    const double *c = x + 6 * (size_t) i;
+    for (int r = 0; r < 3; r++)
+      if (!(c[r] >= 0 && c[r] <= INT_MAX && c[r] == floor(c[r])))
+        sg_input_error("`model` is corrupt: its prior is not a prior description.");
+    b[i].kind = (int) c[0];
+    b[i].start = (int) c[1];
+    b[i].n = (int) c[2];
+    b[i].location = c[3];
+    b[i].scale = c[4];
+    b[i].dof = c[5];
+  }
+  sg_prior p = {nb, b};
+  sg_status st = {SG_OK, ""};
+  if (sg_prior_check(&p, dim, &st)) sg_raise(&st);
+  return p;
+}

@@ -1,11 +1,15 @@
-/* The R layer: everything that reads or builds R objects. Entry points called through .Call
- * are named ffi_<topic>_<verb>; they check their arguments (again: R checked them first),
- * unpack the R objects into the plain C types the core takes, run the core, and build the
- * result, raising a core failure (sg_status) as a classed R condition. */
+/* The glue layer: everything that reads or builds R objects (ffi.c, init.c, api.c,
+ * custom_model.c and the *_r.c files; the core never includes this header). Entry points called
+ * through .Call are named ffi_<topic>_<verb>; they check their arguments (again: R checked them
+ * first), unpack the R objects into the plain C types the core takes, run the core, and build
+ * the result, raising a core failure (sg_status) as a classed R condition. */
 #ifndef SG_FFI_H
 #define SG_FFI_H
 
-#include "anneal.h"
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include "estimators.h"
 
 /* Raises st as an R error of class sgais_error_<kind> (R/checks.R, core_error()). */
 void sg_raise(const sg_status *st)
@@ -30,7 +34,7 @@ double sg_scalar_count(SEXP x, const char *what);
 SEXP sg_list_get(SEXP list, const char *name);
 /* The same, or R_NilValue when the list has no such element (optional fields). */
 SEXP sg_list_get_optional(SEXP list, const char *name);
-/* A regression's data as rows (rows.c, model.h): covariates (the columns of the p x n matrix
+/* A regression's data as rows (rows_r.c, model.h): covariates (the columns of the p x n matrix
  * xt) then cols[0..ncol) (numeric vectors of length n, checked by the caller), each row
  * sg_rows_stride(p + ncol) doubles and aligned to 64 bytes; packed once for the same R objects
  * and kept in a small cache between calls. Call in the main thread. */
@@ -77,6 +81,10 @@ SEXP ffi_gaussian_mixture_jump_clusters(SEXP model);
 SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP pop_factor,
                                      SEXP n);
 SEXP ffi_gaussian_mixture_canonicalize(SEXP model, SEXP theta, SEXP logw);
+SEXP ffi_threads_get(void);
+SEXP ffi_threads_set(SEXP threads);
+SEXP ffi_threads_max(void);
+SEXP ffi_threads_openmp(void);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
                    SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,

@@ -24,7 +24,7 @@
  * Counted in k->mh: each MH step is a test, and the observations read are the population once
  * per run (the brightness pass) plus the bright ones at each step, so the trace's data_fraction
  * is about 1 / steps + (bright observations) / n. */
-#include "ffi.h"
+#include "kernel.h"
 #include <math.h>
 #include <string.h>
 
@@ -142,32 +142,16 @@ void sg_flymc_run(const sg_potential *pot, int dim, double *theta, int steps, sg
   }
 }
 
-/* .Call entry for the tests: the model's bound with tangent points at `anchor`, collapsed over
- * all its observations and evaluated at theta (c + b' theta - theta' A theta), and each
- * observation's gap log p(y_i | theta) - log B_i(theta). */
-SEXP ffi_flymc_bound(SEXP model, SEXP anchor, SEXP theta) {
-  sg_model m;
-  sg_model_from_r(model, &m);
-  if (!(m.lik_bound_collapse && m.lik_bound_gap))
-    sg_input_error("%s models have no collapsible likelihood bound.", m.name);
-  if (TYPEOF(anchor) != REALSXP || Rf_length(anchor) != m.dim)
-    sg_input_error("`anchor` must be a numeric vector of length %d.", m.dim);
-  if (TYPEOF(theta) != REALSXP || Rf_length(theta) != m.dim)
-    sg_input_error("`theta` must be a numeric vector of length %d.", m.dim);
-  int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2)); nprot++;
-  SEXP total = sg_new_column(out, names, 0, "collapsed", REALSXP, 1);
-  SEXP gap = sg_new_column(out, names, 1, "gap", REALSXP, m.n_obs);
-  Rf_setAttrib(out, R_NamesSymbol, names);
+/* A probe for the tests (hooks_r.c): the bound with tangent points at `anchor`, collapsed over
+ * all of m's observations, at theta (c + b' theta - theta' A theta), and each observation's gap
+ * log p(y_i | theta) - log B_i(theta) (n_obs values). */
+double sg_flymc_probe(const sg_model *m, const double *anchor, const double *theta, double *gap) {
   sg_flymc_bound B;
-  sg_flymc_bound_alloc(&B, m.dim);
-  memcpy(B.anchor, REAL(anchor), m.dim * sizeof(double));
-  memset(B.A, 0, (size_t) m.dim * m.dim * sizeof(double));
-  memset(B.b, 0, m.dim * sizeof(double));
-  m.lik_bound_collapse(&m, B.anchor, NULL, 0, m.n_obs, B.A, B.b, &B.c);
-  REAL(total)[0] = collapsed(&B, REAL(theta));
-  m.lik_bound_gap(&m, B.anchor, REAL(theta), NULL, 0, m.n_obs, REAL(gap));
-  UNPROTECT(nprot);
-  return out;
+  sg_flymc_bound_alloc(&B, m->dim);
+  memcpy(B.anchor, anchor, m->dim * sizeof(double));
+  memset(B.A, 0, (size_t) m->dim * m->dim * sizeof(double));
+  memset(B.b, 0, m->dim * sizeof(double));
+  m->lik_bound_collapse(m, B.anchor, NULL, 0, m->n_obs, B.A, B.b, &B.c);
+  m->lik_bound_gap(m, B.anchor, theta, NULL, 0, m->n_obs, gap);
+  return collapsed(&B, theta);
 }

@@ -15,7 +15,6 @@
  *   log p(z) = lgamma(K alpha) - K lgamma(alpha) + alpha sum_k log beta_k,
  *   d/dz_j = alpha (1 - K beta_j).
  * Inverse gamma: d sigma2 / ds = sigma2, so log p(s) = a log b - lgamma(a) - a s - b exp(-s). */
-#include "ffi.h"
 #include "model.h"
 #include <float.h>
 #include <limits.h>
@@ -47,9 +46,6 @@ typedef struct {
   int *order;       /* K: canonical order of the components (gm_canonicalize) */
   int *hung_int;    /* 3 (K + 1): the assignment's matching, path and marks */
 } gm_scratch;
-
-/* The sums over relabellings cost O(2^K K) per jump proposal (gm_log_permanent). */
-#define GM_JUMP_MAX_K 12
 
 static size_t gm_jump_doubles(int K, int D) {
   return K > 1 && K <= GM_JUMP_MAX_K
@@ -104,7 +100,7 @@ static void gm_log_weights(const gm_data *d, const double *z, double *log_beta) 
 
 /* A positive gamma draw: rgamma can return 0 for shape << 1, whose log would be -Inf. */
 static double gm_rgamma(double shape, double scale) {
-  double g = rgamma(shape, scale);
+  double g = Rf_rgamma(shape, scale);
   return g > DBL_MIN ? g : DBL_MIN;
 }
 
@@ -212,11 +208,11 @@ static inline double gm_sum(const gm_data *d, const gm_scratch *g, const double 
   double ll = 0.0;
   if (idx) {
     for (int i = 0; i < n; i++) {
-      if (i + SG_PREFETCH_AHEAD < n) sg_prefetch_row(d->yt + (R_xlen_t) idx[i + SG_PREFETCH_AHEAD] * D, D);
-      ll += gm_obs(g, mu, d->yt + (R_xlen_t) idx[i] * D, K, D, gsum);
+      if (i + SG_PREFETCH_AHEAD < n) sg_prefetch_row(d->yt + (sg_index) idx[i + SG_PREFETCH_AHEAD] * D, D);
+      ll += gm_obs(g, mu, d->yt + (sg_index) idx[i] * D, K, D, gsum);
     }
   } else {
-    for (int i = 0; i < n; i++) ll += gm_obs(g, mu, d->yt + ((R_xlen_t) start + i) * D, K, D, gsum);
+    for (int i = 0; i < n; i++) ll += gm_obs(g, mu, d->yt + ((sg_index) start + i) * D, K, D, gsum);
   }
   return ll;
 }
@@ -617,11 +613,11 @@ static void gm_cluster_summary(const gm_data *d, const int *pts, int n_pts, cons
     for (int j = 0; j < D; j++) {
       double mu = 0.0, ss = 0.0;
       for (int p = 0; p < n_pts; p++)
-        if (label[p] == c) mu += d->yt[(R_xlen_t) pts[p] * D + j];
+        if (label[p] == c) mu += d->yt[(sg_index) pts[p] * D + j];
       mu /= nc;
       for (int p = 0; p < n_pts; p++)
         if (label[p] == c) {
-          const double e = d->yt[(R_xlen_t) pts[p] * D + j] - mu;
+          const double e = d->yt[(sg_index) pts[p] * D + j] - mu;
           ss += e * e;
         }
       /* at least a millionth of the points' variance: duplicates have none */
@@ -677,16 +673,16 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
   int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts;
   for (int j = 0; j < D; j++) {
     double mu = 0.0, ss = 0.0;
-    for (int p = 0; p < n_pts; p++) mu += d->yt[(R_xlen_t) pts[p] * D + j];
+    for (int p = 0; p < n_pts; p++) mu += d->yt[(sg_index) pts[p] * D + j];
     mu /= n_pts;
     for (int p = 0; p < n_pts; p++) {
-      const double e = d->yt[(R_xlen_t) pts[p] * D + j] - mu;
+      const double e = d->yt[(sg_index) pts[p] * D + j] - mu;
       ss += e * e;
     }
     mean[j] = mu;
     sd[j] = n_pts > 1 ? sqrt(ss / (n_pts - 1)) : 0.0;
     if (!(sd[j] > 0.0) || !R_FINITE(sd[j])) sd[j] = 1.0; /* one point, or all equal */
-    for (int p = 0; p < n_pts; p++) x[(size_t) p * D + j] = (d->yt[(R_xlen_t) pts[p] * D + j] - mu) / sd[j];
+    for (int p = 0; p < n_pts; p++) x[(size_t) p * D + j] = (d->yt[(sg_index) pts[p] * D + j] - mu) / sd[j];
   }
   const int C = K < n_pts ? K : n_pts;
   sg_rng rng;
@@ -966,81 +962,44 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
   return SG_OK;
 }
 
-/* The clusters a mixture's jump proposals are built from, given all its observations (tests):
- * list(share (C), mean, variance (C x d matrices)). */
-SEXP ffi_gaussian_mixture_jump_clusters(SEXP model) {
-  sg_model m;
-  sg_model_from_r(model, &m);
-  if (m.jump_prepare != gm_jump_prepare)
-    sg_input_error("`model` must be a gaussian_mixture() with 2 to %d components.", GM_JUMP_MAX_K);
-  const gm_data *d = m.data;
-  const int D = d->d;
-  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
-  sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
-  const int C = (int) aux[0];
-  int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 3)); nprot++;
-  double *share = REAL(sg_new_column(out, names, 0, "share", REALSXP, C));
-  SEXP mean = PROTECT(Rf_allocMatrix(REALSXP, C, D)); nprot++;
-  SEXP var = PROTECT(Rf_allocMatrix(REALSXP, C, D)); nprot++;
-  SET_VECTOR_ELT(out, 1, mean);
-  SET_STRING_ELT(names, 1, Rf_mkChar("mean"));
-  SET_VECTOR_ELT(out, 2, var);
-  SET_STRING_ELT(names, 2, Rf_mkChar("variance"));
-  Rf_setAttrib(out, R_NamesSymbol, names);
+/* ---------------------------------------------------------------- probes for the tests
+ * (hooks_r.c: plain C in and out, the glue unpacks and allocates) */
+
+int sg_gaussian_mixture_has_jumps(const sg_model *m, int *K, int *D) {
+  if (m->jump_prepare != gm_jump_prepare) return 0;
+  const gm_data *d = m->data;
+  *K = d->K;
+  *D = d->d;
+  return 1;
+}
+
+int sg_gaussian_mixture_clusters(const sg_model *m, const double *aux, double *share, double *mean,
+                                 double *var) {
+  const gm_data *d = m->data;
+  const int D = d->d, C = (int) aux[0];
+  if (share == NULL) return C;
   for (int c = 0; c < C; c++) {
     const double *cl = aux + 1 + (size_t) c * (2 * D + 1);
     share[c] = cl[0];
     for (int j = 0; j < D; j++) {
-      REAL(mean)[c + (size_t) j * C] = cl[1 + j];
-      REAL(var)[c + (size_t) j * C] = exp(cl[1 + D + j]);
+      mean[c + (size_t) j * C] = cl[1 + j];
+      var[c + (size_t) j * C] = exp(cl[1 + D + j]);
     }
   }
-  UNPROTECT(nprot);
-  return out;
+  return C;
 }
 
-/* The parts of a mixture's jump proposal at the points theta (dim x M, a column each), with the
- * population Gaussian N(pop_mean, L L') (L: dim x dim, lower triangular) and Q built from all
- * the observations with n of them in the target (tests): list(clusters = log Q, pop = log P,
- * each summed over the relabellings, factors = gm_pop_factors, draws = M draws from P). */
-SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP pop_factor,
-                                     SEXP n) {
-  sg_model m;
-  sg_model_from_r(model, &m);
-  if (m.jump_prepare != gm_jump_prepare)
-    sg_input_error("`model` must be a gaussian_mixture() with 2 to %d components.", GM_JUMP_MAX_K);
-  const int dim = m.dim;
-  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % dim != 0)
-    sg_input_error("`theta` must be a numeric matrix of %d rows.", dim);
-  if (TYPEOF(pop_mean) != REALSXP || Rf_length(pop_mean) != dim)
-    sg_input_error("`pop_mean` must be a numeric vector of length %d.", dim);
-  if (TYPEOF(pop_factor) != REALSXP || Rf_length(pop_factor) != dim * dim)
-    sg_input_error("`pop_factor` must be a %d x %d numeric matrix.", dim, dim);
-  const double n_obs = sg_scalar_double(n, "n");
-  const int M = Rf_length(theta) / dim;
-  const gm_data *d = m.data;
-  sg_status st = {SG_OK, ""};
-  sg_workspace ws;
-  sg_workspace_init(&ws, &m, &st);
-  gm_scratch g = gm_scratch_of(d, &ws);
-  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
-  sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
-  sg_gaussian pop;
-  sg_gaussian_set(&pop, REAL(pop_mean), REAL(pop_factor), 0, dim);
-  int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 4)); nprot++;
-  double *lq_c = REAL(sg_new_column(out, names, 0, "clusters", REALSXP, M));
-  double *lq_p = REAL(sg_new_column(out, names, 1, "pop", REALSXP, M));
-  double *fac = REAL(sg_new_column(out, names, 2, "factors", REALSXP, d->K + 4 * d->K * d->d));
-  double *draws = REAL(sg_new_column(out, names, 3, "draws", REALSXP, (R_xlen_t) M * dim));
-  Rf_setAttrib(out, R_NamesSymbol, names);
+void sg_gaussian_mixture_jump_parts(const sg_model *m, sg_workspace *ws, const double *aux,
+                                    const double *theta, int M, const sg_gaussian *pop,
+                                    double n_obs, double *lq_c, double *lq_p, double *fac,
+                                    double *draws) {
+  const gm_data *d = m->data;
+  const int dim = m->dim;
+  gm_scratch g = gm_scratch_of(d, ws);
   const size_t Kd = (size_t) d->K * d->d;
-  gm_pop_factors(&m, &pop, fac);
+  gm_pop_factors(m, pop, fac);
   for (int i = 0; i < M; i++) {
-    const double *th = REAL(theta) + (size_t) i * dim;
+    const double *th = theta + (size_t) i * dim;
     gm_log_weights(d, th, g.log_beta);
     lq_c[i] = gm_log_q_clusters(d, aux, n_obs, g.log_beta, th + d->K - 1, th + d->K - 1 + Kd,
                                 g.jump_T, g.jump_f, g.jump_pop);
@@ -1049,25 +1008,5 @@ SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP
   }
   sg_rng rng;
   sg_rng_init(&rng, 0x6a756d70ULL, (uint64_t) M, 0);
-  for (int i = 0; i < M; i++) gm_draw_pop(&m, &pop, draws + (size_t) i * dim, &rng);
-  UNPROTECT(nprot);
-  return out;
-}
-
-/* theta (dim x M, a column each) after gm_canonicalize with log-weights logw (tests). */
-SEXP ffi_gaussian_mixture_canonicalize(SEXP model, SEXP theta, SEXP logw) {
-  sg_model m;
-  sg_model_from_r(model, &m);
-  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % m.dim != 0)
-    sg_input_error("`theta` must be a numeric matrix of %d rows.", m.dim);
-  const int M = Rf_length(theta) / m.dim;
-  if (TYPEOF(logw) != REALSXP || Rf_length(logw) != M)
-    sg_input_error("`logw` must be a numeric vector of length %d.", M);
-  sg_status st = {SG_OK, ""};
-  sg_workspace ws;
-  sg_workspace_init(&ws, &m, &st);
-  SEXP out = PROTECT(Rf_duplicate(theta));
-  gm_canonicalize(&m, &ws, REAL(out), M, REAL(logw));
-  UNPROTECT(1);
-  return out;
+  for (int i = 0; i < M; i++) gm_draw_pop(m, pop, draws + (size_t) i * dim, &rng);
 }

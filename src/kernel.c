@@ -2,7 +2,7 @@
  * (kernel.h): SGHMC (sghmc.c, the paper's), SGLD (sgld.c), the subsampling Metropolis-Hastings
  * kernels (subsample_mh.c) and Firefly Monte Carlo (flymc.c). The estimators build the
  * potential (sg_potential) and choose the step; the kernel only moves. */
-#include "ffi.h"
+#include "kernel.h"
 #include <math.h>
 #include <string.h>
 
@@ -122,15 +122,6 @@ const double *sg_jump_set(const sg_model *m, int n, const int *slot, int start, 
   }
   m->jump_prepare(m, pts, n_pts, (double) n, aux);
   return aux;
-}
-
-void sg_random_walk_propose(sg_kernel *k, int dim, const double *theta, double *prop) {
-  const double h = sqrt(k->eta);
-  double *xi = k->work + dim;
-  for (int j = 0; j < dim; j++) xi[j] = sg_rng_norm(k->rng);
-  const sg_precond *pc = sg_kernel_metric(k);
-  if (pc) sg_precond_factor_apply(pc, xi);
-  for (int j = 0; j < dim; j++) prop[j] = theta[j] + h * xi[j];
 }
 
 const char *sg_kernel_name(int kind) {

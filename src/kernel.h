@@ -276,6 +276,9 @@ typedef struct sg_flymc_bound {
   double *anchor, *A, *b, c;
 } sg_flymc_bound;
 void sg_flymc_bound_alloc(sg_flymc_bound *B, int dim);
+/* A probe for the tests (hooks_r.c): the bound with tangent points at anchor, collapsed over all
+ * of m's observations, at theta; gap gets each observation's log p(y_i | theta) - log B_i(theta). */
+double sg_flymc_probe(const sg_model *m, const double *anchor, const double *theta, double *gap);
 /* Anchors B at the weighted mean of the M particles theta (rows of dim, log-weights logw) and
  * collapses the bound over pot's population (pot->data.n likelihood evaluations, counted in
  * pot->data.ws). */
@@ -319,9 +322,9 @@ typedef struct sg_move_settings {
    * Gelman & Gilks 1997) */
   double base_step;
 } sg_move_settings;
-/* Sets s->base_step for the model m; an input error when the kernel needs what m lacks (the
- * confidence sampler needs m->log_lik_range, FlyMC m->lik_bound_collapse). */
-void sg_move_settings_for(sg_move_settings *s, const sg_model *m);
+/* Sets s->base_step for the model m; SG_ERR_INPUT (in st) when the kernel needs what m lacks
+ * (the confidence sampler needs m->log_lik_range, FlyMC m->lik_bound_collapse). */
+int sg_move_settings_for(sg_move_settings *s, const sg_model *m, sg_status *st);
 /* With steps of the adapted size step_size (target widths) instead of the configured one, the
  * number of steps that travels the same distance: steps * configured / step_size, within
  * [1, 5 steps] (the issue's "until a target fraction of the posterior sd is travelled"; a

@@ -1,7 +1,7 @@
 /* Bayesian linear regression (paper Appendix B.1):
  *   y_i = a_i' theta + e_i,  e_i ~ N(0, sigma^2),
  * where a_i is the i-th row of the design matrix (intercept column included). Three priors,
- * three families in the registry (src/model.c), one file, because they share the data and the
+ * three families in the registry (src/model_r.c), one file, because they share the data and the
  * residual loop that dominates their cost:
  *   "linear_regression"      known noise sigma = noise_sd, theta by its sg_coef_prior (the paper's
  *                            N(0, prior_sd^2), or normal and Student-t blocks); the parameters
@@ -12,7 +12,7 @@
  *                            (theta, s = log sigma^2);
  *   "linear_regression_zellner"  unknown variance with Zellner's g-prior or the Zellner-Siow
  *                            prior and BayesFactor's conventions (below), sampled likewise.
- * The data are packed rows (rows.c): observation i's covariates a_i and then y_i, at
+ * The data are packed rows (rows_r.c): observation i's covariates a_i and then y_i, at
  * rows + i * stride, so a mini-batch reads one cache line per observation up to p = 7. */
 #include "model.h"
 #include <float.h>
@@ -56,7 +56,7 @@ lr_sum_squares_p(const lr_data *d, const double *theta, const int *idx, int star
                  double *grad, const int p) {
   double th[LR_MAX_FIXED_P], g[LR_MAX_FIXED_P];
   const double *rows = d->rows;
-  const R_xlen_t stride = d->stride;
+  const sg_index stride = d->stride;
   for (int j = 0; j < p; j++) {
     th[j] = theta[j];
     g[j] = 0.0;
@@ -64,12 +64,12 @@ lr_sum_squares_p(const lr_data *d, const double *theta, const int *idx, int star
   double ss = 0.0;
   if (idx) sg_rows_prefetch_start(rows, (int) stride, p + 1, idx, n);
   for (int k = 0; k < n; k++) {
-    R_xlen_t i;
+    sg_index i;
     if (idx) {
       sg_rows_prefetch(rows, (int) stride, p + 1, idx, k, n);
       i = idx[k];
     } else {
-      i = (R_xlen_t) start + k;
+      i = (sg_index) start + k;
     }
     const double *x = rows + i * stride;
     double mu = 0.0;
@@ -93,12 +93,12 @@ static double lr_sum_squares_any(const lr_data *d, const double *theta, const in
   const int p = d->p;
   double ss = 0.0;
   for (int k = 0; k < n; k++) {
-    R_xlen_t i;
+    sg_index i;
     if (idx) {
       sg_rows_prefetch(d->rows, d->stride, p + 1, idx, k, n);
       i = idx[k];
     } else {
-      i = (R_xlen_t) start + k;
+      i = (sg_index) start + k;
     }
     const double *x = d->rows + i * d->stride;
     double mu = 0.0;
@@ -196,7 +196,7 @@ static void nig_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
   (void) ws;
   const lr_data *d = m->data;
   /* 1 / sigma^2 ~ Gamma(shape a, rate b); rgamma can return 0 for a << 1, whose log is -Inf */
-  double g = rgamma(d->shape, 1.0 / d->scale);
+  double g = Rf_rgamma(d->shape, 1.0 / d->scale);
   double s = -log(g > DBL_MIN ? g : DBL_MIN);
   if (d->prior_mean) {
     const double sigma = exp(0.5 * s);
@@ -368,7 +368,7 @@ static void lz_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {
   /* g ~ InvGamma(1/2, r^2 / 2): (r^2 / 2) / Gamma(1/2, 1); rgamma can return 0 */
   double g = d->g;
   if (d->kind == SG_ZELLNER_SIOW) {
-    const double x = rgamma(0.5, 1.0);
+    const double x = Rf_rgamma(0.5, 1.0);
     g = 0.5 * d->g / (x > DBL_MIN ? x : DBL_MIN);
   }
   /* beta = sqrt(g sigma^2) R^-1 z, so that beta' M beta = g sigma^2 z'z */

@@ -1,7 +1,7 @@
 /* Bayesian logistic regression for a binary response:
  *   p(y_i = 1 | a_i, theta) = plogis(a_i' theta),  theta by its sg_coef_prior (model.h),
  * where a_i is the i-th row of the design (intercept column included). The parameters are
- * unconstrained, so there is no transform. The data are packed rows (rows.c, model.h): a_i then
+ * unconstrained, so there is no transform. The data are packed rows (rows_r.c, model.h): a_i then
  * y_i, one cache line per observation up to p = 7. */
 #include "model.h"
 #include <math.h>
@@ -19,7 +19,7 @@ typedef struct {
  * plogis(log.p = TRUE) (src/nmath/plogis.c, log1pexp(); Maechler 2012, "Accurately computing
  * log(1 - exp(-|a|))", Rmpfr vignette) without its branches. d log p / d eta = y - plogis(eta)
  * = s plogis(-z), from the same exp(-|z|); with a gradient, add scale times that times a_i. */
-static inline double lg_obs(const lg_data *d, const double *theta, R_xlen_t i, double scale,
+static inline double lg_obs(const lg_data *d, const double *theta, sg_index i, double scale,
                             double *grad) {
   const double *x = d->rows + i * d->stride;
   double eta = 0.0;
@@ -48,7 +48,7 @@ static double lg_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
       ll += lg_obs(d, theta, idx[k], scale, grad);
     }
   } else {
-    for (int k = 0; k < n; k++) ll += lg_obs(d, theta, (R_xlen_t) start + k, scale, grad);
+    for (int k = 0; k < n; k++) ll += lg_obs(d, theta, (sg_index) start + k, scale, grad);
   }
   return ll;
 }
@@ -82,7 +82,7 @@ static inline double jj_terms(const lg_data *d, const double *x, const double *t
   return -log1p(exp(-xi)) - 0.5 * xi + *g * xi * xi;
 }
 
-static inline double jj_gap(const lg_data *d, const double *t, const double *theta, R_xlen_t i) {
+static inline double jj_gap(const lg_data *d, const double *t, const double *theta, sg_index i) {
   const double *x = d->rows + i * d->stride;
   double g, c = jj_terms(d, x, t, &g);
   double eta = 0.0;
@@ -102,7 +102,7 @@ static void lg_lik_bound_gap(const sg_model *m, const double *t, const double *t
       gap[k] = jj_gap(d, t, theta, idx[k]);
     }
   } else {
-    for (int k = 0; k < n; k++) gap[k] = jj_gap(d, t, theta, (R_xlen_t) start + k);
+    for (int k = 0; k < n; k++) gap[k] = jj_gap(d, t, theta, (sg_index) start + k);
   }
 }
 
@@ -114,19 +114,19 @@ static void lg_lik_bound_collapse(const sg_model *m, const double *t, const int 
   const int p = d->p;
   double csum = 0.0;
   for (int k = 0; k < n; k++) {
-    const double *x = d->rows + (idx ? (R_xlen_t) idx[k] : (R_xlen_t) start + k) * d->stride;
+    const double *x = d->rows + (idx ? (sg_index) idx[k] : (sg_index) start + k) * d->stride;
     double g;
     csum += jj_terms(d, x, t, &g);
     const double half = x[p] != 0.0 ? 0.5 : -0.5;
     for (int l = 0; l < p; l++) {
       const double gx = g * x[l];
       b[l] += half * x[l];
-      for (int j = l; j < p; j++) A[j + (R_xlen_t) l * p] += gx * x[j];
+      for (int j = l; j < p; j++) A[j + (sg_index) l * p] += gx * x[j];
     }
   }
   *c += csum;
   for (int l = 0; l < p; l++)
-    for (int j = l + 1; j < p; j++) A[l + (R_xlen_t) j * p] = A[j + (R_xlen_t) l * p];
+    for (int j = l + 1; j < p; j++) A[l + (sg_index) j * p] = A[j + (sg_index) l * p];
 }
 
 int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n,
@@ -135,7 +135,7 @@ int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n,
   const int stride = sg_rows_stride(p + 1);
   /* lg_obs reads any non-zero y as a success: check that the responses are 0 or 1 (one pass,
    * cheap next to any estimator's work), so a corrupt object is an error, not another model. */
-  for (R_xlen_t i = 0; i < n; i++)
+  for (sg_index i = 0; i < n; i++)
     if (!(rows[i * stride + p] == 0.0 || rows[i * stride + p] == 1.0))
       return sg_fail(st, SG_ERR_INPUT,
                      "`model` data are corrupt: the response is not 0 or 1 at observation %d.",

@@ -295,9 +295,9 @@ SG_HOT_INLINE void sg_prefetch_row(const double *row, int len) {
 #endif
 }
 
-/* Packed rows (rows.c; the regressions): observation i's `width` values at rows + i * stride,
- * stride = sg_rows_stride(width), a multiple of 8 doubles, the rows aligned to 64 bytes. A
- * mini-batch loop over idx[0..n-1] calls sg_rows_prefetch_start() before it and
+/* Packed rows (packed by rows_r.c, norms in rows.c; the regressions): observation i's `width`
+ * values at rows + i * stride, stride = sg_rows_stride(width), a multiple of 8 doubles, the rows
+ * aligned to 64 bytes. A mini-batch loop over idx[0..n-1] calls sg_rows_prefetch_start() before it and
  * sg_rows_prefetch() at each k: a row is fetched SG_ROWS_AHEAD places before it is used, enough
  * requests in flight to hide most of the memory latency. Measured on linear regression (paper
  * preset, N = 10^6, ns per gradient evaluation at n > 3 x 10^5): 32 ahead 4.7-5.0, 64 ahead
@@ -316,11 +316,11 @@ static inline int sg_rows_stride(int width) {
 SG_HOT_INLINE void sg_rows_prefetch_start(const double *rows, int stride, int width,
                                           const int *idx, int n) {
   for (int k = 0; k < n && k < SG_ROWS_AHEAD; k++)
-    sg_prefetch_row(rows + (R_xlen_t) idx[k] * stride, width);
+    sg_prefetch_row(rows + (sg_index) idx[k] * stride, width);
 }
 SG_HOT_INLINE void sg_rows_prefetch(const double *rows, int stride, int width, const int *idx,
                                     int k, int n) {
-  if (k + SG_ROWS_AHEAD < n) sg_prefetch_row(rows + (R_xlen_t) idx[k + SG_ROWS_AHEAD] * stride, width);
+  if (k + SG_ROWS_AHEAD < n) sg_prefetch_row(rows + (sg_index) idx[k + SG_ROWS_AHEAD] * stride, width);
 }
 
 /* ------------------------------------------------------------------ built-in models */
@@ -367,5 +367,21 @@ int sg_negative_binomial_regression_init(sg_model *m, const double *rows, int p,
                                          sg_coef_prior prior, double omega_sd, sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
+/* The most components with jump proposals: the sums over relabellings cost O(2^K K) per jump
+ * proposal (gaussian_mixture.c, gm_log_permanent). */
+#define GM_JUMP_MAX_K 12
+/* Probes of a mixture's jump proposals for the tests (hooks_r.c). has_jumps: 1 (and K, D) when
+ * m is a mixture with jump proposals, else 0. clusters: the number C of clusters in aux (as
+ * sg_jump_set filled it) and, unless share is NULL, their shares (C), means and variances (C x D,
+ * column-major). jump_parts: at the points theta (dim x M), log Q (clusters, n_obs in the
+ * target) and log P (the population part pop) summed over the relabellings, the population
+ * factors (K + 4 K D) and M draws from P. */
+int sg_gaussian_mixture_has_jumps(const sg_model *m, int *K, int *D);
+int sg_gaussian_mixture_clusters(const sg_model *m, const double *aux, double *share, double *mean,
+                                 double *var);
+void sg_gaussian_mixture_jump_parts(const sg_model *m, sg_workspace *ws, const double *aux,
+                                    const double *theta, int M, const sg_gaussian *pop,
+                                    double n_obs, double *lq_c, double *lq_p, double *fac,
+                                    double *draws);
 
 #endif

@@ -6,7 +6,7 @@
  * with beta by its sg_coef_prior (model.h) and omega ~ N+(0, omega_sd^2) (half-normal: the
  * Poisson model, omega = 0, at the prior's mode). theta = (beta_1..beta_p, t = log omega); the
  * prior is blocks of prior.c (the coefficients', then HALF_NORMAL on omega = e^t with its
- * log-Jacobian), as in robust_regression.c. The data are packed rows (rows.c, model.h): a_i, y_i
+ * log-Jacobian), as in robust_regression.c. The data are packed rows (rows_r.c, model.h): a_i, y_i
  * and o_i (0 without an offset), as in poisson_regression.c.
  *
  * log p(y | mu, phi) = lgamma(y + phi) - lgamma(phi) - log(y!) - phi log(1 + mu / phi)
@@ -42,7 +42,7 @@ typedef struct {
 
 /* log p(y_i | theta) with phi = e^{-2t}, log_phi = -2t. With a gradient, add
  * scale * d/d eta * a_i to grad[0..p-1] and return d/d phi in *dphi. */
-static inline double nb_obs(const nb_data *d, const double *theta, R_xlen_t i, double phi,
+static inline double nb_obs(const nb_data *d, const double *theta, sg_index i, double phi,
                             double log_phi, double scale, double *grad, double *dphi) {
   const double *x = d->rows + i * d->stride;
   double eta = x[d->p + 1];
@@ -71,7 +71,7 @@ static inline double nb_obs(const nb_data *d, const double *theta, R_xlen_t i, d
     }
   } else {
     lg = lgammafn(y + phi) - lgammafn(phi);
-    if (grad) dg = digamma(y + phi) - digamma(phi);
+    if (grad) dg = Rf_digamma(y + phi) - Rf_digamma(phi);
   }
   if (grad) {
     /* phi (y - mu) / (phi + mu) = (y - mu) / (1 + mu / phi) */
@@ -98,7 +98,7 @@ static double nb_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
     }
   } else {
     for (int k = 0; k < n; k++)
-      ll += nb_obs(d, theta, (R_xlen_t) start + k, phi, log_phi, scale, grad, &dphi);
+      ll += nb_obs(d, theta, (sg_index) start + k, phi, log_phi, scale, grad, &dphi);
   }
   if (grad) grad[d->p] += scale * dphi * (-2.0 * phi);
   return ll;

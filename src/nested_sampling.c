@@ -27,54 +27,13 @@
  * prior_n = 0, n_end = n. The walk evaluates pi_c exactly (its cost per proposal grows with the
  * earlier data); the SGHMC move follows the mini-batch potential -log p(theta) - (prior_n / |B|)
  * sum_B log p(y | theta) (exact while prior_n <= |B|), at a cost that does not. Each chunk's
- * streams are keyed by the chunk's own key (chunk_key()), the first chunk's being the run's, so
+ * streams are keyed by the chunk's own key (ns_chunk_key()), the first chunk's being the run's, so
  * plain nested sampling draws what it always drew. With a reservoir (reservoir_offer()), every
  * removed point and the final live points are offered with their posterior weight L_i w_i, and
  * the M points kept are the next chunk's live points. */
-#include "ffi.h"
+#include "estimators.h"
 #include <math.h>
 #include <string.h>
-
-#define NS_SLICE_ITERATIONS 10000
-
-enum { NS_RUNNING = 0, NS_CONVERGED = 1, NS_MAX_ITERATIONS = 2 };
-
-enum { NS_MOVE_SGHMC = 0, NS_MOVE_WALK = 1 };
-
-typedef struct {
-  int live_points, move_kind;
-  double tolerance, max_iterations;
-  sg_move_settings move;
-} ns_settings;
-
-/* The chunk a run works on: its prior holds observations [0, prior_n), its likelihood
- * [prior_n, n_end); batch_size: the SGHMC move's mini-batch of the earlier observations. */
-typedef struct {
-  int prior_n, n_end, batch_size;
-} ns_chunk;
-
-/* Weighted reservoir sampling (Chao 1982) of the points offered with log-weights lw: the M
- * points kept are a sample without replacement whose inclusion probabilities are
- * pi_i = min(1, w_i / tau), tau the threshold at which they sum to M. Items at or above tau are
- * `certain` (kept with probability 1, set aside with their own weights); log_ordinary is the log
- * of the summed weight of every other item offered so far (kept, evicted or refused), so that
- * tau = (ordinary weight + the other kept items' weights) / (M - certain). filled: slots in use
- * (the first M items fill them). theta: M rows of dim. NULL theta: no reservoir. */
-typedef struct {
-  int size, filled;
-  double *theta, *log_weight, log_ordinary;
-  int *certain;
-  double *work; /* 2 (size + 1) */
-  int *order;   /* size + 1 */
-} ns_reservoir;
-
-/* walk_scale: the random walk's proposal scale in live-point widths; walk_jump: the mean squared
- * distance (in live-point widths, summed over coordinates) moved per proposal. Both are adapted
- * between iterations and part of the state, so slicing a run does not change them. */
-typedef struct {
-  double iteration, log_z, information, walk_scale, walk_jump;
-  int status;
-} ns_state;
 
 /* The squared distance, per parameter and in live-point widths, a walk travels in all: a random
  * walk diffuses, so after S proposals it has moved about S * walk_jump in squared distance, and
@@ -83,16 +42,6 @@ typedef struct {
  * constrained prior is seldom Gaussian; on well-shaped regions it is what 8 proposals per
  * parameter at 50% acceptance travel, the former fixed default. */
 #define NS_WALK_DISTANCE 12.0
-
-/* Per removed point: iteration, its log-likelihood, log volume, log weight (log w_i + log L),
- * log Z after it, cost, reflections, the moves (steps or proposals) made for its replacement
- * and the jump proposals accepted after them,
- * the seconds the iteration took; and its parameters (dim per point). */
-typedef struct {
-  double *iteration, *log_likelihood, *log_volume, *log_weight, *log_evidence;
-  double *gradient_evaluations, *likelihood_evaluations, *reflections, *moves, *seconds, *theta;
-  double *jumps_accepted;
-} ns_dead;
 
 typedef struct {
   const sg_model *m;
@@ -140,7 +89,7 @@ static double chunk_log_lik(void *ctx, const double *theta, double *grad) {
 
 /* The key of chunk `chunk`'s streams: the run's for the first chunk (plain nested sampling),
  * else a draw from the stream (key, chunk, SG_RNG_SHARED - 1), which no iteration uses. */
-static uint64_t chunk_key(uint64_t key, int chunk) {
+uint64_t ns_chunk_key(uint64_t key, int chunk) {
   if (chunk == 0) return key;
   sg_rng r;
   sg_rng_init(&r, key, (uint64_t) chunk, SG_RNG_SHARED - 1);
@@ -348,7 +297,7 @@ static void record(ns_dead *d, int k, int dim, const double *theta, double itera
 /* Runs iterations; returns the number of points recorded in d (removed points, then the final
  * live points once the run stops), or -1 after a failure described in ws_own->status. theta
  * holds the live points (M rows of dim). */
-static int nested_process(const sg_model *m, const ns_settings *s, const ns_chunk *chunk,
+int nested_process(const sg_model *m, const ns_settings *s, const ns_chunk *chunk,
                           double *theta, double *loglik, ns_state *st, double time_budget,
                           uint64_t key, ns_dead *d, ns_reservoir *res, sg_workspace *ws_own) {
   sg_status *fail = ws_own->status;
@@ -498,170 +447,4 @@ static int nested_process(const sg_model *m, const ns_settings *s, const ns_chun
     }
   }
   return k;
-}
-
-static ns_settings settings_from_r(SEXP x) {
-  ns_settings s;
-  s.live_points = sg_scalar_int(sg_list_get(x, "live_points"), "live_points", 1);
-  s.move = sg_move_settings_from_r(x);
-  s.move_kind = sg_scalar_int(sg_list_get(x, "move"), "move", 0);
-  if (s.move_kind > NS_MOVE_WALK) sg_input_error("`move` is not a known move.");
-  s.tolerance = sg_scalar_double(sg_list_get(x, "tolerance"), "tolerance");
-  s.max_iterations = sg_scalar_double(sg_list_get(x, "max_iterations"), "max_iterations");
-  if (!(s.tolerance > 0.0) || !R_FINITE(s.tolerance))
-    sg_input_error("`tolerance` must be positive and finite.");
-  if (!(s.max_iterations >= 1.0)) sg_input_error("`max_iterations` must be >= 1.");
-  return s;
-}
-
-/* The chunk and the reservoir from a run's state: prior_n, n_end, batch_size (the chunk: see
- * ns_chunk; plain nested sampling 0, n, 0), chunk (its number, for its key), and reservoir
- * (dim x M, or dim x 0 for none), reservoir_log_weight, reservoir_certain, reservoir_filled,
- * reservoir_log_ordinary (see ns_reservoir), copied into the output list `out` at slots
- * first, ... (their names set), where the run updates them. Returns the chunk number. */
-static int chunk_from_r(SEXP state, const sg_model *m, int M, ns_chunk *chunk, ns_reservoir *res,
-                        SEXP out, SEXP names, int first) {
-  const double prior_n = sg_scalar_count(sg_list_get(state, "prior_n"), "prior_n");
-  const double n_end = sg_scalar_count(sg_list_get(state, "n_end"), "n_end");
-  if (!(prior_n < n_end && n_end <= m->n_obs))
-    sg_input_error("`prior_n` and `n_end` must satisfy 0 <= prior_n < n_end <= %d.", m->n_obs);
-  chunk->prior_n = (int) prior_n;
-  chunk->n_end = (int) n_end;
-  chunk->batch_size = sg_scalar_int(sg_list_get(state, "batch_size"), "batch_size", 0);
-  if (chunk->prior_n > chunk->batch_size && chunk->batch_size < 1)
-    sg_input_error("`batch_size` must be at least 1 when the prior holds observations.");
-  const int number = sg_scalar_int(sg_list_get(state, "chunk"), "chunk", 0);
-  SEXP theta = sg_list_get(state, "reservoir"), lw = sg_list_get(state, "reservoir_log_weight");
-  SEXP certain = sg_list_get(state, "reservoir_certain");
-  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m->dim ||
-      (Rf_ncols(theta) != M && Rf_ncols(theta) != 0))
-    sg_input_error("`reservoir` must be a %d x %d or %d x 0 numeric matrix.", m->dim, M, m->dim);
-  const int size = Rf_ncols(theta);
-  if (TYPEOF(lw) != REALSXP || Rf_length(lw) != size || TYPEOF(certain) != LGLSXP ||
-      Rf_length(certain) != size)
-    sg_input_error("`reservoir_log_weight` and `reservoir_certain` must have length %d.", size);
-  res->size = size;
-  res->filled = sg_scalar_int(sg_list_get(state, "reservoir_filled"), "reservoir_filled", 0);
-  if (res->filled > size) sg_input_error("`reservoir_filled` must be at most %d.", size);
-  res->log_ordinary = Rf_asReal(sg_list_get(state, "reservoir_log_ordinary"));
-  if (ISNAN(res->log_ordinary)) sg_input_error("`reservoir_log_ordinary` must not be NA.");
-  SEXP theta_out = sg_new_column(out, names, first, "reservoir", REALSXP, Rf_length(theta));
-  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
-  res->theta = REAL(theta_out);
-  memcpy(res->theta, REAL(theta), Rf_length(theta) * sizeof(double));
-  res->log_weight = REAL(sg_new_column(out, names, first + 1, "reservoir_log_weight", REALSXP, size));
-  if (size) memcpy(res->log_weight, REAL(lw), size * sizeof(double));
-  res->certain = LOGICAL(sg_new_column(out, names, first + 2, "reservoir_certain", LGLSXP, size));
-  for (int i = 0; i < size; i++) res->certain[i] = LOGICAL(certain)[i] == TRUE;
-  res->work = (double *) R_alloc(2 * ((size_t) size + 1), sizeof(double));
-  res->order = (int *) R_alloc((size_t) size + 1, sizeof(int));
-  sg_new_column(out, names, first + 3, "reservoir_filled", INTSXP, 1);
-  sg_new_column(out, names, first + 4, "reservoir_log_ordinary", REALSXP, 1);
-  return number;
-}
-
-/* .Call entry: continue a run from `state`, a list with theta (dim x M live points), loglik
- * (their log-likelihoods, or empty at the start: then computed and counted), iteration, log_z,
- * information, and the chunk and reservoir (chunk_from_r()). Returns the new state (with status
- * 0 running, 1 converged, 2 stopped at max_iterations) and the points removed in this call
- * (dead points, the final live points appended once the run has stopped). */
-SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget) {
-  sg_model m;
-  sg_model_from_r(model, &m);
-  ns_settings s = settings_from_r(settings);
-  const int M = s.live_points, dim = m.dim;
-  double budget = sg_scalar_double(time_budget, "time_budget");
-  const uint64_t run_key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
-  SEXP theta = sg_list_get(state, "theta"), loglik = sg_list_get(state, "loglik");
-  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != dim || Rf_ncols(theta) != M)
-    sg_input_error("`theta` must be a %d x %d numeric matrix.", dim, M);
-  if (TYPEOF(loglik) != REALSXP || (Rf_length(loglik) != M && Rf_length(loglik) != 0))
-    sg_input_error("`loglik` must be a numeric vector of length 0 or %d.", M);
-  ns_state st;
-  st.iteration = sg_scalar_double(sg_list_get(state, "iteration"), "iteration");
-  st.log_z = Rf_asReal(sg_list_get(state, "log_z"));
-  st.information = sg_scalar_double(sg_list_get(state, "information"), "information");
-  st.walk_scale = sg_scalar_double(sg_list_get(state, "walk_scale"), "walk_scale");
-  if (!(st.walk_scale > 0.0) || !R_FINITE(st.walk_scale)) st.walk_scale = 2.38 / sqrt((double) dim);
-  st.walk_jump = sg_scalar_double(sg_list_get(state, "walk_jump"), "walk_jump");
-  if (!(st.walk_jump > 0.0) || !R_FINITE(st.walk_jump))
-    st.walk_jump = 0.5 * st.walk_scale * st.walk_scale * dim; /* half the proposals accepted */
-  st.status = NS_RUNNING;
-
-  const int cap = NS_SLICE_ITERATIONS + M;
-  int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 26)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 26)); nprot++;
-  ns_chunk chunk;
-  ns_reservoir res;
-  const uint64_t key = chunk_key(run_key, chunk_from_r(state, &m, M, &chunk, &res, out, names, 20));
-  SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
-  SEXP loglik_out = sg_new_column(out, names, 1, "loglik", REALSXP, M);
-  SEXP iteration_out = sg_new_column(out, names, 2, "iteration_end", REALSXP, 1);
-  SEXP log_z_out = sg_new_column(out, names, 3, "log_z", REALSXP, 1);
-  SEXP information_out = sg_new_column(out, names, 4, "information", REALSXP, 1);
-  SEXP status_out = sg_new_column(out, names, 5, "status", INTSXP, 1);
-  ns_dead d;
-  d.iteration = REAL(sg_new_column(out, names, 6, "iteration", REALSXP, cap));
-  d.log_likelihood = REAL(sg_new_column(out, names, 7, "log_likelihood", REALSXP, cap));
-  d.log_volume = REAL(sg_new_column(out, names, 8, "log_volume", REALSXP, cap));
-  d.log_weight = REAL(sg_new_column(out, names, 9, "log_weight", REALSXP, cap));
-  d.log_evidence = REAL(sg_new_column(out, names, 10, "log_evidence", REALSXP, cap));
-  d.gradient_evaluations = REAL(sg_new_column(out, names, 11, "gradient_evaluations", REALSXP, cap));
-  d.likelihood_evaluations = REAL(sg_new_column(out, names, 12, "likelihood_evaluations", REALSXP, cap));
-  d.reflections = REAL(sg_new_column(out, names, 13, "reflections", REALSXP, cap));
-  SEXP dead_theta = sg_new_column(out, names, 14, "dead_theta", REALSXP, 0);
-  SEXP seconds_out = sg_new_column(out, names, 15, "seconds", REALSXP, 1);
-  SEXP scale_out = sg_new_column(out, names, 16, "walk_scale", REALSXP, 1);
-  SEXP jump_out = sg_new_column(out, names, 17, "walk_jump", REALSXP, 1);
-  d.moves = REAL(sg_new_column(out, names, 18, "moves", REALSXP, cap));
-  d.seconds = REAL(sg_new_column(out, names, 19, "iteration_seconds", REALSXP, cap));
-  d.jumps_accepted = REAL(sg_new_column(out, names, 25, "jumps_accepted", REALSXP, cap));
-  Rf_setAttrib(out, R_NamesSymbol, names);
-  d.theta = (double *) R_alloc((size_t) cap * dim, sizeof(double));
-  memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
-  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
-
-  const double start = sg_now();
-  double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
-  sg_status fail = {SG_OK, ""};
-  sg_workspace ws;
-  sg_workspace_init(&ws, &m, &fail);
-  sg_workspace_threads(&ws, &m, sg_threads());
-  if (Rf_length(loglik) == M) {
-    memcpy(ll, REAL(loglik), M * sizeof(double));
-  } else {
-    for (int i = 0; i < M; i++) {
-      ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * dim, NULL, chunk.prior_n,
-                               chunk.n_end - chunk.prior_n, 1.0, NULL);
-      if (ISNAN(ll[i]) || ll[i] == R_PosInf) {
-        sg_fail(&fail, SG_ERR_LIKELIHOOD, "the log-likelihood of a live point is not finite-valued (NaN or +Inf).");
-        sg_raise(&fail);
-      }
-    }
-    initial = ws.count.likelihood;
-  }
-
-  int k = nested_process(&m, &s, &chunk, th, ll, &st, budget, key, &d, res.size ? &res : NULL,
-                         &ws);
-  if (k < 0) sg_raise(&fail);
-  if (k > 0) d.likelihood_evaluations[0] += initial;
-
-  REAL(iteration_out)[0] = st.iteration;
-  REAL(log_z_out)[0] = st.log_z;
-  REAL(information_out)[0] = st.information;
-  INTEGER(status_out)[0] = st.status;
-  REAL(scale_out)[0] = st.walk_scale;
-  REAL(jump_out)[0] = st.walk_jump;
-  INTEGER(VECTOR_ELT(out, 23))[0] = res.filled;
-  REAL(VECTOR_ELT(out, 24))[0] = res.log_ordinary;
-  dead_theta = Rf_allocMatrix(REALSXP, dim, k);
-  SET_VECTOR_ELT(out, 14, dead_theta);
-  memcpy(REAL(dead_theta), d.theta, (size_t) k * dim * sizeof(double));
-  for (int i = 6; i < 14; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
-  for (int i = 18; i < 20; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
-  SET_VECTOR_ELT(out, 25, Rf_lengthgets(VECTOR_ELT(out, 25), k));
-  REAL(seconds_out)[0] = sg_now() - start;
-  UNPROTECT(nprot);
-  return out;
 }

@@ -3,7 +3,7 @@
  * where a_i is the i-th row of the design (intercept column included) and o_i the offset.
  * log p(y_i | theta) = y_i eta_i - exp(eta_i) - log(y_i!), eta_i = log mu_i; the last term does
  * not depend on theta but is part of the evidence, so it is included. The parameters are
- * unconstrained, so there is no transform. The data are packed rows (rows.c, model.h): a_i, y_i
+ * unconstrained, so there is no transform. The data are packed rows (rows_r.c, model.h): a_i, y_i
  * and o_i (0 without an offset), one cache line per observation up to p = 6. */
 #include "model.h"
 #include <Rmath.h>
@@ -23,7 +23,7 @@ typedef struct {
 /* log p(y_i | theta); with a gradient, add scale * (y_i - mu_i) * a_i to grad. exp(eta)
  * overflows for eta > 709: the likelihood is then zero (-Inf), which the estimators handle as a
  * particle of zero weight. */
-static inline double po_obs(const po_data *d, const double *theta, R_xlen_t i, double scale,
+static inline double po_obs(const po_data *d, const double *theta, sg_index i, double scale,
                             double *grad) {
   const double *x = d->rows + i * d->stride;
   double eta = x[d->p + 1];
@@ -49,14 +49,14 @@ static double po_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
       ll += po_obs(d, theta, idx[k], scale, grad);
     }
   } else {
-    for (int k = 0; k < n; k++) ll += po_obs(d, theta, (R_xlen_t) start + k, scale, grad);
+    for (int k = 0; k < n; k++) ll += po_obs(d, theta, (sg_index) start + k, scale, grad);
   }
   return ll;
 }
 
 /* One pass, cheap next to any estimator's work. */
 int sg_count_rows_check(const double *rows, int p, int n, int stride, sg_status *st) {
-  for (R_xlen_t i = 0; i < n; i++) {
+  for (sg_index i = 0; i < n; i++) {
     const double y = rows[i * stride + p], offset = rows[i * stride + p + 1];
     if (!(y >= 0.0) || !R_FINITE(y) || y != floor(y))
       return sg_fail(st, SG_ERR_INPUT,

@@ -2,7 +2,7 @@
  * (R/prior.R describes them): independent priors on consecutive parameters. Scale parameters
  * are sampled on the log scale, theta = log sigma, so their blocks include the log-Jacobian
  * log |d sigma / d theta| = theta and every estimator sees a density on the whole real line. */
-#include "ffi.h"
+#include "model.h"
 #include <limits.h>
 #include <math.h>
 #include <Rmath.h>
@@ -35,7 +35,7 @@ void sg_prior_draw(const sg_prior *p, double *theta) {
     for (int j = 0; j < k->n; j++) {
       switch (k->kind) {
       case SG_PRIOR_NORMAL: th[j] = k->location + k->scale * norm_rand(); break;
-      case SG_PRIOR_STUDENT_T: th[j] = k->location + k->scale * rt(k->dof); break;
+      case SG_PRIOR_STUDENT_T: th[j] = k->location + k->scale * Rf_rt(k->dof); break;
       case SG_PRIOR_HALF_NORMAL: {
         double z = fabs(norm_rand());
         th[j] = log(k->scale * (z > 1e-300 ? z : 1e-300));
@@ -95,29 +95,4 @@ double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad
     }
   }
   return lp;
-}
-
-sg_prior sg_prior_from_r(SEXP blocks, int dim) {
-  if (TYPEOF(blocks) != REALSXP || !Rf_isMatrix(blocks) || Rf_nrows(blocks) != 6 ||
-      Rf_ncols(blocks) < 1)
-    sg_input_error("`model` is corrupt: its prior is not a prior description.");
-  const int nb = Rf_ncols(blocks);
-  const double *x = REAL(blocks);
-  sg_prior_block *b = (sg_prior_block *) R_alloc(nb, sizeof(sg_prior_block));
-  for (int i = 0; i < nb; i++) {
-    const double *c = x + 6 * (size_t) i;
-    for (int r = 0; r < 3; r++)
-      if (!(c[r] >= 0 && c[r] <= INT_MAX && c[r] == floor(c[r])))
-        sg_input_error("`model` is corrupt: its prior is not a prior description.");
-    b[i].kind = (int) c[0];
-    b[i].start = (int) c[1];
-    b[i].n = (int) c[2];
-    b[i].location = c[3];
-    b[i].scale = c[4];
-    b[i].dof = c[5];
-  }
-  sg_prior p = {nb, b};
-  sg_status st = {SG_OK, ""};
-  if (sg_prior_check(&p, dim, &st)) sg_raise(&st);
-  return p;
 }

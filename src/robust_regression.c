@@ -13,7 +13,7 @@
  * distribution", JASA 84, 1989), with u_i = r_i^2 / (nu sigma^2) and r_i = y_i - a_i' beta:
  *   log p(y_i | theta) = lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 - t - (nu+1)/2 log(1 + u_i),
  *   d/d beta = (nu+1) r_i / (nu sigma^2 + r_i^2) a_i,   d/dt = -1 + (nu+1) u_i / (1 + u_i).
- * The data are packed rows (rows.c, model.h): a_i then y_i, as in linear_regression.c. */
+ * The data are packed rows (rows_r.c, model.h): a_i then y_i, as in linear_regression.c. */
 #include "model.h"
 #include <limits.h>
 #include <math.h>
@@ -30,7 +30,7 @@ typedef struct {
 
 /* log(1 + u_i) of observation i, with c = 1 / (nu sigma^2). With a gradient, add
  * scale (nu+1) c r_i / (1 + u_i) a_i to grad[0..p-1] and u_i / (1 + u_i) to *w. */
-static inline double rr_obs(const rr_data *d, const double *theta, R_xlen_t i, double c,
+static inline double rr_obs(const rr_data *d, const double *theta, sg_index i, double c,
                             double scale, double *grad, double *w) {
   const double *x = d->rows + i * d->stride;
   double mu = 0.0;
@@ -57,7 +57,7 @@ static double rr_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
       sum += rr_obs(d, theta, idx[k], c, scale, grad, &w);
     }
   } else {
-    for (int k = 0; k < n; k++) sum += rr_obs(d, theta, (R_xlen_t) start + k, c, scale, grad, &w);
+    for (int k = 0; k < n; k++) sum += rr_obs(d, theta, (sg_index) start + k, c, scale, grad, &w);
   }
   if (grad) grad[d->p] += scale * ((d->df + 1.0) * w - n);
   return n * (d->log_norm - t) - 0.5 * (d->df + 1.0) * sum;

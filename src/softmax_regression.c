@@ -42,7 +42,7 @@ static size_t sm_scratch_bytes(int p, int K) {
  *   `grad`: restrict-qualified, so known not to alias the data, and scale multiplies it once per
  *   call instead of once per observation and class. */
 static inline double sm_obs(const sm_data *d, const double *restrict theta,
-                            const double *restrict tht, R_xlen_t i, double *restrict gsum,
+                            const double *restrict tht, sg_index i, double *restrict gsum,
                             double *restrict eta, double *restrict ex) {
   const int p = d->p, K = d->K;
   const double *restrict x = d->xt + i * p;
@@ -63,7 +63,7 @@ static inline double sm_obs(const sm_data *d, const double *restrict theta,
     eta[k + 3] = e3;
   }
   for (; k < K; k++) {
-    const double *restrict th = theta + (R_xlen_t) k * p;
+    const double *restrict th = theta + (sg_index) k * p;
     double e = 0.0;
     for (int j = 0; j < p; j++) e += x[j] * th[j];
     eta[k] = e;
@@ -87,7 +87,7 @@ static inline double sm_obs(const sm_data *d, const double *restrict theta,
     const double inv = 1.0 / s;
     for (k = 0; k < K; k++) {
       const double c = (k == yk) - ex[k] * inv;
-      double *restrict g = gsum + (R_xlen_t) k * p;
+      double *restrict g = gsum + (sg_index) k * p;
       int j = 0;
       for (; j + 2 <= p; j += 2) {
         g[j] += c * x[j];
@@ -105,20 +105,20 @@ static double sm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   const int p = d->p, K = d->K, dim = m->dim;
   double *tht = ws->scratch, *gsum = tht + dim, *eta = gsum + dim, *ex = eta + K;
   for (int j = 0; j < p; j++)
-    for (int k = 0; k < K; k++) tht[(R_xlen_t) j * K + k] = theta[(R_xlen_t) k * p + j];
+    for (int k = 0; k < K; k++) tht[(sg_index) j * K + k] = theta[(sg_index) k * p + j];
   if (grad) memset(gsum, 0, (size_t) dim * sizeof(double));
   else gsum = NULL;
   double ll = 0.0;
   if (idx) {
     for (int k = 0; k < n; k++) {
       if (k + SG_PREFETCH_AHEAD < n) {
-        R_xlen_t ahead = idx[k + SG_PREFETCH_AHEAD];
+        sg_index ahead = idx[k + SG_PREFETCH_AHEAD];
         sg_prefetch_row(d->xt + ahead * p, p);
       }
       ll += sm_obs(d, theta, tht, idx[k], gsum, eta, ex);
     }
   } else {
-    for (int k = 0; k < n; k++) ll += sm_obs(d, theta, tht, (R_xlen_t) start + k, gsum, eta, ex);
+    for (int k = 0; k < n; k++) ll += sm_obs(d, theta, tht, (sg_index) start + k, gsum, eta, ex);
   }
   if (grad)
     for (int j = 0; j < dim; j++) grad[j] += scale * gsum[j];
@@ -172,14 +172,14 @@ static inline void sm_lse_add(double v, double *mx, double *s) {
  * log-sum-exps are the same operations on the same numbers, so the gap is exactly 0 there;
  * elsewhere it is >= 0 up to rounding (about 1e-16 times the logits), which flymc.c reads as a
  * tight bound (a dark observation). */
-static inline double sm_gap(const sm_data *d, const double *t, const double *theta, R_xlen_t i) {
+static inline double sm_gap(const sm_data *d, const double *t, const double *theta, sg_index i) {
   const int p = d->p, K = d->K;
   const double *x = d->xt + i * p;
   double me = R_NegInf, se = 0.0;          /* lse(eta) = me + log(se) */
   double mp = R_NegInf, sp = 0.0, w = 0.0; /* lse(psi) = mp + log(sp), g' delta = w / sp */
   double s1 = 0.0, s2 = 0.0;               /* sum delta_k, sum delta_k^2 */
   for (int k = 0; k < K; k++) {
-    const double *th = theta + (R_xlen_t) k * p, *tk = t + (R_xlen_t) k * p;
+    const double *th = theta + (sg_index) k * p, *tk = t + (sg_index) k * p;
     double e = 0.0, q = 0.0;
     for (int j = 0; j < p; j++) {
       e += x[j] * th[j];
@@ -209,23 +209,23 @@ static void sm_lik_bound_gap(const sg_model *m, const double *t, const double *t
   if (idx) {
     for (int k = 0; k < n; k++) {
       if (k + SG_PREFETCH_AHEAD < n)
-        sg_prefetch_row(d->xt + (R_xlen_t) idx[k + SG_PREFETCH_AHEAD] * d->p, d->p);
+        sg_prefetch_row(d->xt + (sg_index) idx[k + SG_PREFETCH_AHEAD] * d->p, d->p);
       gap[k] = sm_gap(d, t, theta, idx[k]);
     }
   } else {
-    for (int k = 0; k < n; k++) gap[k] = sm_gap(d, t, theta, (R_xlen_t) start + k);
+    for (int k = 0; k < n; k++) gap[k] = sm_gap(d, t, theta, (sg_index) start + k);
   }
 }
 
 /* Observation i's terms of b and c that depend on its tangent point: b += (e_y - g) (x) a_i,
  * returns sum_k g_k log g_k. Two passes over the classes (the log-sum-exp first, then g from
  * the recomputed psi_k), so no K-vector is stored. */
-static inline double sm_tangent(const sm_data *d, const double *t, R_xlen_t i, double *b) {
+static inline double sm_tangent(const sm_data *d, const double *t, sg_index i, double *b) {
   const int p = d->p, K = d->K;
   const double *x = d->xt + i * p;
   double mx = R_NegInf, s = 0.0;
   for (int k = 0; k < K; k++) {
-    const double *tk = t + (R_xlen_t) k * p;
+    const double *tk = t + (sg_index) k * p;
     double q = 0.0;
     for (int j = 0; j < p; j++) q += x[j] * tk[j];
     sm_lse_add(q, &mx, &s);
@@ -234,13 +234,13 @@ static inline double sm_tangent(const sm_data *d, const double *t, R_xlen_t i, d
   const int yk = d->y[i] - 1;
   double c = 0.0;
   for (int k = 0; k < K; k++) {
-    const double *tk = t + (R_xlen_t) k * p;
+    const double *tk = t + (sg_index) k * p;
     double q = 0.0;
     for (int j = 0; j < p; j++) q += x[j] * tk[j];
     const double lg = q - lse, g = exp(lg);
     c += g * lg; /* g underflows to 0 only with lg finite: no 0 * Inf */
     const double coef = (k == yk) - g;
-    double *bk = b + (R_xlen_t) k * p;
+    double *bk = b + (sg_index) k * p;
     for (int j = 0; j < p; j++) bk[j] += coef * x[j];
   }
   return c;
@@ -257,7 +257,7 @@ static void sm_lik_bound_collapse(const sg_model *m, const double *t, const int 
                                   int n, double *A, double *b, double *c) {
   const sm_data *d = m->data;
   const int p = d->p, K = d->K;
-  const R_xlen_t dim = m->dim;
+  const sg_index dim = m->dim;
   double S[SM_TILE * SM_TILE], tj[SM_TILE], tm[SM_TILE]; /* class means of t over the tile */
   double csum = 0.0;
   for (int j0 = 0; j0 < p; j0 += SM_TILE) {
@@ -267,9 +267,9 @@ static void sm_lik_bound_collapse(const sg_model *m, const double *t, const int 
       const int first = j0 == 0 && m0 == 0;
       memset(S, 0, sizeof S);
       for (int r = 0; r < n; r++) {
-        const R_xlen_t i = idx ? (R_xlen_t) idx[r] : (R_xlen_t) start + r;
+        const sg_index i = idx ? (sg_index) idx[r] : (sg_index) start + r;
         if (idx && r + SG_PREFETCH_AHEAD < n)
-          sg_prefetch_row(d->xt + (R_xlen_t) idx[r + SG_PREFETCH_AHEAD] * p, p);
+          sg_prefetch_row(d->xt + (sg_index) idx[r + SG_PREFETCH_AHEAD] * p, p);
         const double *x = d->xt + i * p;
         for (int jj = 0; jj < nj; jj++) {
           const double xj = x[j0 + jj];
@@ -280,12 +280,12 @@ static void sm_lik_bound_collapse(const sg_model *m, const double *t, const int 
       }
       for (int jj = 0; jj < nj; jj++) {
         double s = 0.0;
-        for (int k = 0; k < K; k++) s += t[(R_xlen_t) k * p + j0 + jj];
+        for (int k = 0; k < K; k++) s += t[(sg_index) k * p + j0 + jj];
         tj[jj] = s / K;
       }
       for (int mm = 0; mm < nm; mm++) {
         double s = 0.0;
-        for (int k = 0; k < K; k++) s += t[(R_xlen_t) k * p + m0 + mm];
+        for (int k = 0; k < K; k++) s += t[(sg_index) k * p + m0 + mm];
         tm[mm] = s / K;
       }
       const double diag = 0.25 * (1.0 - 1.0 / K), off = -0.25 / K;
@@ -295,13 +295,13 @@ static void sm_lik_bound_collapse(const sg_model *m, const double *t, const int 
           const int mc = m0 + mm;
           const double s = S[jj * SM_TILE + mm];
           for (int l = 0; l < K; l++) {
-            double *col = A + ((R_xlen_t) l * p + mc) * dim + j; /* row k p + j below */
-            for (int k = 0; k < K; k++) col[(R_xlen_t) k * p] += (k == l ? diag : off) * s;
+            double *col = A + ((sg_index) l * p + mc) * dim + j; /* row k p + j below */
+            for (int k = 0; k < K; k++) col[(sg_index) k * p] += (k == l ? diag : off) * s;
           }
           for (int k = 0; k < K; k++) {
-            const double ukj = t[(R_xlen_t) k * p + j] - tj[jj];
-            const double ukm = t[(R_xlen_t) k * p + mc] - tm[mm];
-            b[(R_xlen_t) k * p + j] += 0.5 * s * ukm;
+            const double ukj = t[(sg_index) k * p + j] - tj[jj];
+            const double ukm = t[(sg_index) k * p + mc] - tm[mm];
+            b[(sg_index) k * p + j] += 0.5 * s * ukm;
             csum -= 0.25 * ukj * s * ukm;
           }
         }
@@ -328,9 +328,9 @@ static void sm_free_project(const sg_model *m, double *x) {
   const int p = d->p, K = d->K;
   for (int j = 0; j < p; j++) {
     double s = 0.0;
-    for (int k = 0; k < K; k++) s += x[(R_xlen_t) k * p + j];
+    for (int k = 0; k < K; k++) s += x[(sg_index) k * p + j];
     s /= K;
-    for (int k = 0; k < K; k++) x[(R_xlen_t) k * p + j] -= s;
+    for (int k = 0; k < K; k++) x[(sg_index) k * p + j] -= s;
   }
 }
 
@@ -352,7 +352,7 @@ static int sm_free_normal(sg_model *m, const sg_prior *blocks, int p, int K) {
   }
   for (int k = 1; k < K; k++)
     for (int j = 0; j < p; j++)
-      if (mean[(R_xlen_t) k * p + j] != mean[j] || sd[(R_xlen_t) k * p + j] != sd[j]) return 0;
+      if (mean[(sg_index) k * p + j] != mean[j] || sd[(sg_index) k * p + j] != sd[j]) return 0;
   m->free_mean = mean;
   m->free_sd_each = sd;
   return 1;
@@ -366,7 +366,7 @@ int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int 
     return sg_fail(st, SG_ERR_INPUT, "`model` has too many parameters (classes x design columns).");
   /* A code out of range would read outside theta: check them all (one pass, cheap next to any
    * estimator's work). */
-  for (R_xlen_t i = 0; i < n; i++)
+  for (sg_index i = 0; i < n; i++)
     if (y[i] < 1 || y[i] > K)
       return sg_fail(st, SG_ERR_INPUT,
                      "`model` data are corrupt: class code out of range at observation %d.",

@@ -85,7 +85,7 @@ static int settled(const sg_mh_test *t, int kind, double psi, double sum, double
     const double se = sd / sqrt((double) m) * sqrt((double) (n - m) / (n - 1));
     if (!(se > 0.0)) return mean != psi;
     const double tstat = fabs(mean - psi) / se;
-    return pt(-tstat, m - 1.0, 1, 0) < t->tolerance;
+    return Rf_pt(-tstat, m - 1.0, 1, 0) < t->tolerance;
   }
   const double delta = t->tolerance / (2.0 * (double) m * m);
   double c;

@@ -1,8 +1,11 @@
-/* The thread setting (threads.h) and the entry points of sgais_threads() (R/threads.R). R
- * chooses the default (option, environment variable, check limits) and checks the argument;
- * this file holds the setting and caps it at what OpenMP and the machine allow. */
+/* The thread setting (threads.h) and the interrupt checks. R chooses the default (option,
+ * environment variable, check limits) and checks the argument (R/threads.R, threads_r.c); this
+ * file holds the setting and caps it at what OpenMP and the machine allow. With base.c, the one
+ * core file that calls R's runtime (interrupts), never its objects. */
 #include "threads.h"
-#include "ffi.h"
+#define R_NO_REMAP
+#include <Rinternals.h> /* R_ToplevelExec(): an interrupt check that cannot jump out */
+#include <R_ext/Utils.h> /* R_CheckUserInterrupt() */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -72,34 +75,6 @@ static int env_limit(const char *name) {
   return (int) v;
 }
 #endif
-
-/* ---------------------------------------------------------------- entry points */
-
-SEXP ffi_threads_get(void) {
-  return Rf_ScalarInteger(sg_threads());
-}
-
-/* Sets the number of threads (R checked `threads`: a whole number >= 0) and returns the
- * previous one. */
-SEXP ffi_threads_set(SEXP threads) {
-  int old = sg_threads();
-  sg_threads_set(sg_scalar_int(threads, "threads", 0));
-  return Rf_ScalarInteger(old);
-}
-
-SEXP ffi_threads_max(void) {
-  return Rf_ScalarInteger(sg_threads_max());
-}
-
-/* The OpenMP version the package was built with (yyyymm, e.g. 201511), or 0 without OpenMP. */
-SEXP ffi_threads_openmp(void) {
-#ifdef _OPENMP
-  return Rf_ScalarInteger(_OPENMP);
-#else
-  return Rf_ScalarInteger(0);
-#endif
-}
-
 /* ---------------------------------------------------------------- interrupts (threads.h) */
 
 static double next_check = 0.0; /* when to look next (sg_now() seconds) */

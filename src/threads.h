@@ -71,11 +71,4 @@ static inline int sg_thread_id(void) { return 0; }
 void sg_interrupt_check(void);
 int sg_interrupt_poll(void);
 
-/* ---------------------------------------------------------------- entry points (R/threads.R)
- * Declared here rather than in ffi.h, which keeps the entry points of the estimators. */
-SEXP ffi_threads_get(void);
-SEXP ffi_threads_set(SEXP threads);
-SEXP ffi_threads_max(void);
-SEXP ffi_threads_openmp(void);
-
 #endif

@@ -1,0 +1,103 @@
+/* Glue: the entry point of ais.c; unpacks the R objects, runs the core and builds the
+ * result. */
+#include "ffi.h"
+#include <math.h>
+#include <string.h>
+
+
+/* .Call entry: continue a run from particles theta (dim x M) with log-weights logw at
+ * temperature lambda. loglik holds the particles' full-data log-likelihoods, or is empty at the
+ * start (they are then computed and counted in the first step). Returns the new state and one
+ * trace entry per annealing step. */
+SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
+                 SEXP steps_done, SEXP step_size, SEXP key, SEXP schedule, SEXP time_budget) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  ais_settings s = sg_anneal_settings_from_r(settings);
+  {
+    sg_status st = {SG_OK, ""};
+    if (sg_move_settings_for(&s.move, &m, &st)) sg_raise(&st);
+  }
+  const int M = s.particles;
+  double lam = sg_scalar_double(lambda, "lambda"), budget = sg_scalar_double(time_budget, "time_budget");
+  int done = sg_scalar_int(steps_done, "steps_done", 0);
+  const uint64_t run_key = sg_rng_key_from_state(key, "key");
+  /* the adapted step in target widths; 0 at the start: the configured step_size */
+  double step = sg_scalar_double(step_size, "step_size");
+  if (!(step > 0.0) || !R_FINITE(step)) step = s.move.base_step;
+  if (!(lam >= 0.0 && lam <= 1.0)) sg_input_error("`lambda` must be in [0, 1].");
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim || Rf_ncols(theta) != M)
+    sg_input_error("`theta` must be a %d x %d numeric matrix.", m.dim, M);
+  if (TYPEOF(logw) != REALSXP || Rf_length(logw) != M)
+    sg_input_error("`logw` must be a numeric vector of length %d.", M);
+  if (TYPEOF(loglik) != REALSXP || (Rf_length(loglik) != M && Rf_length(loglik) != 0))
+    sg_input_error("`loglik` must be a numeric vector of length 0 or %d.", M);
+  /* a fixed schedule: increasing lambdas in (0, 1], the last 1, from step steps_done on */
+  if (TYPEOF(schedule) != REALSXP) sg_input_error("`schedule` must be a numeric vector.");
+  const int n_schedule = Rf_length(schedule);
+  const double *sched = REAL(schedule);
+  if (n_schedule > 0) {
+    if (n_schedule > AIS_MAX_STEPS || done > n_schedule || sched[n_schedule - 1] != 1.0)
+      sg_input_error("`schedule` must end at 1, with at most %d steps.", AIS_MAX_STEPS);
+    for (int j = 0; j < n_schedule; j++)
+      if (!(sched[j] > (j > 0 ? sched[j - 1] : 0.0) && sched[j] <= 1.0))
+        sg_input_error("`schedule` must increase strictly within (0, 1].");
+    if (done > 0 && lam != sched[done - 1])
+      sg_input_error("`lambda` must be the schedule's lambda after step %d.", done);
+  }
+
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 19)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 19)); nprot++;
+  SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
+  SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, M);
+  SEXP loglik_out = sg_new_column(out, names, 2, "loglik", REALSXP, M);
+  SEXP lambda_out = sg_new_column(out, names, 3, "lambda", REALSXP, AIS_SLICE_STEPS);
+  memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
+  memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
+  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
+  ais_trace tr;
+  tr.lambda = REAL(lambda_out);
+  tr.ess = REAL(sg_new_column(out, names, 4, "ess", REALSXP, AIS_SLICE_STEPS));
+  tr.log_evidence = REAL(sg_new_column(out, names, 5, "log_evidence", REALSXP, AIS_SLICE_STEPS));
+  tr.seconds = REAL(sg_new_column(out, names, 6, "seconds", REALSXP, AIS_SLICE_STEPS));
+  tr.gradient_evaluations = REAL(sg_new_column(out, names, 7, "gradient_evaluations", REALSXP, AIS_SLICE_STEPS));
+  tr.likelihood_evaluations = REAL(sg_new_column(out, names, 8, "likelihood_evaluations", REALSXP, AIS_SLICE_STEPS));
+  tr.resampled = INTEGER(sg_new_column(out, names, 9, "resampled", INTSXP, AIS_SLICE_STEPS));
+  tr.sghmc_steps = INTEGER(sg_new_column(out, names, 10, "sghmc_steps", INTSXP, AIS_SLICE_STEPS));
+  tr.divergent = INTEGER(sg_new_column(out, names, 11, "divergent", INTSXP, AIS_SLICE_STEPS));
+  tr.acceptance = REAL(sg_new_column(out, names, 12, "acceptance", REALSXP, AIS_SLICE_STEPS));
+  tr.step_size = REAL(sg_new_column(out, names, 13, "step_size", REALSXP, AIS_SLICE_STEPS));
+  SEXP lambda_end = sg_new_column(out, names, 14, "lambda_end", REALSXP, 1);
+  SEXP step_end = sg_new_column(out, names, 15, "step_size_end", REALSXP, 1);
+  tr.data_fraction = REAL(sg_new_column(out, names, 16, "data_fraction", REALSXP, AIS_SLICE_STEPS));
+  tr.step_halvings = INTEGER(sg_new_column(out, names, 17, "step_halvings", INTSXP, AIS_SLICE_STEPS));
+  tr.jump_acceptance = REAL(sg_new_column(out, names, 18, "jump_acceptance", REALSXP, AIS_SLICE_STEPS));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+
+  double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  sg_workspace_threads(&ws, &m, sg_threads());
+  if (Rf_length(loglik) == M) {
+    memcpy(ll, REAL(loglik), M * sizeof(double));
+  } else {
+    for (int i = 0; i < M && !st.code; i++)
+      ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * m.dim, NULL, 0, m.n_obs, 1.0, NULL);
+    if (ais_check_loglik(ll, M, lam, 0, &st)) sg_raise(&st);
+    initial = ws.count.likelihood;
+  }
+
+  int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, &step, done, sched, n_schedule,
+                          budget, run_key, &tr, &ws);
+  if (steps < 0) sg_raise(&st);
+  if (steps > 0) tr.likelihood_evaluations[0] += initial;
+  REAL(lambda_end)[0] = lam;
+  REAL(step_end)[0] = step;
+
+  for (int i = 3; i < 19; i++)
+    if (i != 14 && i != 15) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
+  UNPROTECT(nprot);
+  return out;
+}

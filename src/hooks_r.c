@@ -1,0 +1,115 @@
+/* Glue: entry points for the tests only (tests/testthat), which look inside the core through its
+ * probes (model.h, kernel.h): plain C in and out, the R objects made here. */
+#include "ffi.h"
+#include <string.h>
+
+/* The model's FlyMC bound with tangent points at `anchor`, collapsed over all its observations
+ * and evaluated at theta, and each observation's gap (sg_flymc_probe). */
+SEXP ffi_flymc_bound(SEXP model, SEXP anchor, SEXP theta) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (!(m.lik_bound_collapse && m.lik_bound_gap))
+    sg_input_error("%s models have no collapsible likelihood bound.", m.name);
+  if (TYPEOF(anchor) != REALSXP || Rf_length(anchor) != m.dim)
+    sg_input_error("`anchor` must be a numeric vector of length %d.", m.dim);
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) != m.dim)
+    sg_input_error("`theta` must be a numeric vector of length %d.", m.dim);
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2)); nprot++;
+  SEXP total = sg_new_column(out, names, 0, "collapsed", REALSXP, 1);
+  SEXP gap = sg_new_column(out, names, 1, "gap", REALSXP, m.n_obs);
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  REAL(total)[0] = sg_flymc_probe(&m, REAL(anchor), REAL(theta), REAL(gap));
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* A mixture model with jump proposals (and its K, D), or an input error. */
+static void mixture_with_jumps(SEXP model, sg_model *m, int *K, int *D) {
+  sg_model_from_r(model, m);
+  if (!sg_gaussian_mixture_has_jumps(m, K, D))
+    sg_input_error("`model` must be a gaussian_mixture() with 2 to %d components.", GM_JUMP_MAX_K);
+}
+
+/* The clusters a mixture's jump proposals are built from, given all its observations:
+ * list(share (C), mean, variance (C x d matrices)). */
+SEXP ffi_gaussian_mixture_jump_clusters(SEXP model) {
+  sg_model m;
+  int K, D;
+  mixture_with_jumps(model, &m, &K, &D);
+  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
+  sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+  const int C = sg_gaussian_mixture_clusters(&m, aux, NULL, NULL, NULL);
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 3)); nprot++;
+  double *share = REAL(sg_new_column(out, names, 0, "share", REALSXP, C));
+  SEXP mean = PROTECT(Rf_allocMatrix(REALSXP, C, D)); nprot++;
+  SEXP var = PROTECT(Rf_allocMatrix(REALSXP, C, D)); nprot++;
+  SET_VECTOR_ELT(out, 1, mean);
+  SET_STRING_ELT(names, 1, Rf_mkChar("mean"));
+  SET_VECTOR_ELT(out, 2, var);
+  SET_STRING_ELT(names, 2, Rf_mkChar("variance"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  sg_gaussian_mixture_clusters(&m, aux, share, REAL(mean), REAL(var));
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* The parts of a mixture's jump proposal at the points theta (dim x M, a column each), with the
+ * population Gaussian N(pop_mean, L L') (L: dim x dim, lower triangular) and Q built from all
+ * the observations with n of them in the target: list(clusters = log Q, pop = log P, each
+ * summed over the relabellings, factors = the population factors, draws = M draws from P). */
+SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP pop_factor,
+                                     SEXP n) {
+  sg_model m;
+  int K, D;
+  mixture_with_jumps(model, &m, &K, &D);
+  const int dim = m.dim;
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % dim != 0)
+    sg_input_error("`theta` must be a numeric matrix of %d rows.", dim);
+  if (TYPEOF(pop_mean) != REALSXP || Rf_length(pop_mean) != dim)
+    sg_input_error("`pop_mean` must be a numeric vector of length %d.", dim);
+  if (TYPEOF(pop_factor) != REALSXP || Rf_length(pop_factor) != dim * dim)
+    sg_input_error("`pop_factor` must be a %d x %d numeric matrix.", dim, dim);
+  const double n_obs = sg_scalar_double(n, "n");
+  const int M = Rf_length(theta) / dim;
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
+  sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+  sg_gaussian pop;
+  sg_gaussian_set(&pop, REAL(pop_mean), REAL(pop_factor), 0, dim);
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 4)); nprot++;
+  double *lq_c = REAL(sg_new_column(out, names, 0, "clusters", REALSXP, M));
+  double *lq_p = REAL(sg_new_column(out, names, 1, "pop", REALSXP, M));
+  double *fac = REAL(sg_new_column(out, names, 2, "factors", REALSXP, K + 4 * K * D));
+  double *draws = REAL(sg_new_column(out, names, 3, "draws", REALSXP, (R_xlen_t) M * dim));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  sg_gaussian_mixture_jump_parts(&m, &ws, aux, REAL(theta), M, &pop, n_obs, lq_c, lq_p, fac, draws);
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* theta (dim x M, a column each) after the model's canonicalize with log-weights logw. */
+SEXP ffi_gaussian_mixture_canonicalize(SEXP model, SEXP theta, SEXP logw) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % m.dim != 0)
+    sg_input_error("`theta` must be a numeric matrix of %d rows.", m.dim);
+  const int M = Rf_length(theta) / m.dim;
+  if (TYPEOF(logw) != REALSXP || Rf_length(logw) != M)
+    sg_input_error("`logw` must be a numeric vector of length %d.", M);
+  if (m.canonicalize == NULL) sg_input_error("`model` has no canonical labelling.");
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  SEXP out = PROTECT(Rf_duplicate(theta));
+  sg_model_canonicalize(&m, &ws, REAL(out), M, REAL(logw));
+  UNPROTECT(1);
+  return out;
+}

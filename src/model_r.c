@@ -1,0 +1,277 @@
+/* Glue: models from their R objects (the registry of families; a new built-in model is one C
+ * file with a constructor (model.h) plus one unpacker and one row in `registry` here, no
+ * estimator changes), and the entry points that evaluate a model for R. */
+#include "ffi.h"
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+/* Element `name` of the model's data: a matrix (rows > 0 when asked) or vector of `type`. */
+static SEXP data_matrix(SEXP data, const char *name, SEXPTYPE type) {
+  SEXP x = sg_list_get(data, name);
+  if (TYPEOF(x) != type || !Rf_isMatrix(x) || Rf_nrows(x) < 1)
+    sg_input_error("`model` data are corrupt: `%s` must be a %s matrix.", name,
+                 type == REALSXP ? "numeric" : "integer");
+  return x;
+}
+
+static SEXP data_vector(SEXP data, const char *name, SEXPTYPE type, int n) {
+  SEXP x = sg_list_get(data, name);
+  if (TYPEOF(x) != type || Rf_length(x) != n)
+    sg_input_error("`model` data are corrupt: `%s` must be a%s vector of length %d.",
+                 name, type == REALSXP ? " numeric" : "n integer", n);
+  return x;
+}
+
+static double hyper(SEXP model, const char *name) {
+  return sg_scalar_double(sg_list_get(sg_list_get(model, "hyper"), name), name);
+}
+
+/* The coefficients' prior of a regression with `dim` coefficients: hyper$prior_sd, and the
+ * blocks of hyper$prior when the model has them (R/prior.R regression_prior()). */
+static sg_coef_prior coef_prior(SEXP model, int dim) {
+  sg_coef_prior c = {hyper(model, "prior_sd"), NULL};
+  SEXP blocks = sg_list_get_optional(sg_list_get(model, "hyper"), "prior");
+  if (blocks != R_NilValue) {
+    sg_prior *p = (sg_prior *) R_alloc(1, sizeof(sg_prior));
+    *p = sg_prior_from_r(blocks, dim);
+    c.blocks = p;
+  }
+  return c;
+}
+
+static void linear_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  sg_linear_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
+                            hyper(model, "noise_sd"), coef_prior(model, Rf_nrows(xt)), st);
+}
+
+static void linear_regression_nig_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  sg_linear_regression_nig_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
+                                coef_prior(model, Rf_nrows(xt)), hyper(model, "variance_shape"),
+                                hyper(model, "variance_scale"), st);
+}
+
+/* hyper: zellner (1 g-prior, 2 Zellner-Siow), g, gram_chol (a k x k matrix, k = p - 1) and flat
+ * (6 numbers); R/linear_regression.R linear_regression_zellner(). */
+static void linear_regression_zellner_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  SEXP h = sg_list_get(model, "hyper");
+  const int p = Rf_nrows(xt), k = p - 1;
+  SEXP chol = sg_list_get(h, "gram_chol"), flat = sg_list_get(h, "flat");
+  if (TYPEOF(chol) != REALSXP || !Rf_isMatrix(chol) || Rf_nrows(chol) != k || Rf_ncols(chol) != k)
+    sg_input_error("`model` is corrupt: `gram_chol` must be a %d x %d numeric matrix.", k, k);
+  if (TYPEOF(flat) != REALSXP || Rf_length(flat) != 6)
+    sg_input_error("`model` is corrupt: `flat` must be 6 numbers.");
+  const int kind = (int) hyper(model, "zellner");
+  sg_linear_regression_zellner_init(m, sg_rows_from_r(xt, &y, 1), p, Rf_ncols(xt), kind,
+                                    hyper(model, "g"), REAL(chol), REAL(flat), st);
+}
+
+static void robust_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  sg_robust_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
+                            hyper(model, "df"), coef_prior(model, Rf_nrows(xt)),
+                            hyper(model, "scale_prior"), st);
+}
+
+static void softmax_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", INTSXP, Rf_ncols(xt));
+  int K = sg_scalar_int(sg_list_get(sg_list_get(model, "hyper"), "classes"), "classes", 2);
+  if ((double) K * Rf_nrows(xt) > INT_MAX / 2)
+    sg_input_error("`model` has too many parameters (classes x design columns).");
+  sg_softmax_regression_init(m, REAL(xt), INTEGER(y), Rf_nrows(xt), Rf_ncols(xt), K,
+                             coef_prior(model, K * Rf_nrows(xt)), st);
+}
+
+static void logistic_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
+  sg_logistic_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
+                              coef_prior(model, Rf_nrows(xt)), st);
+}
+
+/* The packed rows of a count regression (covariates, counts, offset) and their sizes. */
+static const double *count_rows(SEXP model, int *p, int *n) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  SEXP cols[2] = {data_vector(data, "y", REALSXP, Rf_ncols(xt)),
+                  data_vector(data, "offset", REALSXP, Rf_ncols(xt))};
+  *p = Rf_nrows(xt);
+  *n = Rf_ncols(xt);
+  return sg_rows_from_r(xt, cols, 2);
+}
+
+static void poisson_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  int p, n;
+  const double *rows = count_rows(model, &p, &n);
+  sg_poisson_regression_init(m, rows, p, n, coef_prior(model, p), st);
+}
+
+static void negative_binomial_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
+  int p, n;
+  const double *rows = count_rows(model, &p, &n);
+  sg_negative_binomial_regression_init(m, rows, p, n, coef_prior(model, p),
+                                       hyper(model, "overdispersion_prior"), st);
+}
+
+static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP yt = data_matrix(sg_list_get(model, "data"), "yt", REALSXP);
+  int K = sg_scalar_int(sg_list_get(sg_list_get(model, "hyper"), "components"), "components", 1);
+  sg_gaussian_mixture_init(m, REAL(yt), Rf_nrows(yt), Rf_ncols(yt), K, hyper(model, "concentration"),
+                           hyper(model, "variance_shape"), hyper(model, "variance_scale"),
+                           hyper(model, "mean_variance_ratio"), st);
+}
+
+static void custom_from_r(SEXP model, sg_model *m, sg_status *st) {
+  (void) st;
+  sg_custom_model_from_r(model, m);
+}
+
+static void api_from_r(SEXP model, sg_model *m, sg_status *st) {
+  (void) st;
+  sg_api_model_from_r(model, m);
+}
+
+typedef void (*sg_model_unpack)(SEXP model, sg_model *m, sg_status *st);
+
+/* thread_safe: the family's functions call no R API while evaluating (sg_model.thread_safe). */
+static const struct {
+  const char *family;
+  sg_model_unpack unpack;
+  int thread_safe;
+} registry[] = {
+  {"linear_regression", linear_regression_from_r, 1},
+  {"linear_regression_nig", linear_regression_nig_from_r, 1},
+  {"linear_regression_zellner", linear_regression_zellner_from_r, 1},
+  {"robust_regression", robust_regression_from_r, 1},
+  {"softmax_regression", softmax_regression_from_r, 1},
+  {"logistic_regression", logistic_regression_from_r, 1},
+  {"poisson_regression", poisson_regression_from_r, 1},
+  {"negative_binomial_regression", negative_binomial_regression_from_r, 1},
+  {"gaussian_mixture", gaussian_mixture_from_r, 1},
+  {"custom", custom_from_r, 0},   /* R callbacks */
+  {"compiled", api_from_r, 0},    /* the API does not promise thread safety (sgais.h) */
+};
+
+void sg_model_from_r(SEXP model, sg_model *m) {
+  SEXP family = TYPEOF(model) == VECSXP ? sg_list_get(model, "family") : R_NilValue;
+  if (TYPEOF(family) != STRSXP || Rf_length(family) != 1)
+    sg_input_error("`model` must be an sgais model, e.g. from linear_regression().");
+  const char *name = CHAR(STRING_ELT(family, 0));
+  for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
+    if (strcmp(name, registry[i].family) == 0) {
+      sg_status st = {SG_OK, ""};
+      memset(m, 0, sizeof(*m));
+      registry[i].unpack(model, m, &st);
+      if (st.code) sg_raise(&st);
+      if (!m->name) m->name = registry[i].family;
+      m->thread_safe = registry[i].thread_safe;
+      /* what every estimator indexes with; R checked it, a corrupt object must not crash */
+      int dim = sg_scalar_int(sg_list_get(model, "dim"), "dim", 1);
+      if (m->dim != dim)
+        sg_input_error("`model` is corrupt: `dim` is %d but its data and prior make %d.",
+                     dim, m->dim);
+      return;
+    }
+  }
+  sg_input_error("`model` has unknown family \"%s\".", name);
+}
+
+static void check_theta(const sg_model *m, SEXP theta) {
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) != m->dim)
+    sg_input_error("`theta` must be a numeric vector of length %d.", m->dim);
+}
+
+/* log prior, log likelihood over observations start..start+n-1 (1-based in R, 0-based here)
+ * and both gradients at one parameter vector: the C functions as R sees them (tests,
+ * gradient checks). */
+SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  check_theta(&m, theta);
+  int s = sg_scalar_int(start, "start", 0), k = sg_scalar_int(n, "n", 0);
+  if (s + (double) k > m.n_obs) sg_input_error("`start` + `n` exceeds the number of observations.");
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 4)); nprot++;
+  const char *nm[] = {"log_prior", "grad_log_prior", "log_lik", "grad_log_lik"};
+  for (int i = 0; i < 4; i++) SET_STRING_ELT(names, i, Rf_mkChar(nm[i]));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+
+  SEXP gp = Rf_allocVector(REALSXP, m.dim);
+  SET_VECTOR_ELT(out, 1, gp);
+  SEXP gl = Rf_allocVector(REALSXP, m.dim);
+  SET_VECTOR_ELT(out, 3, gl);
+  memset(REAL(gp), 0, m.dim * sizeof(double));
+  memset(REAL(gl), 0, m.dim * sizeof(double));
+  SET_VECTOR_ELT(out, 0, Rf_ScalarReal(m.log_prior(&m, &ws, REAL(theta), REAL(gp))));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(sg_model_log_lik(&m, &ws, REAL(theta), NULL, s, k, 1.0, REAL(gl))));
+  if (st.code) sg_raise(&st);
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* The log-likelihood of every observation at every parameter vector (the columns of the dim x M
+ * matrix theta): an n_obs x M matrix, for predictive densities. Interruptible between columns. */
+SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim)
+    sg_input_error("`theta` must be a numeric matrix with %d rows.", m.dim);
+  const int M = Rf_ncols(theta);
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m.n_obs, M));
+  double *o = REAL(out);
+  for (int i = 0; i < M; i++) {
+    sg_model_log_lik_pointwise(&m, &ws, REAL(theta) + (size_t) i * m.dim, 0, m.n_obs,
+                               o + (size_t) i * m.n_obs);
+    if (st.code) sg_raise(&st);
+    R_CheckUserInterrupt();
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* n prior draws as a dim x n matrix (column per draw). */
+SEXP ffi_model_prior_draw(SEXP model, SEXP n) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  int k = sg_scalar_int(n, "n", 0);
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m.dim, k));
+  GetRNGstate();
+  for (int i = 0; i < k && !st.code; i++) m.prior_draw(&m, &ws, REAL(out) + (sg_index) i * m.dim);
+  PutRNGstate();
+  if (st.code) sg_raise(&st);
+  UNPROTECT(1);
+  return out;
+}
+
+/* Whether the model makes jump proposals (model.h): its posterior may have modes that local
+ * moves cannot travel between. */
+SEXP ffi_model_has_jumps(SEXP model) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  return Rf_ScalarLogical(m.jump_propose != NULL);
+}

@@ -1,0 +1,267 @@
+/* Glue: the entry point of sgais.c; unpacks the R objects, runs the core and builds the
+ * result. */
+#include "ffi.h"
+#include <math.h>
+#include <string.h>
+
+
+static sgais_settings settings_from_r(SEXP x) {
+  sgais_settings s;
+  s.a = sg_anneal_settings_from_r(x);
+  s.batch_size = sg_scalar_int(sg_list_get(x, "batch_size"), "batch_size", 1);
+  s.chunk_size = sg_scalar_int(sg_list_get(x, "chunk_size"), "chunk_size", 1);
+  s.control_variates = sg_scalar_int(sg_list_get(x, "control_variates"), "control_variates", 0);
+  s.exact_until = sg_scalar_int(sg_list_get(x, "exact_until"), "exact_until", 0);
+  s.early_particles = sg_scalar_int(sg_list_get(x, "early_particles"), "early_particles", 2);
+  s.update = sg_scalar_int(sg_list_get(x, "update"), "update", 0);
+  if (s.update > SGAIS_UPDATE_AVERAGED) sg_input_error("`update` is not a known update.");
+  s.first_chunk_size = sg_scalar_int(sg_list_get(x, "first_chunk_size"), "first_chunk_size", 1);
+  /* NULL in the settings of older fits and of SIR and the sequential estimator: never */
+  SEXP rt = sg_list_get_optional(x, "restart_threshold"),
+       ra = sg_list_get_optional(x, "restart_after"), rd = sg_list_get_optional(x, "restart_due");
+  s.restart_threshold = Rf_isNull(rt) ? R_PosInf : sg_scalar_double(rt, "restart_threshold");
+  if (!(s.restart_threshold > 0)) sg_input_error("`restart_threshold` must be positive (or Inf).");
+  s.restart_after = Rf_isNull(ra) ? 0.0 : sg_scalar_double(ra, "restart_after");
+  s.restart_due = Rf_isNull(rd) ? R_PosInf : sg_scalar_double(rd, "restart_due");
+  if (s.early_particles < s.a.particles)
+    sg_input_error("`early_particles` must be at least `particles`.");
+  /* Inf (or NULL, as settings of older fits): unbounded */
+  SEXP rs = sg_list_get(x, "reservoir_size");
+  double r = Rf_isNull(rs) ? R_PosInf : sg_scalar_double(rs, "reservoir_size");
+  if (R_FINITE(r)) {
+    s.reservoir_size = sg_scalar_int(rs, "reservoir_size", 1);
+    if (s.reservoir_size < s.exact_until)
+      sg_input_error("`reservoir_size` must be at least `exact_until`.");
+  } else if (r > 0) {
+    s.reservoir_size = 0;
+  } else {
+    sg_input_error("`reservoir_size` must be a whole number or Inf.");
+  }
+  return s;
+}
+
+static SEXP state_vector(SEXP state, const char *name, int len) {
+  SEXP x = sg_list_get(state, name);
+  if (TYPEOF(x) != REALSXP || Rf_length(x) != len)
+    sg_input_error("`state$%s` must be a numeric vector of length %d.", name, len);
+  return x;
+}
+
+/* A schedule from R: a list of n (chunk ends), steps and lambda, each chunk's lambdas
+ * increasing in (0, 1] and ending at 1; checked here, as everything the core trusts. */
+static sgais_schedule schedule_from_r(SEXP x) {
+  sgais_schedule sc = {NULL, NULL, NULL, 0};
+  SEXP n = sg_list_get(x, "n"), steps = sg_list_get(x, "steps"), lambda = sg_list_get(x, "lambda");
+  if (TYPEOF(n) != REALSXP || TYPEOF(steps) != INTSXP || TYPEOF(lambda) != REALSXP ||
+      Rf_length(n) != Rf_length(steps))
+    sg_input_error("`schedule` must hold chunk ends `n`, integer `steps` and `lambda`.");
+  sc.chunks = Rf_length(n);
+  sc.n = REAL(n);
+  sc.steps = INTEGER(steps);
+  sc.lambda = REAL(lambda);
+  sg_index offset = 0;
+  for (int j = 0; j < sc.chunks; j++) {
+    if (sc.steps[j] == NA_INTEGER || sc.steps[j] < 0 || offset + sc.steps[j] > Rf_xlength(lambda))
+      sg_input_error("`schedule$steps` must count the lambdas of each chunk.");
+    for (int k = 0; k < sc.steps[j]; k++) {
+      const double l = sc.lambda[offset + k], prev = k > 0 ? sc.lambda[offset + k - 1] : 0.0;
+      if (!(l > prev && l <= 1.0) || (k == sc.steps[j] - 1 && l != 1.0))
+        sg_input_error("`schedule$lambda` must increase within (0, 1] to 1 in each chunk.");
+    }
+    offset += sc.steps[j];
+  }
+  if (offset != Rf_xlength(lambda))
+    sg_input_error("`schedule$steps` must count the lambdas of each chunk.");
+  return sc;
+}
+
+/* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;
+ * logw; n, the observations absorbed; anchor, anchor_grad and anchor_n, the control-variate
+ * anchor, of length 0 before there is one; step_size, the adapted step in target widths, 0 at
+ * the start; precond_cov, precond_n and precond_ess, the preconditioner's running covariance,
+ * precond_n = 0 before there is one; buffer_start and slots, where the model's data hold the
+ * observations: the (k + 1)-th of the stream at column k - buffer_start, and with a bounded
+ * reservoir the earlier ones it keeps at the 0-based columns `slots`; score, each particle's
+ * score for the score control variate, a dim x M matrix or empty), adding observations up
+ * to n_end, with the chunks in `schedule` (schedule_from_r) on its steps. Returns the new
+ * state's fields, every annealing step's lambda and one trace entry per chunk processed. */
+SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
+                   SEXP time_budget) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  sgais_settings s = settings_from_r(settings);
+  {
+    sg_status st = {SG_OK, ""};
+    if (sg_move_settings_for(&s.a.move, &m, &st)) sg_raise(&st);
+  }
+  const int dim = m.dim;
+  double from = sg_scalar_count(sg_list_get(state, "n"), "state$n");
+  double to = sg_scalar_count(n_end, "n_end");
+  double buffer_start = sg_scalar_count(sg_list_get(state, "buffer_start"), "state$buffer_start");
+  double budget = sg_scalar_double(time_budget, "time_budget");
+  const sgais_schedule sched = schedule_from_r(schedule);
+  if (from > to || from < buffer_start || to - buffer_start > m.n_obs)
+    sg_input_error("`n_end` must lie between `state$n` and the number of observations.");
+  /* the reservoir: its slots must point at held observations before the first new one */
+  SEXP slots_in = sg_list_get(state, "slots");
+  const int held = (int) (from - buffer_start);
+  sgais_reservoir res = {NULL, 0, s.reservoir_size};
+  if (res.cap) {
+    res.slot = (int *) R_alloc(res.cap, sizeof(int));
+    res.size = Rf_length(slots_in);
+    if (TYPEOF(slots_in) != INTSXP || res.size != (from < res.cap ? from : res.cap))
+      sg_input_error("`state$slots` must be an integer vector of length %.0f.",
+                   from < res.cap ? from : (double) res.cap);
+    for (int i = 0; i < res.size; i++) {
+      int k = INTEGER(slots_in)[i];
+      if (k == NA_INTEGER || k < 0 || k >= held)
+        sg_input_error("`state$slots` must hold columns of the model's data before "
+                     "the first new observation.");
+      res.slot[i] = k;
+    }
+  } else if (buffer_start != 0.0) {
+    sg_input_error("`state$buffer_start` must be 0 without a reservoir.");
+  }
+  SEXP theta = sg_list_get(state, "theta");
+  /* early_particles particles until the mini-batch phase, `particles` after */
+  const int M_in = (TYPEOF(theta) == REALSXP && Rf_isMatrix(theta)) ? Rf_ncols(theta) : -1;
+  if (M_in < 0 || Rf_nrows(theta) != dim || (M_in != s.a.particles && M_in != s.early_particles))
+    sg_input_error("`state$theta` must be a %d x %d numeric matrix.", dim,
+                 from <= s.exact_until ? s.early_particles : s.a.particles);
+  int M = M_in;
+  SEXP logw = state_vector(state, "logw", M);
+  const uint64_t key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
+  double anchor_n = sg_scalar_count(sg_list_get(state, "anchor_n"), "state$anchor_n");
+  int has_anchor = anchor_n > 0;
+  SEXP anchor_theta = state_vector(state, "anchor", has_anchor ? dim : 0);
+  SEXP anchor_grad = state_vector(state, "anchor_grad", has_anchor ? dim : 0);
+  if (anchor_n > from) sg_input_error("`state$anchor_n` must not exceed `state$n`.");
+  /* the adapted step in target widths; 0 at the start: the configured step_size */
+  double step_size = sg_scalar_double(sg_list_get(state, "step_size"), "state$step_size");
+  if (!(step_size > 0.0) || !R_FINITE(step_size)) step_size = s.a.move.base_step;
+  /* the running covariance of the preconditioner (precond.c), empty before the first */
+  sg_precond pc;
+  sg_precond_alloc(&pc, s.a.move.preconditioner, dim);
+  sg_precond_set_free(&pc, &m);
+  sg_precond *pcp = (s.a.move.preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
+  const int acc_len = !pcp ? 0 : (pc.kind == SG_PRECOND_DENSE ? dim * dim : dim);
+  SEXP acc_in = sg_list_get(state, "precond_cov");
+  double acc_n = sg_scalar_double(sg_list_get(state, "precond_n"), "state$precond_n");
+  if (pcp && acc_n > 0.0) {
+    acc_in = state_vector(state, "precond_cov", acc_len);
+    memcpy(pc.acc, REAL(acc_in), acc_len * sizeof(double));
+    pc.acc_n = acc_n;
+    pc.acc_ess = sg_scalar_double(sg_list_get(state, "precond_ess"), "state$precond_ess");
+  }
+
+  const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end",
+                        "precond_cov", "precond_n", "precond_ess", "slots", "score", "lambdas",
+                        "n", "log_evidence",
+                        "annealing_steps", "resamples", "sghmc_steps", "divergent", "reanchors",
+                        "min_ess", "ess", "predicted_var", "acceptance", "step_size", "seconds",
+                        "gradient_evaluations", "likelihood_evaluations", "data_fraction",
+                        "step_halvings", "jump_acceptance"};
+  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 12;
+  int nprot = 0, max_chunks = 0;
+  for (double b = from; b < to; b = sgais_chunk_end(&s, b)) max_chunks++;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol)); nprot++;
+  SEXP theta_out = sg_new_column(out, names, 0, cols[0], REALSXP, Rf_length(theta));
+  SEXP logw_out = sg_new_column(out, names, 1, cols[1], REALSXP, M);
+  SEXP anchor_out = sg_new_column(out, names, 2, cols[2], REALSXP, dim);
+  SEXP anchor_grad_out = sg_new_column(out, names, 3, cols[3], REALSXP, dim);
+  SEXP anchor_n_out = sg_new_column(out, names, 4, cols[4], REALSXP, 1);
+  SEXP step_out = sg_new_column(out, names, 5, cols[5], REALSXP, 1);
+  SEXP acc_out = sg_new_column(out, names, 6, cols[6], REALSXP, acc_len);
+  SEXP acc_n_out = sg_new_column(out, names, 7, cols[7], REALSXP, 1);
+  SEXP acc_ess_out = sg_new_column(out, names, 8, cols[8], REALSXP, 1);
+  SEXP slots_out = sg_new_column(out, names, 9, cols[9], INTSXP, 0);
+  sg_new_column(out, names, 10, cols[10], REALSXP, 0);
+  sg_new_column(out, names, 11, cols[11], REALSXP, 0);
+  /* each particle's score for the score control variate (NaN rows: to be computed), kept from
+   * the last moves; carried in the state so that a run continued in pieces is the same run */
+  double *score = NULL;
+  if (s.a.score_cv) {
+    SEXP score_in = sg_list_get(state, "score");
+    const size_t len = (size_t) dim * M_in;
+    score = (double *) R_alloc(len, sizeof(double));
+    if (TYPEOF(score_in) == REALSXP && (size_t) Rf_xlength(score_in) == len) {
+      memcpy(score, REAL(score_in), len * sizeof(double));
+    } else if (Rf_xlength(score_in) == 0) {
+      sgais_scores_unknown(score, M_in, dim);
+    } else {
+      sg_input_error("`state$score` must be empty or a numeric vector of length %.0f.", (double) len);
+    }
+  }
+  memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
+  memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
+  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
+  sgais_anchor anchor = {REAL(anchor_out), REAL(anchor_grad_out), anchor_n, from};
+  if (has_anchor) {
+    memcpy(anchor.theta, REAL(anchor_theta), dim * sizeof(double));
+    memcpy(anchor.grad, REAL(anchor_grad), dim * sizeof(double));
+  }
+  sgais_trace tr;
+  int c = first_trace;
+  tr.n = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.log_evidence = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.annealing_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.resamples = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.sghmc_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.divergent = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.reanchors = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.min_ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.predicted_var = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.acceptance = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.step_size = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.seconds = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.gradient_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.data_fraction = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
+  tr.step_halvings = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
+  tr.jump_acceptance = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+
+  sg_status st = {SG_OK, ""};
+  sgais_lambdas taken = {NULL, 0, 0};
+  int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &M, &anchor, &step_size,
+                             pcp, &res, buffer_start, from, to, budget, key, score, &sched,
+                             &taken, &tr, &st);
+  if (chunks < 0) sg_raise(&st);
+  SEXP restart_at = PROTECT(Rf_ScalarReal(tr.restart_at)); nprot++;
+  Rf_setAttrib(out, Rf_install("restart_at"), restart_at);
+  /* every annealing step's lambda, chunk after chunk (the trace's annealing_steps split them) */
+  SET_VECTOR_ELT(out, 11, Rf_allocVector(REALSXP, taken.n));
+  if (taken.n) memcpy(REAL(VECTOR_ELT(out, 11)), taken.x, taken.n * sizeof(double));
+  if (score) {
+    SEXP sc = Rf_allocMatrix(REALSXP, dim, M);
+    SET_VECTOR_ELT(out, 10, sc);
+    memcpy(REAL(sc), score, (size_t) dim * M * sizeof(double));
+  }
+  if (res.cap) {
+    slots_out = Rf_allocVector(INTSXP, res.size);
+    SET_VECTOR_ELT(out, 9, slots_out);
+    memcpy(INTEGER(slots_out), res.slot, res.size * sizeof(int));
+  }
+  if (M != M_in) {
+    /* fewer particles now: the first M columns and weights */
+    SEXP th = Rf_allocMatrix(REALSXP, dim, M);
+    SET_VECTOR_ELT(out, 0, th);
+    memcpy(REAL(th), REAL(theta_out), (size_t) dim * M * sizeof(double));
+    SET_VECTOR_ELT(out, 1, Rf_lengthgets(logw_out, M));
+  }
+  REAL(step_out)[0] = step_size;
+  if (pcp) memcpy(REAL(acc_out), pc.acc, acc_len * sizeof(double));
+  REAL(acc_n_out)[0] = pcp ? pc.acc_n : 0.0;
+  REAL(acc_ess_out)[0] = pcp ? pc.acc_ess : 0.0;
+
+  REAL(anchor_n_out)[0] = anchor.n_anchor;
+  if (anchor.n_anchor == 0) {
+    SET_VECTOR_ELT(out, 2, Rf_allocVector(REALSXP, 0));
+    SET_VECTOR_ELT(out, 3, Rf_allocVector(REALSXP, 0));
+  }
+  for (int i = first_trace; i < ncol; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), chunks));
+  UNPROTECT(nprot);
+  return out;
+}
