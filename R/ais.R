@@ -200,10 +200,7 @@ ais_slice <- function(model, state, settings, budget, schedule = numeric(0)) {
   res <- with_model_errors(.Call(C_ffi_ais_run, model, state$theta, state$logw, state$loglik,
                                  state$lambda, settings, state$steps, state$step_size, state$key,
                                  as.double(schedule), budget))
-  trace <- as.data.frame(res[c("lambda", "ess", "resampled", "sghmc_steps", "acceptance",
-                               "step_size", "divergent", "step_halvings", "data_fraction",
-                               "jump_acceptance", "log_evidence",
-                               "seconds", "gradient_evaluations", "likelihood_evaluations")])
+  trace <- as.data.frame(res$trace)
   k <- nrow(trace)
   list(
     state = list(theta = res$theta, logw = res$logw, loglik = res$loglik,

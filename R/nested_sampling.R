@@ -223,13 +223,7 @@ nested_slice <- function(model, state, settings, budget) {
   chunk <- ns_chunk_fields(model)
   state[setdiff(names(chunk), names(state))] <- chunk[setdiff(names(chunk), names(state))]
   res <- with_model_errors(.Call(C_ffi_nested_sampling_run, model, state, settings, budget))
-  cols <- c("iteration", "log_likelihood", "log_volume", "log_weight", "log_evidence",
-            "reflections", "moves", "jumps_accepted", "iteration_seconds", "gradient_evaluations",
-            "likelihood_evaluations")
-  trace <- as.data.frame(res[cols])
-  names(trace)[names(trace) == "reflections"] <- "rejected_steps"
-  names(trace)[names(trace) == "moves"] <- "steps"
-  names(trace)[names(trace) == "iteration_seconds"] <- "seconds"
+  trace <- as.data.frame(res$trace)
   trace$theta <- t(res$dead_theta)
   list(
     state = list(theta = res$theta, loglik = res$loglik, iteration = res$iteration_end,

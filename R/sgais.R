@@ -669,19 +669,19 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     # the particles' scores for the score control variate (src/sgais.c); none in older fits
     if (is.null(state$score)) state$score <- numeric(0)
     res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs, schedule, budget))
-    k <- length(res$n)
+    trace <- as.data.frame(res$trace)
+    k <- nrow(trace)
     new <- state
     if (k > 0L) {
-      new <- list(theta = res$theta, logw = res$logw, n = res$n[k], anchor = res$anchor,
+      new <- list(theta = res$theta, logw = res$logw, n = trace$n[k], anchor = res$anchor,
                   anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
                   step_size = res$step_size_end, precond_cov = res$precond_cov,
                   precond_n = res$precond_n, precond_ess = res$precond_ess,
                   slots = res$slots, score = res$score, buffer_start = state$buffer_start,
-                  key = state$key, log_z = res$log_evidence[k],
+                  key = state$key, log_z = trace$log_evidence[k],
                   lambdas = c(state$lambdas, res$lambdas), restart_n = state$restart_n,
                   shift_restart_n = state$shift_restart_n)
     }
-    trace <- as.data.frame(res[-(1:12)])
     trace$n <- as_count(trace$n)
     trace$restarts <- integer(nrow(trace))
     list(state = new, trace = trace, restart_at = attr(res, "restart_at"))

@@ -4,6 +4,15 @@
 #include <math.h>
 #include <string.h>
 
+/* The trace: one entry per annealing step (ais_trace), in the order of the fit's schedule. */
+#define COL(name, type) {#name, type, offsetof(ais_trace, name)}
+static const sg_column trace_columns[] = {
+    COL(lambda, REALSXP), COL(ess, REALSXP), COL(resampled, INTSXP), COL(sghmc_steps, INTSXP),
+    COL(acceptance, REALSXP), COL(step_size, REALSXP), COL(divergent, INTSXP),
+    COL(step_halvings, INTSXP), COL(data_fraction, REALSXP), COL(jump_acceptance, REALSXP),
+    COL(log_evidence, REALSXP), COL(seconds, REALSXP), COL(gradient_evaluations, REALSXP),
+    COL(likelihood_evaluations, REALSXP)};
+#undef COL
 
 /* .Call entry: continue a run from particles theta (dim x M) with log-weights logw at
  * temperature lambda. loglik holds the particles' full-data log-likelihoods, or is empty at the
@@ -47,33 +56,26 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   }
 
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 19)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 19)); nprot++;
-  SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
-  SEXP logw_out = sg_new_column(out, names, 1, "logw", REALSXP, M);
-  SEXP loglik_out = sg_new_column(out, names, 2, "loglik", REALSXP, M);
-  SEXP lambda_out = sg_new_column(out, names, 3, "lambda", REALSXP, AIS_SLICE_STEPS);
+  /* the state after the call, then the trace of its steps (trace_columns), by name */
+  enum { THETA, LOGW, LOGLIK, LAMBDA_END, STEP_SIZE_END, TRACE, N_OUT };
+  static const char *out_names[N_OUT] = {"theta", "logw", "loglik", "lambda_end",
+                                         "step_size_end", "trace"};
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, N_OUT)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, N_OUT)); nprot++;
+  SEXP theta_out = sg_new_column(out, names, THETA, out_names[THETA], REALSXP, Rf_length(theta));
+  SEXP logw_out = sg_new_column(out, names, LOGW, out_names[LOGW], REALSXP, M);
+  SEXP loglik_out = sg_new_column(out, names, LOGLIK, out_names[LOGLIK], REALSXP, M);
+  SEXP lambda_end = sg_new_column(out, names, LAMBDA_END, out_names[LAMBDA_END], REALSXP, 1);
+  SEXP step_end = sg_new_column(out, names, STEP_SIZE_END, out_names[STEP_SIZE_END], REALSXP, 1);
+  SET_STRING_ELT(names, TRACE, Rf_mkChar(out_names[TRACE]));
+  Rf_setAttrib(out, R_NamesSymbol, names);
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
   memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
   Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
   ais_trace tr;
-  tr.lambda = REAL(lambda_out);
-  tr.ess = REAL(sg_new_column(out, names, 4, "ess", REALSXP, AIS_SLICE_STEPS));
-  tr.log_evidence = REAL(sg_new_column(out, names, 5, "log_evidence", REALSXP, AIS_SLICE_STEPS));
-  tr.seconds = REAL(sg_new_column(out, names, 6, "seconds", REALSXP, AIS_SLICE_STEPS));
-  tr.gradient_evaluations = REAL(sg_new_column(out, names, 7, "gradient_evaluations", REALSXP, AIS_SLICE_STEPS));
-  tr.likelihood_evaluations = REAL(sg_new_column(out, names, 8, "likelihood_evaluations", REALSXP, AIS_SLICE_STEPS));
-  tr.resampled = INTEGER(sg_new_column(out, names, 9, "resampled", INTSXP, AIS_SLICE_STEPS));
-  tr.sghmc_steps = INTEGER(sg_new_column(out, names, 10, "sghmc_steps", INTSXP, AIS_SLICE_STEPS));
-  tr.divergent = INTEGER(sg_new_column(out, names, 11, "divergent", INTSXP, AIS_SLICE_STEPS));
-  tr.acceptance = REAL(sg_new_column(out, names, 12, "acceptance", REALSXP, AIS_SLICE_STEPS));
-  tr.step_size = REAL(sg_new_column(out, names, 13, "step_size", REALSXP, AIS_SLICE_STEPS));
-  SEXP lambda_end = sg_new_column(out, names, 14, "lambda_end", REALSXP, 1);
-  SEXP step_end = sg_new_column(out, names, 15, "step_size_end", REALSXP, 1);
-  tr.data_fraction = REAL(sg_new_column(out, names, 16, "data_fraction", REALSXP, AIS_SLICE_STEPS));
-  tr.step_halvings = INTEGER(sg_new_column(out, names, 17, "step_halvings", INTSXP, AIS_SLICE_STEPS));
-  tr.jump_acceptance = REAL(sg_new_column(out, names, 18, "jump_acceptance", REALSXP, AIS_SLICE_STEPS));
-  Rf_setAttrib(out, R_NamesSymbol, names);
+  SEXP trace = sg_columns_new(trace_columns, sizeof trace_columns / sizeof trace_columns[0], &tr,
+                              AIS_SLICE_STEPS);
+  SET_VECTOR_ELT(out, TRACE, trace);
 
   double *th = REAL(theta_out), *ll = REAL(loglik_out), initial = 0.0;
   sg_status st = {SG_OK, ""};
@@ -96,8 +98,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   REAL(lambda_end)[0] = lam;
   REAL(step_end)[0] = step;
 
-  for (int i = 3; i < 19; i++)
-    if (i != 14 && i != 15) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), steps));
+  sg_columns_cut(trace, steps);
   UNPROTECT(nprot);
   return out;
 }

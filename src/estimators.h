@@ -101,7 +101,6 @@ typedef sg_anneal_settings ais_settings;
 
 /* Annealing steps allowed in all before we give up rather than appear to hang, and per call. */
 #define AIS_MAX_STEPS 100000
-
 #define AIS_SLICE_STEPS 10000
 
 typedef struct {

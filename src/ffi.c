@@ -85,6 +85,24 @@ SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type,
   return col;
 }
 
+SEXP sg_columns_new(const sg_column *cols, int ncol, void *trace, R_xlen_t n) {
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol));
+  for (int i = 0; i < ncol; i++) {
+    SEXP col = sg_new_column(out, names, i, cols[i].name, cols[i].type, n);
+    void **slot = (void **) ((char *) trace + cols[i].offset);
+    *slot = (cols[i].type == INTSXP) ? (void *) INTEGER(col) : (void *) REAL(col);
+  }
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+void sg_columns_cut(SEXP list, R_xlen_t n) {
+  for (R_xlen_t i = 0; i < Rf_xlength(list); i++)
+    SET_VECTOR_ELT(list, i, Rf_lengthgets(VECTOR_ELT(list, i), n));
+}
+
 /* A digest of a sequence of observations that does not depend on how the sequence was split:
  * 64-bit FNV-1a over the bytes of the values in order, continued from `digest` (16 hex digits,
  * or "" to start). Doubles are hashed with -0 as +0, so equal numbers give equal digests. Used

@@ -9,6 +9,7 @@
 #define R_NO_REMAP
 #include <R.h>
 #include <Rinternals.h>
+#include <stddef.h>
 #include "estimators.h"
 
 /* Raises st as an R error of class sgais_error_<kind> (R/checks.R, core_error()). */
@@ -42,6 +43,18 @@ const double *sg_rows_from_r(SEXP xt, const SEXP *cols, int ncol);
 /* A run's key for its random streams (rng.h), stored in R as two whole numbers in [0, 2^32). */
 uint64_t sg_rng_key_from_state(SEXP x, const char *what);
 SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, R_xlen_t n);
+/* An estimator's trace as a named list of columns, built from one spec table per estimator:
+ * each column's name, type (REALSXP or INTSXP) and the offset (offsetof) of the pointer that the
+ * core's trace struct keeps to it. sg_columns_new allocates the columns (length n) and points the
+ * struct at them; sg_columns_cut then keeps the first n entries of each, the entries the core
+ * filled. R reads the columns by name. */
+typedef struct {
+  const char *name;
+  SEXPTYPE type;
+  size_t offset;
+} sg_column;
+SEXP sg_columns_new(const sg_column *cols, int ncol, void *trace, R_xlen_t n);
+void sg_columns_cut(SEXP list, R_xlen_t n);
 
 /* The one settings parser: move and annealing settings from the R settings list, re-checked
  * (errors name the argument). */

@@ -65,6 +65,18 @@ static int chunk_from_r(SEXP state, const sg_model *m, int M, ns_chunk *chunk, n
   return number;
 }
 
+/* The trace: one entry per removed point (ns_dead), in the order of the fit's trace, named as
+ * there (a point's reflections are its rejected steps, its moves the steps made). */
+#define COL(name, field) {name, REALSXP, offsetof(ns_dead, field)}
+static const sg_column trace_columns[] = {
+    COL("iteration", iteration), COL("log_likelihood", log_likelihood),
+    COL("log_volume", log_volume), COL("log_weight", log_weight),
+    COL("log_evidence", log_evidence), COL("rejected_steps", reflections), COL("steps", moves),
+    COL("jumps_accepted", jumps_accepted), COL("seconds", seconds),
+    COL("gradient_evaluations", gradient_evaluations),
+    COL("likelihood_evaluations", likelihood_evaluations)};
+#undef COL
+
 /* .Call entry: continue a run from `state`, a list with theta (dim x M live points), loglik
  * (their log-likelihoods, or empty at the start: then computed and counted), iteration, log_z,
  * information, and the chunk and reservoir (chunk_from_r()). Returns the new state (with status
@@ -95,33 +107,31 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
 
   const int cap = NS_SLICE_ITERATIONS + M;
   int nprot = 0;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 26)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 26)); nprot++;
+  /* the state after the call (the reservoir's five fields from RESERVOIR on, chunk_from_r),
+   * the removed points' parameters, then their trace (trace_columns), by name */
+  enum { THETA, LOGLIK, ITERATION_END, LOG_Z, INFORMATION, STATUS, DEAD_THETA, SECONDS,
+         WALK_SCALE, WALK_JUMP, RESERVOIR, TRACE = RESERVOIR + 5, N_OUT };
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, N_OUT)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, N_OUT)); nprot++;
   ns_chunk chunk;
   ns_reservoir res;
-  const uint64_t key = ns_chunk_key(run_key, chunk_from_r(state, &m, M, &chunk, &res, out, names, 20));
-  SEXP theta_out = sg_new_column(out, names, 0, "theta", REALSXP, Rf_length(theta));
-  SEXP loglik_out = sg_new_column(out, names, 1, "loglik", REALSXP, M);
-  SEXP iteration_out = sg_new_column(out, names, 2, "iteration_end", REALSXP, 1);
-  SEXP log_z_out = sg_new_column(out, names, 3, "log_z", REALSXP, 1);
-  SEXP information_out = sg_new_column(out, names, 4, "information", REALSXP, 1);
-  SEXP status_out = sg_new_column(out, names, 5, "status", INTSXP, 1);
+  const uint64_t key =
+      ns_chunk_key(run_key, chunk_from_r(state, &m, M, &chunk, &res, out, names, RESERVOIR));
+  SEXP theta_out = sg_new_column(out, names, THETA, "theta", REALSXP, Rf_length(theta));
+  SEXP loglik_out = sg_new_column(out, names, LOGLIK, "loglik", REALSXP, M);
+  SEXP iteration_out = sg_new_column(out, names, ITERATION_END, "iteration_end", REALSXP, 1);
+  SEXP log_z_out = sg_new_column(out, names, LOG_Z, "log_z", REALSXP, 1);
+  SEXP information_out = sg_new_column(out, names, INFORMATION, "information", REALSXP, 1);
+  SEXP status_out = sg_new_column(out, names, STATUS, "status", INTSXP, 1);
+  SEXP dead_theta = sg_new_column(out, names, DEAD_THETA, "dead_theta", REALSXP, 0);
+  SEXP seconds_out = sg_new_column(out, names, SECONDS, "seconds", REALSXP, 1);
+  SEXP scale_out = sg_new_column(out, names, WALK_SCALE, "walk_scale", REALSXP, 1);
+  SEXP jump_out = sg_new_column(out, names, WALK_JUMP, "walk_jump", REALSXP, 1);
   ns_dead d;
-  d.iteration = REAL(sg_new_column(out, names, 6, "iteration", REALSXP, cap));
-  d.log_likelihood = REAL(sg_new_column(out, names, 7, "log_likelihood", REALSXP, cap));
-  d.log_volume = REAL(sg_new_column(out, names, 8, "log_volume", REALSXP, cap));
-  d.log_weight = REAL(sg_new_column(out, names, 9, "log_weight", REALSXP, cap));
-  d.log_evidence = REAL(sg_new_column(out, names, 10, "log_evidence", REALSXP, cap));
-  d.gradient_evaluations = REAL(sg_new_column(out, names, 11, "gradient_evaluations", REALSXP, cap));
-  d.likelihood_evaluations = REAL(sg_new_column(out, names, 12, "likelihood_evaluations", REALSXP, cap));
-  d.reflections = REAL(sg_new_column(out, names, 13, "reflections", REALSXP, cap));
-  SEXP dead_theta = sg_new_column(out, names, 14, "dead_theta", REALSXP, 0);
-  SEXP seconds_out = sg_new_column(out, names, 15, "seconds", REALSXP, 1);
-  SEXP scale_out = sg_new_column(out, names, 16, "walk_scale", REALSXP, 1);
-  SEXP jump_out = sg_new_column(out, names, 17, "walk_jump", REALSXP, 1);
-  d.moves = REAL(sg_new_column(out, names, 18, "moves", REALSXP, cap));
-  d.seconds = REAL(sg_new_column(out, names, 19, "iteration_seconds", REALSXP, cap));
-  d.jumps_accepted = REAL(sg_new_column(out, names, 25, "jumps_accepted", REALSXP, cap));
+  SEXP trace = sg_columns_new(trace_columns, sizeof trace_columns / sizeof trace_columns[0], &d,
+                              cap);
+  SET_VECTOR_ELT(out, TRACE, trace);
+  SET_STRING_ELT(names, TRACE, Rf_mkChar("trace"));
   Rf_setAttrib(out, R_NamesSymbol, names);
   d.theta = (double *) R_alloc((size_t) cap * dim, sizeof(double));
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
@@ -158,14 +168,12 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   INTEGER(status_out)[0] = st.status;
   REAL(scale_out)[0] = st.walk_scale;
   REAL(jump_out)[0] = st.walk_jump;
-  INTEGER(VECTOR_ELT(out, 23))[0] = res.filled;
-  REAL(VECTOR_ELT(out, 24))[0] = res.log_ordinary;
+  INTEGER(VECTOR_ELT(out, RESERVOIR + 3))[0] = res.filled;
+  REAL(VECTOR_ELT(out, RESERVOIR + 4))[0] = res.log_ordinary;
   dead_theta = Rf_allocMatrix(REALSXP, dim, k);
-  SET_VECTOR_ELT(out, 14, dead_theta);
+  SET_VECTOR_ELT(out, DEAD_THETA, dead_theta);
   memcpy(REAL(dead_theta), d.theta, (size_t) k * dim * sizeof(double));
-  for (int i = 6; i < 14; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
-  for (int i = 18; i < 20; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), k));
-  SET_VECTOR_ELT(out, 25, Rf_lengthgets(VECTOR_ELT(out, 25), k));
+  sg_columns_cut(trace, k);
   REAL(seconds_out)[0] = sg_now() - start;
   UNPROTECT(nprot);
   return out;

@@ -75,6 +75,18 @@ static sgais_schedule schedule_from_r(SEXP x) {
   return sc;
 }
 
+/* The trace: one entry per chunk (sgais_trace), in the order of the fit's trajectory. */
+#define COL(name, type) {#name, type, offsetof(sgais_trace, name)}
+static const sg_column trace_columns[] = {
+    COL(n, REALSXP), COL(log_evidence, REALSXP), COL(annealing_steps, INTSXP),
+    COL(resamples, INTSXP), COL(sghmc_steps, INTSXP), COL(divergent, INTSXP),
+    COL(reanchors, INTSXP), COL(min_ess, REALSXP), COL(ess, REALSXP),
+    COL(predicted_var, REALSXP), COL(acceptance, REALSXP), COL(step_size, REALSXP),
+    COL(seconds, REALSXP), COL(gradient_evaluations, REALSXP),
+    COL(likelihood_evaluations, REALSXP), COL(data_fraction, REALSXP),
+    COL(step_halvings, INTSXP), COL(jump_acceptance, REALSXP)};
+#undef COL
+
 /* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;
  * logw; n, the observations absorbed; anchor, anchor_grad and anchor_n, the control-variate
  * anchor, of length 0 before there is one; step_size, the adapted step in target widths, 0 at
@@ -154,30 +166,31 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
     pc.acc_ess = sg_scalar_double(sg_list_get(state, "precond_ess"), "state$precond_ess");
   }
 
-  const char *cols[] = {"theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end",
-                        "precond_cov", "precond_n", "precond_ess", "slots", "score", "lambdas",
-                        "n", "log_evidence",
-                        "annealing_steps", "resamples", "sghmc_steps", "divergent", "reanchors",
-                        "min_ess", "ess", "predicted_var", "acceptance", "step_size", "seconds",
-                        "gradient_evaluations", "likelihood_evaluations", "data_fraction",
-                        "step_halvings", "jump_acceptance"};
-  const int ncol = sizeof(cols) / sizeof(cols[0]), first_trace = 12;
   int nprot = 0, max_chunks = 0;
   for (double b = from; b < to; b = sgais_chunk_end(&s, b)) max_chunks++;
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol)); nprot++;
-  SEXP theta_out = sg_new_column(out, names, 0, cols[0], REALSXP, Rf_length(theta));
-  SEXP logw_out = sg_new_column(out, names, 1, cols[1], REALSXP, M);
-  SEXP anchor_out = sg_new_column(out, names, 2, cols[2], REALSXP, dim);
-  SEXP anchor_grad_out = sg_new_column(out, names, 3, cols[3], REALSXP, dim);
-  SEXP anchor_n_out = sg_new_column(out, names, 4, cols[4], REALSXP, 1);
-  SEXP step_out = sg_new_column(out, names, 5, cols[5], REALSXP, 1);
-  SEXP acc_out = sg_new_column(out, names, 6, cols[6], REALSXP, acc_len);
-  SEXP acc_n_out = sg_new_column(out, names, 7, cols[7], REALSXP, 1);
-  SEXP acc_ess_out = sg_new_column(out, names, 8, cols[8], REALSXP, 1);
-  SEXP slots_out = sg_new_column(out, names, 9, cols[9], INTSXP, 0);
-  sg_new_column(out, names, 10, cols[10], REALSXP, 0);
-  sg_new_column(out, names, 11, cols[11], REALSXP, 0);
+  /* the state after the call, then the trace of its chunks (trace_columns), by name */
+  enum { THETA, LOGW, ANCHOR, ANCHOR_GRAD, ANCHOR_N, STEP_SIZE_END, PRECOND_COV, PRECOND_N,
+         PRECOND_ESS, SLOTS, SCORE, LAMBDAS, TRACE, N_OUT };
+  static const char *out_names[N_OUT] = {
+      "theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end", "precond_cov",
+      "precond_n", "precond_ess", "slots", "score", "lambdas", "trace"};
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, N_OUT)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, N_OUT)); nprot++;
+  SEXP theta_out = sg_new_column(out, names, THETA, out_names[THETA], REALSXP, Rf_length(theta));
+  SEXP logw_out = sg_new_column(out, names, LOGW, out_names[LOGW], REALSXP, M);
+  SEXP anchor_out = sg_new_column(out, names, ANCHOR, out_names[ANCHOR], REALSXP, dim);
+  SEXP anchor_grad_out =
+      sg_new_column(out, names, ANCHOR_GRAD, out_names[ANCHOR_GRAD], REALSXP, dim);
+  SEXP anchor_n_out = sg_new_column(out, names, ANCHOR_N, out_names[ANCHOR_N], REALSXP, 1);
+  SEXP step_out = sg_new_column(out, names, STEP_SIZE_END, out_names[STEP_SIZE_END], REALSXP, 1);
+  SEXP acc_out = sg_new_column(out, names, PRECOND_COV, out_names[PRECOND_COV], REALSXP, acc_len);
+  SEXP acc_n_out = sg_new_column(out, names, PRECOND_N, out_names[PRECOND_N], REALSXP, 1);
+  SEXP acc_ess_out = sg_new_column(out, names, PRECOND_ESS, out_names[PRECOND_ESS], REALSXP, 1);
+  SEXP slots_out = sg_new_column(out, names, SLOTS, out_names[SLOTS], INTSXP, 0);
+  sg_new_column(out, names, SCORE, out_names[SCORE], REALSXP, 0);
+  sg_new_column(out, names, LAMBDAS, out_names[LAMBDAS], REALSXP, 0);
+  SET_STRING_ELT(names, TRACE, Rf_mkChar(out_names[TRACE]));
+  Rf_setAttrib(out, R_NamesSymbol, names);
   /* each particle's score for the score control variate (NaN rows: to be computed), kept from
    * the last moves; carried in the state so that a run continued in pieces is the same run */
   double *score = NULL;
@@ -202,26 +215,9 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
     memcpy(anchor.grad, REAL(anchor_grad), dim * sizeof(double));
   }
   sgais_trace tr;
-  int c = first_trace;
-  tr.n = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.log_evidence = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.annealing_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
-  tr.resamples = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
-  tr.sghmc_steps = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
-  tr.divergent = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
-  tr.reanchors = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
-  tr.min_ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.ess = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.predicted_var = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.acceptance = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.step_size = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.seconds = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.gradient_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.likelihood_evaluations = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.data_fraction = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks)); c++;
-  tr.step_halvings = INTEGER(sg_new_column(out, names, c, cols[c], INTSXP, max_chunks)); c++;
-  tr.jump_acceptance = REAL(sg_new_column(out, names, c, cols[c], REALSXP, max_chunks));
-  Rf_setAttrib(out, R_NamesSymbol, names);
+  SEXP trace = sg_columns_new(trace_columns, sizeof trace_columns / sizeof trace_columns[0], &tr,
+                              max_chunks);
+  SET_VECTOR_ELT(out, TRACE, trace);
 
   sg_status st = {SG_OK, ""};
   sgais_lambdas taken = {NULL, 0, 0};
@@ -232,24 +228,24 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
   SEXP restart_at = PROTECT(Rf_ScalarReal(tr.restart_at)); nprot++;
   Rf_setAttrib(out, Rf_install("restart_at"), restart_at);
   /* every annealing step's lambda, chunk after chunk (the trace's annealing_steps split them) */
-  SET_VECTOR_ELT(out, 11, Rf_allocVector(REALSXP, taken.n));
-  if (taken.n) memcpy(REAL(VECTOR_ELT(out, 11)), taken.x, taken.n * sizeof(double));
+  SET_VECTOR_ELT(out, LAMBDAS, Rf_allocVector(REALSXP, taken.n));
+  if (taken.n) memcpy(REAL(VECTOR_ELT(out, LAMBDAS)), taken.x, taken.n * sizeof(double));
   if (score) {
     SEXP sc = Rf_allocMatrix(REALSXP, dim, M);
-    SET_VECTOR_ELT(out, 10, sc);
+    SET_VECTOR_ELT(out, SCORE, sc);
     memcpy(REAL(sc), score, (size_t) dim * M * sizeof(double));
   }
   if (res.cap) {
     slots_out = Rf_allocVector(INTSXP, res.size);
-    SET_VECTOR_ELT(out, 9, slots_out);
+    SET_VECTOR_ELT(out, SLOTS, slots_out);
     memcpy(INTEGER(slots_out), res.slot, res.size * sizeof(int));
   }
   if (M != M_in) {
     /* fewer particles now: the first M columns and weights */
     SEXP th = Rf_allocMatrix(REALSXP, dim, M);
-    SET_VECTOR_ELT(out, 0, th);
+    SET_VECTOR_ELT(out, THETA, th);
     memcpy(REAL(th), REAL(theta_out), (size_t) dim * M * sizeof(double));
-    SET_VECTOR_ELT(out, 1, Rf_lengthgets(logw_out, M));
+    SET_VECTOR_ELT(out, LOGW, Rf_lengthgets(logw_out, M));
   }
   REAL(step_out)[0] = step_size;
   if (pcp) memcpy(REAL(acc_out), pc.acc, acc_len * sizeof(double));
@@ -258,10 +254,10 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
 
   REAL(anchor_n_out)[0] = anchor.n_anchor;
   if (anchor.n_anchor == 0) {
-    SET_VECTOR_ELT(out, 2, Rf_allocVector(REALSXP, 0));
-    SET_VECTOR_ELT(out, 3, Rf_allocVector(REALSXP, 0));
+    SET_VECTOR_ELT(out, ANCHOR, Rf_allocVector(REALSXP, 0));
+    SET_VECTOR_ELT(out, ANCHOR_GRAD, Rf_allocVector(REALSXP, 0));
   }
-  for (int i = first_trace; i < ncol; i++) SET_VECTOR_ELT(out, i, Rf_lengthgets(VECTOR_ELT(out, i), chunks));
+  sg_columns_cut(trace, chunks);
   UNPROTECT(nprot);
   return out;
 }
