@@ -294,157 +294,226 @@ static void record(ns_dead *d, int k, int dim, const double *theta, double itera
   memcpy(d->theta + (size_t) k * dim, theta, dim * sizeof(double));
 }
 
-/* Runs iterations; returns the number of points recorded in d (removed points, then the final
- * live points once the run stops), or -1 after a failure described in ws_own->status. theta
- * holds the live points (M rows of dim). */
-int nested_process(const sg_model *m, const ns_settings *s, const ns_chunk *chunk,
-                          double *theta, double *loglik, ns_state *st, double time_budget,
-                          uint64_t key, ns_dead *d, ns_reservoir *res, sg_workspace *ws_own) {
-  sg_status *fail = ws_own->status;
-  const int M = s->live_points, dim = m->dim;
-  const double log_shrink = log(-expm1(-1.0 / M)); /* log(1 - exp(-1/M)) */
-  double *v = (double *) R_alloc(dim, sizeof(double));
-  double *grad = (double *) R_alloc(dim, sizeof(double));
-  double *kscratch = (double *) R_alloc(dim, sizeof(double));
-  double *prev = (double *) R_alloc(dim, sizeof(double));
-  const sg_move_settings *mv = &s->move;
-  sg_precond pc;
-  sg_precond_alloc(&pc, mv->preconditioner, dim);
-  sg_precond *pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
-  double *pwork = pcp ? (double *) R_alloc((size_t) M + (size_t) dim * (dim + 1), sizeof(double)) : NULL;
-  /* the live points' metric for the new point, estimated without the point it copies (see
-   * below); pw: the live points' log-weights, -Inf for the slot the copy fills */
-  sg_precond own;
-  sg_precond_alloc(&own, mv->preconditioner, dim);
-  sg_precond *ownp = pcp ? &own : NULL;
-  double *pw = pcp ? (double *) R_alloc(M, sizeof(double)) : NULL;
+/* One call's run (nested_process): the state it updates (the caller's), its scratch, the kernel
+ * and the constrained target. ctx, pot and con point into the struct, so it stays where
+ * ns_run_init() built it. */
+typedef struct {
+  const sg_model *m;
+  const ns_settings *s;
+  const sg_move_settings *mv;
+  const ns_chunk *chunk;
+  int M, dim, rungs;
+  double log_shrink;
+  double *theta, *loglik;
+  ns_state *st;
+  uint64_t key;
+  ns_dead *d;
+  ns_reservoir *res;
+  sg_workspace *ws;
+  sg_status *fail;
+  double *v, *grad, *kscratch, *prev, *pwork, *pw;
+  sg_precond pc, own, *pcp, *ownp;
   sg_kernel kernel;
-  sg_kernel_init(&kernel, mv, ownp, dim, 0);
-  /* the prior potential holds the earlier observations (none in plain nested sampling) */
-  kernel.eta = sg_move_eta(mv, chunk->prior_n > 0 ? (double) chunk->prior_n : 1.0);
-  kernel.alpha = mv->momentum_decay;
   sg_rng rng, shared; /* each iteration's streams, keyed by the iteration (rng.h) */
-  kernel.rng = &rng;
-  sg_workspace *ws = ws_own;
+  ns_ctx ctx;
+  sg_potential pot;
+  sg_constraint con;
+  const double *jump_aux;
+} ns_run;
+
+/* One iteration: the point removed (worst), the live point its replacement copies (from), the
+ * threshold and the prior volume, and what the move did. */
+typedef struct {
+  double i_now, lstar, log_x, lw, start;
+  int worst, from, rejected, steps, jumped;
+} ns_iteration;
+
+static void ns_run_init(ns_run *r, const sg_model *m, const ns_settings *s, const ns_chunk *chunk,
+                        double *theta, double *loglik, ns_state *st, uint64_t key, ns_dead *d,
+                        ns_reservoir *res, sg_workspace *ws) {
+  const int M = s->live_points, dim = m->dim;
+  const sg_move_settings *mv = &s->move;
+  *r = (ns_run){.m = m, .s = s, .mv = mv, .chunk = chunk, .M = M, .dim = dim,
+                .log_shrink = log(-expm1(-1.0 / M)), /* log(1 - exp(-1/M)) */
+                .theta = theta, .loglik = loglik, .st = st, .key = key, .d = d, .res = res,
+                .ws = ws, .fail = ws->status};
+  r->v = (double *) R_alloc(dim, sizeof(double));
+  r->grad = (double *) R_alloc(dim, sizeof(double));
+  r->kscratch = (double *) R_alloc(dim, sizeof(double));
+  r->prev = (double *) R_alloc(dim, sizeof(double));
+  sg_precond_alloc(&r->pc, mv->preconditioner, dim);
+  r->pcp = (mv->preconditioner == SG_PRECOND_NONE) ? NULL : &r->pc;
+  r->pwork = r->pcp ? (double *) R_alloc((size_t) M + (size_t) dim * (dim + 1), sizeof(double))
+                    : NULL;
+  /* the live points' metric for the new point, estimated without the point it copies (see
+   * ns_replace); pw: the live points' log-weights, -Inf for the slot the copy fills */
+  sg_precond_alloc(&r->own, mv->preconditioner, dim);
+  r->ownp = r->pcp ? &r->own : NULL;
+  r->pw = r->pcp ? (double *) R_alloc(M, sizeof(double)) : NULL;
+  sg_kernel_init(&r->kernel, mv, r->ownp, dim, 0);
+  /* the prior potential holds the earlier observations (none in plain nested sampling) */
+  r->kernel.eta = sg_move_eta(mv, chunk->prior_n > 0 ? (double) chunk->prior_n : 1.0);
+  r->kernel.alpha = mv->momentum_decay;
+  r->kernel.rng = &r->rng;
   int *batch = (int *) R_alloc(chunk->batch_size > 0 ? chunk->batch_size : 1, sizeof(int));
-  ns_ctx ctx = {m, ws, *chunk, batch, &rng};
-  sg_potential pot = {prior_grad, &ctx, NULL, NULL, {NULL, NULL, NULL, 0, 0, 0.0}};
-  sg_constraint con = {chunk_log_lik, &ctx, 0.0, 0.0, prev};
+  r->ctx = (ns_ctx){m, ws, *chunk, batch, &r->rng};
+  r->pot = (sg_potential){prior_grad, &r->ctx, NULL, NULL, {NULL, NULL, NULL, 0, 0, 0.0}};
+  r->con = (sg_constraint){chunk_log_lik, &r->ctx, 0.0, 0.0, r->prev};
   /* jump proposals (sg_jump_chain()), built from the observations up to the chunk's end */
-  const double *jump_aux = NULL;
-  const int rungs = jump_rungs(chunk);
+  r->rungs = jump_rungs(chunk);
   if (mv->jumps > 0 && m->jump_propose)
-    jump_aux = sg_jump_set(m, chunk->n_end, NULL, 0, chunk->n_end, 0,
-                           (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
-                           (double *) R_alloc(m->jump_aux, sizeof(double)));
+    r->jump_aux = sg_jump_set(m, chunk->n_end, NULL, 0, chunk->n_end, 0,
+                              (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
+                              (double *) R_alloc(m->jump_aux, sizeof(double)));
+}
+
+/* Removes the live point of lowest likelihood: accumulates its weight, records it as dead point
+ * k (and offers it to the reservoir), and overwrites it with a copy of another live point,
+ * drawn from the iteration's stream. */
+static void ns_remove_worst(ns_run *r, ns_iteration *it, int k) {
+  const int M = r->M, dim = r->dim;
+  ns_state *st = r->st;
+  it->worst = 0;
+  for (int i = 1; i < M; i++)
+    if (r->loglik[i] < r->loglik[it->worst]) it->worst = i;
+  it->i_now = st->iteration + 1.0;
+  it->lstar = r->loglik[it->worst];
+  it->log_x = -it->i_now / M;
+  it->lw = -(it->i_now - 1.0) / M + r->log_shrink;
+  accumulate(st, it->lw, it->lstar);
+  double *th = r->theta + (size_t) it->worst * dim;
+  sg_rng_init(&r->rng, r->key, (uint64_t) it->i_now, 0);
+  it->from = it->worst;
+  if (M > 1) {
+    it->from = (int) sg_rng_index(&r->rng, (uint32_t) (M - 1));
+    if (it->from >= it->worst) it->from++;
+  }
+  /* record the dead point (and offer it to the reservoir) before overwriting it */
+  record(r->d, k, dim, th, it->i_now, it->lstar, it->log_x, it->lw, st, &r->ws->count, 0);
+  if (r->res) {
+    sg_rng_init(&r->shared, r->key, (uint64_t) it->i_now, SG_RNG_SHARED);
+    reservoir_offer(r->res, th, it->lw + it->lstar, dim, &r->shared);
+  }
+  memmove(th, r->theta + (size_t) it->from * dim, dim * sizeof(double));
+}
+
+/* Moves the copy under the constraint log L > L*: a random walk scaled to the live points
+ * (robust preset) or SGHMC with reflections (the paper's), then the jump proposals. Returns -1
+ * after a failure, else 0. */
+static int ns_replace(ns_run *r, ns_iteration *it) {
+  const sg_move_settings *mv = r->mv;
+  const int M = r->M, dim = r->dim;
+  ns_state *st = r->st;
+  double *th = r->theta + (size_t) it->worst * dim;
+  r->con.threshold = it->lstar;
+  r->con.value = r->loglik[it->from];
+  /* Robust preset: steps scaled to the live points' spread, as dynesty and ernest scale their
+   * proposals; the live points fill the constrained region, so their covariance is its shape
+   * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
+  if (r->pcp) {
+    /* live points stay inside: likelihoods unchanged */
+    sg_model_canonicalize(r->m, r->ws, r->theta, M, NULL);
+    /* The metric must not depend on where the walk starts (precond.c, sg_precond_leave_out:
+     * a start in the tail would stretch it outwards and the new points would lie too far in):
+     * estimated from the other live points, neither the copy nor the point it copies. */
+    for (int i = 0; i < M; i++) r->pw[i] = (i == it->worst) ? R_NegInf : 0.0;
+    sg_precond_estimate(r->pcp, r->theta, r->pw, M, r->pwork);
+    sg_precond_leave_out(r->pcp, it->from, r->theta + (size_t) it->from * dim, &r->own);
+  }
+  it->steps = mv->steps;
+  if (r->s->move_kind == NS_MOVE_WALK) {
+    double ll = r->loglik[it->from], jump;
+    const int steps = walk_length(mv, st, dim);
+    int acc = constrained_walk(&r->ctx, r->ownp, th, &ll, it->lstar, steps, st->walk_scale,
+                               r->kscratch, &jump, &r->rng);
+    it->rejected = steps - acc;
+    it->steps = steps;
+    if (steps > 0) {
+      /* towards 50% acceptance, by at most a factor e^(1/2) per iteration */
+      st->walk_scale *= exp((double) acc / steps - 0.5);
+      /* mean squared jump per proposal over the last ~20 walks */
+      st->walk_jump += 0.05 * (jump / steps - st->walk_jump);
+    }
+    r->con.value = ll;
+  } else {
+    it->rejected = sg_sghmc_run(&r->pot, &r->con, dim, th, r->v, r->grad, mv->steps, &r->kernel);
+  }
+  if (r->jump_aux && !r->fail->code && sg_all_finite(th, dim)) {
+    sg_gaussian pop;
+    /* on the constrained prior (kernel.h): the walk cannot leave a mode the contour has cut
+     * off (raw faithful, 2 components: the live points followed the mode with one component
+     * over both clusters and the run ended 307 nats low) */
+    it->jumped = sg_jump_chain(r->m, r->ws, prior_log_density, &r->ctx, &r->con, r->jump_aux,
+                               r->chunk->n_end, r->rungs, sg_precond_gaussian(r->ownp, &pop), th,
+                               mv->jumps, r->kscratch, &r->rng, NULL);
+  }
+  if (r->fail->code) return -1; /* a model failed: its message, not what it caused */
+  if (!sg_all_finite(th, dim)) {
+    sg_fail(r->fail, SG_ERR_DIVERGED, "SGHMC diverged (non-finite parameters) at nested-sampling "
+            "iteration %.0f; try a smaller `learning_rate`.", it->i_now);
+    return -1;
+  }
+  r->loglik[it->worst] = r->con.value;
+  return 0;
+}
+
+/* The dead point k's costs and moves, the new iteration count, and whether the run has
+ * converged: the live points can add at most tolerance times Z-hat. */
+static void ns_finish_iteration(ns_run *r, const ns_iteration *it, int k) {
+  ns_dead *d = r->d;
+  ns_state *st = r->st;
+  d->gradient_evaluations[k] = r->ws->count.gradient;
+  d->likelihood_evaluations[k] = r->ws->count.likelihood;
+  d->reflections[k] = it->rejected;
+  d->moves[k] = it->steps;
+  d->jumps_accepted[k] = it->jumped;
+  d->seconds[k] = sg_now() - it->start;
+  st->iteration = it->i_now;
+  double lmax = r->loglik[0];
+  for (int i = 1; i < r->M; i++)
+    if (r->loglik[i] > lmax) lmax = r->loglik[i];
+  if (lmax + it->log_x < log(r->s->tolerance) + st->log_z) st->status = NS_CONVERGED;
+}
+
+/* The live points' final contribution once the run has stopped: each holds X_final / M of the
+ * prior volume. Records them from dead point k on; returns the points recorded in all. */
+static int ns_add_live_points(ns_run *r, int k) {
+  const int M = r->M, dim = r->dim;
+  ns_state *st = r->st;
+  const double log_x = -st->iteration / M, lw = log_x - log((double) M);
+  r->ws->count.likelihood = r->ws->count.gradient = 0.0;
+  if (r->res) sg_rng_init(&r->shared, r->key, (uint64_t) st->iteration + 1, SG_RNG_SHARED);
+  for (int i = 0; i < M; i++) {
+    const double *th = r->theta + (size_t) i * dim;
+    accumulate(st, lw, r->loglik[i]);
+    record(r->d, k++, dim, th, NA_REAL, r->loglik[i], log_x, lw, st, &r->ws->count, 0);
+    if (r->res) reservoir_offer(r->res, th, lw + r->loglik[i], dim, &r->shared);
+  }
+  return k;
+}
+
+/* Runs iterations (see estimators.h). */
+int nested_process(const sg_model *m, const ns_settings *s, const ns_chunk *chunk,
+                   double *theta, double *loglik, ns_state *st, double time_budget,
+                   uint64_t key, ns_dead *d, ns_reservoir *res, sg_workspace *ws_own) {
+  ns_run r;
+  ns_run_init(&r, m, s, chunk, theta, loglik, st, key, d, res, ws_own);
   const double start_time = sg_now();
   int k = 0;
-
   while (st->status == NS_RUNNING && k < NS_SLICE_ITERATIONS) {
     if (st->iteration >= s->max_iterations) {
       st->status = NS_MAX_ITERATIONS;
       break;
     }
-    ws->count.likelihood = ws->count.gradient = 0.0;
-    const double iteration_start = sg_now();
-    int worst = 0;
-    for (int i = 1; i < M; i++)
-      if (loglik[i] < loglik[worst]) worst = i;
-    const double i_now = st->iteration + 1.0, lstar = loglik[worst];
-    const double log_x = -i_now / M, lw = -(i_now - 1.0) / M + log_shrink;
-    accumulate(st, lw, lstar);
-    double *th = theta + (size_t) worst * dim;
-    sg_rng_init(&rng, key, (uint64_t) i_now, 0);
-
-    /* Replace by a copy of another live point moved under the constraint log L > L*. */
-    int from = worst;
-    if (M > 1) {
-      from = (int) sg_rng_index(&rng, (uint32_t) (M - 1));
-      if (from >= worst) from++;
-    }
-    const double *src = theta + (size_t) from * dim;
-    /* record the dead point (and offer it to the reservoir) before overwriting it */
-    record(d, k, dim, th, i_now, lstar, log_x, lw, st, &ws->count, 0);
-    if (res) {
-      sg_rng_init(&shared, key, (uint64_t) i_now, SG_RNG_SHARED);
-      reservoir_offer(res, th, lw + lstar, dim, &shared);
-    }
-    memmove(th, src, dim * sizeof(double));
-    con.threshold = lstar;
-    con.value = loglik[from];
-    /* Robust preset: steps scaled to the live points' spread, as dynesty and ernest scale their
-     * proposals; the live points fill the constrained region, so their covariance is its shape
-     * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
-    if (pcp) {
-      /* live points stay inside: likelihoods unchanged */
-      sg_model_canonicalize(m, ws, theta, M, NULL);
-      /* The metric must not depend on where the walk starts (precond.c, sg_precond_leave_out:
-       * a start in the tail would stretch it outwards and the new points would lie too far in):
-       * estimated from the other live points, neither the copy nor the point it copies. */
-      for (int i = 0; i < M; i++) pw[i] = (i == worst) ? R_NegInf : 0.0;
-      sg_precond_estimate(pcp, theta, pw, M, pwork);
-      sg_precond_leave_out(pcp, from, src, &own);
-    }
-    int refl, walk_steps = mv->steps, jumped = 0;
-    if (s->move_kind == NS_MOVE_WALK) {
-      double ll = loglik[from], jump;
-      const int steps = walk_length(mv, st, dim);
-      int acc = constrained_walk(&ctx, ownp, th, &ll, lstar, steps, st->walk_scale, kscratch,
-                                 &jump, &rng);
-      refl = steps - acc;
-      walk_steps = steps;
-      if (steps > 0) {
-        /* towards 50% acceptance, by at most a factor e^(1/2) per iteration */
-        st->walk_scale *= exp((double) acc / steps - 0.5);
-        /* mean squared jump per proposal over the last ~20 walks */
-        st->walk_jump += 0.05 * (jump / steps - st->walk_jump);
-      }
-      con.value = ll;
-    } else {
-      refl = sg_sghmc_run(&pot, &con, dim, th, v, grad, mv->steps, &kernel);
-    }
-    if (jump_aux && !fail->code && sg_all_finite(th, dim)) {
-      sg_gaussian pop;
-      /* on the constrained prior (kernel.h): the walk cannot leave a mode the contour has cut
-       * off (raw faithful, 2 components: the live points followed the mode with one component
-       * over both clusters and the run ended 307 nats low) */
-      jumped = sg_jump_chain(m, ws, prior_log_density, &ctx, &con, jump_aux, chunk->n_end, rungs,
-                             sg_precond_gaussian(ownp, &pop), th, mv->jumps, kscratch, &rng, NULL);
-    }
-    if (fail->code) return -1; /* a model failed: its message, not what it caused */
-    if (!sg_all_finite(th, dim)) {
-      sg_fail(fail, SG_ERR_DIVERGED, "SGHMC diverged (non-finite parameters) at nested-sampling iteration %.0f; "
-              "try a smaller `learning_rate`.", i_now);
-      return -1;
-    }
-    loglik[worst] = con.value;
-    d->gradient_evaluations[k] = ws->count.gradient;
-    d->likelihood_evaluations[k] = ws->count.likelihood;
-    d->reflections[k] = refl;
-    d->moves[k] = walk_steps;
-    d->jumps_accepted[k] = jumped;
-    d->seconds[k] = sg_now() - iteration_start;
+    ws_own->count.likelihood = ws_own->count.gradient = 0.0;
+    ns_iteration it = {.start = sg_now()};
+    ns_remove_worst(&r, &it, k);
+    if (ns_replace(&r, &it)) return -1;
+    ns_finish_iteration(&r, &it, k);
     k++;
-    st->iteration = i_now;
-
-    double lmax = loglik[0];
-    for (int i = 1; i < M; i++)
-      if (loglik[i] > lmax) lmax = loglik[i];
-    if (lmax + log_x < log(s->tolerance) + st->log_z) st->status = NS_CONVERGED;
     sg_interrupt_check();
     if (sg_now() - start_time > time_budget) break;
   }
-
-  if (st->status != NS_RUNNING) {
-    /* The live points' final contribution: each holds X_final / M of the prior volume. */
-    const double log_x = -st->iteration / M, lw = log_x - log((double) M);
-    ws->count.likelihood = ws->count.gradient = 0.0;
-    if (res) sg_rng_init(&shared, key, (uint64_t) st->iteration + 1, SG_RNG_SHARED);
-    for (int i = 0; i < M; i++) {
-      accumulate(st, lw, loglik[i]);
-      record(d, k++, dim, theta + (size_t) i * dim, NA_REAL, loglik[i], log_x, lw, st, &ws->count, 0);
-      if (res) reservoir_offer(res, theta + (size_t) i * dim, lw + loglik[i], dim, &shared);
-    }
-  }
+  if (st->status != NS_RUNNING) k = ns_add_live_points(&r, k);
   return k;
 }
