@@ -735,33 +735,19 @@ control_settings <- function(control, overrides, method, call) {
   s
 }
 
-# The kernels whose moves are random-walk Metropolis-Hastings with a subsampled test, and the
-# model families that bound their log-likelihood ratios (src/*_regression.c, log_lik_range),
-# which the confidence sampler needs.
+# The kernels whose moves are random-walk Metropolis-Hastings with a subsampled test, and all
+# the kernels whose moves are random-walk MH steps (src/kernel.h, sg_kernel_random_walk).
 mh_kernels <- c("austerity", "confidence")
-range_bounded_families <- c("linear_regression", "logistic_regression", "softmax_regression")
-# The kernels whose moves are random-walk MH steps (src/kernel.h, sg_kernel_random_walk), and
-# the model families with a collapsible lower bound on the likelihood (src/*_regression.c,
-# lik_bound_collapse), which FlyMC needs.
 random_walk_kernels <- c(mh_kernels, "flymc")
-likelihood_bounded_families <- c("logistic_regression", "softmax_regression")
 
-# The kernel must suit the model: an error of class `sgais_error_kernel` when it does not.
+# The kernel must suit the model: an error of class `sgais_error_kernel` when it does not. The
+# rule and its message are the C core's (src/precond.c, sg_kernel_suits_model), which reads what
+# the model supplies (model_capabilities()).
 check_kernel_model <- function(settings, model, call) {
-  if (identical(settings$kernel, "confidence") && !model$family %in% range_bounded_families) {
-    abort(sprintf(paste(
-      "`kernel = \"confidence\"` needs a bound on the log-likelihood ratios, which %s models",
-      "do not supply (only %s do); use `kernel = \"austerity\"`."),
-      paste0(model$family, "()"), paste0(range_bounded_families, "()", collapse = ", ")),
-      call, "sgais_error_kernel")
-  }
-  if (identical(settings$kernel, "flymc") && !model$family %in% likelihood_bounded_families) {
-    abort(sprintf(paste(
-      "`kernel = \"flymc\"` needs a collapsible lower bound on the likelihood, which %s models",
-      "do not supply (only %s do); use `kernel = \"austerity\"` or `\"confidence\"`."),
-      paste0(model$family, "()"),
-      paste0(likelihood_bounded_families, "()", collapse = ", ")),
-      call, "sgais_error_kernel")
+  kernel <- settings$kernel %||% "sghmc"
+  if (kernel %in% c("confidence", "flymc")) {
+    why <- with_model_errors(.Call(C_ffi_kernel_suits_model, model, kernels[[kernel]]))
+    if (!is.null(why)) abort(why, call, "sgais_error_kernel")
   }
   invisible(settings)
 }

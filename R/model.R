@@ -307,10 +307,13 @@ model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {
 }
 
 # n draws from the prior as a dim x n matrix.
-# Whether the model makes jump proposals (src/model_r.c): its posterior may have separated modes.
-model_has_jumps <- function(model) {
-  with_model_errors(.Call(C_ffi_model_has_jumps, model))
+# What the model supplies, from the C core (src/model_r.c): a named logical vector with `jumps`
+# (jump proposals: its posterior may have separated modes), `log_lik_range` (the confidence
+# sampler's bound), `lik_bound` (FlyMC's) and `canonicalize` (a canonical labelling).
+model_capabilities <- function(model) {
+  with_model_errors(.Call(C_ffi_model_capabilities, model))
 }
+model_has_jumps <- function(model) model_capabilities(model)[["jumps"]]
 
 model_prior_draw <- function(model, n) {
   with_model_errors(.Call(C_ffi_model_prior_draw, model, as.integer(n)))

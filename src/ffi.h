@@ -80,7 +80,8 @@ void sg_api_register(void);
 
 SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
-SEXP ffi_model_has_jumps(SEXP model);
+SEXP ffi_model_capabilities(SEXP model);
+SEXP ffi_kernel_suits_model(SEXP model, SEXP kernel);
 SEXP ffi_rng_draws(SEXP key, SEXP a, SEXP b, SEXP n, SEXP kind, SEXP range);
 SEXP ffi_annealing_step(SEXP loglik, SEXP logw, SEXP max_delta, SEXP target);
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);

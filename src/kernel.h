@@ -322,8 +322,12 @@ typedef struct sg_move_settings {
    * Gelman & Gilks 1997) */
   double base_step;
 } sg_move_settings;
-/* Sets s->base_step for the model m; SG_ERR_INPUT (in st) when the kernel needs what m lacks
- * (the confidence sampler needs m->log_lik_range, FlyMC m->lik_bound_collapse). */
+/* The one rule of which kernels suit which models: SG_ERR_INPUT (in st) when the kernel needs
+ * what m lacks (the confidence sampler needs m->log_lik_range, FlyMC m->lik_bound_collapse and
+ * m->lik_bound_gap), else SG_OK. R asks it before a run (ffi_kernel_suits_model). */
+int sg_kernel_suits_model(int kernel, const sg_model *m, sg_status *st);
+/* Sets s->base_step for the model m; SG_ERR_INPUT (in st) when the kernel does not suit m
+ * (sg_kernel_suits_model). */
 int sg_move_settings_for(sg_move_settings *s, const sg_model *m, sg_status *st);
 /* With steps of the adapted size step_size (target widths) instead of the configured one, the
  * number of steps that travels the same distance: steps * configured / step_size, within

@@ -268,10 +268,35 @@ SEXP ffi_model_prior_draw(SEXP model, SEXP n) {
   return out;
 }
 
-/* Whether the model makes jump proposals (model.h): its posterior may have modes that local
- * moves cannot travel between. */
-SEXP ffi_model_has_jumps(SEXP model) {
+/* What the model supplies (model.h), as a named logical vector: jump proposals (its posterior
+ * may have modes that local moves cannot travel between), a bound on its log-likelihood ratios
+ * (the confidence sampler), a collapsible likelihood bound (FlyMC), a canonical labelling. R
+ * reads the model's capabilities here rather than keeping lists of families. */
+SEXP ffi_model_capabilities(SEXP model) {
   sg_model m;
   sg_model_from_r(model, &m);
-  return Rf_ScalarLogical(m.jump_propose != NULL);
+  const char *names[] = {"jumps", "log_lik_range", "lik_bound", "canonicalize"};
+  const int has[] = {m.jump_propose != NULL, m.log_lik_range != NULL,
+                     m.lik_bound_collapse != NULL && m.lik_bound_gap != NULL,
+                     m.canonicalize != NULL};
+  const int n = sizeof(names) / sizeof(names[0]);
+  SEXP out = PROTECT(Rf_allocVector(LGLSXP, n));
+  SEXP nm = PROTECT(Rf_allocVector(STRSXP, n));
+  for (int i = 0; i < n; i++) {
+    LOGICAL(out)[i] = has[i];
+    SET_STRING_ELT(nm, i, Rf_mkChar(names[i]));
+  }
+  Rf_setAttrib(out, R_NamesSymbol, nm);
+  UNPROTECT(2);
+  return out;
+}
+
+/* NULL when the kernel (its code, R/control.R) suits the model, else why not
+ * (sg_kernel_suits_model, the one rule; R raises it as sgais_error_kernel). */
+SEXP ffi_kernel_suits_model(SEXP model, SEXP kernel) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  sg_status st = {SG_OK, ""};
+  if (!sg_kernel_suits_model(sg_scalar_int(kernel, "kernel", 0), &m, &st)) return R_NilValue;
+  return Rf_mkString(st.message);
 }

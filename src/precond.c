@@ -486,16 +486,21 @@ double sg_move_adapt(const sg_move_settings *s, double target, double *step_size
   return a;
 }
 
+int sg_kernel_suits_model(int kernel, const sg_model *m, sg_status *st) {
+  if (kernel == SG_KERNEL_CONFIDENCE && !m->log_lik_range)
+    return sg_fail(st, SG_ERR_INPUT, "`kernel = \"confidence\"` needs a bound on the log-likelihood "
+                   "ratios, which %s models do not supply; use `kernel = \"austerity\"`.", m->name);
+  if (kernel == SG_KERNEL_FLYMC && !(m->lik_bound_collapse && m->lik_bound_gap))
+    return sg_fail(st, SG_ERR_INPUT, "`kernel = \"flymc\"` needs a collapsible lower bound on the "
+                   "likelihood, which %s models do not supply; use `kernel = \"austerity\"` or "
+                   "`\"confidence\"`.", m->name);
+  return SG_OK;
+}
+
 int sg_move_settings_for(sg_move_settings *s, const sg_model *m, sg_status *st) {
   s->base_step = sg_kernel_random_walk(s->kernel) ? 2.38 / sqrt((double) m->dim) : s->step_size;
   if (s->kernel == SG_KERNEL_CONFIDENCE && m->log_lik_range) m->log_lik_range(m, NULL, NULL);
-  if (s->kernel == SG_KERNEL_CONFIDENCE && !m->log_lik_range)
-    return sg_fail(st, SG_ERR_INPUT, "`kernel = \"confidence\"` needs a bound on the log-likelihood "
-                   "ratios, which %s models do not supply; use `kernel = \"austerity\"`.", m->name);
-  if (s->kernel == SG_KERNEL_FLYMC && !(m->lik_bound_collapse && m->lik_bound_gap))
-    return sg_fail(st, SG_ERR_INPUT, "`kernel = \"flymc\"` needs a collapsible lower bound on the "
-                   "likelihood, which %s models do not supply.", m->name);
-  return SG_OK;
+  return sg_kernel_suits_model(s->kernel, m, st);
 }
 
 /* The random-walk MH kernels' proposal (kernel.h): a step of sqrt(eta) target widths. */

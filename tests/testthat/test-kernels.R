@@ -223,7 +223,7 @@ test_that("FlyMC is refused for models without a collapsible likelihood bound", 
                  "collapsible lower bound", class = "sgais_error_kernel")
   }
   expect_error(ais(kernel_model(), kernel = "flymc", progress = FALSE),
-               "only logistic_regression\\(\\), softmax_regression\\(\\) do",
+               "which linear_regression models do not supply; use `kernel = \"austerity\"`",
                class = "sgais_error_kernel")
   expect_error(ais(flymc_model(50), kernel = "flymc", control = ais_control("paper")),
                "step_scale", class = "sgais_error")
@@ -393,4 +393,22 @@ test_that("Metropolis-adjusted moves repeat while the particles correlate with t
   rw <- ais(model, seed = 2, progress = FALSE, kernel = "austerity", max_correlation = 1e-9)
   rw1 <- ais(model, seed = 2, progress = FALSE, kernel = "austerity", max_rounds = 1)
   expect_identical(rw$log_evidence, rw1$log_evidence)
+})
+
+test_that("what a model supplies comes from the C core, which also rules on the kernels", {
+  d <- simulate_linear_regression(100, seed = 1)
+  d$k <- stats::rpois(100, 2)
+  d$b <- as.integer(d$y > 0)
+  caps <- sgais:::model_capabilities(logistic_regression(b ~ x1, d))
+  expect_identical(caps, c(jumps = FALSE, log_lik_range = TRUE, lik_bound = TRUE,
+                           canonicalize = FALSE))
+  caps <- sgais:::model_capabilities(poisson_regression(k ~ x1, d))
+  expect_false(any(caps))
+  mix <- gaussian_mixture(simulate_gaussian_mixture(60, components = 2, seed = 1), components = 2)
+  expect_true(all(sgais:::model_capabilities(mix)[c("jumps", "canonicalize")]))
+  one <- gaussian_mixture(simulate_gaussian_mixture(60, components = 2, seed = 1), components = 1)
+  expect_false(sgais:::model_capabilities(one)[["jumps"]])
+  expect_null(.Call(sgais:::C_ffi_kernel_suits_model, logistic_regression(b ~ x1, d), 4L))
+  expect_match(.Call(sgais:::C_ffi_kernel_suits_model, poisson_regression(k ~ x1, d), 3L),
+               "poisson_regression models do not supply")
 })
