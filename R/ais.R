@@ -270,7 +270,7 @@ log_sum_exp <- function(x) {
 
 #' @export
 format.sgais_ais_fit <- function(x, ...) {
-  validate_sgais_evidence(x, sys.call())
+  x <- validate_sgais_evidence(x, sys.call())
   sc <- x$schedule
   s <- x$settings
   c(
@@ -280,7 +280,7 @@ format.sgais_ais_fit <- function(x, ...) {
             if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
     sprintf("  annealing: %s steps%s%s, lowest ESS %.2f, final weight ESS %.2f",
             format_count(nrow(sc)), if (length(x$replicate_log_evidence) > 1) " (all replicates)" else "",
-            switch(x$annealing %||% "adaptive", adaptive = "",
+            switch(x$annealing, adaptive = "",
                    pilot = " on a pilot run's schedule",
                    fixed = " on a given schedule"),
             min(sc$ess), weight_ess(x$state$log_weights))

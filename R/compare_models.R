@@ -428,7 +428,7 @@ update.sgais_comparison <- function(object, new_data, ..., block_size = NULL,
   }
   if (missing(new_data)) abort("`new_data` is missing: give the observations to add.", call)
   progress <- check_flag(progress, "progress", call)
-  for (fit in object$fits) validate_continuable(fit, call)
+  object$fits <- lapply(object$fits, validate_continuable, call = call)
   compare_blocks(object$fits, NULL, new_data, block_size, object$prior, progress, call,
                  "new_data")
 }

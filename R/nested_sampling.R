@@ -285,7 +285,7 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
 
 #' @export
 format.sgais_ns_fit <- function(x, ...) {
-  validate_sgais_evidence(x, sys.call())
+  x <- validate_sgais_evidence(x, sys.call())
   s <- x$settings
   c(
     NextMethod(),
@@ -364,7 +364,7 @@ as.data.frame.sgais_ns_fit <- function(x, ...) {
 
 #' @export
 summary.sgais_ns_fit <- function(object, ...) {
-  validate_sgais_evidence(object, sys.call())
+  object <- validate_sgais_evidence(object, sys.call())
   summary_ns(NextMethod(), object, "summary.sgais_ns_fit")
 }
 
@@ -410,7 +410,7 @@ posterior_samples <- function(x, n = 1000, ..., seed = NULL) {
 #' @export
 posterior_samples.sgais_evidence <- function(x, n = 1000, ..., seed = NULL) {
   call <- sys.call()
-  validate_sgais_evidence(x, call)
+  x <- validate_sgais_evidence(x, call)
   n <- check_whole_number(n, "n", 0, call)
   check_seed(seed, call)
   p <- weighted_particles(x)

@@ -318,7 +318,7 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
 
 #' @export
 format.sgais_online_ns_fit <- function(x, ...) {
-  validate_sgais_evidence(x, sys.call())
+  x <- validate_sgais_evidence(x, sys.call())
   s <- x$settings
   tr <- x$trajectory
   c(
@@ -339,7 +339,7 @@ as.data.frame.sgais_online_ns_fit <- function(x, ...) {
 
 #' @export
 summary.sgais_online_ns_fit <- function(object, ...) {
-  validate_sgais_evidence(object, sys.call())
+  object <- validate_sgais_evidence(object, sys.call())
   out <- summary_ns(NextMethod(), object, "summary.sgais_online_ns_fit")
   out$chunks <- nrow(object$trajectory)
   out$chunk_size <- object$settings$chunk_size

@@ -108,7 +108,7 @@ plot_data <- function(object, ...) {
 #' @export
 plot_data.sgais_fit <- function(object, which = c("evidence", "steps", "time", "ess"),
                                 exact = TRUE, ...) {
-  validate_sgais_evidence(object, sys.call())
+  object <- validate_sgais_evidence(object, sys.call())
   call <- sys.call()
   which <- plot_panel(which, c("evidence", "steps", "time", "ess"), call, ...)
   exact <- check_flag(exact, "exact", call)
@@ -186,7 +186,7 @@ evidence_panel <- function(d, method) {
 #' @export
 plot_data.sgais_online_ns_fit <- function(object, which = c("evidence", "iterations", "time"),
                                           exact = TRUE, ...) {
-  validate_sgais_evidence(object, sys.call())
+  object <- validate_sgais_evidence(object, sys.call())
   call <- sys.call()
   which <- plot_panel(which, c("evidence", "iterations", "time"), call, ...)
   exact <- check_flag(exact, "exact", call)
@@ -236,7 +236,7 @@ fit_title <- function(object) {
 #' @rdname sgais_plots
 #' @export
 plot_data.sgais_ais_fit <- function(object, which = c("schedule", "ess"), ...) {
-  validate_sgais_evidence(object, sys.call())
+  object <- validate_sgais_evidence(object, sys.call())
   call <- sys.call()
   which <- plot_panel(which, c("schedule", "ess"), call, ...)
   df <- as.data.frame(object)
@@ -263,7 +263,7 @@ autoplot.sgais_ais_fit <- function(object, which = c("schedule", "ess"), ...) {
 #' @rdname sgais_plots
 #' @export
 plot_data.sgais_ns_fit <- function(object, which = c("likelihood", "contributions"), ...) {
-  validate_sgais_evidence(object, sys.call())
+  object <- validate_sgais_evidence(object, sys.call())
   call <- sys.call()
   which <- plot_panel(which, c("likelihood", "contributions"), call, ...)
   df <- as.data.frame(object)

@@ -79,13 +79,13 @@ weighted_particles <- function(x) {
 
 #' @export
 weighted_particles.sgais_evidence <- function(x) {
-  validate_sgais_evidence(x, sys.call())
+  x <- validate_sgais_evidence(x, sys.call())
   list(theta = x$state$particles, logw = x$state$log_weights)
 }
 
 #' @export
 weighted_particles.sgais_ns_fit <- function(x) {
-  validate_sgais_evidence(x, sys.call())
+  x <- validate_sgais_evidence(x, sys.call())
   d <- x$dead
   list(theta = d[, x$model$parameter_names, drop = FALSE], logw = d[, "log_weight"])
 }

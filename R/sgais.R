@@ -393,10 +393,9 @@ hybrid_start <- function(model, state, settings) {
   list(state = state, trace = trace)
 }
 
-# The estimator a fit of SGAIS's sampler is, by its settings (fits made before there were others
-# are SGAIS).
+# The estimator a fit of SGAIS's sampler is, by its settings.
 estimator_label <- function(settings) {
-  switch(settings$update %||% "annealed",
+  switch(settings$update,
     annealed = "SGAIS",
     importance = "SIR",
     averaged = if (is.null(settings$hybrid)) "sequential SG-MCMC" else "sequential SG-MCMC + NS"
@@ -407,7 +406,7 @@ estimator_label <- function(settings) {
 # first_chunk_size, twice that, ... while below chunk_size, then of chunk_size).
 chunk_floor <- function(n, settings) {
   size <- settings$chunk_size
-  first <- settings$first_chunk_size %||% size
+  first <- settings$first_chunk_size
   b <- 0
   k <- 1
   while (first * k < size) {
@@ -463,7 +462,7 @@ sgais_start <- function(model, settings, replicates, progress, seed, call,
 # The `schedule` of sgais(): "adaptive" or "pilot"; NULL is "pilot" for several replicates of
 # SGAIS. The estimators without annealing steps (sir(), sequential_sgmcmc()) have no schedule.
 sgais_schedule_kind <- function(schedule, replicates, settings, call) {
-  if (!identical(settings$update %||% "annealed", "annealed")) return("adaptive")
+  if (!identical(settings$update, "annealed")) return("adaptive")
   check_schedule(schedule, replicates, call)
 }
 
@@ -594,12 +593,6 @@ sgais_replicate <- function(model, state, trace, settings, progress, label, reco
   resume$seed <- rng_state()
   if (!is.null(trace)) {
     trace <- trace[!trace$partial, , drop = FALSE]
-    # traces of fits made before the MH kernels existed
-    if (is.null(trace$data_fraction)) trace$data_fraction <- rep(NA_real_, nrow(trace))
-    if (is.null(trace$step_halvings)) trace$step_halvings <- rep(0L, nrow(trace))
-    # ... and before jump proposals, and restarts
-    if (is.null(trace$jump_acceptance)) trace$jump_acceptance <- rep(NA_real_, nrow(trace))
-    if (is.null(trace$restarts)) trace$restarts <- rep(0L, nrow(trace))
   }
   trace <- rbind(trace, mark_partial(done$trace, FALSE))
   final <- resume
@@ -666,8 +659,6 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
                           schedule = no_schedule) {
   cs <- c_settings(settings)
   run <- function(model, state, n_end, cs, schedule, budget) {
-    # the particles' scores for the score control variate (src/sgais.c); none in older fits
-    if (is.null(state$score)) state$score <- numeric(0)
     res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs, schedule, budget))
     trace <- as.data.frame(res$trace)
     k <- nrow(trace)
@@ -686,18 +677,17 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     trace$restarts <- integer(nrow(trace))
     list(state = new, trace = trace, restart_at = attr(res, "restart_at"))
   }
-  # periodic restarts (sgais_restart()): by default only for models whose posteriors have
-  # separated modes that local moves cannot travel between (those with jump proposals); fits
-  # made before restarts existed (no restart_threshold) make none
-  every <- if (is.null(settings$restart_threshold)) Inf else
-    settings$restart_every %||% (if (model_has_jumps(model)) 2 else Inf)
+  # periodic restarts (sgais_restart()): by default (restart_every NULL) only for models whose
+  # posteriors have separated modes that local moves cannot travel between (those with jump
+  # proposals)
+  every <- settings$restart_every %||% (if (model_has_jumps(model)) 2 else Inf)
   slice <- function(state, budget) {
     # after a shift only once the data have grown by half since the last such restart (so
     # that a drift flagged in every chunk does not restart every chunk), and periodically once
     # they have grown `every` times since the last restart (src/sgais.c)
-    cs$restart_after <- 1.5 * (state$shift_restart_n %||% 0)
+    cs$restart_after <- 1.5 * state$shift_restart_n
     cs$restart_due <- if (is.finite(every)) {
-      every * max(state$restart_n %||% 0, settings$exact_until %||% 0, settings$chunk_size)
+      every * max(state$restart_n, settings$exact_until, settings$chunk_size)
     } else {
       Inf
     }
@@ -782,7 +772,7 @@ no_schedule <- list(n = numeric(0), steps = integer(0), lambda = numeric(0))
 # each of its chunks, the last partial one included (the replicates end there too).
 pilot_schedule <- function(pilot) {
   # a restart's chunk (sgais_restart()) anneals adaptively
-  keep <- !(pilot$trace$restarts %||% 0L) > 0L
+  keep <- pilot$trace$restarts == 0L
   list(n = as.double(pilot$trace$n[keep]), steps = as.integer(pilot$trace$annealing_steps[keep]),
        lambda = as.double(pilot$state$lambdas))
 }
@@ -873,7 +863,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
 
 #' @export
 format.sgais_fit <- function(x, ...) {
-  validate_sgais_evidence(x, sys.call())
+  x <- validate_sgais_evidence(x, sys.call())
   tr <- x$trajectory
   s <- x$settings
   c(
@@ -901,7 +891,7 @@ as.data.frame.sgais_fit <- function(x, ...) {
 
 #' @export
 summary.sgais_fit <- function(object, ...) {
-  validate_sgais_evidence(object, sys.call())
+  object <- validate_sgais_evidence(object, sys.call())
   tr <- object$trajectory
   out <- NextMethod()
   # the trajectory at up to 8 roughly log-spaced points, always including the last

@@ -20,7 +20,7 @@ new_sgais_evidence <- function(method, log_evidence, model, run, settings, call,
       final_seed = run$final_seed, seconds = run$seconds,
       gradient_evaluations = sum(run$trace$gradient_evaluations),
       likelihood_evaluations = sum(run$trace$likelihood_evaluations),
-      data_digest = data_digest, ...
+      data_digest = data_digest, format_version = fit_format_version, ...
     ),
     class = c(class, "sgais_evidence")
   )
@@ -28,6 +28,7 @@ new_sgais_evidence <- function(method, log_evidence, model, run, settings, call,
 
 # Checks the fields every fit has before a method trusts them; a damaged or hand-edited fit
 # gives an error of class `sgais_error_invalid_fit` that names the field, not a wrong number.
+# Returns the fit in the current format (upgrade_fit()): callers go on with the result.
 validate_sgais_evidence <- function(x, call = NULL) {
   bad <- function(what) {
     abort(sprintf("The fit is not valid: %s.", what), call, "sgais_error_invalid_fit")
@@ -97,7 +98,7 @@ validate_sgais_evidence <- function(x, call = NULL) {
       bad("its `state` does not hold the particles (a matrix with a column per parameter) and their log-weights")
     }
   }
-  x
+  upgrade_fit(x)
 }
 
 #' Results of the evidence estimators
@@ -155,7 +156,7 @@ contract_columns <- c("method", "n", "log_evidence", "log_evidence_se", "ess", "
                       "gradient_evaluations", "likelihood_evaluations")
 
 contract_frame <- function(x, rows) {
-  validate_sgais_evidence(x)
+  x <- validate_sgais_evidence(x)
   shared <- data.frame(method = rep(x$method, nrow(rows)), stringsAsFactors = FALSE)
   for (col in contract_columns[-1L]) {
     shared[[col]] <- if (is.null(rows[[col]])) rep(NA_real_, nrow(rows)) else rows[[col]]
@@ -202,7 +203,7 @@ log_evidence.sgais_evidence <- function(x, ...) {
 
 #' @export
 format.sgais_evidence <- function(x, ...) {
-  validate_sgais_evidence(x, sys.call())
+  x <- validate_sgais_evidence(x, sys.call())
   m <- x$model
   c(
     sprintf("<%s evidence estimate>", x$method),
@@ -231,7 +232,7 @@ print.sgais_evidence <- function(x, ...) {
 
 #' @export
 summary.sgais_evidence <- function(object, ...) {
-  validate_sgais_evidence(object, sys.call())
+  object <- validate_sgais_evidence(object, sys.call())
   exact <- exact_or_null(object$model, object$n)
   structure(
     list(

@@ -32,12 +32,13 @@ paper_ns <- function(model, ...) {
   quietly(nested_sampling(model, ..., control = nested_control("paper"), progress = FALSE))
 }
 
-# An SGAIS state at the start of a run, as sgais() makes it.
+# An SGAIS state at the start of a run, as sgais() makes it (sgais_initial_state()), with the
+# buffer fields sgais_buffer() adds when every observation is held.
 initial_sgais_state <- function(model, particles) {
-  list(theta = sgais:::model_prior_draw(model, particles), logw = numeric(particles), n = 0L,
-       anchor = numeric(0), anchor_grad = numeric(0), anchor_n = 0L, step_size = 0,
-       precond_cov = numeric(0), precond_n = 0, precond_ess = 0, slots = integer(0),
-       score = numeric(0), buffer_start = 0, key = c(1, 2))
+  state <- sgais:::sgais_initial_state(sgais:::model_prior_draw(model, particles), c(1, 2))
+  state$slots <- integer(0)
+  state$buffer_start <- 0
+  state
 }
 
 # An SGAIS state without the timings in its traces (which no two runs share).

@@ -1,0 +1,80 @@
+# Fits carry the version of the format they were made in (`format_version`). A fit saved by an
+# earlier version of the package is brought up to date by upgrade_fit(), the one place that
+# knows what earlier versions did not record, so that everything else reads one format. Each
+# default below is what the runs of the version that lacked the field did, so a continued old
+# fit goes on as it began.
+#
+# Versions: 0 (no `format_version`), fits saved before it existed; 1, the current format.
+fit_format_version <- 1L
+
+# `x`, a fit checked by validate_sgais_evidence(), in the current format.
+upgrade_fit <- function(x) {
+  version <- x[["format_version"]] %||% 0L
+  if (version >= fit_format_version) return(x)
+  x$settings <- upgrade_settings(x$settings)
+  if (inherits(x, "sgais_ais_fit")) x$annealing <- x$annealing %||% "adaptive"
+  if (inherits(x, "sgais_fit") && is.list(x$state)) x$state <- upgrade_sgais_state(x$state)
+  x$format_version <- fit_format_version
+  x
+}
+
+# The settings of a fit saved before the settings below existed (version 0). Idempotent:
+# c_settings() applies it too, so that settings reaching the C core by any path are complete.
+upgrade_settings <- function(settings) {
+  if (is.null(settings$particles)) {
+    # nested sampling, before jump proposals
+    if (!is.null(settings$live_points) && is.null(settings$jumps)) settings$jumps <- 0L
+    return(settings)
+  }
+  old <- list(
+    # before kernels were a setting: SGHMC
+    kernel = "sghmc", mh_bound = "bernstein", mh_tolerance = 0.05, mh_batch_size = 100L,
+    # before jump proposals, and before moves were repeated until the particles decorrelated
+    jumps = 0L, max_rounds = 1L, max_correlation = 1,
+    # before the conditional ESS and the score control variate
+    annealing_ess = "incremental", score_control_variate = FALSE
+  )
+  if (!is.null(settings$chunk_size)) {
+    old <- c(old, list(
+      # before SIR and the sequential estimator shared the sampler: SGAIS, with chunks of one
+      # size, no exact early phase, every observation kept
+      update = "annealed", first_chunk_size = settings$chunk_size, exact_until = 0L,
+      reservoir_size = Inf
+    ))
+    # before restarts after a shift: none (a current fit without `restart_every` chooses it
+    # by the model, see sgais_advance())
+    if (is.null(settings$restart_threshold)) {
+      old <- c(old, list(restart_threshold = Inf, restart_every = Inf))
+    }
+  }
+  missing <- setdiff(names(old), names(settings))
+  settings[missing] <- old[missing]
+  settings
+}
+
+# An SGAIS fit's state (new_sgais_state()) saved before the fields below existed: its replicates'
+# resume states and traces, and the pilot's.
+upgrade_sgais_state <- function(state) {
+  resume <- function(r) {
+    if (!is.list(r)) return(r)
+    # before the score control variate (computed afresh) and restarts (none so far)
+    if (is.null(r$score)) r$score <- numeric(0)
+    if (is.null(r$restart_n)) r$restart_n <- 0
+    if (is.null(r$shift_restart_n)) r$shift_restart_n <- 0
+    r
+  }
+  trace <- function(t) {
+    if (!is.data.frame(t)) return(t)
+    fill <- list(data_fraction = NA_real_, step_halvings = 0L, jump_acceptance = NA_real_,
+                 restarts = 0L)
+    for (col in setdiff(names(fill), names(t))) t[[col]] <- rep(fill[[col]], nrow(t))
+    t
+  }
+  if (is.list(state$resume)) state$resume <- lapply(state$resume, resume)
+  if (is.list(state$traces)) state$traces <- lapply(state$traces, trace)
+  if (is.list(state$pilot)) {
+    state$pilot$resume <- resume(state$pilot$resume)
+    state$pilot$trace <- trace(state$pilot$trace)
+  }
+  state
+}
