@@ -91,17 +91,7 @@ control_presets$sequential <- list(
   ))
 )
 
-# The control methods whose settings run SGAIS's sampler.
-sgais_methods <- c("sgais", "sir", "sequential")
-
-# Codes the C core uses (src/kernel.h: SG_STEP_*, SG_PRECOND_*).
-step_scales <- c(per_observation = 0L, width = 1L)
-preconditioners <- c(none = 0L, diagonal = 1L, dense = 2L)
-integrators <- c(euler = 0L, baoab = 1L)
-kernels <- c(sghmc = 0L, sgld = 1L, austerity = 2L, confidence = 3L, flymc = 4L)
-updates <- c(annealed = 0L, importance = 1L, averaged = 2L)
-mh_bounds <- c(bernstein = 0L, hoeffding = 1L)
-ns_moves <- c(sghmc = 0L, walk = 1L)
+# The types, ranges, codes and derived values of the settings: settings_schema (R/settings.R).
 
 #' Tuning of the estimators: presets and settings
 #'
@@ -551,97 +541,6 @@ new_control <- function(method, preset, given, call) {
   )
 }
 
-# Checks every value and fills in the derived ones; returns the list the C core reads.
-resolve_settings <- function(method, v, call) {
-  s <- list()
-  s$step_scale <- check_choice(v$step_scale, "step_scale", names(step_scales), call)
-  s$preconditioner <- check_choice(v$preconditioner, "preconditioner", names(preconditioners), call)
-  s$integrator <- check_choice(v$integrator, "integrator", names(integrators), call)
-  if (s$step_scale == "per_observation") s$preconditioner <- "none"
-  s$sghmc_steps <- check_whole_number(v$sghmc_steps, "sghmc_steps", 0, call)
-  s$min_sghmc_steps <- if (is.null(v$min_sghmc_steps)) s$sghmc_steps else
-    check_whole_number(v$min_sghmc_steps, "min_sghmc_steps", 0, call)
-  if (s$min_sghmc_steps > s$sghmc_steps) {
-    abort(sprintf("`min_sghmc_steps` (%d) must not exceed `sghmc_steps` (%d).",
-                  s$min_sghmc_steps, s$sghmc_steps), call)
-  }
-  s$learning_rate <- check_positive(v$learning_rate, "learning_rate", call)
-  s$step_size <- check_positive(v$step_size, "step_size", call)
-  s$momentum_decay <- check_half_open(v$momentum_decay, "momentum_decay", 0, 1, call)
-  s$jumps <- check_whole_number(v$jumps, "jumps", 0, call)
-
-  if (method == "nested_sampling") {
-    s$live_points <- check_whole_number(v$live_points, "live_points", 1, call)
-    s$move <- check_choice(v$move, "move", names(ns_moves), call)
-    # NULL: as many as travel a fixed distance (src/nested_sampling.c, walk_length()), at least
-    # 25 and at most max_walk_steps; NULL there is 100 per parameter, set by nested_sampling()
-    s$walk_steps <- if (is.null(v$walk_steps)) NULL else
-      check_whole_number(v$walk_steps, "walk_steps", 0, call)
-    s$max_walk_steps <- if (is.null(v$max_walk_steps)) NULL else
-      check_whole_number(v$max_walk_steps, "max_walk_steps", 25, call)
-    if (s$step_scale == "width" && s$live_points < 2) {
-      abort("`live_points` must be at least 2 with `step_scale = \"width\"`: the step is scaled to the live points' spread.", call)
-    }
-    s$tolerance <- check_positive(v$tolerance, "tolerance", call)
-    s$max_iterations <- check_whole_number(v$max_iterations, "max_iterations", 1, call)
-    return(s)
-  }
-
-  s$max_rounds <- check_whole_number(v$max_rounds, "max_rounds", 1, call)
-  s$max_correlation <- check_half_open(v$max_correlation, "max_correlation", 0, 1, call)
-  s$kernel <- check_choice(v$kernel, "kernel", names(kernels), call)
-  s$mh_tolerance <- check_open_interval(v$mh_tolerance, "mh_tolerance", 0, 1, call)
-  s$mh_batch_size <- check_whole_number(v$mh_batch_size, "mh_batch_size", 2, call)
-  s$mh_bound <- check_choice(v$mh_bound, "mh_bound", names(mh_bounds), call)
-  if (s$kernel %in% random_walk_kernels && s$step_scale != "width") {
-    abort(sprintf(paste(
-      "`kernel = \"%s\"` needs `step_scale = \"width\"`: its random-walk proposals are scaled",
-      "to the particles' spread."), s$kernel), call)
-  }
-  s$particles <- check_whole_number(v$particles, "particles", 2, call)
-  # NULL: 0.8 of the particles (robust presets). Each annealing step then moves the target less
-  # than the paper's half, and the moves can follow it: on iris' softmax regression AIS was 2-4
-  # nats low with half and 0.2 with 0.8, at about 1.6 times the early-phase cost.
-  # strictly below the particles: an annealing step is the largest that keeps the weights' ESS at
-  # target_ess, and with target_ess = particles only a step of zero does, so it never finishes
-  s$target_ess <- if (is.null(v$target_ess)) 0.8 * s$particles else
-    check_target_ess(v$target_ess, s$particles, call)
-  s$annealing_ess <- check_choice(v$annealing_ess, "annealing_ess", c("conditional", "incremental"), call)
-  s$resample <- check_resample(v$resample, call)
-  if (method %in% sgais_methods) {
-    s$batch_size <- check_whole_number(v$batch_size, "batch_size", 1, call)
-    s$chunk_size <- if (is.null(v$chunk_size)) s$batch_size else
-      check_whole_number(v$chunk_size, "chunk_size", 1, call)
-    s$first_chunk_size <- if (is.null(v$first_chunk_size)) s$chunk_size else
-      check_whole_number(v$first_chunk_size, "first_chunk_size", 1, call)
-    s$update <- check_choice(v$update, "update", names(updates), call)
-    if (s$update == "averaged" && s$resample > 0) {
-      abort(paste("`resample` must be FALSE with `update = \"averaged\"`: the sequential",
-                  "estimator averages the weights after every chunk, so they never degenerate."),
-            call)
-    }
-    s$control_variates <- check_flag(v$control_variates, "control_variates", call)
-    s$score_control_variate <- check_flag(v$score_control_variate, "score_control_variate", call)
-    s$exact_until <- if (!is.null(v$exact_until)) {
-      check_whole_number(v$exact_until, "exact_until", 0, call)
-    } else if (s$step_scale == "per_observation") {
-      s$batch_size
-    } else {
-      4L * s$batch_size
-    }
-    s$early_particles <- if (is.null(v$early_particles)) s$particles else
-      check_whole_number(v$early_particles, "early_particles", 2, call)
-    if (s$early_particles < s$particles) {
-      abort(sprintf("`early_particles` (%d) must be at least `particles` (%d).",
-                    s$early_particles, s$particles), call)
-    }
-    s$reservoir_size <- check_reservoir_size(v$reservoir_size, s$exact_until, call)
-    s$restart_threshold <- check_restart_threshold(v$restart_threshold, s$update, call)
-    s$restart_every <- check_restart_every(v$restart_every, s$update, call)
-  }
-  s
-}
-
 # NULL (by the model), a number above 1, or Inf (never).
 check_restart_every <- function(x, update, call) {
   if (is.null(x) || (is_number(x) && x == Inf)) return(x)
@@ -684,7 +583,7 @@ check_reservoir_size <- function(x, exact_until, call) {
   as.integer(x)
 }
 
-# The reservoir size of a fit's settings; fits made before it existed kept every observation.
+# The reservoir size of SGAIS's settings (the other estimators keep every observation).
 reservoir_cap <- function(settings) {
   if (is.null(settings$reservoir_size)) Inf else settings$reservoir_size
 }
@@ -746,39 +645,24 @@ random_walk_kernels <- c(mh_kernels, "flymc")
 check_kernel_model <- function(settings, model, call) {
   kernel <- settings$kernel %||% "sghmc"
   if (kernel %in% c("confidence", "flymc")) {
-    why <- with_model_errors(.Call(C_ffi_kernel_suits_model, model, kernels[[kernel]]))
+    why <- with_model_errors(.Call(C_ffi_kernel_suits_model, model,
+                                   setting_codes("kernel")[[kernel]]))
     if (!is.null(why)) abort(why, call, "sgais_error_kernel")
   }
   invisible(settings)
 }
 
-# The settings list passed to .Call: codes instead of names.
+# The settings list passed to .Call (encode_settings(): codes instead of names). Settings of fits
+# saved by earlier versions are completed first (upgrade_settings()).
 c_settings <- function(settings) {
-  # fits made before kernels were a setting (and nested sampling) move by SGHMC
-  settings$kernel <- kernels[[settings$kernel %||% "sghmc"]]
-  settings$mh_bound <- mh_bounds[[settings$mh_bound %||% "bernstein"]]
-  settings$mh_tolerance <- settings$mh_tolerance %||% 0.05
-  settings$mh_batch_size <- settings$mh_batch_size %||% 100L
-  # fits made before jump proposals existed made none
-  settings$jumps <- settings$jumps %||% 0L
-  # fits made before moves were repeated until the particles decorrelated (and nested sampling,
-  # whose walks adapt their own length) move once per annealing step
-  settings$max_rounds <- settings$max_rounds %||% 1L
-  settings$max_correlation <- settings$max_correlation %||% 1
-  # fits made before restarts after a shift existed made none
-  settings$restart_threshold <- settings$restart_threshold %||% Inf
-  settings$step_scale <- step_scales[[settings$step_scale]]
-  if (!is.null(settings$chunk_size)) {
-    # fits made before updates were a setting are SGAIS fits with chunks of one size
-    settings$update <- updates[[settings$update %||% "annealed"]]
-    settings$first_chunk_size <- settings$first_chunk_size %||% settings$chunk_size
-  }
-  settings$preconditioner <- preconditioners[[settings$preconditioner]]
-  settings$integrator <- integrators[[settings$integrator]]
-  if (!is.null(settings$move)) {
-    # the C core reads the number of moves of either kind from sghmc_steps (the most) and
-    # min_sghmc_steps (the fewest; the walk's length adapts in between)
-    if (settings$move == "walk") {
+  settings <- upgrade_settings(settings)
+  if (is.null(settings$particles)) {
+    # nested sampling moves by SGHMC or its walk, once per iteration; the C core reads the number
+    # of moves of either kind from sghmc_steps (the most) and min_sghmc_steps (the fewest; the
+    # walk's length adapts in between)
+    settings[c("kernel", "mh_bound", "mh_tolerance", "mh_batch_size", "max_rounds",
+               "max_correlation")] <- list("sghmc", "bernstein", 0.05, 100L, 1L, 1)
+    if (identical(settings$move, "walk")) {
       if (is.null(settings$walk_steps)) {
         settings$sghmc_steps <- settings$max_walk_steps
         settings$min_sghmc_steps <- min(25L, settings$max_walk_steps)
@@ -786,19 +670,11 @@ c_settings <- function(settings) {
         settings$sghmc_steps <- settings$min_sghmc_steps <- settings$walk_steps
       }
     }
-    settings$move <- ns_moves[[settings$move]]
+  } else {
+    # AIS has no score control variate
+    settings$score_control_variate <- isTRUE(settings$score_control_variate)
   }
-  if (!is.null(settings$resample)) settings$resample_ess <- settings$resample
-  # fits made before the setting existed annealed by the incremental ESS, and continue so
-  if (!is.null(settings$particles)) {
-    settings$conditional_ess <- as.integer(identical(settings$annealing_ess, "conditional"))
-  }
-  if (!is.null(settings$control_variates)) settings$control_variates <- as.integer(settings$control_variates)
-  # AIS, and fits made before the setting existed, have no score control variate
-  if (!is.null(settings$particles)) {
-    settings$score_control_variate <- as.integer(isTRUE(settings$score_control_variate))
-  }
-  settings
+  encode_settings(settings)
 }
 
 #' @export
@@ -819,7 +695,7 @@ print.sgais_control <- function(x, ...) {
 
 # One line describing the settings of a fit, for print().
 format_settings <- function(s) {
-  kernel <- s$kernel %||% "sghmc"
+  kernel <- s$kernel %||% "sghmc" # nested sampling's settings name none
   unit <- switch(kernel, sghmc = "SGHMC steps", sgld = "SGLD steps",
                  "random-walk proposals")
   steps <- if (s$min_sghmc_steps < s$sghmc_steps) {
@@ -865,5 +741,6 @@ precond_metric <- function(theta, logw = numeric(ncol(theta)), kind = c("dense",
   stopifnot(is.matrix(theta), is.double(theta), ncol(theta) >= 2L, all(is.finite(theta)),
             is.double(logw), length(logw) == ncol(theta), !anyNA(logw),
             length(leave_out) == 1L, leave_out %in% 0:ncol(theta))
-  .Call(C_ffi_precond_metric, theta, logw, preconditioners[[kind]], as.integer(leave_out))
+  .Call(C_ffi_precond_metric, theta, logw, setting_codes("preconditioner")[[kind]],
+        as.integer(leave_out))
 }

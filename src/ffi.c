@@ -166,70 +166,157 @@ SEXP ffi_data_digest(SEXP digest, SEXP values) {
   return Rf_mkString(out);
 }
 
+/* ---------------------------------------------------------------- the settings table
+ * Every setting C reads from the settings list, by its name there (the schema's name, or its
+ * c_name: R/settings.R), with its type, where it goes and its range. R checked the values
+ * already (resolve_settings()); C checks them again, cheaply, and test-control.R checks that
+ * this table and the R schema agree (ffi_settings_table()). Types: 'i' a whole number in
+ * [lower, upper]; 'c' a code in [lower, upper]; 'd' a number in its range, each end open or
+ * closed. */
+#define MOVE(field) offsetof(sg_move_settings, field)
+static const sg_setting move_table[] = {
+    {"sghmc_steps", 'i', MOVE(steps), 0, INT_MAX, 0, 0},
+    {"min_sghmc_steps", 'i', MOVE(min_steps), 0, INT_MAX, 0, 0},
+    {"step_scale", 'c', MOVE(scale), 0, SG_STEP_WIDTH, 0, 0},
+    {"preconditioner", 'c', MOVE(preconditioner), 0, SG_PRECOND_DENSE, 0, 0},
+    {"integrator", 'c', MOVE(integrator), 0, SG_INTEGRATOR_BAOAB, 0, 0},
+    {"learning_rate", 'd', MOVE(learning_rate), 0, INFINITY, 1, 1},
+    {"step_size", 'd', MOVE(step_size), 0, INFINITY, 1, 1},
+    {"momentum_decay", 'd', MOVE(momentum_decay), 0, 1, 1, 0},
+    {"kernel", 'c', MOVE(kernel), 0, SG_KERNEL_FLYMC, 0, 0},
+    {"mh_batch_size", 'i', MOVE(mh_batch), 2, INT_MAX, 0, 0},
+    {"mh_tolerance", 'd', MOVE(mh_tolerance), 0, 1, 1, 1},
+    {"mh_bound", 'c', MOVE(mh_bound), 0, SG_BOUND_HOEFFDING, 0, 0},
+    {"jumps", 'i', MOVE(jumps), 0, INT_MAX, 0, 0},
+    {"max_rounds", 'i', MOVE(max_rounds), 1, INT_MAX, 0, 0},
+    {"max_correlation", 'd', MOVE(max_correlation), 0, 1, 1, 0}};
+#undef MOVE
+#define ANNEAL(field) offsetof(sg_anneal_settings, field)
+static const sg_setting anneal_table[] = {
+    {"particles", 'i', ANNEAL(particles), 2, INT_MAX, 0, 0},
+    {"target_ess", 'd', ANNEAL(target_ess), 1, INFINITY, 1, 1},
+    {"resample_ess", 'd', ANNEAL(resample_ess), 0, 1, 0, 0},
+    {"conditional_ess", 'c', ANNEAL(conditional_ess), 0, 1, 0, 0},
+    {"score_control_variate", 'c', ANNEAL(score_cv), 0, 1, 0, 0}};
+#undef ANNEAL
+#define SGAIS(field) offsetof(sgais_settings, field)
+const sg_setting sg_sgais_table[] = {
+    {"batch_size", 'i', SGAIS(batch_size), 1, INT_MAX, 0, 0},
+    {"chunk_size", 'i', SGAIS(chunk_size), 1, INT_MAX, 0, 0},
+    {"first_chunk_size", 'i', SGAIS(first_chunk_size), 1, INT_MAX, 0, 0},
+    {"update", 'c', SGAIS(update), 0, SGAIS_UPDATE_AVERAGED, 0, 0},
+    {"control_variates", 'c', SGAIS(control_variates), 0, 1, 0, 0},
+    {"exact_until", 'i', SGAIS(exact_until), 0, INT_MAX, 0, 0},
+    {"early_particles", 'i', SGAIS(early_particles), 2, INT_MAX, 0, 0}};
+const int sg_sgais_table_rows = sizeof sg_sgais_table / sizeof sg_sgais_table[0];
+#undef SGAIS
+#define NS(field) offsetof(ns_settings, field)
+const sg_setting sg_ns_table[] = {
+    {"live_points", 'i', NS(live_points), 1, INT_MAX, 0, 0},
+    {"move", 'c', NS(move_kind), 0, NS_MOVE_WALK, 0, 0},
+    {"tolerance", 'd', NS(tolerance), 0, INFINITY, 1, 1},
+    {"max_iterations", 'd', NS(max_iterations), 1, INFINITY, 0, 1}};
+const int sg_ns_table_rows = sizeof sg_ns_table / sizeof sg_ns_table[0];
+#undef NS
+static const struct {
+  const char *name;
+  const sg_setting *rows;
+  int n;
+} settings_tables[] = {{"move", move_table, sizeof move_table / sizeof move_table[0]},
+                       {"anneal", anneal_table, sizeof anneal_table / sizeof anneal_table[0]},
+                       {"sgais", sg_sgais_table, sizeof sg_sgais_table / sizeof sg_sgais_table[0]},
+                       {"nested_sampling", sg_ns_table, sizeof sg_ns_table / sizeof sg_ns_table[0]}};
+
+/* The range of a 'd' row as an error message. */
+static void range_error(const sg_setting *t) {
+  if (t->lower == 0 && t->open_lower && t->upper == R_PosInf)
+    sg_input_error("`%s` must be positive and finite.", t->name);
+  if (t->upper == R_PosInf)
+    sg_input_error("`%s` must be a finite number above %g.", t->name, t->lower);
+  sg_input_error("`%s` must be in %c%g, %g%c.", t->name, t->open_lower ? '(' : '[', t->lower,
+                 t->upper, t->open_upper ? ')' : ']');
+}
+
+void sg_settings_read(SEXP x, const sg_setting *rows, int n, void *out) {
+  for (int k = 0; k < n; k++) {
+    const sg_setting *t = &rows[k];
+    char *at = (char *) out + t->offset;
+    if (t->type == 'd') {
+      const double v = sg_scalar_double(sg_list_get(x, t->name), t->name);
+      if (!(t->open_lower ? v > t->lower : v >= t->lower) ||
+          !(t->open_upper ? v < t->upper : v <= t->upper))
+        range_error(t);
+      *(double *) at = v;
+    } else {
+      const int v = sg_scalar_int(sg_list_get(x, t->name), t->name, (int) t->lower);
+      if (v > t->upper) {
+        if (t->type == 'c') sg_input_error("`%s` is not a known setting value.", t->name);
+        sg_input_error("`%s` must be at most %.0f.", t->name, t->upper);
+      }
+      *(int *) at = v;
+    }
+  }
+}
+
 sg_move_settings sg_move_settings_from_r(SEXP x) {
   sg_move_settings s;
-  s.steps = sg_scalar_int(sg_list_get(x, "sghmc_steps"), "sghmc_steps", 0);
-  s.min_steps = sg_scalar_int(sg_list_get(x, "min_sghmc_steps"), "min_sghmc_steps", 0);
-  s.scale = sg_scalar_int(sg_list_get(x, "step_scale"), "step_scale", 0);
-  s.preconditioner = sg_scalar_int(sg_list_get(x, "preconditioner"), "preconditioner", 0);
-  s.learning_rate = sg_scalar_double(sg_list_get(x, "learning_rate"), "learning_rate");
-  s.step_size = sg_scalar_double(sg_list_get(x, "step_size"), "step_size");
-  s.momentum_decay = sg_scalar_double(sg_list_get(x, "momentum_decay"), "momentum_decay");
-  s.integrator = sg_scalar_int(sg_list_get(x, "integrator"), "integrator", 0);
-  if (s.integrator > SG_INTEGRATOR_BAOAB) sg_input_error("`integrator` is not a known integrator.");
+  sg_settings_read(x, move_table, sizeof move_table / sizeof move_table[0], &s);
   if (s.min_steps > s.steps)
     sg_input_error("`min_sghmc_steps` must not exceed `sghmc_steps`.");
-  if (s.scale > SG_STEP_WIDTH) sg_input_error("`step_scale` is not a known scale.");
-  if (s.preconditioner > SG_PRECOND_DENSE)
-    sg_input_error("`preconditioner` is not a known preconditioner.");
   if (s.scale == SG_STEP_PER_OBSERVATION) s.preconditioner = SG_PRECOND_NONE;
-  if (!(s.learning_rate > 0.0) || !R_FINITE(s.learning_rate))
-    sg_input_error("`learning_rate` must be positive and finite.");
-  if (!(s.step_size > 0.0) || !R_FINITE(s.step_size))
-    sg_input_error("`step_size` must be positive and finite.");
-  if (!(s.momentum_decay > 0.0 && s.momentum_decay <= 1.0))
-    sg_input_error("`momentum_decay` must be in (0, 1].");
-  /* the kernel and its MH test (c_settings() gives fits made before kernels were a setting
-   * SGHMC) */
-  s.kernel = sg_scalar_int(sg_list_get(x, "kernel"), "kernel", 0);
-  if (s.kernel > SG_KERNEL_FLYMC) sg_input_error("`kernel` is not a known kernel.");
-  s.mh_batch = 100;
-  s.mh_tolerance = 0.05;
-  s.mh_bound = SG_BOUND_BERNSTEIN;
-  if (s.kernel == SG_KERNEL_AUSTERITY || s.kernel == SG_KERNEL_CONFIDENCE) {
-    s.mh_batch = sg_scalar_int(sg_list_get(x, "mh_batch_size"), "mh_batch_size", 2);
-    s.mh_tolerance = sg_scalar_double(sg_list_get(x, "mh_tolerance"), "mh_tolerance");
-    s.mh_bound = sg_scalar_int(sg_list_get(x, "mh_bound"), "mh_bound", 0);
-    if (!(s.mh_tolerance > 0.0 && s.mh_tolerance < 1.0))
-      sg_input_error("`mh_tolerance` must be in (0, 1).");
-    if (s.mh_bound > SG_BOUND_HOEFFDING) sg_input_error("`mh_bound` is not a known bound.");
+  /* the MH test's settings serve the subsampling MH kernels only: fixed for the others */
+  if (s.kernel != SG_KERNEL_AUSTERITY && s.kernel != SG_KERNEL_CONFIDENCE) {
+    s.mh_batch = 100;
+    s.mh_tolerance = 0.05;
+    s.mh_bound = SG_BOUND_BERNSTEIN;
   }
   if (sg_kernel_random_walk(s.kernel) && s.scale != SG_STEP_WIDTH)
     sg_input_error("the Metropolis-Hastings kernels need `step_scale = \"width\"`.");
-  s.jumps = sg_scalar_int(sg_list_get(x, "jumps"), "jumps", 0);
-  s.max_rounds = sg_scalar_int(sg_list_get(x, "max_rounds"), "max_rounds", 1);
-  s.max_correlation = sg_scalar_double(sg_list_get(x, "max_correlation"), "max_correlation");
-  if (!(s.max_correlation >= 0.0 && s.max_correlation <= 1.0))
-    sg_input_error("`max_correlation` must be in [0, 1].");
   s.base_step = s.step_size; /* until sg_move_settings_for() knows the dimension */
   return s;
 }
 
 sg_anneal_settings sg_anneal_settings_from_r(SEXP x) {
   sg_anneal_settings s;
-  s.particles = sg_scalar_int(sg_list_get(x, "particles"), "particles", 2);
-  s.target_ess = sg_scalar_double(sg_list_get(x, "target_ess"), "target_ess");
-  s.resample_ess = sg_scalar_double(sg_list_get(x, "resample_ess"), "resample_ess");
-  s.conditional_ess = sg_scalar_int(sg_list_get(x, "conditional_ess"), "conditional_ess", 0);
-  if (s.conditional_ess > 1) sg_input_error("`conditional_ess` must be 0 or 1.");
-  s.score_cv = sg_scalar_int(sg_list_get(x, "score_control_variate"), "score_control_variate", 0);
-  if (s.score_cv > 1) sg_input_error("`score_control_variate` must be 0 or 1.");
+  sg_settings_read(x, anneal_table, sizeof anneal_table / sizeof anneal_table[0], &s);
   s.move = sg_move_settings_from_r(x);
-  if (!(s.target_ess > 1.0 && s.target_ess < s.particles))
-    sg_input_error("`target_ess` must be in (1, particles).");
-  if (!(s.resample_ess >= 0.0 && s.resample_ess <= 1.0))
-    sg_input_error("`resample_ess` must be in [0, 1].");
+  if (!(s.target_ess < s.particles)) sg_input_error("`target_ess` must be in (1, particles).");
   return s;
+}
+
+/* The settings table as a data frame-like list (name, table, type, lower, upper, open_lower,
+ * open_upper), for the test that compares it with the R schema. */
+SEXP ffi_settings_table(void) {
+  int n = 0;
+  const int tables = sizeof settings_tables / sizeof settings_tables[0];
+  for (int k = 0; k < tables; k++) n += settings_tables[k].n;
+  const char *cols[] = {"name", "table", "type", "lower", "upper", "open_lower", "open_upper"};
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 7));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 7));
+  SEXP name = sg_new_column(out, names, 0, cols[0], STRSXP, n);
+  SEXP table = sg_new_column(out, names, 1, cols[1], STRSXP, n);
+  SEXP type = sg_new_column(out, names, 2, cols[2], STRSXP, n);
+  double *lower = REAL(sg_new_column(out, names, 3, cols[3], REALSXP, n));
+  double *upper = REAL(sg_new_column(out, names, 4, cols[4], REALSXP, n));
+  int *ol = LOGICAL(sg_new_column(out, names, 5, cols[5], LGLSXP, n));
+  int *ou = LOGICAL(sg_new_column(out, names, 6, cols[6], LGLSXP, n));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  int i = 0;
+  for (int k = 0; k < tables; k++) {
+    for (int r = 0; r < settings_tables[k].n; r++, i++) {
+      const sg_setting *t = &settings_tables[k].rows[r];
+      const char ty[2] = {t->type, '\0'};
+      SET_STRING_ELT(name, i, Rf_mkChar(t->name));
+      SET_STRING_ELT(table, i, Rf_mkChar(settings_tables[k].name));
+      SET_STRING_ELT(type, i, Rf_mkChar(ty));
+      lower[i] = t->lower;
+      upper[i] = t->upper;
+      ol[i] = t->open_lower;
+      ou[i] = t->open_upper;
+    }
+  }
+  UNPROTECT(2);
+  return out;
 }
 
 uint64_t sg_rng_key_from_state(SEXP x, const char *what) {

@@ -56,8 +56,22 @@ typedef struct {
 SEXP sg_columns_new(const sg_column *cols, int ncol, void *trace, R_xlen_t n);
 void sg_columns_cut(SEXP list, R_xlen_t n);
 
-/* The one settings parser: move and annealing settings from the R settings list, re-checked
- * (errors name the argument). */
+/* The one settings parser, driven by the settings table (ffi.c; the R side is the schema in
+ * R/settings.R): each row a setting C reads, by name, its type ('i' a whole number, 'c' a code,
+ * 'd' a number), the offset of its field in the struct filled, and its range, each end open or
+ * closed. sg_settings_read() reads and re-checks the rows into `out` (errors name the setting);
+ * the move and annealing settings and each estimator's (sg_sgais_table, sg_ns_table) are read
+ * through it. */
+typedef struct {
+  const char *name;
+  char type;
+  size_t offset;
+  double lower, upper;
+  unsigned char open_lower, open_upper;
+} sg_setting;
+void sg_settings_read(SEXP x, const sg_setting *rows, int n, void *out);
+extern const sg_setting sg_sgais_table[], sg_ns_table[];
+extern const int sg_sgais_table_rows, sg_ns_table_rows;
 sg_move_settings sg_move_settings_from_r(SEXP x);
 sg_anneal_settings sg_anneal_settings_from_r(SEXP x);
 
@@ -95,6 +109,7 @@ SEXP ffi_gaussian_mixture_jump_clusters(SEXP model);
 SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP pop_factor,
                                      SEXP n);
 SEXP ffi_gaussian_mixture_canonicalize(SEXP model, SEXP theta, SEXP logw);
+SEXP ffi_settings_table(void);
 SEXP ffi_threads_get(void);
 SEXP ffi_threads_set(SEXP threads);
 SEXP ffi_threads_max(void);

@@ -7,15 +7,8 @@
 
 static ns_settings settings_from_r(SEXP x) {
   ns_settings s;
-  s.live_points = sg_scalar_int(sg_list_get(x, "live_points"), "live_points", 1);
+  sg_settings_read(x, sg_ns_table, sg_ns_table_rows, &s);
   s.move = sg_move_settings_from_r(x);
-  s.move_kind = sg_scalar_int(sg_list_get(x, "move"), "move", 0);
-  if (s.move_kind > NS_MOVE_WALK) sg_input_error("`move` is not a known move.");
-  s.tolerance = sg_scalar_double(sg_list_get(x, "tolerance"), "tolerance");
-  s.max_iterations = sg_scalar_double(sg_list_get(x, "max_iterations"), "max_iterations");
-  if (!(s.tolerance > 0.0) || !R_FINITE(s.tolerance))
-    sg_input_error("`tolerance` must be positive and finite.");
-  if (!(s.max_iterations >= 1.0)) sg_input_error("`max_iterations` must be >= 1.");
   return s;
 }
 

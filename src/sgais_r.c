@@ -8,14 +8,7 @@
 static sgais_settings settings_from_r(SEXP x) {
   sgais_settings s;
   s.a = sg_anneal_settings_from_r(x);
-  s.batch_size = sg_scalar_int(sg_list_get(x, "batch_size"), "batch_size", 1);
-  s.chunk_size = sg_scalar_int(sg_list_get(x, "chunk_size"), "chunk_size", 1);
-  s.control_variates = sg_scalar_int(sg_list_get(x, "control_variates"), "control_variates", 0);
-  s.exact_until = sg_scalar_int(sg_list_get(x, "exact_until"), "exact_until", 0);
-  s.early_particles = sg_scalar_int(sg_list_get(x, "early_particles"), "early_particles", 2);
-  s.update = sg_scalar_int(sg_list_get(x, "update"), "update", 0);
-  if (s.update > SGAIS_UPDATE_AVERAGED) sg_input_error("`update` is not a known update.");
-  s.first_chunk_size = sg_scalar_int(sg_list_get(x, "first_chunk_size"), "first_chunk_size", 1);
+  sg_settings_read(x, sg_sgais_table, sg_sgais_table_rows, &s);
   /* NULL in the settings of older fits and of SIR and the sequential estimator: never */
   SEXP rt = sg_list_get_optional(x, "restart_threshold"),
        ra = sg_list_get_optional(x, "restart_after"), rd = sg_list_get_optional(x, "restart_due");

@@ -142,3 +142,39 @@ test_that("the kernels' metric is the particles' weighted covariance, and leaves
   expect_equal(precond_metric(theta, heavy, leave_out = 9L), wcov(theta[, -9L], heavy[-9L]),
                tolerance = 1e-8)
 })
+
+test_that("the C core's settings table agrees with the R settings schema", {
+  c_table <- as.data.frame(.Call(sgais:::C_ffi_settings_table), stringsAsFactors = FALSE)
+  schema <- sgais:::settings_schema
+  c_name <- vapply(names(schema), function(n) schema[[n]]$c_name %||% n, character(1))
+  # what R resolves itself before C sees it: the walk's lengths (as sghmc_steps), the reservoir
+  # (as a cap) and the restart settings (as restart_after and restart_due)
+  r_only <- c("walk_steps", "max_walk_steps", "reservoir_size", "restart_threshold",
+              "restart_every")
+  expect_setequal(c_table$name, c_name[setdiff(names(schema), r_only)])
+  for (i in seq_len(nrow(c_table))) {
+    row <- c_table[i, ]
+    spec <- schema[[names(c_name)[c_name == row$name]]]
+    what <- paste(row$name, spec$kind)
+    switch(spec$kind,
+      count = {
+        expect_true(row$type %in% c("i", "d"), label = what)
+        expect_identical(row$lower, as.double(spec$lower), label = what)
+      },
+      choice = {
+        expect_identical(row$type, "c", label = what)
+        expect_identical(c(row$lower, row$upper), as.double(range(spec$codes)), label = what)
+      },
+      flag = expect_identical(c(row$type, row$lower, row$upper), c("c", "0", "1"), label = what),
+      positive = expect_identical(list(row$type, row$lower, row$upper, row$open_lower),
+                                  list("d", 0, Inf, TRUE), label = what),
+      fraction = expect_identical(list(row$type, row$lower, row$upper, row$open_lower,
+                                       row$open_upper),
+                                  list("d", spec$lower, spec$upper, TRUE, FALSE), label = what),
+      open = expect_identical(list(row$type, row$lower, row$upper, row$open_lower,
+                                   row$open_upper),
+                              list("d", spec$lower, spec$upper, TRUE, TRUE), label = what),
+      custom = expect_true(is.function(spec$check), label = what)
+    )
+  }
+})
