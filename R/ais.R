@@ -6,49 +6,30 @@
 #' posterior (\eqn{\lambda = 1}), the reference method of Cameron, Eggers and Kroon (2019,
 #' Section 6.1). Each step \eqn{\Delta\lambda} is chosen, as in [sgais()], so that the effective
 #' sample size of the incremental weights \eqn{p(y \mid \theta_i)^{\Delta\lambda}} is
-#' `target_ess`; the log-weights grow by \eqn{\Delta\lambda \log p(y \mid \theta_i)}, and each
-#' particle then moves by SGHMC on the exact full-data potential
-#' \eqn{\nabla \log f_\lambda = \nabla \log p(\theta) + \lambda \nabla \log p(y \mid \theta)}.
+#' `target_ess`; the particles then move on the exact full-data potential.
 #'
-#' The tuning is set by `control` ([ais_control()]). The default preset, `"robust"`, uses 100
-#' particles, resamples when the weight ESS falls below half of them, and takes steps of a fixed
-#' fraction of the current target's width (preconditioned by the weighted particle covariance):
-#' near \eqn{\lambda = 0} the target is as wide as the prior, and the paper's step
-#' \eqn{\eta} = `learning_rate` / n, sized for the posterior, cannot cross it in 20 steps, which
-#' made the paper's AIS tens of nats low. `ais_control("paper")` is the paper's reference AIS
-#' (Section 6.1) exactly.
+#' The tuning is set by `control` ([ais_control()]). The default preset, `"robust"`, moves the
+#' particles in units of the current target's width, which is what makes AIS accurate where the
+#' target is as wide as the prior; `ais_control("paper")` is the paper's reference AIS exactly,
+#' for reproducing the paper.
 #'
 #' Every step uses all n observations, so the cost grows with n times the number of annealing
-#' steps; [sgais()] is the fast choice for large data, `ais()` the accurate one for small data
-#' and a check of [sgais()] on your own model. Those passes over the data run on
-#' [sgais_threads()] threads, split into fixed blocks of observations summed in a fixed order,
-#' so the estimate is the same on any number of threads; random numbers are drawn as in
-#' [sgais()] (section "Random numbers and threads"), in streams keyed by the annealing step and
-#' the particle.
+#' steps: [sgais()] is the fast choice for large data, `ais()` the accurate one for small data
+#' and a check of [sgais()] on your own model. The passes over the data run on
+#' [sgais_threads()] threads in a fixed order, so the estimate is the same on any number of
+#' threads; random numbers are drawn as in [sgais()] (section "Random numbers and threads").
 #'
 #' @inheritParams sgais
 #' @section Schedule:
-#' An adaptive step is chosen from the particles it then reweights, and this biases
-#' \eqn{\hat Z}{Z-hat} by \eqn{O(1/M)} with M particles: the weights are then not a product of
-#' increments along a path fixed in advance, which is what makes AIS unbiased (Neal 2001;
-#' adaptive SMC is only consistent, Beskos, Jasra, Kantas & Thiery 2016). The bias is shared by every
-#' replicate, so the replicates' standard error cannot see it. On a linear regression whose
-#' intercept lies 20 prior sds from the prior mean (100 particles, 160 runs each), adaptive
-#' steps gave a log-mean-exp of all runs 0.24 nats below the exact evidence and the same runs on
-#' a pilot run's fixed schedule 0.04 below, as an unbiased \eqn{\hat Z}{Z-hat} should (the runs'
-#' mean \eqn{\log \hat Z}{log Z-hat} is lower, by about half their variance, in both);
-#' `inst/validation/schedule-bias.R` repeats the comparison: with 100 runs, -0.18 adaptive and
-#' +0.03 on the pilot's steps (mean \eqn{\log \hat Z}{log Z-hat} -0.33 and -0.14). So with
-#' `replicates` > 1 the default runs one adaptive pilot run and all replicates on its schedule,
-#' at the cost of one more run; the pilot's estimate is reported (`pilot`) but not combined.
-#' On the validation suite (`inst/validation/results-2026-11-24b.csv`, 25 cases, 10 replicates)
-#' the mean error of AIS went from -0.13 to -0.03 nats and the far intercept's from -0.58 (3.9
-#' SE) to +0.04. A fixed schedule removes this one bias only: the moves still adapt to the
-#' particles and resampling to their ESS. On a one-component mixture of the raw `faithful` data
-#' the pilot's steps left the log-mean-exp of 100 runs 0.13 nats low (adaptive steps 0.01).
-#' Give `schedule` to reuse a schedule, or `schedule = "adaptive"` for the replicates to choose
-#' their own steps. On a fixed schedule the ESS of a step varies around `target_ess` from run to
-#' run, and the moves after a step adapt to it as usual.
+#' An adaptive step is chosen from the particles it then reweights, which biases
+#' \eqn{\hat Z}{Z-hat} by \eqn{O(1/M)} with M particles (adaptive SMC is consistent, not
+#' unbiased: Beskos, Jasra, Kantas and Thiery 2016). The bias is shared by every replicate, so
+#' the replicates' standard error cannot see it. So with `replicates` > 1 the default makes one
+#' adaptive pilot run first and runs every replicate on its schedule, at the cost of one more
+#' run; the pilot's estimate is reported (`pilot`) but not combined. A fixed schedule removes
+#' this bias only: the moves still adapt to the particles, and resampling to their ESS. Give
+#' `schedule` to reuse a schedule, or `schedule = "adaptive"` for replicates that choose their
+#' own steps. Measurements: `vignette("validation")`.
 #'
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
 #'   [custom_model()] or [compiled_model()].
@@ -62,46 +43,36 @@
 #'   `lambda` column of an earlier fit's `schedule`. `NULL`, the default, is `"pilot"` with
 #'   `replicates` > 1 and `"adaptive"` for one run.
 #' @param progress Show a progress bar with an ETA. Defaults to the option `sgais.progress`, or
-#'   else [interactive()]. \eqn{\lambda} itself stays near 0 for most of a run, so the bar shows
-#'   how far \eqn{\log \lambda}{log(lambda)} has come from the first step's \eqn{\lambda_1} to
-#'   0, \eqn{1 - \log \lambda / \log \lambda_1}{1 - log(lambda) / log(lambda_1)}: the steps
-#'   make \eqn{\lambda} grow by about a constant factor each, so this is about the fraction of
-#'   the steps done (a little ahead of it early in the run, where the prior dominates). The label
-#'   gives the step with the number of steps that predicts (`step 12/~30`), \eqn{\lambda} and the
-#'   current \eqn{\log \hat Z}{log Z-hat}. With `replicates` > 1 each replicate has its bar
-#'   (`AIS 2/3`), drawn under the sequential [future::plan()] only.
+#'   else [interactive()]. The bar shows how far \eqn{\log \lambda}{log(lambda)} has come
+#'   towards 0 (about the fraction of the steps done), and its label the step, the predicted
+#'   number of steps (`step 12/~30`), \eqn{\lambda} and \eqn{\log \hat Z}{log Z-hat} so far. With
+#'   `replicates` > 1 each replicate has its bar, under the sequential [future::plan()] only.
 #' @return An object of class `c("sgais_ais_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_se`, `replicate_log_evidence`, `replicate_sd`,
 #'     `diagnostics`}{the log evidence and, as for [sgais()], its standard error (from
 #'     replicates, or one run's predicted sd) and the per-replicate diagnostics;}
-#'   \item{`schedule`}{a data frame with one row per annealing step (of every replicate, in
-#'     column `replicate`): `step`, `lambda` (after the step), `ess` (of the incremental
-#'     weights), `resampled`, `sghmc_steps`, `acceptance` (median over particles of the
-#'     Metropolis acceptance rate of the robust kernel, `NA` for the paper's), `step_size` (in
-#'     target widths, or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they
-#'     ran off to non-finite values), `step_halvings` (times moves without a Metropolis test
-#'     spread the particles more than 4 times wider than their target and were redone with half
-#'     the step; see [sgais_control()]), `jump_acceptance` (the fraction of the step's jump
-#'     proposals accepted, `NA` where none were made; see [sgais_control()]), `log_evidence` (the estimate
-#'     \eqn{\log \frac1M \sum_i w_i}{log mean(w)} with the weights so far, the log normalising
-#'     constant of \eqn{f_\lambda}), and the cumulative cost: `seconds`,
-#'     `gradient_evaluations` and `likelihood_evaluations` (per observation and particle);
-#'     [as.data.frame()] gives it with the columns every fit shares first (see
-#'     [sgais_evidence]);}
-#'   \item{`state`}{the final `particles` (a `particles` x parameters matrix, approximately
-#'     posterior draws with weights; all replicates' stacked) and `log_weights`;}
-#'   \item{`annealing`, `pilot`}{how the steps were chosen: `"adaptive"`, `"pilot"` or
-#'     `"fixed"` (a given schedule); and for `"pilot"`, a one-row data frame of the pilot run's
-#'     `log_evidence` (not used in the estimate), `steps` and cost (counted in the fit's), else
-#'     `NULL`;}
-#'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`}{how it was run;}
-#'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost;}
-#'   \item{`model`}{the model.}
+#'   \item{`schedule`}{one row per annealing step (of every replicate, in column `replicate`):
+#'     `step`, `lambda` (after the step), `ess` (of the incremental weights), `resampled`,
+#'     `sghmc_steps`, `acceptance` (`NA` for the paper's kernel), `step_size`, `divergent`,
+#'     `step_halvings`, `data_fraction`, `jump_acceptance` (see [sgais_control()]),
+#'     `log_evidence` (the log normalising constant of \eqn{f_\lambda} so far), and the
+#'     cumulative `seconds`, `gradient_evaluations` and `likelihood_evaluations` (per
+#'     observation and particle);}
+#'   \item{`state`}{the final `particles` (all replicates' stacked; weighted posterior draws)
+#'     and `log_weights`;}
+#'   \item{`annealing`, `pilot`}{`"adaptive"`, `"pilot"` or `"fixed"` (a given schedule); for
+#'     `"pilot"` the pilot run's `log_evidence` (not used), `steps` and cost, else `NULL`;}
+#'   \item{`method`, `n`, `model`, `settings`, `call`, `seed`, `initial_seed`, `final_seed`,
+#'     `seconds`, `gradient_evaluations`, `likelihood_evaluations`}{as for [sgais()].}
 #'   }
-#'   Use [log_evidence()], [as.data.frame()] (the schedule), `print()` and `summary()`.
+#'   Use [log_evidence()], [confint()], [as.data.frame()] (the schedule, with the columns every
+#'   fit shares first: see [sgais_evidence]), `print()` and `summary()`.
 #' @references Neal, R. M. (2001). Annealed importance sampling. *Statistics and Computing*
 #'   11, 125-139.
+#'
+#'   Beskos, A., Jasra, A., Kantas, N. and Thiery, A. (2016). On the convergence of adaptive
+#'   sequential Monte Carlo methods. *Annals of Applied Probability* 26(2), 1111-1146.
 #'
 #'   Cameron, S. A., Eggers, H. C. and Kroon, S. (2019). Stochastic Gradient Annealed
 #'   Importance Sampling for Efficient Online Marginal Likelihood Estimation. *Entropy* 21(11),

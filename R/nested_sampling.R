@@ -6,54 +6,30 @@
 #' lowest likelihood \eqn{L^*_i}, gives it the prior volume \eqn{X_i = e^{-i/M}} and weight
 #' \eqn{X_{i-1} - X_i}, and adds \eqn{L^*_i (X_{i-1} - X_i)} to \eqn{\hat Z} (in log space, with
 #' the information \eqn{H} by Skilling's update). The point is replaced by a copy of another
-#' random live point (itself when `live_points` = 1) moved by `sghmc_steps` SGHMC steps on the
-#' prior, with step `learning_rate` and friction `momentum_decay`, under the constraint
-#' \eqn{L(\theta) > L^*_i}{L(theta) > L*}: the exact full-data likelihood is checked after every
-#' step, and a step that would leave the constrained region is undone and the velocity reflected
-#' off the contour, \eqn{v \leftarrow v - 2 (v \cdot \hat n) \hat n}{v <- v - 2 (v.n) n} with
-#' \eqn{\hat n}{n} the unit gradient of the log-likelihood (as in Galilean Monte Carlo).
+#' live point moved on the prior within the constraint \eqn{L(\theta) > L^*_i}{L(theta) > L*}.
 #'
-#' The tuning is set by `control` ([nested_control()]). The paper's fixed step (`learning_rate`
-#' = 1e-3 on the prior, `nested_control("paper")`, with 2 live points) becomes as large as the
-#' constrained region late in the run: new points then lie at too high a likelihood, and
-#' \eqn{\log \hat Z} is overestimated by 10 to 30 nats. Scaling that move to the region does not
-#' cure it: a step that would leave the region is undone and the velocity reflected, which is not
-#' a reversible move, and its points avoid the contour. The default preset, `"robust"`, replaces
-#' it (`move = "walk"`) by a Metropolis random walk on the prior restricted to \eqn{L > L^*},
-#' which leaves that distribution exactly invariant: proposals in the metric of the live points'
-#' covariance (as dynesty's and ernest's random walks), with a scale adapted between iterations
-#' towards 50% acceptance, and 100 live points. The walk is as long as it takes to travel a fixed
-#' distance (12 squared live-point widths per parameter, at the mean squared jump of the walks
-#' before it; at least 25 proposals, at most `max_walk_steps`): where the constrained region is
-#' a thin curved shell, as when the likelihood lies far out in the prior's tail, the accepted
-#' steps are short and a walk of fixed length leaves new points next to the points they were
-#' copied from, which biases \eqn{\log \hat Z} low (measured -8 nats with 48 proposals on a
-#' regression whose intercept lies 20 prior sds out; -0.6 and -2.8 with the adaptive length, at
-#' 2.9 times the cost). The `steps` column of the trace shows the length used. A walk cannot
-#' leave a mode the contour has cut off from the others; for models that provide them (Gaussian
-#' mixtures) the walk is followed by `jumps` independence Metropolis-Hastings proposals within
-#' the contour (see "Jump proposals" in [sgais_control()]), without which the live points on
-#' `faithful` in its raw units followed a mode 307 nats below the evidence.
+#' The tuning is set by `control` ([nested_control()]). The default preset, `"robust"`, moves the
+#' copy by a Metropolis random walk on the prior restricted to \eqn{L > L^*} (exactly invariant
+#' for it), with proposals in the metric of the live points' covariance and a scale adapted
+#' towards 50% acceptance, as long as it takes to travel a fixed distance in live-point widths
+#' (the trace's `steps`); for models that provide them (Gaussian mixtures) `jumps` proposals
+#' between modes follow the walk. `nested_control("paper")` is the paper's move, exactly:
+#' `sghmc_steps` SGHMC steps with a fixed step `learning_rate`, the velocity reflected off the
+#' contour. Its step becomes as large as the constrained region late in the run, and its
+#' \eqn{\log \hat Z}{log Z-hat} comes out too high: use it to reproduce the paper.
 #'
 #' The run stops when the largest possible remaining contribution, \eqn{\max L_{live} X_i}, is
 #' below `tolerance` times \eqn{\hat Z}; the live points then add \eqn{L_j X_i / M} each. The
 #' standard error of \eqn{\log \hat Z} is \eqn{\sqrt{H / M}} (`log_evidence_sd`, and a single
-#' run's `log_evidence_se`). With
-#' `replicates` > 1 the replicates' \eqn{\log \hat Z} are averaged, with standard error
-#' \eqn{sd / \sqrt R}{sd / sqrt(R)} (`log_evidence_se`), or `log_evidence_sd`
-#' (\eqn{\sqrt{\bar H / (M R)}}{sqrt(mean(H) / (M R))}) where that is larger: a few replicates
-#' can agree by chance (as for [sgais()]); not their \eqn{\hat Z}, as [sgais()]
-#' and [ais()] average theirs. The volumes \eqn{X_i = e^{-i/M}} are the expected log volumes, so a
-#' run's \eqn{\log \hat Z} is unbiased in the log (to first order), not its \eqn{\hat Z}; the
-#' mean of the \eqn{\hat Z_r} would be high by about \eqn{H / (2M)} nats (measured on the 22
-#' cases of the validation suite with 10 replicates: +0.14 nats on average where the runs found
-#' the posterior's mode, and the reference within 2 SE in 77% of the cases, against -0.09 nats
-#' and 91% for the mean of the logs).
+#' run's `log_evidence_se`). With `replicates` > 1 the replicates' \eqn{\log \hat Z} are
+#' averaged (not their \eqn{\hat Z}, as [sgais()] and [ais()] average theirs: a run's
+#' \eqn{\log \hat Z} is unbiased in the log, to first order), with standard error
+#' \eqn{sd / \sqrt R}{sd / sqrt(R)} (`log_evidence_se`), or
+#' \eqn{\sqrt{\bar H / (M R)}}{sqrt(mean(H) / (M R))} where that is larger.
 #'
-#' Each likelihood evaluation reads all the data; these passes run on [sgais_threads()] threads,
-#' split into fixed blocks of observations summed in a fixed order, so the estimate is the same
-#' on any number of threads. Random numbers are drawn as in [sgais()] (section "Random numbers
-#' and threads"), in a stream keyed by the iteration.
+#' Each likelihood evaluation reads all the data, on [sgais_threads()] threads in a fixed order,
+#' so the estimate is the same on any number of threads; random numbers are drawn as in
+#' [sgais()] (section "Random numbers and threads"). Measurements: `vignette("validation")`.
 #'
 #' @inheritParams sgais
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
@@ -66,37 +42,32 @@
 #'   else [interactive()]. The label shows how far the run is from its stopping rule, as dynesty
 #'   reports it: `dlogz` = \eqn{\log(1 + \max L_{live} X_i / \hat Z)}{log(1 + max(L_live) X_i
 #'   / Z-hat)}, by how much the live points could still raise \eqn{\log \hat Z}{log Z-hat},
-#'   against its target \eqn{\log(1 + }{log(1 + }`tolerance`\eqn{)}{)}, below which the run
-#'   stops; and \eqn{\log \hat Z}{log Z-hat} so far. From the remaining fraction
-#'   \eqn{\max L_{live} X_i / \hat Z}{max(L_live) X_i / Z-hat} it predicts the number of
-#'   iterations (`iteration 1,200/~3,400`), and the bar shows the iterations done out of that:
-#'   each iteration shrinks \eqn{\log X}{log X} by \eqn{1/M}; once \eqn{\hat Z}{Z-hat} has
-#'   settled the fraction falls by a factor \eqn{e} per unit of \eqn{\log X}{log X}, and before
-#'   that, while the live points are far out in the likelihood's tails, its log falls by a
-#'   constant factor (\eqn{e^{2/d}}{e^(2/d)} for a likelihood about Gaussian in \eqn{d}
-#'   parameters). The prediction, capped at `max_iterations`, was 13-26% high at the start on
-#'   linear and logistic regressions and settles as the run goes on; the bar never moves back.
-#'   With `replicates` > 1 each replicate has its bar, drawn under the sequential
-#'   [future::plan()] only.
+#'   against its target \eqn{\log(1 + }{log(1 + }`tolerance`\eqn{)}{)}; and \eqn{\log \hat
+#'   Z}{log Z-hat} so far. The bar shows the iterations done out of a predicted number
+#'   (`iteration 1,200/~3,400`, capped at `max_iterations`), which settles as the run goes on;
+#'   the bar never moves back. With `replicates` > 1 each replicate has its bar, drawn under
+#'   the sequential [future::plan()] only.
 #' @return An object of class `c("sgais_ns_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z}, its standard
 #'     error \eqn{\sqrt{H/M}} and the information \eqn{H} (nats);}
+#'   \item{`log_evidence_se`, `replicate_log_evidence`, `replicate_sd`,
+#'     `diagnostics`}{the standard error of the estimate (see above), each replicate's
+#'     \eqn{\log \hat Z} and their sd, and per-replicate diagnostics;}
 #'   \item{`iterations`, `converged`}{the number of iterations and whether `tolerance` was
 #'     reached (rather than `max_iterations`);}
 #'   \item{`trace`}{a data frame with one row per iteration: `iteration`, `log_likelihood`
 #'     (\eqn{\log L^*_i}), `log_volume` (\eqn{\log X_i}), `log_evidence` (so far), `ess` (of
 #'     the posterior weights of the points removed so far), `steps` (SGHMC steps or random-walk
 #'     proposals made for the new point), `rejected_steps` (steps that would have left the
-#'     constrained region while making the new point: reflected by the SGHMC move, rejected by
-#'     the walk), `jumps_accepted` (of the `jumps` proposals after the move; see
-#'     [sgais_control()]) and the cumulative `seconds`, `gradient_evaluations` and
-#'     `likelihood_evaluations` (per observation); [as.data.frame()] gives it with the columns
-#'     every fit shares first (see [sgais_evidence]);}
+#'     constrained region), `jumps_accepted` (of the `jumps` proposals after the move) and the
+#'     cumulative `seconds`, `gradient_evaluations` and `likelihood_evaluations` (per
+#'     observation); [as.data.frame()] gives it with the columns every fit shares first (see
+#'     [sgais_evidence]);}
 #'   \item{`dead`}{a matrix with one row per removed point and then the final live points: the
 #'     parameters, `log_likelihood` and `log_weight` (\eqn{\log(L_i w_i)}, unnormalised posterior
 #'     weight); see [posterior_samples()];}
-#'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`, `seconds`,
+#'   \item{`method`, `n`, `settings`, `call`, `seed`, `initial_seed`, `final_seed`, `seconds`,
 #'     `gradient_evaluations`, `likelihood_evaluations`, `model`}{as for [sgais()].}
 #'   }
 #' @references Skilling, J. (2006). Nested sampling for general Bayesian computation.

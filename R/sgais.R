@@ -1,242 +1,56 @@
 #' Stochastic gradient annealed importance sampling
 #'
 #' Estimates the log evidence \eqn{\log p(y_1, \dots, y_n)} of a model for every prefix of its
-#' data in one pass (Cameron, Eggers and Kroon 2019, Algorithm 1). The data are added in chunks
-#' of `chunk_size` observations. For each chunk, the particles are annealed from the posterior
-#' of the earlier data to the posterior including the chunk, through
-#' \eqn{f_\lambda(\theta) = p(C \mid \theta)^\lambda p(y_{<C} \mid \theta) p(\theta)}{f(theta) =
-#' p(C | theta)^lambda p(earlier data | theta) p(theta)} (paper eq. 2), with each step
-#' \eqn{\Delta\lambda} chosen so that the effective sample size of the incremental weights is
-#' `target_ess`. Between steps each particle takes `sghmc_steps` steps of stochastic gradient
-#' Hamiltonian Monte Carlo (paper eq. 3) on a potential that uses the chunk exactly and a
-#' mini-batch of `batch_size` earlier observations drawn with replacement (paper eq. 4). The cost
-#' of a chunk does not grow with the data seen before it.
+#' data in one pass (Cameron, Eggers and Kroon 2019, Algorithm 1). Chunks of `chunk_size`
+#' observations are annealed in one after another, in steps that keep the effective sample
+#' size of the incremental weights at `target_ess`, with stochastic gradient HMC moves on
+#' mini-batches of the earlier data; a chunk costs the same however many came before it.
 #'
-#' The tuning is set by `control` ([sgais_control()]). Its default preset, `"robust"`, moves the
-#' particles in units of the current target's width (preconditioned by the weighted particle
-#' covariance), uses control-variate mini-batch gradients, the exact gradient while the earlier
-#' data are few, and adaptive resampling; `sgais_control("paper")` is the paper's Algorithm 1 with
-#' its Section 6.1 settings, exactly. With the paper's settings the log evidence is
-#' underestimated in proportion to \eqn{N p / \sigma^2}: about 0.1% at a million observations on
-#' the paper's own model, but tens to thousands of nats with more parameters or less noise. See
-#' [sgais_control()] for what the robust preset changes and why. Log-weights and evidence are kept
-#' in log space throughout.
+#' The default preset, `"robust"` ([sgais_control()]), is the one to rely on. The `"paper"`
+#' preset reproduces the paper; it underestimates the log evidence, the more so the more
+#' observations and parameters and the less noise. Measurements: `vignette("validation")`;
+#' reasons for the defaults: `system.file("design.md", package = "sgais")`.
 #'
 #' @section Continuing a fit on new data:
-#' `sgais(fit, new_data)` (or `update(fit, new_data)`) adds observations to a fit: the particles
-#' carry on from the posterior of the data seen, so a new chunk costs the same however many came
-#' before it (paper Section 5). `new_data` is turned into the model's design by the model's own
-#' specification, so a factor level, class label or column the model was not built with is an
-#' error (of class `sgais_error_data_mismatch`), never a silently different model. The fit keeps
-#' every observation it has seen, for the mini-batches, unless its `reservoir_size` is finite
-#' (see "A bounded reservoir").
-#'
-#' Chunks end at multiples of `chunk_size` from the first observation whatever pieces the data
-#' came in, and each replicate keeps the key of its random streams in the fit. So a fit continued
-#' in any number of pieces, split anywhere, also after [saveRDS()] and [readRDS()], is exactly
-#' (bit for bit) the fit of all the data at once with the same seed. When the data end inside a
-#' chunk, that last partial chunk is added to a copy of the sampler state: the estimate reports
-#' all observations (the trajectory's last row, marked `partial`), and a continuation starts from
-#' the last whole chunk. A continuation neither uses nor advances the session's random stream, and
-#' keeps the fit's settings: start a new fit to change them.
+#' `sgais(fit, new_data)` (or `update(fit, new_data)`), in any number of pieces, also after
+#' [saveRDS()], gives bit for bit the fit of all the data at once, with the fit's settings. A
+#' chunk the data end inside is marked `partial`; a continuation starts before it.
 #'
 #' @section Scaling of the data:
-#' The robust presets (the defaults of `sgais()`, [ais()] and [nested_sampling()]) assume nothing
-#' about the scale of the data: their moves are preconditioned by the particles' (or live
-#' points') covariance and their steps are in units of the target's width, so a linear change
-#' of the parameters changes neither their cost nor their accuracy. Measured on the
-#' linear regression of `simulate_linear_regression(300, seed = 1)` with two covariates
-#' multiplied by \eqn{10^4}: exact \eqn{\log Z = -466.68}; SGAIS -466.34, AIS -466.55, nested
-#' sampling -466.28. The covariates are therefore not standardised internally: with the same
-#' prior the evidence would be the same, and a different prior is a different model. The
-#' `"paper"` presets step in units of the parameters (a learning rate per observation) and
-#' assume parameters and covariates of about unit scale, as in the paper.
-#'
-#' What the scale of the data does change is the model: the regressions' prior \eqn{N(0,
-#' \mathrm{prior\_sd}^2)} on every coefficient means something different for covariates in
-#' metres and in millimetres, and the evidence says so. When the data lie far outside what the
-#' prior allows, the posterior is far from the prior, and annealing needs about four steps
-#' for every prior standard deviation the posterior mean lies away (nested sampling longer).
-#' For linear regression with known noise this distance is computed before sampling, and a
-#' model that would need more steps than the estimators take (\eqn{10^5}) is refused with an
-#' error of class `sgais_error_prior_conflict` (its exact evidence is in the message); other
-#' models stop with an error of class `sgais_error_annealing` when annealing does not finish.
-#' Results that cannot be right are errors, not values: a log evidence that is not finite, or
-#' a nested-sampling sum outside the range of its points' likelihoods (class
-#' `sgais_error_numerical`). Hyperparameters must lie in \eqn{[10^{-100}, 10^{100}]} and data
-#' values in \eqn{[-10^{100}, 10^{100}]}, where squares and reciprocals keep the closed forms
-#' precise.
+#' The robust presets are invariant to linear changes of the parameters, so covariates are not
+#' standardised (the prior still depends on their units); the `"paper"` presets assume
+#' parameters and covariates of about unit scale. A posterior too far from the prior to anneal
+#' to is an error (`sgais_error_prior_conflict`, `sgais_error_annealing`), as is a non-finite
+#' result (`sgais_error_numerical`). Hyperparameters must lie in \eqn{[10^{-100}, 10^{100}]}
+#' and data in \eqn{[-10^{100}, 10^{100}]}.
 #'
 #' @section Random numbers and threads:
-#' A run depends on [set.seed()] (or `seed`) but not on [RNGkind()] beyond one draw: when a run
-#' starts, the prior draws of its particles and a 64-bit key for the run come from R's random
-#' stream; every later random number (SGHMC noise and momenta, mini-batch indices, resampling,
-#' the reservoir) comes from a fast generator (xoshiro256++) in streams keyed by the run's key,
-#' the number of observations before the chunk and the particle. So a particle's draws are the
-#' same whichever thread moves it, and a run split into calls or continued on new data is bit
-#' for bit the run of all the data at once. Mini-batch indices are exactly uniform (Lemire's
-#' method). The particles move on [sgais_threads()] threads (models written in R, and compiled
-#' models, on one); the estimate is the same on any number of threads.
+#' A run takes one draw from R's random stream (`seed` or [set.seed()]); every later random
+#' number comes from streams keyed by the run, the position in the data and the particle, so
+#' the estimate is the same on any number of [sgais_threads()] threads.
 #'
 #' @section Interrupts:
-#' An interrupt (Ctrl-C, Esc) during a run with one replicate loses at most the last quarter of a
-#' second of work: `sgais()` returns the fit of the observations up to its last whole chunk, with
-#' a warning of class `sgais_warning_interrupted` that says how many, and that fit continues
-#' exactly (bit for bit, as above) with `sgais(fit, new_data)` on the observations after them.
-#' Interrupted before its first chunk was done, a run has nothing to return and the interrupt
-#' goes on as usual. With several replicates (or a pilot run, `schedule = "pilot"`) an interrupt
-#' stops the call and nothing is returned
-#' (the replicates may be in other processes, each at its own point); for long runs with
-#' replicates use [sgais_stream()], which keeps the fit of each block read, with `checkpoint =`.
+#' Interrupted, a run with one replicate returns the fit up to its last whole chunk (warning
+#' `sgais_warning_interrupted`), which continues exactly. With replicates nothing is returned:
+#' use [sgais_stream()] with `checkpoint =`.
 #'
 #' @section A bounded reservoir:
-#' The mini-batches are drawn from the earlier observations, so by default a fit keeps all of
-#' them and its memory grows with the stream. With `reservoir_size = r` each replicate keeps
-#' instead a uniform random sample of r of them (Vitter's Algorithm R, drawn from the run's keyed
-#' streams, so a continued fit is still exactly the fit of all the data at once), and draws its
-#' mini-batches from that sample, scaled to all n earlier observations: memory stays bounded on
-#' an unbounded stream (paper Section 5). The fit then holds its replicates' reservoirs and the
-#' observations after its last whole chunk; its `model` holds only those (its `n` still counts
-#' all), so [exact_log_evidence()], [ais()] and [nested_sampling()], which need every
-#' observation, refuse it with an error of class `sgais_error_rows_dropped`. Counts of
-#' observations are kept in doubles, so a stream may run past \eqn{2^{31}} observations.
-#'
-#' What it costs: given the reservoir the mini-batch gradient is unbiased for its sum over the
-#' reservoir scaled up to n, which is itself a random estimate of the sum over all earlier
-#' observations, so the particles sample the posterior of a sample of the past. With control
-#' variates (the robust preset) the reservoir estimates only how the gradient changes between
-#' the anchor and a particle: the gradient sum at the anchor is kept exactly, chunk by chunk (the
-#' first anchor is set while the reservoir still holds every observation; later ones add the
-#' reservoir's estimate of the change), so the error stays small. Measured on the paper's linear
-#' regression at \eqn{N = 10^6} by `inst/bench/online.R` (seeds 1-3, error against the exact
-#' log evidence): robust preset, -1.10 to +0.11 nats with every observation, -0.19 to +0.14 with
-#' `reservoir_size = 1e5` and -1.43 to +0.91 with `1e4`, at the same number of gradient
-#' evaluations and 10-20% less time (the reservoir stays in cache). The paper's preset, without
-#' control variates, samples the posterior of the reservoir alone, whose mean is off by about
-#' \eqn{\sqrt{n / r}}{sqrt(n / r)} posterior widths in each of the p parameters, which costs
-#' about \eqn{p (N - r) / (2 r)}{p (N - r) / (2 r)} nats more: 27 with `1e5` (measured -1,492
-#' against -1,497 with every observation, within the seeds' spread), 297 with `1e4` (measured
-#' -1,796, 299 more). A stream of \eqn{10^6} rows read in blocks with
-#' `reservoir_size = 1e4` gives a fit of 1 Mb instead of 54 Mb. The exact early phase needs every
-#' earlier observation, so `reservoir_size` must be at least `exact_until`.
+#' With `reservoir_size = r` (at least `exact_until`) mini-batches come from a uniform sample of
+#' r earlier observations, so memory stays bounded on an unbounded stream, at little cost in
+#' accuracy with the robust preset (about \eqn{p (N - r) / (2 r)}{p (N - r) / (2 r)} nats with
+#' the paper's). [ais()] and other methods that need every row refuse such a fit.
 #'
 #' @section Standard error and how far to trust it:
-#' A single run (`replicates = 1`) reports as `log_evidence_se` the sd it predicts for its own
-#' \eqn{\log \hat Z}{log Z-hat} (`predicted_sd`, below; for [nested_sampling()] \eqn{\sqrt{H /
-#' M}}{sqrt(H / M)}), along the trajectory too, and prints it as "SE predicted by the run
-#' itself". It sees the spread of the run's weights but not a mode the run missed nor a bias
-#' all runs share, so it covers less than a replicate SE: on the validation suite's stored runs
-#' (`inst/validation/single-run-se.R`, 600 SGAIS, 500 AIS and 440 nested-sampling runs) a single
-#' run was within 2 of its SEs of the reference in 83% of SGAIS runs (89% without mixtures, 72%
-#' on mixtures), 80% of AIS runs (85%, 73%) and 94% of nested-sampling runs. SGAIS's paper
-#' preset reports none (NA): its single runs were within 2 predicted sds in 6%, the weights
-#' being blind to the bias of its mini-batch gradients. For a decision, use replicates.
-#'
-#' With `replicates = R > 1`, R independent runs are combined by the mean of their evidence
-#' estimates (log-mean-exp of the log evidences), which is unbiased for \eqn{Z}, and
-#' `log_evidence_se` is the jackknife standard error of that log-mean-exp over the replicates,
-#' along the whole trajectory too. When the replicates agree it equals the delta-method
-#' \eqn{sd(\hat Z_r) / (\sqrt R \, mean(\hat Z_r))}{sd(Z_r) / (sqrt(R) mean(Z_r))}; unlike
-#' it, it grows with their disagreement when one replicate dominates the mean (as when only some
-#' runs found a posterior mode), where the delta method stays near 1 nat. The
-#' replicates run through the future framework (\pkg{future.apply}, `future.seed = TRUE`), so
-#' `future::plan(future::multisession)` runs them on the cores of this machine and a cluster plan
-#' on a cluster, with the same result under every plan.
-#'
-#' The SE is never below \eqn{\sqrt{\mathrm{mean}(p_r^2) / R}}{sqrt(mean(p_r^2) / R)}, where
-#' \eqn{p_r} is replicate r's own `predicted_sd` (see below; along the trajectory, its value at
-#' that n). A spread measured from a few replicates is itself uncertain: two or three can agree
-#' by chance, and with 10 the replicates' SE falls below 0.65 times the true one in one fit of
-#' ten. The predictions come from the weights of every particle and are far steadier, but
-#' cannot see a mode that a run missed, which only the replicates' disagreement shows; so the
-#' SE is the larger of the two.
-#'
-#' The estimate of \eqn{\log Z} is biased low by about half the variance of one replicate's
-#' \eqn{\log \hat Z} divided by R, and a replicate SE cannot see the part of the error that all
-#' replicates share (thesis Section 6.2). Each replicate therefore also reports diagnostics that
-#' predict its error without replicates (`diagnostics`): `predicted_sd`, the square root of the
-#' summed chi-square divergences of the incremental weights over the number of particles, less
-#' the share the score control variate removes (see [sgais_control()]; about the sd of
-#' \eqn{\log \hat Z}: on the paper's softmax regression at n = 100,000 it predicted 0.63 where
-#' the 7 seeds of `inst/bench/score-cv.R` spread by 0.66, and 1.17 against 2.0 without the
-#' control variate); the lowest incremental ESS; the variance of the final
-#' log-weights; and the fraction of chunks that needed more than 10 annealing steps. A
-#' `predicted_sd` above 1 nat gives a warning of class `sgais_warning_unreliable`: use more
-#' particles.
-#'
-#' With R replicates the standard error has R - 1 degrees of freedom: [confint()] uses the
-#' \eqn{t_{R-1}} quantile (estimate \eqn{\pm} 3.18 SE for 95% with 4 replicates), while
-#' \eqn{\pm} 2 SE covers only about 86% (92% with 10).
-#'
-#' An adaptive annealing step \eqn{\Delta\lambda} is chosen from the same particles whose
-#' weights it sets, which biases \eqn{\hat Z} by \eqn{O(1 / M)} alike in every replicate, where
-#' the SE cannot see it. On a linear regression whose intercept lies 20 prior sds from the prior
-#' mean (100 particles), AIS's log-mean-exp over 160 runs was 0.24 nats low with adaptive steps
-#' and 0.04 low with steps fixed in advance. So with `replicates` > 1, `sgais()` and [ais()] by
-#' default first make one adaptive pilot run and then run every replicate on its steps
-#' (`schedule`; for SGAIS in the chunks before the score control variate starts, where a chunk
-#' takes most of its steps), at the cost of one run more. `inst/validation/schedule-bias.R`
-#' measures it: over 100 runs on that case the log-mean-exp went from -0.18 to +0.03 nats
-#' for AIS and from -0.10 to +0.06 for SGAIS (`inst/validation/schedule-bias-2026-11-24.csv`).
-#'
-#' Measured by `inst/validation/run.R` with 10 replicates (SGAIS and AIS on pilot schedules in
-#' `inst/validation/results-2026-11-24b.csv`, nested sampling and the paper preset in
-#' `results-2026-11-24.csv`) on 19 cases with an exact evidence (48 estimates): the largest error
-#' of SGAIS was 0.24 nats, of AIS 0.23 and of nested sampling 0.38 (with adaptive steps SGAIS 0.45
-#' and AIS 0.58, both on the far intercept), and the mean error of AIS over all cases -0.03 (with
-#' adaptive steps -0.13). The exact value lay within \eqn{\pm} 2 SE in 88% (SGAIS 95%, AIS 80%,
-#' nested sampling 86%) and within the 95% `confint()` in 94%; the median of |error| / SE was
-#' 0.56, below the 0.70 of an honest SE. With the 11 cases whose references come from Stan +
-#' bridge sampling or importance sampling (77 estimates in all), \eqn{\pm} 2 SE covered 86% and
-#' `confint()` 91% (median |error| / SE 0.77). Of the 11 misses, 8 are at 2 to 2.8 SE, of both
-#' signs, where the SE of 10 replicates is itself uncertain (its relative sd is about 24%): the
-#' three of AIS were checked with 100 runs each, and two were noise (their log-mean-exp within
-#' 0.03 of the reference) while one, a one-component mixture on the raw `faithful` data, was
-#' 0.13 low on the pilot's steps (0.01 with adaptive steps); SGAIS at \eqn{10^6} was 0.24 low
-#' (SE 0.09). Two come from a heavy right tail of \eqn{\hat Z}: on standardised `faithful`
-#' with 3 components one run's \eqn{\log \hat Z} spreads by 1.5 nats, and the log-mean-exp
-#' of 10 runs, which rarely sees the high ones, fell 1.2 (AIS, 2.7 SE) and 1.7 (SGAIS, 6 SE)
-#' nats low: where the replicates spread by more than a nat, use more of them. One is nested
-#' sampling on standardised `faithful` with 2 components, +0.55 at 3.8 SE, where 20 other seeds
-#' gave +0.07 (SE 0.16). On the second seed (`--seed=2`,
-#' `results-2026-11-24-seed2.csv`, with the SE floor above, which was chosen on the first) the
-#' largest error on the exact cases was 0.32 (SGAIS), 0.24 (AIS) and 0.60 (nested sampling);
-#' \eqn{\pm} 2 SE covered 88% of 77 (92% of the exact cases; 87% without the floor) and
-#' `confint()` 94%, with a median |error| / SE of 0.90: seven misses at 2.0 to 2.6 SE, and two
-#' mixture errors of 1.5 nats that recurred on both seeds: SGAIS on standardised `faithful`
-#' with 3 components (-1.46, 5 SE) and nested sampling on raw `faithful` with 2 (-1.59, 2.5
-#' SE). With 3 components every AIS run ends with two components on the clusters and a third
-#' of about 5% weight between them, so the error arises on the way, where the third
-#' component's weight switches on, not in a mode missed at the end. One move of 20 steps per
-#' annealing step did not mix the directions that cross between modes; the moves are now
-#' repeated until the particles decorrelate (see [sgais_control()]), which took SGAIS's mean
-#' error over seeds 3-6 from -0.98 to -0.30 nats at twice the gradients (80 steps per move:
-#' +0.04 at 4 times; `inst/validation/mixture-moves.R`). Nested sampling's runs on raw
-#' `faithful` with 2 components are bimodal; 80 jump proposals per new point instead of 20 took
-#' the mean error of single runs (seeds 3-14) from -1.91 to -0.18 nats
-#' (`inst/validation/ns-jumps.R`).
-#'
-#' Re-validated on both seeds with these changes (SGAIS and AIS in
-#' `results-2026-11-24-rounds-seed1.csv` and `-seed2.csv`, nested sampling in
-#' `results-2026-11-24-ns-seed1.csv` and `-ns-seed2.csv`), every accuracy target held, and
-#' \eqn{\pm} 2 SE covered 96% of the 77 fits on seed 1 and 89.6% on seed 2: 92.9% of the 154
-#' together (binomial 95% interval 88-96%), `confint()` 96%, with a median |error| / SE of
-#' 0.80 against 0.70 for an honest SE. Of the 11 misses 7 are on mixtures (5 of them SGAIS's),
-#' where the SE of 10 replicates can be a third too small: use more replicates there, and
-#' compare with [ais()] and [nested_sampling()]. Part of it is the pilot's schedule, which all
-#' replicates share. SGAIS on `quakes` with 2 components erred -0.28 and +0.34 nats (2.9 and
-#' 3.5 SE) on the two seeds; over 20 seeds its errors spread 1.6 times its SE (with adaptive
-#' steps 0.8 times), and its pilots of seeds 1-3, each with 100 replicates, put the mean that
-#' their replicates estimate at -0.08, +0.05 and -0.03 (SE 0.04). Given its pilot the SE is
-#' honest; the pilots' means differ by an sd of 0.05 to 0.15 nats (from these three and from
-#' the spread over 20 seeds), which it cannot see. On standardised
-#' `faithful` with 2 components (SGAIS) and `quakes` with 1 (AIS) the errors over 20 seeds
-#' spread as the SE said with either schedule, and adaptive steps were 0.15 nats low on the far
-#' intercept, so the pilot stays the default (`inst/validation/pilot-spread.R`). Nested
-#' sampling's replicates are averaged in the log, not in \eqn{Z} (see [nested_sampling()]);
-#' averaged in \eqn{Z} they covered only 77%. A mode that no replicate reaches is invisible to
-#' the SE; one that some reach and others do not makes the replicates disagree, which gives a
-#' warning (see [gaussian_mixture()] for a measured case).
+#' With `replicates = R > 1` the estimate is the log-mean-exp of the replicates' log evidences,
+#' and `log_evidence_se` its jackknife standard error, or the replicates' predicted sd
+#' \eqn{\sqrt{\mathrm{mean}(p_r^2) / R}}{sqrt(mean(p_r^2) / R)} if larger. It has R - 1 degrees
+#' of freedom: [confint()] uses the \eqn{t_{R-1}} quantile. Replicates run under
+#' [future::plan()] with the same result on any plan. A single run reports the sd it predicts
+#' for itself (`predicted_sd`; `NA` under the paper preset), which cannot see a mode the run
+#' missed. **For a decision, use replicates**; where they spread by more than a nat, or on
+#' mixtures, use more and compare with [ais()] and [nested_sampling()]. No SE sees a mode that
+#' no replicate reaches. A `predicted_sd` above 1 nat warns (`sgais_warning_unreliable`): use
+#' more particles.
 #'
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
 #'   [custom_model()] or [compiled_model()]; or a fit from `sgais()` to continue on `new_data`.
@@ -246,17 +60,10 @@
 #'   `sgais_control("paper")`.
 #' @param replicates Number of independent runs, combined for the estimate and its standard
 #'   error.
-#' @param schedule How each chunk's annealing steps are chosen: `"adaptive"`, every run by
-#'   `target_ess` as it goes; or `"pilot"`, one adaptive pilot run first, whose steps every
-#'   replicate then takes in the chunks before the score control variate starts (its estimate
-#'   is not used; its cost is counted), where a chunk takes most of its annealing steps; the
-#'   later chunks adapt their steps (with the control variate, fixed steps biased the estimate
-#'   upwards: +1.3 nats on a 21-parameter regression at n = 50,000). `NULL`, the default, is
-#'   `"pilot"` with `replicates` > 1 and `"adaptive"` for one run. Adaptive steps bias the
-#'   estimate by \eqn{O(1/M)} in a way replicates cannot see; see "Standard error and how far
-#'   to trust it" and [ais()], "Schedule". A fit continued on new data continues its
-#'   pilot first, and its replicates take the pilot's steps on the new chunks: the result is
-#'   the fit of all the data at once.
+#' @param schedule `"adaptive"` (each run chooses its annealing steps) or `"pilot"` (replicates
+#'   take the steps of one adaptive pilot run, counted in the cost, in the chunks before the
+#'   score control variate starts: this removes a small bias the SE cannot see). `NULL`
+#'   (default): `"pilot"` with `replicates` > 1, else `"adaptive"`.
 #' @param progress Show a progress bar with an ETA. Defaults to the option `sgais.progress`, or
 #'   else [interactive()].
 #' @param seed Optional seed for a reproducible run; the caller's random stream is then left as
@@ -264,58 +71,29 @@
 #'   [set.seed()] before the call also makes it reproducible.
 #' @return An object of class `c("sgais_fit", "sgais_evidence")`, a list with
 #'   \describe{
-#'   \item{`log_evidence`, `log_evidence_se`}{the log evidence of all the data and its standard
-#'     error (for one replicate, the run's predicted sd; `NA` under the paper preset);}
-#'   \item{`replicate_log_evidence`, `replicate_sd`}{each replicate's log evidence and their sd;}
-#'   \item{`trajectory`}{a data frame with one row per chunk: `n` (observations so far),
-#'     `log_evidence`, `log_evidence_se`, `log_evidence_per_obs`, `log_predictive` and
-#'     `log_predictive_per_obs` (the chunk's log predictive density given the earlier data,
-#'     \eqn{\log \hat p(C \mid y_{<C})}{log p(C | earlier data)}, the change in log evidence,
-#'     and per observation), `annealing_steps` (in this
-#'     chunk), `min_ess` (the lowest incremental ESS of this chunk's steps), `ess` (ESS of the
-#'     particle weights after the chunk), `resamples`, `sghmc_steps` (per particle in this chunk),
-#'     `acceptance` (the median acceptance rate of the Metropolis-adjusted moves, `NA` where
-#'     the moves use mini-batches or the paper's kernel), `step_size` (the step in target widths,
-#'     or the paper's \eqn{\sqrt\eta}), `divergent` (moves undone because they ran off to
-#'     non-finite values), `step_halvings` (times the moves without a Metropolis test spread
-#'     the particles more than 4 times wider than their target and were redone with half the
-#'     step, which then stays halved; any gives a warning, see [sgais_control()]),
-#'     `jump_acceptance` (the fraction of the chunk's jump proposals accepted, `NA` where none
-#'     were made; see [sgais_control()]), `restarts` (1 where the run restarted at the chunk's
-#'     end from all the observations so far shuffled, after a shift or periodically, so that
-#'     its particles could leave a mode the posterior had left; the row's costs and annealing
-#'     steps are the restart's; see `restart_threshold` in [sgais_control()]), `reanchors`
-#'     (times the control-variate anchor moved in this chunk:
-#'     when the earlier data have doubled, or after a shift that moved the posterior more than
-#'     two target widths; each costs a gradient pass over the earlier data), and the cumulative
-#'     cost so far: `seconds`, `gradient_evaluations` and
-#'     `likelihood_evaluations` (per observation and particle, all replicates), and the cost of
-#'     this chunk alone, `chunk_seconds` and `chunk_gradient_evaluations` (flat as n grows: a
-#'     chunk costs the same however many came before it); with several
-#'     replicates the diagnostics are their means (`min_ess` their minimum); and `partial`,
-#'     `TRUE` for a last chunk that the data ended inside (see "Continuing a fit on new data");}
-#'   \item{`diagnostics`}{one row per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
+#'   \item{`log_evidence`, `log_evidence_se`, `replicate_log_evidence`, `replicate_sd`}{log Z
+#'     of all the data, its standard error, each replicate's log Z and their sd;}
+#'   \item{`trajectory`}{one row per chunk: `n`, `log_evidence`, `log_evidence_se`,
+#'     `log_evidence_per_obs`, `log_predictive` and `log_predictive_per_obs` (of the chunk
+#'     given the earlier data); diagnostics (replicates' means) `annealing_steps`, `min_ess`,
+#'     `ess`, `resamples`, `sghmc_steps`, `acceptance`, `step_size`, `divergent`,
+#'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance` and `restarts` (see
+#'     [sgais_control()]); costs `chunk_seconds`, `chunk_gradient_evaluations` and, so far,
+#'     `seconds`, `gradient_evaluations`, `likelihood_evaluations`; and `partial`;}
+#'   \item{`diagnostics`}{per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
 #'     `final_log_weight_var`, `many_steps_fraction`;}
-#'   \item{`state`}{the sampler state, of class `sgais_state`: `particles` (a particles x
-#'     parameters matrix, all replicates' particles stacked) and `log_weights` after all `n`
-#'     observations, and what a continuation starts from (each replicate's sampler state after
-#'     the last whole chunk, with its random stream, and its trace);}
-#'   \item{`annealing`, `pilot`}{`"adaptive"` or `"pilot"` (see `schedule`); for `"pilot"` a
-#'     one-row data frame of the pilot run's `log_evidence` (not used in the estimate), its
-#'     annealing `steps` and its cost, else `NULL`;}
-#'   \item{`settings`, `call`, `seed`, `initial_seed`, `final_seed`}{how it was run, with R's RNG
-#'     state (`.Random.seed`) before and after (of the first run, the pilot if there is one);}
-#'   \item{`seconds`, `gradient_evaluations`, `likelihood_evaluations`}{the total cost, the
-#'     pilot's included (the trajectory's cost columns are the replicates');}
-#'   \item{`model`}{the model.}
+#'   \item{`state`, `annealing`, `pilot`}{the final `particles` and `log_weights` (and what a
+#'     continuation needs), `"adaptive"` or `"pilot"`, and the pilot run's result;}
+#'   \item{`method`, `n`, `model`, `settings`, `call`, `seed`, `initial_seed`, `final_seed`,
+#'     `seconds`, `gradient_evaluations`, `likelihood_evaluations`}{what was run, how, and
+#'     the total cost.}
 #'   }
-#'   Use [log_evidence()], [as.data.frame()] (the trajectory, with the columns every fit
-#'   shares first: see [sgais_evidence]), `print()` and `summary()`.
+#'   Use [log_evidence()], [confint()], [as.data.frame()] (see [sgais_evidence]), `print()`,
+#'   `summary()` and `plot()`.
 #' @references Cameron, S. A., Eggers, H. C. and Kroon, S. (2019). Stochastic Gradient Annealed
 #'   Importance Sampling for Efficient Online Marginal Likelihood Estimation. *Entropy* 21(11),
 #'   1109. \doi{10.3390/e21111109}
-#' @seealso [sgais_control()] for the tuning, [ais()] and [nested_sampling()] for reference
-#'   estimates, [detect_shifts()] for changes in the data read from the trajectory.
+#' @seealso [sgais_control()] (tuning), [ais()] and [nested_sampling()] (reference estimates).
 #' @export
 #' @examples
 #' data <- simulate_linear_regression(5000, seed = 1)
@@ -325,7 +103,7 @@
 #' exact_log_evidence(model)
 #' tail(as.data.frame(fit))
 #'
-#' # the paper's algorithm and settings, and a standard error from 4 replicates
+#' # the paper's algorithm and settings
 #' sgais(model, control = sgais_control("paper"), seed = 2)
 #'
 #' # continue on 3000 new observations: exactly the fit of all 8000 at once
@@ -333,6 +111,7 @@
 #' fit <- sgais(fit, more)
 #' tail(as.data.frame(fit), 3)
 #' \donttest{
+#' # a standard error from 4 replicates
 #' sgais(model, replicates = 4, seed = 2)
 #' }
 sgais <- function(model, ...) {
@@ -467,11 +246,9 @@ sgais_schedule_kind <- function(schedule, replicates, settings, call) {
 }
 
 #' @rdname sgais
-#' @param new_data Observations to add to a fit, as its model's constructor took its data: a data
-#'   frame for a model built from a formula, a list with `x` and `y` for one built from `x` and
-#'   `y`, a matrix or data frame for [gaussian_mixture()]. They are turned into the model's design
-#'   by its specification (its factor levels, class labels and columns); rows that do not fit it
-#'   are an error of class `sgais_error_data_mismatch`.
+#' @param new_data Observations to add, in the form the model's constructor took its data; rows
+#'   that do not fit the model's specification (factor levels, class labels, columns) are an
+#'   error of class `sgais_error_data_mismatch`.
 #' @export
 sgais.sgais_fit <- function(model, new_data, ..., progress = default_progress()) {
   call <- sys.call(-1L)
