@@ -336,8 +336,7 @@ int sg_move_settings_for(sg_move_settings *s, const sg_model *m, sg_status *st);
 int sg_move_distance_steps(const sg_move_settings *s, int steps, double step_size);
 /* Whether the particles moved `rounds` times, now at `correlation` with where the first move
  * began (NaN: not measured), move again: the number of moves follows how well they decorrelate
- * (issue 8: "a number of moves chosen so the particles decorrelate"; PyMC's SMC kernels stop
- * their MCMC steps by the same kind of correlation). */
+ * (PyMC's SMC kernels stop their MCMC steps by the same kind of correlation). */
 int sg_move_again(const sg_move_settings *s, int rounds, double correlation);
 /* The kernel's eta for a target holding n observations. */
 double sg_move_eta(const sg_move_settings *s, double n);

@@ -90,6 +90,130 @@ static const sg_column trace_columns[] = {
  * score for the score control variate, a dim x M matrix or empty), adding observations up
  * to n_end, with the chunks in `schedule` (schedule_from_r) on its steps. Returns the new
  * state's fields, every annealing step's lambda and one trace entry per chunk processed. */
+/* The result list: the state after the call, then the trace of its chunks (trace_columns). */
+enum { THETA, LOGW, ANCHOR, ANCHOR_GRAD, ANCHOR_N, STEP_SIZE_END, PRECOND_COV, PRECOND_N,
+       PRECOND_ESS, SLOTS, SCORE, LAMBDAS, TRACE, N_OUT };
+static const char *out_names[N_OUT] = {
+    "theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end", "precond_cov",
+    "precond_n", "precond_ess", "slots", "score", "lambdas", "trace"};
+
+/* The reservoir of a state: its slots must point at held observations before the first new
+ * one. Without one (cap 0) every observation is held from the first. */
+static sgais_reservoir reservoir_from_r(SEXP state, const sgais_settings *s, double from,
+                                        double buffer_start) {
+  SEXP slots_in = sg_list_get(state, "slots");
+  const int held = (int) (from - buffer_start);
+  sgais_reservoir res = {NULL, 0, s->reservoir_size};
+  if (res.cap) {
+    res.slot = (int *) R_alloc(res.cap, sizeof(int));
+    res.size = Rf_length(slots_in);
+    if (TYPEOF(slots_in) != INTSXP || res.size != (from < res.cap ? from : res.cap))
+      sg_input_error("`state$slots` must be an integer vector of length %.0f.",
+                     from < res.cap ? from : (double) res.cap);
+    for (int i = 0; i < res.size; i++) {
+      int k = INTEGER(slots_in)[i];
+      if (k == NA_INTEGER || k < 0 || k >= held)
+        sg_input_error("`state$slots` must hold columns of the model's data before "
+                       "the first new observation.");
+      res.slot[i] = k;
+    }
+  } else if (buffer_start != 0.0) {
+    sg_input_error("`state$buffer_start` must be 0 without a reservoir.");
+  }
+  return res;
+}
+
+/* The preconditioner with the state's running covariance (precond.c; empty before the first),
+ * or NULL without one; *acc_len: the covariance's length. */
+static sg_precond *precond_from_r(SEXP state, const sgais_settings *s, const sg_model *m,
+                                  sg_precond *pc, int *acc_len) {
+  const int dim = m->dim;
+  sg_precond_alloc(pc, s->a.move.preconditioner, dim);
+  sg_precond_set_free(pc, m);
+  sg_precond *pcp = (s->a.move.preconditioner == SG_PRECOND_NONE) ? NULL : pc;
+  *acc_len = !pcp ? 0 : (pc->kind == SG_PRECOND_DENSE ? dim * dim : dim);
+  double acc_n = sg_scalar_double(sg_list_get(state, "precond_n"), "state$precond_n");
+  if (pcp && acc_n > 0.0) {
+    SEXP acc_in = state_vector(state, "precond_cov", *acc_len);
+    memcpy(pc->acc, REAL(acc_in), *acc_len * sizeof(double));
+    pc->acc_n = acc_n;
+    pc->acc_ess = sg_scalar_double(sg_list_get(state, "precond_ess"), "state$precond_ess");
+  }
+  return pcp;
+}
+
+/* Each particle's score for the score control variate (NaN rows: to be computed), kept from the
+ * last moves and carried in the state so that a run continued in pieces is the same run; NULL
+ * without the control variate. */
+static double *score_from_r(SEXP state, const sgais_settings *s, int dim, int M) {
+  if (!s->a.score_cv) return NULL;
+  SEXP score_in = sg_list_get(state, "score");
+  const size_t len = (size_t) dim * M;
+  double *score = (double *) R_alloc(len, sizeof(double));
+  if (TYPEOF(score_in) == REALSXP && (size_t) Rf_xlength(score_in) == len) {
+    memcpy(score, REAL(score_in), len * sizeof(double));
+  } else if (Rf_xlength(score_in) == 0) {
+    sgais_scores_unknown(score, M, dim);
+  } else {
+    sg_input_error("`state$score` must be empty or a numeric vector of length %.0f.", (double) len);
+  }
+  return score;
+}
+
+/* The result list before the run: theta and logw copied from the state (the run updates them in
+ * place), the other fields allocated. */
+static SEXP result_new(SEXP theta, SEXP logw, int M, int dim, int acc_len) {
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, N_OUT));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, N_OUT));
+  const int len[N_OUT] = {Rf_length(theta), M, dim, dim, 1, 1, acc_len, 1, 1, 0, 0, 0, 0};
+  for (int i = 0; i < TRACE; i++)
+    sg_new_column(out, names, i, out_names[i], i == SLOTS ? INTSXP : REALSXP, len[i]);
+  SET_STRING_ELT(names, TRACE, Rf_mkChar(out_names[TRACE]));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  SEXP theta_out = VECTOR_ELT(out, THETA);
+  memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
+  memcpy(REAL(VECTOR_ELT(out, LOGW)), REAL(logw), M * sizeof(double));
+  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
+  UNPROTECT(2);
+  return out;
+}
+
+/* The result list after the run: M particles now (of M_in), and what the run leaves for the next
+ * call. */
+static void result_finish(SEXP out, int dim, int M, int M_in, const double *score,
+                          const sgais_reservoir *res, const sgais_lambdas *taken,
+                          double step_size, const sg_precond *pcp, int acc_len,
+                          const sgais_anchor *anchor) {
+  /* every annealing step's lambda, chunk after chunk (the trace's annealing_steps split them) */
+  SET_VECTOR_ELT(out, LAMBDAS, Rf_allocVector(REALSXP, taken->n));
+  if (taken->n) memcpy(REAL(VECTOR_ELT(out, LAMBDAS)), taken->x, taken->n * sizeof(double));
+  if (score) {
+    SEXP sc = Rf_allocMatrix(REALSXP, dim, M);
+    SET_VECTOR_ELT(out, SCORE, sc);
+    memcpy(REAL(sc), score, (size_t) dim * M * sizeof(double));
+  }
+  if (res->cap) {
+    SEXP slots_out = Rf_allocVector(INTSXP, res->size);
+    SET_VECTOR_ELT(out, SLOTS, slots_out);
+    memcpy(INTEGER(slots_out), res->slot, res->size * sizeof(int));
+  }
+  if (M != M_in) {
+    /* fewer particles now: the first M columns and weights */
+    SEXP before = VECTOR_ELT(out, THETA), th = Rf_allocMatrix(REALSXP, dim, M);
+    SET_VECTOR_ELT(out, THETA, th);
+    memcpy(REAL(th), REAL(before), (size_t) dim * M * sizeof(double));
+    SET_VECTOR_ELT(out, LOGW, Rf_lengthgets(VECTOR_ELT(out, LOGW), M));
+  }
+  REAL(VECTOR_ELT(out, STEP_SIZE_END))[0] = step_size;
+  if (pcp) memcpy(REAL(VECTOR_ELT(out, PRECOND_COV)), pcp->acc, acc_len * sizeof(double));
+  REAL(VECTOR_ELT(out, PRECOND_N))[0] = pcp ? pcp->acc_n : 0.0;
+  REAL(VECTOR_ELT(out, PRECOND_ESS))[0] = pcp ? pcp->acc_ess : 0.0;
+  REAL(VECTOR_ELT(out, ANCHOR_N))[0] = anchor->n_anchor;
+  if (anchor->n_anchor == 0) {
+    SET_VECTOR_ELT(out, ANCHOR, Rf_allocVector(REALSXP, 0));
+    SET_VECTOR_ELT(out, ANCHOR_GRAD, Rf_allocVector(REALSXP, 0));
+  }
+}
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
                    SEXP time_budget) {
   sg_model m;
@@ -107,32 +231,13 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
   const sgais_schedule sched = schedule_from_r(schedule);
   if (from > to || from < buffer_start || to - buffer_start > m.n_obs)
     sg_input_error("`n_end` must lie between `state$n` and the number of observations.");
-  /* the reservoir: its slots must point at held observations before the first new one */
-  SEXP slots_in = sg_list_get(state, "slots");
-  const int held = (int) (from - buffer_start);
-  sgais_reservoir res = {NULL, 0, s.reservoir_size};
-  if (res.cap) {
-    res.slot = (int *) R_alloc(res.cap, sizeof(int));
-    res.size = Rf_length(slots_in);
-    if (TYPEOF(slots_in) != INTSXP || res.size != (from < res.cap ? from : res.cap))
-      sg_input_error("`state$slots` must be an integer vector of length %.0f.",
-                   from < res.cap ? from : (double) res.cap);
-    for (int i = 0; i < res.size; i++) {
-      int k = INTEGER(slots_in)[i];
-      if (k == NA_INTEGER || k < 0 || k >= held)
-        sg_input_error("`state$slots` must hold columns of the model's data before "
-                     "the first new observation.");
-      res.slot[i] = k;
-    }
-  } else if (buffer_start != 0.0) {
-    sg_input_error("`state$buffer_start` must be 0 without a reservoir.");
-  }
+  sgais_reservoir res = reservoir_from_r(state, &s, from, buffer_start);
   SEXP theta = sg_list_get(state, "theta");
   /* early_particles particles until the mini-batch phase, `particles` after */
   const int M_in = (TYPEOF(theta) == REALSXP && Rf_isMatrix(theta)) ? Rf_ncols(theta) : -1;
   if (M_in < 0 || Rf_nrows(theta) != dim || (M_in != s.a.particles && M_in != s.early_particles))
     sg_input_error("`state$theta` must be a %d x %d numeric matrix.", dim,
-                 from <= s.exact_until ? s.early_particles : s.a.particles);
+                   from <= s.exact_until ? s.early_particles : s.a.particles);
   int M = M_in;
   SEXP logw = state_vector(state, "logw", M);
   const uint64_t key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
@@ -144,65 +249,16 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
   /* the adapted step in target widths; 0 at the start: the configured step_size */
   double step_size = sg_scalar_double(sg_list_get(state, "step_size"), "state$step_size");
   if (!(step_size > 0.0) || !R_FINITE(step_size)) step_size = s.a.move.base_step;
-  /* the running covariance of the preconditioner (precond.c), empty before the first */
   sg_precond pc;
-  sg_precond_alloc(&pc, s.a.move.preconditioner, dim);
-  sg_precond_set_free(&pc, &m);
-  sg_precond *pcp = (s.a.move.preconditioner == SG_PRECOND_NONE) ? NULL : &pc;
-  const int acc_len = !pcp ? 0 : (pc.kind == SG_PRECOND_DENSE ? dim * dim : dim);
-  SEXP acc_in = sg_list_get(state, "precond_cov");
-  double acc_n = sg_scalar_double(sg_list_get(state, "precond_n"), "state$precond_n");
-  if (pcp && acc_n > 0.0) {
-    acc_in = state_vector(state, "precond_cov", acc_len);
-    memcpy(pc.acc, REAL(acc_in), acc_len * sizeof(double));
-    pc.acc_n = acc_n;
-    pc.acc_ess = sg_scalar_double(sg_list_get(state, "precond_ess"), "state$precond_ess");
-  }
+  int acc_len;
+  sg_precond *pcp = precond_from_r(state, &s, &m, &pc, &acc_len);
 
   int nprot = 0, max_chunks = 0;
   for (double b = from; b < to; b = sgais_chunk_end(&s, b)) max_chunks++;
-  /* the state after the call, then the trace of its chunks (trace_columns), by name */
-  enum { THETA, LOGW, ANCHOR, ANCHOR_GRAD, ANCHOR_N, STEP_SIZE_END, PRECOND_COV, PRECOND_N,
-         PRECOND_ESS, SLOTS, SCORE, LAMBDAS, TRACE, N_OUT };
-  static const char *out_names[N_OUT] = {
-      "theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end", "precond_cov",
-      "precond_n", "precond_ess", "slots", "score", "lambdas", "trace"};
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, N_OUT)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, N_OUT)); nprot++;
-  SEXP theta_out = sg_new_column(out, names, THETA, out_names[THETA], REALSXP, Rf_length(theta));
-  SEXP logw_out = sg_new_column(out, names, LOGW, out_names[LOGW], REALSXP, M);
-  SEXP anchor_out = sg_new_column(out, names, ANCHOR, out_names[ANCHOR], REALSXP, dim);
-  SEXP anchor_grad_out =
-      sg_new_column(out, names, ANCHOR_GRAD, out_names[ANCHOR_GRAD], REALSXP, dim);
-  SEXP anchor_n_out = sg_new_column(out, names, ANCHOR_N, out_names[ANCHOR_N], REALSXP, 1);
-  SEXP step_out = sg_new_column(out, names, STEP_SIZE_END, out_names[STEP_SIZE_END], REALSXP, 1);
-  SEXP acc_out = sg_new_column(out, names, PRECOND_COV, out_names[PRECOND_COV], REALSXP, acc_len);
-  SEXP acc_n_out = sg_new_column(out, names, PRECOND_N, out_names[PRECOND_N], REALSXP, 1);
-  SEXP acc_ess_out = sg_new_column(out, names, PRECOND_ESS, out_names[PRECOND_ESS], REALSXP, 1);
-  SEXP slots_out = sg_new_column(out, names, SLOTS, out_names[SLOTS], INTSXP, 0);
-  sg_new_column(out, names, SCORE, out_names[SCORE], REALSXP, 0);
-  sg_new_column(out, names, LAMBDAS, out_names[LAMBDAS], REALSXP, 0);
-  SET_STRING_ELT(names, TRACE, Rf_mkChar(out_names[TRACE]));
-  Rf_setAttrib(out, R_NamesSymbol, names);
-  /* each particle's score for the score control variate (NaN rows: to be computed), kept from
-   * the last moves; carried in the state so that a run continued in pieces is the same run */
-  double *score = NULL;
-  if (s.a.score_cv) {
-    SEXP score_in = sg_list_get(state, "score");
-    const size_t len = (size_t) dim * M_in;
-    score = (double *) R_alloc(len, sizeof(double));
-    if (TYPEOF(score_in) == REALSXP && (size_t) Rf_xlength(score_in) == len) {
-      memcpy(score, REAL(score_in), len * sizeof(double));
-    } else if (Rf_xlength(score_in) == 0) {
-      sgais_scores_unknown(score, M_in, dim);
-    } else {
-      sg_input_error("`state$score` must be empty or a numeric vector of length %.0f.", (double) len);
-    }
-  }
-  memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
-  memcpy(REAL(logw_out), REAL(logw), M * sizeof(double));
-  Rf_setAttrib(theta_out, R_DimSymbol, Rf_getAttrib(theta, R_DimSymbol));
-  sgais_anchor anchor = {REAL(anchor_out), REAL(anchor_grad_out), anchor_n, from};
+  SEXP out = PROTECT(result_new(theta, logw, M, dim, acc_len)); nprot++;
+  double *score = score_from_r(state, &s, dim, M_in);
+  sgais_anchor anchor = {REAL(VECTOR_ELT(out, ANCHOR)), REAL(VECTOR_ELT(out, ANCHOR_GRAD)),
+                         anchor_n, from};
   if (has_anchor) {
     memcpy(anchor.theta, REAL(anchor_theta), dim * sizeof(double));
     memcpy(anchor.grad, REAL(anchor_grad), dim * sizeof(double));
@@ -214,42 +270,13 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
 
   sg_status st = {SG_OK, ""};
   sgais_lambdas taken = {NULL, 0, 0};
-  int chunks = sgais_process(&m, &s, REAL(theta_out), REAL(logw_out), &M, &anchor, &step_size,
-                             pcp, &res, buffer_start, from, to, budget, key, score, &sched,
-                             &taken, &tr, &st);
+  int chunks = sgais_process(&m, &s, REAL(VECTOR_ELT(out, THETA)), REAL(VECTOR_ELT(out, LOGW)), &M,
+                             &anchor, &step_size, pcp, &res, buffer_start, from, to, budget, key,
+                             score, &sched, &taken, &tr, &st);
   if (chunks < 0) sg_raise(&st);
   SEXP restart_at = PROTECT(Rf_ScalarReal(tr.restart_at)); nprot++;
   Rf_setAttrib(out, Rf_install("restart_at"), restart_at);
-  /* every annealing step's lambda, chunk after chunk (the trace's annealing_steps split them) */
-  SET_VECTOR_ELT(out, LAMBDAS, Rf_allocVector(REALSXP, taken.n));
-  if (taken.n) memcpy(REAL(VECTOR_ELT(out, LAMBDAS)), taken.x, taken.n * sizeof(double));
-  if (score) {
-    SEXP sc = Rf_allocMatrix(REALSXP, dim, M);
-    SET_VECTOR_ELT(out, SCORE, sc);
-    memcpy(REAL(sc), score, (size_t) dim * M * sizeof(double));
-  }
-  if (res.cap) {
-    slots_out = Rf_allocVector(INTSXP, res.size);
-    SET_VECTOR_ELT(out, SLOTS, slots_out);
-    memcpy(INTEGER(slots_out), res.slot, res.size * sizeof(int));
-  }
-  if (M != M_in) {
-    /* fewer particles now: the first M columns and weights */
-    SEXP th = Rf_allocMatrix(REALSXP, dim, M);
-    SET_VECTOR_ELT(out, THETA, th);
-    memcpy(REAL(th), REAL(theta_out), (size_t) dim * M * sizeof(double));
-    SET_VECTOR_ELT(out, LOGW, Rf_lengthgets(logw_out, M));
-  }
-  REAL(step_out)[0] = step_size;
-  if (pcp) memcpy(REAL(acc_out), pc.acc, acc_len * sizeof(double));
-  REAL(acc_n_out)[0] = pcp ? pc.acc_n : 0.0;
-  REAL(acc_ess_out)[0] = pcp ? pc.acc_ess : 0.0;
-
-  REAL(anchor_n_out)[0] = anchor.n_anchor;
-  if (anchor.n_anchor == 0) {
-    SET_VECTOR_ELT(out, ANCHOR, Rf_allocVector(REALSXP, 0));
-    SET_VECTOR_ELT(out, ANCHOR_GRAD, Rf_allocVector(REALSXP, 0));
-  }
+  result_finish(out, dim, M, M_in, score, &res, &taken, step_size, pcp, acc_len, &anchor);
   sg_columns_cut(trace, chunks);
   UNPROTECT(nprot);
   return out;
