@@ -53,10 +53,91 @@ uncentred_rows <- function(spec, new_data, call) {
 
 # Formula interface ----------------------------------------------------------------------------
 
+# A formula is code, and a fit stores it (with the `predvars` of its terms) to build the rows of
+# new data when it is continued, possibly from a file written elsewhere. So a model's formula
+# may call only these transformations, and it is evaluated (at construction and on every
+# continuation) among the data's columns and these functions alone, whatever environment a
+# stored formula carries: a crafted fit cannot run code through it.
+formula_functions <- list(
+  base = c("+", "-", "*", "/", "^", "%%", "%/%", ":", "%in%", "(", "==", "!=", "<", ">", "<=",
+           ">=", "&",
+           "|", "!", "log", "log2", "log10", "log1p", "exp", "expm1", "sqrt", "abs", "sin", "cos",
+           "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceiling", "round",
+           "signif", "trunc", "sign", "pmin", "pmax", "I", "c", "list", "factor", "as.factor",
+           "ordered", "as.ordered", "as.numeric", "as.double", "as.integer", "as.logical",
+           "as.character", "ifelse", "is.na", "cut", "interaction", "scale", "mean", "min", "max",
+           "sd"),
+  stats = c("poly", "offset", "relevel", "sd"),
+  splines = c("ns", "bs")
+)
+
+# The environment stored formulas are evaluated in: the functions above, nothing else.
+formula_sandbox <- local({
+  env <- NULL
+  function() {
+    if (is.null(env)) {
+      env <<- new.env(parent = emptyenv())
+      for (pkg in names(formula_functions)) {
+        if (!requireNamespace(pkg, quietly = TRUE)) next
+        ns <- asNamespace(pkg)
+        for (f in formula_functions[[pkg]]) {
+          if (exists(f, envir = ns, inherits = TRUE)) assign(f, get(f, envir = ns), envir = env)
+        }
+      }
+      # pkg::f, for the functions above only (sandbox_formula() has checked the names)
+      assign("::", function(pkg, name) {
+        pkg <- as.character(substitute(pkg))
+        name <- as.character(substitute(name))
+        if (!name %in% formula_functions[[pkg]]) stop("`", pkg, "::", name, "` is not allowed here")
+        getExportedValue(pkg, name)
+      }, envir = env)
+      lockEnvironment(env, bindings = TRUE)
+    }
+    env
+  }
+})
+
+# `x` (a formula or terms, with its `variables` and `predvars`) checked to call only the
+# functions of formula_functions, by name or as pkg::f; then returned with the sandbox as its
+# environment. An error of class `sgais_error_formula_function` otherwise, before anything runs.
+sandbox_formula <- function(x, call) {
+  allowed <- unique(unlist(formula_functions, use.names = FALSE))
+  bad <- character(0)
+  walk <- function(e) {
+    if (!is.call(e)) return()
+    f <- e[[1L]]
+    if (is.call(f) && is.name(f[[1L]]) && as.character(f[[1L]]) %in% c("::", ":::")) {
+      pkg <- as.character(f[[2L]])
+      name <- as.character(f[[3L]])
+      if (as.character(f[[1L]]) == ":::" || !pkg %in% names(formula_functions) ||
+          !name %in% formula_functions[[pkg]]) {
+        bad <<- c(bad, paste0(pkg, as.character(f[[1L]]), name))
+      }
+    } else if (is.name(f)) {
+      if (!as.character(f) %in% c(allowed, "~")) bad <<- c(bad, as.character(f))
+    } else {
+      bad <<- c(bad, paste(deparse(f), collapse = " "))
+    }
+    for (i in seq_along(e)[-1L]) if (!identical(e[[i]], quote(expr = ))) walk(e[[i]])
+  }
+  walk(x)
+  for (a in c("variables", "predvars")) walk(attr(x, a))
+  if (length(bad)) {
+    abort(sprintf(paste(
+      "`formula` calls %s; a model's formula may use only the transformations a fit can apply",
+      "again safely when it is continued (arithmetic, log(), exp(), sqrt(), I(), factor(),",
+      "poly(), scale(), splines' ns() and bs(), offset() and the like): transform the columns",
+      "of the data first."), backticked(unique(bad))), call, "sgais_error_formula_function")
+  }
+  environment(x) <- formula_sandbox()
+  x
+}
+
 formula_design <- function(formula, data, call) {
   if (!inherits(formula, "formula")) {
     abort(sprintf("`formula` must be a formula such as `y ~ x`, not %s.", describe(formula)), call)
   }
+  formula <- sandbox_formula(formula, call)
   check_data_frame(data, "`data`", call)
   if (length(formula) != 3L) abort("`formula` must have a response, as in `y ~ x`.", call)
   check_formula_variables(formula, data, call)
@@ -138,11 +219,12 @@ formula_rows <- function(spec, data, call, arg) {
 # of `data` from a formula spec, unchecked. Factors get the levels and contrasts of the spec (at
 # construction, when it has none yet, those of model.matrix()).
 formula_matrix <- function(spec, data, what, call) {
-  mf <- formula_frame(spec$terms, data, what, call)
+  terms <- sandbox_formula(spec$terms, call)
+  mf <- formula_frame(terms, data, what, call)
   for (name in names(spec$xlevels)) {
     mf[[name]] <- recode_factor(mf[[name]], name, spec$xlevels[[name]], what, call)
   }
-  a <- stats::model.matrix(spec$terms, mf, contrasts.arg = spec$contrasts)
+  a <- stats::model.matrix(terms, mf, contrasts.arg = spec$contrasts)
   contrasts <- attr(a, "contrasts")
   attr(a, "assign") <- NULL
   attr(a, "contrasts") <- NULL

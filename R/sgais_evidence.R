@@ -279,3 +279,16 @@ print.summary.sgais_evidence <- function(x, ...) {
   cat(format(x, ...), sep = "\n")
   invisible(x)
 }
+
+# update() of a fit that cannot be continued (AIS, nested sampling, online nested sampling): a
+# classed error. Without this method stats::update() would evaluate the fit's stored `call`,
+# which a fit read from a file could have replaced with any code.
+#' @export
+update.sgais_evidence <- function(object, ...) {
+  call <- sys.call()
+  object <- validate_sgais_evidence(object, call)
+  abort(sprintf(paste(
+    "A fit of %s cannot be continued on new data; only fits of sgais() (and their",
+    "comparisons) can. Estimate the evidence of all the data again, or use sgais()."),
+    object$method), call, "sgais_error_not_continuable")
+}

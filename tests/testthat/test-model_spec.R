@@ -283,3 +283,42 @@ test_that("model_with_data() is the model on the new rows only", {
   # on all the rows, the copy is the model
   expect_identical(model_with_data(cases[[1]]$model, data), cases[[1]]$model)
 })
+
+test_that("a saved fit runs no code: formulas are evaluated among transformations only", {
+  marker <- tempfile()
+  d <- simulate_linear_regression(300, seed = 1)
+  m <- linear_regression(y ~ poly(x1, 2) + log(abs(x2) + 1) + splines::ns(x3, 3) + x4:x5,
+                         prior = "paper", data = d[1:200, ])
+  fit <- quietly(sgais(m, control = sgais_control("paper"), seed = 1, progress = FALSE))
+  clean <- quietly(sgais(fit, d[201:300, ], progress = FALSE))
+  # a crafted fit, written to a file and read back: code in the stored terms' predvars ...
+  crafted <- fit
+  pv <- attr(crafted$model$spec$terms, "predvars")
+  pv[[2L]] <- call("file.create", marker)
+  attr(crafted$model$spec$terms, "predvars") <- pv
+  path <- tempfile(fileext = ".rds")
+  saveRDS(crafted, path)
+  expect_error(sgais(readRDS(path), d[201:300, ], progress = FALSE), "calls `file.create`",
+               class = "sgais_error_formula_function")
+  expect_error(sgais_stream(readRDS(path), d[201:300, ], block_size = 50, progress = FALSE),
+               class = "sgais_error_formula_function")
+  expect_false(file.exists(marker))
+  # ... or a stored environment whose log() runs code: the formula sees the real log()
+  crafted <- fit
+  env <- new.env()
+  assign("log", function(x) {
+    file.create(marker)
+    base::log(x)
+  }, envir = env)
+  environment(crafted$model$spec$terms) <- env
+  saveRDS(crafted, path)
+  again <- quietly(sgais(readRDS(path), d[201:300, ], progress = FALSE))
+  expect_false(file.exists(marker))
+  expect_identical(again$log_evidence, clean$log_evidence)
+  # new formulas too may use only the transformations a continuation can apply again
+  expect_error(linear_regression(y ~ myfun(x1), data = d), "calls `myfun`",
+               class = "sgais_error_formula_function")
+  expect_error(linear_regression(y ~ base::system(x1), data = d), "base::system",
+               class = "sgais_error_formula_function")
+  expect_s3_class(linear_regression(y ~ stats::poly(x1, 2) + I(x2^2), data = d), "sgais_model")
+})

@@ -67,3 +67,18 @@ test_that("the estimators' results print at the top level", {
   expect_visible(quietly(ais(model, seed = 1, progress = FALSE)))
   expect_visible(quietly(nested_sampling(model, live_points = 10, seed = 1, progress = FALSE)))
 })
+
+test_that("update() of a fit that cannot be continued is a classed error, not its stored call", {
+  marker <- tempfile()
+  model <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(200, seed = 2))
+  fits <- list(quietly(ais(model, particles = 20, seed = 1, progress = FALSE)),
+               quietly(nested_sampling(model, live_points = 20, seed = 1, progress = FALSE)))
+  for (fit in fits) {
+    fit$call <- call("file.create", marker)
+    path <- tempfile(fileext = ".rds")
+    saveRDS(fit, path)
+    expect_error(update(readRDS(path), simulate_linear_regression(10, seed = 3)),
+                 "cannot be continued", class = "sgais_error_not_continuable")
+    expect_false(file.exists(marker))
+  }
+})
