@@ -66,6 +66,7 @@ formula_functions <- list(
            "signif", "trunc", "sign", "pmin", "pmax", "I", "c", "list", "factor", "as.factor",
            "ordered", "as.ordered", "as.numeric", "as.double", "as.integer", "as.logical",
            "as.character", "ifelse", "is.na", "cut", "interaction", "scale", "mean", "min", "max",
+           "cbind",
            "sd"),
   stats = c("poly", "offset", "relevel", "sd"),
   splines = c("ns", "bs")

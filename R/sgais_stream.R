@@ -98,10 +98,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
   if (missing(source)) abort("`source` is missing: give the data or where to read them.", call)
   block_size <- if (is.null(block_size)) 20 * settings$chunk_size else
     check_whole_number(block_size, "block_size", 1, call)
-  if (!is.null(checkpoint) && (!is.character(checkpoint) || length(checkpoint) != 1L ||
-                               is.na(checkpoint) || !nzchar(checkpoint))) {
-    abort("`checkpoint` must be NULL or the path of a file.", call)
-  }
+  checkpoint <- check_checkpoint(checkpoint, source, call)
   checkpoint_every <- check_positive(checkpoint_every, "checkpoint_every", call)
   progress <- check_flag(progress, "progress", call)
   next_block <- grouped_blocks(stream_source(source, block_size, call), block_size,
@@ -120,16 +117,19 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
   written <- proc.time()[["elapsed"]]
   save_checkpoint <- function(fit) {
     if (is.null(checkpoint) || is.null(fit)) return(invisible())
-    tmp <- paste0(checkpoint, ".tmp")
-    saveRDS(fit, tmp)
-    if (!file.rename(tmp, checkpoint)) abort(sprintf("Could not write the checkpoint `%s`.", checkpoint), call)
+    write_checkpoint(fit, checkpoint, call)
     written <<- proc.time()[["elapsed"]]
   }
   stopped <- function(what) {
-    save_checkpoint(fit)
+    # a checkpoint that cannot be written (the error may be that) does not lose the fit
+    saved <- tryCatch({
+      save_checkpoint(fit)
+      TRUE
+    }, sgais_error_checkpoint = function(e) FALSE)
     if (is.null(fit)) return(NULL)
     sprintf("%s after %s observations; the fit of those is %s.", what, format_count(fit$n),
-            if (is.null(checkpoint)) "kept" else sprintf("kept (and in `%s`)", checkpoint))
+            if (is.null(checkpoint)) "kept" else if (saved) sprintf("kept (and in `%s`)", checkpoint)
+            else "kept (the checkpoint could not be written)")
   }
 
   result <- tryCatch({
@@ -172,6 +172,60 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
           call, "sgais_error_stream", fit = fit, parent = e)
   })
   warn_if_unreliable(result)
+}
+
+# `checkpoint`: NULL, or the path of the file to keep the fit in, checked before any work: its
+# directory exists, and it is not (nor resolves to) the file being read, nor a directory. The
+# path is returned as given.
+check_checkpoint <- function(checkpoint, source, call) {
+  if (is.null(checkpoint)) return(NULL)
+  if (!is.character(checkpoint) || length(checkpoint) != 1L || is.na(checkpoint) ||
+      !nzchar(checkpoint)) {
+    abort(sprintf("`checkpoint` must be NULL or the path of a file, not %s.", describe(checkpoint)),
+          call, "sgais_error_checkpoint")
+  }
+  dir <- dirname(checkpoint)
+  if (!dir.exists(dir)) {
+    abort(sprintf("`checkpoint`: the directory `%s` does not exist; create it first.", dir),
+          call, "sgais_error_checkpoint")
+  }
+  if (dir.exists(checkpoint)) {
+    abort(sprintf("`checkpoint` (`%s`) is a directory; give the path of a file.", checkpoint),
+          call, "sgais_error_checkpoint")
+  }
+  # the file the path leads to: its directory's real path and, if it is a link, its target's
+  where <- function(path) {
+    if (file.exists(path)) normalizePath(path, mustWork = TRUE)
+    else file.path(normalizePath(dirname(path), mustWork = TRUE), basename(path))
+  }
+  if (is.character(source) && length(source) == 1L && !is.na(source) && file.exists(source) &&
+      identical(where(source), where(checkpoint))) {
+    abort(sprintf(paste("`checkpoint` (`%s`) is the file `source` reads; the checkpoint would",
+                        "replace the data. Give another path."), checkpoint),
+          call, "sgais_error_checkpoint")
+  }
+  checkpoint
+}
+
+# Writes `fit` to `checkpoint` whole: to a new file of an unpredictable name in the same
+# directory, then renamed over the target (which replaces the path's own entry, a link included,
+# never what a link points to). A file the name could collide with is never reused.
+write_checkpoint <- function(fit, checkpoint, call) {
+  dir <- dirname(checkpoint)
+  repeat {
+    tmp <- tempfile(paste0(".", basename(checkpoint), "-"), tmpdir = dir, fileext = ".tmp")
+    link <- Sys.readlink(tmp) # NA or "" unless a (possibly dangling) link is there
+    if (!file.exists(tmp) && (is.na(link) || !nzchar(link))) break
+  }
+  ok <- tryCatch({
+    saveRDS(fit, tmp)
+    file.rename(tmp, checkpoint)
+  }, error = function(e) FALSE, warning = function(w) FALSE)
+  if (!isTRUE(ok)) {
+    unlink(tmp)
+    abort(sprintf("Could not write the checkpoint `%s`.", checkpoint), call, "sgais_error_checkpoint")
+  }
+  invisible(checkpoint)
 }
 
 # A function next(n) returning up to n next rows of `source`, or NULL at its end; next(NULL)

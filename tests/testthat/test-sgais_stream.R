@@ -107,8 +107,39 @@ test_that("checkpoints are written whole and hold a continuable fit", {
                               checkpoint = file, checkpoint_every = 1e-9, seed = 2,
                               progress = FALSE))
   expect_true(file.exists(file))
-  expect_false(file.exists(paste0(file, ".tmp")))
+  expect_identical(list.files(dirname(file), pattern = "\\.tmp$", all.files = TRUE), character(0))
   expect_identical(readRDS(file)$state$particles, fit$state$particles)
+})
+
+test_that("a checkpoint never replaces the data, follows no planted link, and is checked first", {
+  d <- stream_data(600)
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  dir <- withr::local_tempdir()
+  csv <- file.path(dir, "data.csv")
+  utils::write.csv(d, csv, row.names = FALSE)
+  before <- readLines(csv)
+  # the file being read, by its own name or through a link to it
+  expect_error(sgais_stream(spec, csv, checkpoint = csv, progress = FALSE),
+               "the file `source` reads", class = "sgais_error_checkpoint")
+  link <- file.path(dir, "fit.rds")
+  file.symlink(csv, link)
+  expect_error(sgais_stream(spec, csv, checkpoint = link, progress = FALSE),
+               "the file `source` reads", class = "sgais_error_checkpoint")
+  expect_identical(readLines(csv), before)
+  # a directory that does not exist, or a directory: refused before any work
+  expect_error(sgais_stream(spec, d, checkpoint = file.path(dir, "no", "fit.rds"),
+                            progress = FALSE), "does not exist", class = "sgais_error_checkpoint")
+  expect_error(sgais_stream(spec, d, checkpoint = dir, progress = FALSE), "is a directory",
+               class = "sgais_error_checkpoint")
+  # a link planted at the old predictable temporary name is not followed
+  target <- file.path(dir, "victim.txt")
+  writeLines("keep me", target)
+  out <- file.path(dir, "out.rds")
+  file.symlink(target, paste0(out, ".tmp"))
+  fit <- quietly(sgais_stream(spec, d, checkpoint = out, checkpoint_every = 1e-9, seed = 1,
+                              progress = FALSE))
+  expect_identical(readLines(target), "keep me")
+  expect_identical(readRDS(out)$log_evidence, fit$log_evidence)
 })
 
 test_that("sgais_stream() checks its arguments", {
