@@ -9,7 +9,9 @@
 #' `sgais_control()`, `ais_control()`, `nested_control()`, `sir_control()` and
 #' `sequential_control()` hold the tuning of [sgais()], [ais()], [nested_sampling()], [sir()] and
 #' [sequential_sgmcmc()]. Start from a preset and change settings by name; `print()` the result
-#' to see every resolved setting.
+#' to see every resolved setting. `control$particles <- 500` changes a setting of a control
+#' through the same checks (`NULL` restores the preset's value); a setting given twice is an
+#' error.
 #'
 #' \describe{
 #'   \item{`"robust"` (the default)}{accurate off the paper's simulated model: use it for
@@ -155,9 +157,7 @@ new_control <- function(method, preset, given, call) {
   if (is.null(defaults)) {
     abort(sprintf("`preset` must be \"robust\" or \"paper\", not \"%s\".", preset), call)
   }
-  if (length(given) && (is.null(names(given)) || any(names(given) == ""))) {
-    abort("Settings in `...` must be named, e.g. `particles = 50`.", call)
-  }
+  check_setting_names(given, call)
   unknown <- setdiff(names(given), names(defaults))
   if (length(unknown)) {
     abort(sprintf("Unknown setting%s %s for %s(); the settings are: %s.",
@@ -255,14 +255,53 @@ check_control <- function(control, method, call) {
   control
 }
 
+# Settings given in `...`: each named, and once.
+check_setting_names <- function(x, call) {
+  if (length(x) && (is.null(names(x)) || any(names(x) == ""))) {
+    abort("Settings in `...` must be named, e.g. `particles = 50`.", call)
+  }
+  twice <- unique(names(x)[duplicated(names(x))])
+  if (length(twice)) {
+    abort(sprintf("%s given more than once; give each setting once.", backticked(twice)),
+          call, "sgais_error_argument")
+  }
+}
+
+# A control object is changed through its settings: `control$particles <- 500` (or [[ ]])
+# gives the control with that setting, checked like any other (NULL: the preset's value again);
+# its other fields cannot be edited (an edit of `settings` would bypass the checks and be
+# silently ignored by a run).
+#' @export
+`$<-.sgais_control` <- function(x, name, value) {
+  edit_control(x, name, value, sys.call())
+}
+#' @export
+`[[<-.sgais_control` <- function(x, i, value) {
+  edit_control(x, i, value, sys.call())
+}
+edit_control <- function(x, name, value, call) {
+  x <- unclass(x)
+  known <- names(control_presets[[x$method]][[x$preset]])
+  if (!is.character(name) || length(name) != 1L || !name %in% known) {
+    abort(sprintf(paste(
+      "`%s` is not a setting of %s(); change a control through its settings",
+      "(`control$particles <- 500`) or make a new one (`%s_control(\"%s\", particles = 500)`)."),
+      paste(format(name), collapse = " "), x$method,
+      if (x$method == "nested_sampling") "nested" else x$method, x$preset),
+      call, "sgais_error_argument")
+  }
+  given <- x$given
+  given[name] <- list(value)
+  if (is.null(value)) given[[name]] <- NULL # back to the preset's value
+  new_control(x$method, x$preset, given, call)
+}
+
 # The control with the settings given in an estimator's `...` replacing its own (so that
 # `sgais(model, particles = 50)` works), checked by the same parser; then the settings as the C
 # core reads them.
 control_settings <- function(control, overrides, method, call) {
   control <- check_control(control, method, call)
-  if (length(overrides) && (is.null(names(overrides)) || any(names(overrides) == ""))) {
-    abort("Settings in `...` must be named, e.g. `particles = 50`.", call)
-  }
+  check_setting_names(overrides, call)
   if (length(overrides)) {
     control <- new_control(method, control$preset, utils::modifyList(control$given, overrides,
                                                                       keep.null = TRUE), call)

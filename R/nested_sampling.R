@@ -381,6 +381,7 @@ posterior_samples <- function(x, n = 1000, ..., seed = NULL) {
 #' @export
 posterior_samples.sgais_evidence <- function(x, n = 1000, ..., seed = NULL) {
   call <- sys.call()
+  check_dots_empty(call, c("x", "n", "seed"), ...)
   x <- validate_sgais_evidence(x, call)
   n <- check_whole_number(n, "n", 0, call)
   check_seed(seed, call)

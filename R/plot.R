@@ -29,17 +29,10 @@ plot_theme <- function() {
 # The panel a plot method draws: `which` (its first element, the default being the first
 # choice), checked, after checking that nothing else was given.
 plot_panel <- function(which, choices, call, ...) {
-  check_no_dots(call, ...)
+  check_dots_empty(call, c("object", "which"), ...)
   check_choice(which[1L], "which", choices, call, "sgais_error_argument")
 }
 
-check_no_dots <- function(call, ...) {
-  if (...length()) {
-    abort(sprintf("Unknown argument%s to the plot: %s.", if (...length() > 1L) "s" else "",
-                  paste(names(list(...)) %||% "(unnamed)", collapse = ", ")),
-          call, class = "sgais_error_argument")
-  }
-}
 
 #' Plot a fit, a comparison or detected shifts
 #'

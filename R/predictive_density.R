@@ -35,6 +35,7 @@ predictive_density <- function(x, new_data, ...) {
 #' @export
 predictive_density.sgais_evidence <- function(x, new_data, ...) {
   call <- sys.call()
+  check_dots_empty(call, c("x", "new_data"), ...)
   x <- validate_sgais_evidence(x, call)
   if (missing(new_data)) abort("`new_data` is missing: give the observations to predict.", call)
   model <- model_with_data(x$model, new_data, call)

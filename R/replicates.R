@@ -394,8 +394,9 @@ combine_runs <- function(runs) {
 #' exact_log_evidence(model)
 #' @importFrom stats confint
 confint.sgais_evidence <- function(object, parm, level = 0.95, ...) {
-  object <- validate_sgais_evidence(object, sys.call())
   call <- sys.call()
+  check_dots_empty(call, c("object", "parm", "level"), ...)
+  object <- validate_sgais_evidence(object, call)
   if (!is_number(level) || !(level > 0 && level < 1)) {
     abort(sprintf("`level` must be a number in (0, 1), not %s.", describe(level)), call)
   }

@@ -132,3 +132,20 @@ run_in_slices <- function(slice, state, finished, progress, format, total, posit
 }
 
 `%||%` <- function(x, y) if (is.null(x)) y else x
+
+# Arguments in `...` that a method does not take (its generic has `...`): an error of class
+# `sgais_error_argument` naming them, and the argument meant when one of `known` is close, rather
+# than a misspelling (`sed = 1` for `seed = 1`) silently ignored.
+check_dots_empty <- function(call, known, ...) {
+  if (!...length()) return(invisible())
+  given <- ...names()
+  if (is.null(given)) given <- rep("", ...length())
+  shown <- ifelse(nzchar(given), paste0("`", given, "`"), "an unnamed argument")
+  hints <- vapply(given, function(g) {
+    if (!nzchar(g)) return("")
+    near <- known[utils::adist(g, known) <= 2]
+    if (length(near)) sprintf(" (did you mean `%s`?)", near[1L]) else ""
+  }, character(1))
+  abort(sprintf("Unknown argument%s: %s.", if (length(given) > 1L) "s" else "",
+                paste0(shown, hints, collapse = ", ")), call, "sgais_error_argument")
+}

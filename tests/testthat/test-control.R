@@ -178,3 +178,31 @@ test_that("the C core's settings table agrees with the R settings schema", {
     )
   }
 })
+
+test_that("misspelled and repeated arguments are errors, and edits of a control take effect", {
+  model <- small_model(300)
+  fit <- quiet_sgais(model, seed = 1)
+  expect_error(posterior_samples(fit, 10, sed = 1), "`sed` \\(did you mean `seed`\\?\\)",
+               class = "sgais_error_argument")
+  expect_error(confint(fit, levl = 0.5), "`levl` \\(did you mean `level`\\?\\)",
+               class = "sgais_error_argument")
+  expect_error(predictive_density(fit, model$data, 3), "an unnamed argument",
+               class = "sgais_error_argument")
+  expect_error(sgais(model, particles = 10, particles = 20, progress = FALSE),
+               "`particles` given more than once", class = "sgais_error_argument")
+  expect_error(sgais_control(jumps = 1, jumps = 2), "`jumps` given more than once",
+               class = "sgais_error_argument")
+  control <- sgais_control()
+  control$particles <- 60
+  expect_identical(control$settings$particles, 60L)
+  expect_identical(control$settings$target_ess, 48)
+  control[["particles"]] <- NULL # back to the preset's value
+  expect_identical(control$settings$particles, 50L)
+  expect_error(control$particles <- 1, "`particles` must be a whole number >= 2")
+  expect_error(control$settings$particles <- 500, "`settings` is not a setting of sgais",
+               class = "sgais_error_argument")
+  expect_error(control$partcles <- 5, "`partcles` is not a setting", class = "sgais_error_argument")
+  nested <- nested_control()
+  nested$live_points <- 30
+  expect_identical(nested$settings$live_points, 30L)
+})

@@ -135,7 +135,7 @@ test_that("plot() prints the autoplot and `which` is checked", {
   expect_error(autoplot(f$ais, which = 1), "`which` must be one of", class = "sgais_error_argument")
   expect_error(plot_data(f$ns, which = "evidence"), "\"likelihood\", \"contributions\"",
                class = "sgais_error_argument")
-  expect_error(autoplot(f$sgais, colour = "red"), "Unknown argument to the plot: colour",
+  expect_error(autoplot(f$sgais, colour = "red"), "Unknown argument: `colour`",
                class = "sgais_error_argument")
   expect_error(autoplot(f$sgais, exact = NA), "exact")
 })
