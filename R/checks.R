@@ -130,6 +130,38 @@ check_model <- function(model, call) {
 # Data checks shared by the model constructors.
 
 # A data frame's columns must all be numeric; the error names the first that is not.
+# The columns of a data frame as model.matrix() can read them: numbers stored in a class it would
+# misread are converted, or refused with an error of class `sgais_error_column_type` that says
+# why. bit64's integer64 (what DBI returns for big INTEGER columns) is a double holding an
+# integer's bits, which arithmetic reads as values near 1e-323: converted to doubles, exactly
+# below 2^53; difftime columns become seconds, whatever unit each block of data used; columns
+# with physical units (the units package) are refused, as blocks could use different units.
+plain_columns <- function(x, what, call) {
+  for (name in names(x)) {
+    column <- x[[name]]
+    if (inherits(column, "integer64")) {
+      if (!requireNamespace("bit64", quietly = TRUE)) {
+        abort(sprintf("Column `%s` of %s is a bit64 integer64, which needs the bit64 package to read; convert it with as.numeric() first.",
+                      name, what), call, "sgais_error_column_type", column = name)
+      }
+      values <- as.double(column)
+      if (any(abs(values) >= 2^53, na.rm = TRUE)) {
+        abort(sprintf(paste("Column `%s` of %s (integer64) holds integers beyond 2^53, which",
+                            "doubles cannot hold exactly; rescale it first."), name, what),
+              call, "sgais_error_column_type", column = name)
+      }
+      x[[name]] <- values
+    } else if (inherits(column, "difftime")) {
+      x[[name]] <- as.numeric(column, units = "secs")
+    } else if (inherits(column, "units")) {
+      abort(sprintf(paste("Column `%s` of %s has physical units; drop them with as.numeric()",
+                          "(in one unit for all the data) first."), name, what),
+            call, "sgais_error_column_type", column = name)
+    }
+  }
+  x
+}
+
 check_numeric_columns <- function(x, what, call, hint = "") {
   bad <- which(!vapply(x, is.numeric, logical(1)))
   if (length(bad)) {

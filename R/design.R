@@ -140,6 +140,7 @@ formula_design <- function(formula, data, call) {
   }
   formula <- sandbox_formula(formula, call)
   check_data_frame(data, "`data`", call)
+  data <- plain_columns(data, "`data`", call)
   if (length(formula) != 3L) abort("`formula` must have a response, as in `y ~ x`.", call)
   check_formula_variables(formula, data, call)
   mf <- formula_frame(formula, data, "`data`", call)
@@ -197,6 +198,7 @@ formula_frame <- function(formula, data, what, call) {
 formula_rows <- function(spec, data, call, arg) {
   what <- sprintf("`%s`", arg)
   check_data_frame(data, what, call)
+  data <- plain_columns(data, what, call)
   # the data a model is built from have the spec's columns by construction
   if (arg != "data") check_formula_rows(spec, data, what, call)
   design <- formula_matrix(spec, data, what, call)

@@ -200,6 +200,7 @@ check_column_names <- function(names, expected, used, what, call) {
 as_numeric_matrix <- function(x, what, call, hint = "") {
   no_rows <- sprintf("%s must have at least one row.", what)
   if (is.data.frame(x)) {
+    x <- plain_columns(x, what, call)
     check_numeric_columns(x, what, call, hint)
     if (nrow(x) < 1L) abort(no_rows, call) # as.matrix() would make it logical
     x <- as.matrix(x)

@@ -322,3 +322,47 @@ test_that("a saved fit runs no code: formulas are evaluated among transformation
                class = "sgais_error_formula_function")
   expect_s3_class(linear_regression(y ~ stats::poly(x1, 2) + I(x2^2), data = d), "sgais_model")
 })
+
+test_that("numbers in classes model.matrix() misreads are converted or refused", {
+  skip_if_not_installed("bit64")
+  d <- simulate_linear_regression(200, seed = 3)
+  d$k <- round(d$x1 * 1000)
+  plain <- linear_regression(y ~ k + x2, prior = "paper", data = d)
+  big <- d
+  big$k <- bit64::as.integer64(d$k)
+  m <- linear_regression(y ~ k + x2, prior = "paper", data = big)
+  expect_identical(exact_log_evidence(m), exact_log_evidence(plain))
+  # the same through new rows (a stream's blocks from a database come as integer64 too)
+  fit <- quietly(sgais(linear_regression(y ~ k + x2, prior = "paper", data = d[1:100, ]),
+                       seed = 1, progress = FALSE))
+  more <- quietly(sgais(fit, big[101:200, ], progress = FALSE))
+  same <- quietly(sgais(fit, d[101:200, ], progress = FALSE))
+  expect_identical(more$log_evidence, same$log_evidence)
+  # ... and through a database, which gives big INTEGER columns as integer64
+  if (requireNamespace("RSQLite", quietly = TRUE)) {
+    con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:", bigint = "integer64")
+    DBI::dbWriteTable(con, "rows", big[101:200, c("y", "k", "x2")])
+    res <- DBI::dbSendQuery(con, "SELECT * FROM rows")
+    from_db <- quietly(sgais_stream(fit, res, block_size = 40, progress = FALSE))
+    DBI::dbClearResult(res)
+    DBI::dbDisconnect(con)
+    expect_identical(from_db$log_evidence, same$log_evidence)
+  }
+  huge <- big
+  huge$k[1] <- bit64::as.integer64("9007199254740993")
+  expect_error(linear_regression(y ~ k + x2, data = huge), "beyond 2\\^53",
+               class = "sgais_error_column_type")
+  # durations in any unit are seconds
+  secs <- d
+  secs$k <- as.difftime(d$k, units = "secs")
+  mins <- d
+  mins$k <- as.difftime(d$k / 60, units = "mins")
+  expect_equal(exact_log_evidence(linear_regression(y ~ k + x2, prior = "paper", data = mins)),
+               exact_log_evidence(plain), tolerance = 1e-9)
+  expect_identical(exact_log_evidence(linear_regression(y ~ k + x2, prior = "paper", data = secs)),
+                   exact_log_evidence(plain))
+  # integer64 in the matrix interfaces too
+  y <- data.frame(a = bit64::as.integer64(c(1, 2, 3, 10, 11, 12)), b = c(0.1, 0.2, 0.1, 5, 5.2, 4.9))
+  expect_equal(gaussian_mixture(y, components = 2)$data$y, gaussian_mixture(
+    data.frame(a = c(1, 2, 3, 10, 11, 12), b = y$b), components = 2)$data$y)
+})
