@@ -97,6 +97,8 @@ ais <- function(model, ..., control = ais_control(), replicates = 1, schedule = 
   check_prior_conflict(model, call)
   settings <- check_kernel_model(control_settings(control, list(...), "ais", call), model, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
+  check_particle_memory(replicates, settings$particles, model, call)
+  check_metric_size(settings, model, call)
   schedule <- check_schedule(schedule, replicates, call, lambdas = TRUE)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)

@@ -197,3 +197,45 @@ abort_bad_observations <- function(what, bad, kind, call) {
                 what, if (length(bad) == 1L) paste("a", kind, "value") else paste(length(bad), kind, "values"),
                 bad[1]), call, "sgais_error_non_finite", row = bad[1])
 }
+
+# A request whose memory can be told before any work (draws, replicates' particles) is refused
+# with an error of class `sgais_error_too_large` saying what it would need, rather than failing
+# after hours or with R's "cannot allocate". The limit is the option `sgais.max_memory` (bytes;
+# 8 GiB by default).
+check_request_size <- function(bytes, what, call) {
+  limit <- getOption("sgais.max_memory", 8 * 2^30)
+  if (is.finite(bytes) && bytes <= limit) return(invisible(bytes))
+  abort(sprintf(paste("%s would need %s of memory, more than the %s allowed; ask for less (or",
+                      "raise options(sgais.max_memory =))."),
+                what, format_bytes(bytes), format_bytes(limit)), call, "sgais_error_too_large")
+}
+
+format_bytes <- function(bytes) {
+  if (!is.finite(bytes)) return("an unbounded amount")
+  units <- c("bytes", "KB", "MB", "GB", "TB", "PB")
+  k <- max(0, min(length(units) - 1, floor(log(max(bytes, 1), 1024))))
+  sprintf("%.3g %s", bytes / 1024^k, units[k + 1])
+}
+
+# The particles of `replicates` runs of M particles each: their states, the copies a move keeps
+# and the fit's stacked particles, about four copies of M x dim doubles per replicate.
+check_particle_memory <- function(replicates, M, model, call) {
+  check_request_size(32 * replicates * M * (model$dim + 2),
+                     sprintf("%s replicates of %s particles in %d dimensions",
+                             format_count(replicates), format_count(M), model$dim), call)
+}
+
+# The dense preconditioner costs O(dim^2) memory and O(M dim^2) time per move: beyond this many
+# parameters it is refused (the diagonal one scales to thousands).
+dense_metric_max_dim <- 1000L
+check_metric_size <- function(settings, model, call) {
+  if (identical(settings$preconditioner, "dense") && model$dim > dense_metric_max_dim) {
+    abort(sprintf(paste("`preconditioner = \"dense\"` for %s parameters would estimate and",
+                        "factor a %s x %s metric at every move (%s each); use",
+                        "`preconditioner = \"diagonal\"` with more than %d parameters."),
+                  format_count(model$dim), format_count(model$dim), format_count(model$dim),
+                  format_bytes(8 * model$dim^2), dense_metric_max_dim),
+          call, "sgais_error_too_large")
+  }
+  invisible(settings)
+}

@@ -93,6 +93,8 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
   settings <- control_settings(control, list(...), "nested_sampling", call)
   if (is.null(settings$max_walk_steps)) settings$max_walk_steps <- max(250L, 100L * model$dim)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
+  check_particle_memory(replicates, settings$live_points, model, call)
+  check_metric_size(settings, model, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
   cs <- c_settings(settings)
@@ -383,6 +385,10 @@ posterior_samples.sgais_evidence <- function(x, n = 1000, ..., seed = NULL) {
   call <- sys.call()
   check_dots_empty(call, c("x", "n", "seed"), ...)
   x <- validate_sgais_evidence(x, call)
+  if (is_number(n) && is.finite(n) && n > 0) {
+    check_request_size(8 * n * x$model$dim, sprintf("%s draws of %d parameters",
+                                                    format_count(n), x$model$dim), call)
+  }
   n <- check_whole_number(n, "n", 0, call)
   check_seed(seed, call)
   p <- weighted_particles(x)

@@ -28,6 +28,9 @@ preset <- function(paper, robust, ..., presets = NULL) {
   list(paper = list(paper), robust = list(robust), by_method = list(...), presets = presets)
 }
 
+# The most steps per move (sghmc_steps).
+max_moves <- 10000L
+
 # The methods each group of settings applies to.
 all_methods <- c("sgais", "sir", "sequential", "ais", "nested_sampling")
 annealing_methods <- c("sgais", "sir", "sequential", "ais")
@@ -48,7 +51,19 @@ settings_schema <- list(
   integrator = setting("choice", all_methods,
                        preset("euler", "baoab", nested_sampling = list(robust = "euler")),
                        codes = c(euler = 0L, baoab = 1L)),
-  sghmc_steps = setting("count", all_methods, preset(20, 20), lower = 0),
+  sghmc_steps = setting(
+    "count", all_methods, preset(20, 20), lower = 0,
+    # a move's steps run for every particle at every annealing step: beyond this a run would
+    # not end in any useful time
+    after = function(s, call) {
+      if (s$sghmc_steps > max_moves) {
+        abort(sprintf(paste("`sghmc_steps` (%s) must be at most %s: every particle takes that many",
+                            "steps at every annealing step."), format_count(s$sghmc_steps),
+                      format_count(max_moves)), call, "sgais_error_too_large")
+      }
+      s
+    }
+  ),
   min_sghmc_steps = setting(
     "count", all_methods, preset(NULL, 5, ais = list(robust = NULL), presets = annealing_methods),
     lower = 0, null = function(s) s$sghmc_steps,
@@ -85,7 +100,16 @@ settings_schema <- list(
       s
     }
   ),
-  tolerance = setting("positive", "nested_sampling", preset(0.01, 0.01)),
+  # below 1e-12 of Z-hat the live points' share changes log Z-hat by less than rounding, and a
+  # run would go on to max_iterations
+  tolerance = setting("positive", "nested_sampling", preset(0.01, 0.01), after = function(s, call) {
+    if (s$tolerance < 1e-12) {
+      abort(sprintf(paste("`tolerance` (%g) must be at least 1e-12: below that the live points'",
+                          "share of the evidence is lost in rounding, and the run would only",
+                          "stop at `max_iterations`."), s$tolerance), call, "sgais_error_argument")
+    }
+    s
+  }),
   max_iterations = setting("count", "nested_sampling", preset(1e6, 1e6), lower = 1),
 
   max_rounds = setting("count", annealing_methods, preset(1, 4), lower = 1),

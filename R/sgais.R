@@ -140,6 +140,9 @@ sgais_estimate <- function(model, dots, control, method, replicates, progress, s
   check_prior_conflict(model, call)
   settings <- check_kernel_model(control_settings(control, dots, method, call), model, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
+  check_particle_memory(replicates, max(settings$particles, settings$early_particles), model,
+                        call)
+  check_metric_size(settings, model, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
   schedule <- sgais_schedule_kind(schedule, replicates, settings, call)

@@ -474,6 +474,39 @@ hostile_table <- function() {
       "effective sample size", class = "sgais_warning_low_ess", expect = "warning")
   one(posterior_samples(ais(m, control = ais_control("paper"), seed = 1, progress = FALSE), 1000),
       "effective sample size", class = "sgais_warning_low_ess", expect = "warning")
+  # the inputs of issue 44: code in saved fits and formulas, files, stray and repeated
+  # arguments, column classes, requests too large to finish
+  one(linear_regression(y ~ system(x1), d), "calls `system`", class = "sgais_error_formula_function")
+  one(sgais(corrupt_in(f_sg, "model", "spec", within(f_sg$model$spec, {
+        attr(terms, "predvars") <- quote(list(y, file.create("x"), x2, x3, x4, x5))
+      })), more, progress = FALSE), "calls `file.create`", class = "sgais_error_formula_function")
+  one(update(corrupt(f_ais, "call", quote(file.create("x"))), more), "cannot be continued",
+      class = "sgais_error_not_continuable")
+  one(update(f_ns, more), "cannot be continued", class = "sgais_error_not_continuable")
+  one(sgais_stream(m, file, checkpoint = file, progress = FALSE), "the file `source` reads",
+      class = "sgais_error_checkpoint")
+  one(sgais_stream(m, d, checkpoint = file.path(tempfile(), "fit.rds"), progress = FALSE),
+      "does not exist", class = "sgais_error_checkpoint")
+  one(posterior_samples(f_sg, 10, sed = 1), "did you mean `seed`", class = "sgais_error_argument")
+  one(confint(f_sg, levl = 0.5), "did you mean `level`", class = "sgais_error_argument")
+  one(sgais(m, particles = 10, particles = 20, progress = FALSE), "more than once",
+      class = "sgais_error_argument")
+  one(local({
+    control <- sgais_control()
+    control$settings$particles <- 500
+  }), "`settings` is not a setting", class = "sgais_error_argument")
+  one(sgais(m, replicates = 1e6, progress = FALSE), "would need", class = "sgais_error_too_large")
+  one(posterior_samples(f_sg, 1e9), "would need", class = "sgais_error_too_large")
+  one(sgais(m, sghmc_steps = 1e7, progress = FALSE), "at most", class = "sgais_error_too_large")
+  one(nested_sampling(m, tolerance = 1e-300, progress = FALSE), "`tolerance`")
+  one(sgais(gaussian_mixture(matrix(1:2000 / 7, 2, 1000), components = 1), progress = FALSE),
+      "preconditioner", class = "sgais_error_too_large")
+  if (requireNamespace("bit64", quietly = TRUE)) {
+    one(linear_regression(y ~ x1, transform(d, x1 = bit64::as.integer64(2)^60)), "beyond 2\\^53",
+        class = "sgais_error_column_type")
+  }
+  one(linear_regression(y ~ x1, structure(transform(d, x1 = structure(x1, class = "units")))),
+      "physical units", class = "sgais_error_column_type")
   cases
 }
 

@@ -206,3 +206,23 @@ test_that("misspelled and repeated arguments are errors, and edits of a control 
   nested$live_points <- 30
   expect_identical(nested$settings$live_points, 30L)
 })
+
+test_that("requests that could not finish or fit in memory are refused before any work", {
+  model <- small_model(200)
+  fit <- quiet_sgais(model, seed = 1)
+  expect_error(sgais(model, replicates = 1e6, progress = FALSE),
+               "1,000,000 replicates of 100 particles in 6 dimensions would need 23.8 GB",
+               class = "sgais_error_too_large")
+  expect_error(ais(model, replicates = 1e6, progress = FALSE), class = "sgais_error_too_large")
+  expect_error(posterior_samples(fit, 1e9), "would need 44.7 GB", class = "sgais_error_too_large")
+  withr::with_options(list(sgais.max_memory = 1000),
+                      expect_error(posterior_samples(fit, 100), "more than the 1e\\+03 bytes allowed",
+                                   class = "sgais_error_too_large"))
+  expect_error(sgais(model, sghmc_steps = 1e7, progress = FALSE), "at most 10,000",
+               class = "sgais_error_too_large")
+  expect_error(nested_sampling(model, tolerance = 1e-300, progress = FALSE),
+               "must be at least 1e-12", class = "sgais_error_argument")
+  wide <- gaussian_mixture(matrix(stats::rnorm(2000), 2, 1000), components = 1)
+  expect_error(sgais(wide, progress = FALSE), "use `preconditioner = \"diagonal\"`",
+               class = "sgais_error_too_large")
+})
