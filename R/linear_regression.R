@@ -86,7 +86,10 @@
 #' data").
 #'
 #' @param formula A model formula such as `y ~ x1 + x2` or `y ~ .`; every variable it uses must
-#'   be a column of `data`.
+#'   be a column of `data`. It may transform them with arithmetic, `log()`, `exp()`, `sqrt()`,
+#'   `I()`, `factor()`, `poly()`, `scale()`, splines' `ns()` and `bs()` and the like, but call no
+#'   other function (a fit stores its formula, and a saved fit must not run code when it is
+#'   continued): compute other terms as columns of `data` first.
 #' @param data A data frame holding the variables in `formula`.
 #' @param noise_sd The known standard deviation \eqn{\sigma} of the noise, or `NULL` for an
 #'   unknown noise variance with the normal-inverse-gamma prior (see Details).
