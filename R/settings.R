@@ -1,9 +1,9 @@
 # The settings schema: one table of every estimator setting, its type and range, the methods it
-# applies to, its code for the C core and what a NULL value means. It drives the checks of the
-# control objects (resolve_settings()), the encoding of the settings passed to C (c_settings())
-# its defaults in each preset (control_presets, built from it below) and, through
-# test-control.R, is compared with the C core's own table (src/ffi.c, settings_table), so that
-# the two cannot drift apart.
+# applies to, its code for the C core, what a NULL value means and its default in each preset.
+# It drives the checks of the control objects (resolve_settings()), the encoding of the settings
+# passed to C (encode_settings(), through c_settings()) and the presets (control_presets, built
+# from it below); test-control.R compares it with the C core's own table (src/ffi.c, read by
+# sg_settings_read() and exported by ffi_settings_table()), so that the two cannot drift apart.
 #
 # Kinds: "count" (a whole number >= lower), "positive" (a positive finite number), "fraction"
 # (a number in (lower, upper]), "open" (a number in (lower, upper)), "choice" (one of
