@@ -106,6 +106,9 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
   on.exit(next_block(NULL), add = TRUE) # closes a file, clears a query
 
   seen <- if (is.null(fit)) 0 else fit$n
+  # rows read from `source` before the current block, for errors that name a row
+  read <- 0
+  is_csv <- is.character(source)
   if (progress) {
     bar <- cli::cli_progress_bar(
       format = "SGAIS stream {cli::pb_spin} {format_count(seen)} observations | log Z {status} | {cli::pb_elapsed}",
@@ -138,11 +141,15 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
       if (is.null(block)) break
       # (the fit's reliability is judged once, at the end, not for every block)
       if (is.null(fit)) warn_autoscale_template(model, nrow_of(block), call, "`model`")
-      fit <- if (is.null(fit)) {
-        sgais_start(model_with_data(model, block, call), settings, replicates, FALSE, seed, call)
-      } else {
-        sgais_more(fit, model_add_rows(fit$model, block, call), FALSE)
-      }
+      fit <- withCallingHandlers(
+        if (is.null(fit)) {
+          sgais_start(model_with_data(model, block, call), settings, replicates, FALSE, seed, call)
+        } else {
+          sgais_more(fit, model_add_rows(fit$model, block, call), FALSE)
+        },
+        sgais_error = function(e) stream_row_error(e, read, is_csv)
+      )
+      read <- read + nrow_of(block)
       if (!is.null(attr(fit, "interrupted"))) {
         # one replicate, interrupted inside the block: the fit of its last whole chunk, kept
         # as an interrupt between blocks keeps the fit of the last block
@@ -172,6 +179,22 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
           call, "sgais_error_stream", fit = fit, parent = e)
   })
   warn_if_unreliable(result)
+}
+
+# An error about a row of a block (`at row k` or `at observation k` in its message) raised again
+# about the row of the stream, `read` rows having come before the block, and for a CSV file the
+# line of the file (after its header line).
+stream_row_error <- function(e, read, is_csv) {
+  message <- conditionMessage(e)
+  at <- regexpr("at (row|observation) [0-9]+", message)
+  if (at < 0L || inherits(e, "sgais_error_stream")) return(invisible())
+  k <- as.numeric(sub("^\\D+", "", regmatches(message, at)))
+  where <- sprintf("at row %s of the stream%s", format_count(read + k),
+                   if (is_csv) sprintf(" (line %s of the file)", format_count(read + k + 1)) else "")
+  e$message <- paste0(substr(message, 1L, at - 1L), where,
+                      substr(message, at + attr(at, "match.length"), nchar(message)))
+  if (!is.null(e$row)) e$row <- read + k
+  stop(e)
 }
 
 # `checkpoint`: NULL, or the path of the file to keep the fit in, checked before any work: its
@@ -284,8 +307,12 @@ stream_source <- function(source, block_size, call, arg = "source") {
       if (is.null(rows) || nrow(rows) == 0L) return(finish())
       if (is.null(header)) {
         header <<- names(rows)
-        # later blocks are read as the first was (a column of whole numbers stays integer)
+        # later blocks are read as the first was, so that a column of labels that happen to be
+        # digits stays labels; but numbers are numbers whatever the first block held (whole
+        # numbers there, decimals later), and a column empty there is read as it comes
         classes <<- vapply(rows, function(x) class(x)[1L], character(1))
+        classes[classes %in% c("integer", "numeric")] <<- "numeric"
+        classes[classes == "logical" & vapply(rows, function(x) all(is.na(x)), NA)] <<- NA
       }
       rows
     })

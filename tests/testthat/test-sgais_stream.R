@@ -215,3 +215,31 @@ test_that("blocks are added in groups that grow with the rows held, and bound ro
   v <- list(list(x = 1:3, y = 4:6), list(x = 7L, y = 8L))
   expect_identical(sgais:::bind_rows_of(v), list(x = c(1:3, 7L), y = c(4:6, 8L)))
 })
+
+test_that("a CSV column's type is not fixed by its first block, and errors name the stream's row", {
+  d <- stream_data(600)
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  file <- withr::local_tempfile(fileext = ".csv")
+  whole <- d
+  whole$x1[1:200] <- round(whole$x1[1:200]) # whole numbers in the first block, decimals later
+  utils::write.csv(whole, file, row.names = FALSE)
+  fit <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(whole)), file,
+                              block_size = 200, seed = 1, progress = FALSE))
+  same <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(whole)), whole,
+                               block_size = 200, seed = 1, progress = FALSE))
+  expect_identical(fit$log_evidence, same$log_evidence)
+  # a bad value in the third block: its row in the stream and its line in the file
+  bad <- d
+  bad$x2[450] <- NA
+  utils::write.csv(bad, file, row.names = FALSE)
+  e <- tryCatch(sgais_stream(spec, file, block_size = 200, seed = 1, progress = FALSE),
+                sgais_error_stream = function(e) e)
+  expect_s3_class(e, "sgais_error_stream")
+  expect_match(conditionMessage(e), "at row 450 of the stream \\(line 451 of the file\\)")
+  expect_s3_class(e$parent, "sgais_error_non_finite")
+  expect_identical(e$parent$row, 450)
+  expect_equal(e$fit$n, 400)
+  e <- tryCatch(sgais_stream(spec, bad, block_size = 200, seed = 1, progress = FALSE),
+                sgais_error_stream = function(e) e)
+  expect_match(conditionMessage(e), "at row 450 of the stream\\.")
+})
