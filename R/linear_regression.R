@@ -360,7 +360,13 @@ lr_prior_distance <- function(model) {
   prior <- coef_prior_moments(model, nrow(xt))
   t2 <- prior$scale^2
   precision <- tcrossprod(xt) / s2 + diag(1 / t2, nrow(xt))
-  mean <- solve(precision, drop(xt %*% model$data$y) / s2 + prior$location / t2)
+  # by its Cholesky factor, as exact_log_evidence() does: solve() refuses a precision whose
+  # condition number passes 1e16 (one covariate value of 1e100 among values near 1, a time in
+  # seconds), which the factor handles as the evidence does
+  r <- tryCatch(chol(precision), error = function(e) NULL)
+  if (is.null(r)) return(NA_real_)
+  rhs <- drop(xt %*% model$data$y) / s2 + prior$location / t2
+  mean <- backsolve(r, backsolve(r, rhs, transpose = TRUE))
   sqrt(sum((mean - prior$location)^2 / t2))
 }
 
@@ -374,6 +380,13 @@ max_annealing_steps <- 1e5
 check_prior_conflict <- function(model, call) {
   if (!identical(model$family, "linear_regression")) return(invisible(model))
   d <- lr_prior_distance(model)
+  if (is.na(d)) {
+    abort(paste(
+      "The covariates are too badly scaled for the posterior to be computed in double",
+      "precision (its precision matrix is not numerically positive definite): rescale the",
+      "covariates to about unit scale (e.g. `scale()` them, or measure times from a nearby",
+      "origin in suitable units)."), call, "sgais_error_ill_conditioned")
+  }
   if (4 * d > max_annealing_steps) {
     blocks <- !is.null(model$hyper[["prior"]])
     evidence <- if (coef_prior_moments(model, nrow(model$data$xt))$normal) {

@@ -137,3 +137,13 @@ test_that("bad data give errors that name the argument", {
   expect_error(linear_regression(x = x), "`y` is missing")
   expect_error(exact_log_evidence(list()), "`model` must be an sgais model")
 })
+
+test_that("valid but badly scaled covariates are fitted, not refused by a pre-check", {
+  d <- simulate_linear_regression(200, seed = 1)
+  for (x in list(transform(d, x1 = as.POSIXct("2020-01-01", tz = "UTC") + x1 * 86400),
+                 transform(d, x1 = replace(x1, 1, 1e100)))) {
+    m <- linear_regression(y ~ x1 + x2, x)
+    fit <- quietly(sgais(m, seed = 1, progress = FALSE))
+    expect_lt(abs(fit$log_evidence - exact_log_evidence(m)), 3)
+  }
+})
