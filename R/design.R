@@ -134,6 +134,108 @@ sandbox_formula <- function(x, call) {
   x
 }
 
+# glm()'s row arguments, for the formula interface: `subset` (an expression in the columns of
+# `data`, or a logical or index vector), `na.action` (na.omit, na.exclude or na.fail, as the
+# function or its name) and `weights` (frequency weights: a column of `data`, by name, of whole
+# numbers >= 0). The rows come out selected, without incomplete rows (na.omit, na.exclude) and
+# each repeated `weights` times, so the likelihood and the evidence are exactly those of the
+# weighted data (and `n` counts a row as often as its weight). The rule for incomplete rows and
+# the weights' column are kept (attribute "sgais_rows", then the spec's `rows`) and applied to the
+# new rows of a continuation as well. `weights` and `subset` come unevaluated (substitute()).
+glm_rows <- function(data, formula, weights, subset, na.action, env, call) {
+  if (is.null(weights) && is.null(subset) && is.null(na.action)) return(data)
+  if (is.null(formula)) {
+    abort(paste("`weights`, `subset` and `na.action` select and weight the rows of `data`; give",
+                "`formula` and `data` with them, or select the rows of `x` and `y` first."),
+          call, "sgais_error_argument")
+  }
+  check_data_frame(data, "`data`", call)
+  if (!is.null(subset)) {
+    keep <- eval(subset, data, env)
+    if (is.logical(keep) && length(keep) == nrow(data)) keep <- which(keep)
+    if (!is.numeric(keep) || anyNA(keep) || any(keep < 1 | keep > nrow(data) | keep != round(keep))) {
+      abort(sprintf(paste("`subset` must select rows of `data`: a logical vector of %d values or",
+                          "row numbers, not %s."), nrow(data), describe(keep)),
+            call, "sgais_error_argument")
+    }
+    data <- data[keep, , drop = FALSE]
+    if (nrow(data) < 1L) abort("`subset` selects no rows of `data`.", call, "sgais_error_argument")
+  }
+  rows <- list(na_action = na_action_name(na.action, call), weights = NULL)
+  if (!is.null(weights)) {
+    name <- if (is.name(weights)) as.character(weights) else if (is.character(weights)) weights
+    if (is.null(name) || length(name) != 1L || !name %in% names(data)) {
+      abort(sprintf(paste("`weights` must name a column of `data` (e.g. `weights = n`), so that",
+                          "new rows bring their own; not %s."),
+                    paste(deparse(weights), collapse = " ")), call, "sgais_error_argument")
+    }
+    rows$weights <- name
+  }
+  out <- apply_glm_rows(rows, data, formula, "`data`", call)
+  attr(out, "sgais_rows") <- rows
+  out
+}
+
+# The name of an na.action function, one of those glm_rows() knows.
+na_action_name <- function(na.action, call) {
+  if (is.null(na.action)) return(NULL)
+  known <- c("na.omit", "na.exclude", "na.fail")
+  if (is.character(na.action) && length(na.action) == 1L && na.action %in% known) return(na.action)
+  if (is.function(na.action)) {
+    for (name in known) if (identical(na.action, get(name, envir = asNamespace("stats")))) return(name)
+  }
+  abort(sprintf("`na.action` must be na.omit, na.exclude or na.fail (or the name of one), not %s.",
+                describe(na.action)), call, "sgais_error_argument")
+}
+
+# `data` with the row rules `rows` applied: incomplete rows (in the formula's variables and the
+# weights) dropped or refused, then rows repeated by their weights.
+apply_glm_rows <- function(rows, data, formula, what, call) {
+  if (is.null(rows) || (is.null(rows$na_action) && is.null(rows$weights))) return(data)
+  vars <- intersect(c(all.vars(formula), rows$weights), names(data))
+  if ("." %in% all.vars(formula)) vars <- names(data)
+  if (!is.null(rows$na_action)) {
+    complete <- stats::complete.cases(data[vars])
+    if (rows$na_action == "na.fail" && !all(complete)) {
+      abort(sprintf("%s has missing values (`na.action = na.fail`), first at row %d.", what,
+                    which(!complete)[1L]), call, "sgais_error_non_finite", row = which(!complete)[1L])
+    }
+    data <- data[complete, , drop = FALSE]
+  }
+  if (!is.null(rows$weights)) {
+    if (!rows$weights %in% names(data)) {
+      abort_mismatch(sprintf("%s has no column `%s`, the model's weights.", what, rows$weights),
+                     call, "sgais_error_missing_column")
+    }
+    w <- data[[rows$weights]]
+    if (!is.numeric(w) || anyNA(w) || any(w < 0 | w != round(w)) || any(w > .Machine$integer.max)) {
+      bad <- which(!is.finite(w) | w < 0 | w != round(w))[1L]
+      abort(sprintf(paste("The weights `%s` of %s must be whole numbers >= 0 (frequency weights);",
+                          "row %s has %s."), rows$weights, what, format_count(bad), format(w[bad])),
+            call, "sgais_error_weights", row = bad)
+    }
+    data <- data[rep.int(seq_len(nrow(data)), as.integer(w)), , drop = FALSE]
+    if (nrow(data) < 1L) abort(sprintf("The weights of %s are all 0.", what), call, "sgais_error_weights")
+  }
+  rownames(data) <- NULL
+  data
+}
+
+# `family =`, the argument of glm(): each family is its own constructor here.
+check_no_family <- function(family, call) {
+  if (is.null(family)) return(invisible())
+  name <- if (is.character(family)) family[1L] else if (is.function(family)) family()$family else
+    if (inherits(family, "family")) family$family else ""
+  to <- c(gaussian = "linear_regression()", binomial = "logistic_regression()",
+          quasibinomial = "logistic_regression()", poisson = "poisson_regression()")
+  hint <- if (name %in% names(to)) sprintf("; for the %s family use %s", name, to[[name]]) else
+    if (grepl("^Negative Binomial", name)) "; use negative_binomial_regression()" else ""
+  abort(sprintf(paste("`family` is glm()'s argument; here each family is its own constructor",
+                      "(linear_regression(), logistic_regression(), poisson_regression(),",
+                      "negative_binomial_regression(), robust_regression(),",
+                      "softmax_regression())%s."), hint), call, "sgais_error_family")
+}
+
 formula_design <- function(formula, data, call) {
   if (!inherits(formula, "formula")) {
     abort(sprintf("`formula` must be a formula such as `y ~ x`, not %s.", describe(formula)), call)
@@ -152,7 +254,7 @@ formula_design <- function(formula, data, call) {
   }
   terms <- attr(mf, "terms") # `y ~ .` expanded, `predvars` with the coefficients of poly() etc.
   spec <- list(
-    interface = "formula", formula = formula, terms = terms,
+    interface = "formula", formula = formula, terms = terms, rows = attr(data, "sgais_rows"),
     xlevels = stats::.getXlevels(terms, mf), contrasts = NULL, response = deparse(formula[[2L]]),
     column_classes = vapply(data, function(column) class(column)[1L], character(1))
   )
@@ -199,8 +301,12 @@ formula_rows <- function(spec, data, call, arg) {
   what <- sprintf("`%s`", arg)
   check_data_frame(data, what, call)
   data <- plain_columns(data, what, call)
-  # the data a model is built from have the spec's columns by construction
-  if (arg != "data") check_formula_rows(spec, data, what, call)
+  # the data a model is built from have the spec's columns by construction, and its row rules
+  # applied already (glm_rows())
+  if (arg != "data") {
+    data <- apply_glm_rows(spec$rows, data, spec$terms, what, call)
+    check_formula_rows(spec, data, what, call)
+  }
   design <- formula_matrix(spec, data, what, call)
   a <- design$a
   if (!is.null(spec$design_columns) && !identical(colnames(a), spec$design_columns)) {

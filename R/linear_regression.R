@@ -91,6 +91,15 @@
 #'   other function (a fit stores its formula, and a saved fit must not run code when it is
 #'   continued): compute other terms as columns of `data` first.
 #' @param data A data frame holding the variables in `formula`.
+#' @param weights,subset,na.action As in [stats::glm()], for the formula interface: `weights` are
+#'   frequency weights, a column of `data` named unquoted or as a string, of whole numbers >= 0
+#'   (a row counts as that many observations, exactly, in the likelihood and the evidence, and in
+#'   `n`); `subset` selects rows of `data` (an expression in its columns, or a logical or index
+#'   vector); `na.action` is `na.omit`, `na.exclude` (the same here) or `na.fail`, for the
+#'   formula's variables (`NULL`, the default: missing values are an error naming the row). The
+#'   weights' column and the rule for missing values apply to the new rows of a continuation too.
+#' @param family glm()'s argument, refused with an error that names the constructor for that
+#'   family (each family is its own constructor here).
 #' @param noise_sd The known standard deviation \eqn{\sigma} of the noise, or `NULL` for an
 #'   unknown noise variance with the normal-inverse-gamma prior (see Details).
 #' @param prior_sd The paper's prior standard deviation \eqn{\tau} of the intercept and each
@@ -142,8 +151,12 @@
 #' exact_log_evidence(cars)
 linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_sd = 1,
                               x = NULL, y = NULL, variance_shape = 1, variance_scale = 1,
-                              prior = NULL, prior_intercept = NULL) {
+                              prior = NULL, prior_intercept = NULL,
+                              weights = NULL, subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
+  check_no_family(family, call)
+  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
+                   parent.frame(), call)
   prior <- default_prior(prior, missing(prior_sd))
   if (inherits(prior, "sgais_zellner_prior")) {
     given <- c(noise_sd = !missing(noise_sd) && !is.null(noise_sd), prior_sd = !missing(prior_sd),

@@ -38,8 +38,13 @@
 #' }
 negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5,
                                          overdispersion_prior = 1, x = NULL, y = NULL,
-                                         offset = NULL, prior = NULL, prior_intercept = NULL) {
+                                         offset = NULL, prior = NULL, prior_intercept = NULL,
+                                         weights = NULL, subset = NULL, na.action = NULL,
+                                         family = NULL) {
   call <- sys.call()
+  check_no_family(family, call)
+  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
+                   parent.frame(), call)
   prior <- default_prior(prior, missing(prior_sd))
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   overdispersion_prior <- check_hyper(overdispersion_prior, "overdispersion_prior", call)

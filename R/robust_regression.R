@@ -44,8 +44,12 @@
 #' # against normal errors with unknown variance: a log Bayes factor in favour of the t errors
 #' log_evidence(fit) - exact_log_evidence(linear_regression(y ~ ., data, noise_sd = NULL))
 robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1, scale_prior = 1,
-                              x = NULL, y = NULL, prior = NULL, prior_intercept = NULL) {
+                              x = NULL, y = NULL, prior = NULL, prior_intercept = NULL,
+                              weights = NULL, subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
+  check_no_family(family, call)
+  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
+                   parent.frame(), call)
   prior <- default_prior(prior, missing(prior_sd))
   design <- regression_design(formula, data, x, y, call)
   auto <- with_autoscale(design, prior, prior_intercept, "robust", call)

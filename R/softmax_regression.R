@@ -49,8 +49,12 @@
 #' # built-in data: three species, four measurements
 #' softmax_regression(Species ~ Petal.Length + Petal.Width, iris)
 softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NULL, y = NULL,
-                               prior = NULL, prior_intercept = NULL) {
+                               prior = NULL, prior_intercept = NULL,
+                               weights = NULL, subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
+  check_no_family(family, call)
+  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
+                   parent.frame(), call)
   prior <- default_prior(prior, missing(prior_sd))
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)

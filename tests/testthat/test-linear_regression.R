@@ -147,3 +147,58 @@ test_that("valid but badly scaled covariates are fitted, not refused by a pre-ch
     expect_lt(abs(fit$log_evidence - exact_log_evidence(m)), 3)
   }
 })
+
+test_that("glm's weights, subset and na.action: exact frequency weights, selected rows, NA rules", {
+  d <- simulate_linear_regression(60, seed = 4)
+  d$n <- rep(c(1L, 2L, 0L, 3L), 15)
+  expanded <- d[rep(seq_len(nrow(d)), d$n), ]
+  w <- linear_regression(y ~ x1 + x2, d, prior = "paper", weights = n)
+  plain <- linear_regression(y ~ x1 + x2, expanded, prior = "paper")
+  expect_identical(w$n, sum(d$n))
+  expect_equal(exact_log_evidence(w), exact_log_evidence(plain), tolerance = 1e-12)
+  expect_equal(exact_log_evidence(linear_regression(y ~ x1 + x2, d, prior = "paper",
+                                                    weights = "n")), exact_log_evidence(plain))
+  # the same for a model without a closed form, through the estimators' likelihood
+  lw <- logistic_regression(I(y > 0) ~ x1, d, weights = n, prior = "paper")
+  lp <- logistic_regression(I(y > 0) ~ x1, expanded, prior = "paper")
+  expect_identical(lw$data, lp$data)
+  # new rows bring their weights; a continuation applies them
+  fit <- quietly(sgais(linear_regression(y ~ x1 + x2, d[1:40, ], prior = "paper", weights = n),
+                       seed = 1, progress = FALSE))
+  more <- quietly(sgais(fit, d[41:60, ], progress = FALSE))
+  expect_identical(more$n, sum(d$n))
+  expect_error(sgais(fit, d[41:60, c("y", "x1", "x2")], progress = FALSE), "weights",
+               class = "sgais_error")
+  bad <- d
+  bad$n[3] <- 1.5
+  expect_error(linear_regression(y ~ x1, bad, weights = n), "row 3 has 1.5",
+               class = "sgais_error_weights")
+  expect_error(linear_regression(y ~ x1, d, weights = d$n), "must name a column",
+               class = "sgais_error_argument")
+  # subset: an expression in the columns, or a vector
+  s1 <- linear_regression(y ~ x1, d, prior = "paper", subset = x2 > 0)
+  expect_equal(exact_log_evidence(s1),
+               exact_log_evidence(linear_regression(y ~ x1, d[d$x2 > 0, ], prior = "paper")))
+  expect_identical(linear_regression(y ~ x1, d, subset = 1:10)$n, 10L)
+  expect_error(linear_regression(y ~ x1, d, subset = x2 > 100), "selects no rows",
+               class = "sgais_error_argument")
+  # na.action: omit (also for new rows) or fail; without one missing values stay an error
+  na <- d
+  na$x1[c(5, 50)] <- NA
+  om <- linear_regression(y ~ x1, na[1:40, ], prior = "paper", na.action = na.omit)
+  expect_identical(om$n, 39L)
+  fit <- quietly(sgais(om, seed = 1, progress = FALSE))
+  expect_identical(quietly(sgais(fit, na[41:60, ], progress = FALSE))$n, 58L)
+  expect_error(linear_regression(y ~ x1, na, na.action = "na.fail"), "first at row 5",
+               class = "sgais_error_non_finite")
+  expect_error(linear_regression(y ~ x1, na), class = "sgais_error_non_finite")
+  expect_error(linear_regression(y ~ x1, d, na.action = function(x) x), "`na.action` must be",
+               class = "sgais_error_argument")
+  # family: each family is its own constructor
+  expect_error(linear_regression(y ~ x1, d, family = stats::binomial()),
+               "for the binomial family use logistic_regression\\(\\)", class = "sgais_error_family")
+  expect_error(poisson_regression(y ~ x1, d, family = "gaussian"), "use linear_regression\\(\\)",
+               class = "sgais_error_family")
+  expect_error(linear_regression(x = as.matrix(d[, "x1"]), y = d$y, weights = n),
+               "give `formula` and `data`", class = "sgais_error_argument")
+})
