@@ -507,6 +507,14 @@ hostile_table <- function() {
   }
   one(linear_regression(y ~ x1, structure(transform(d, x1 = structure(x1, class = "units")))),
       "physical units", class = "sgais_error_column_type")
+  one(linear_regression(y ~ x1, d, family = stats::binomial()), "logistic_regression",
+      class = "sgais_error_family")
+  one(linear_regression(y ~ x1, d, weights = d$x1), "`weights` must name a column",
+      class = "sgais_error_argument")
+  one(linear_regression(y ~ x1, transform(d, w = -1), weights = w), "whole numbers >= 0",
+      class = "sgais_error_weights")
+  one(logistic_regression(b ~ x1, dg, na.action = mean), "`na.action`",
+      class = "sgais_error_argument")
   cases
 }
 
