@@ -144,7 +144,8 @@ plain_columns <- function(x, what, call) {
         abort(sprintf("Column `%s` of %s is a bit64 integer64, which needs the bit64 package to read; convert it with as.numeric() first.",
                       name, what), call, "sgais_error_column_type", column = name)
       }
-      values <- as.double(column)
+      # (bit64 warns of the precision lost beyond 2^53, which is refused below)
+      values <- suppressWarnings(as.double(column))
       if (any(abs(values) >= 2^53, na.rm = TRUE)) {
         abort(sprintf(paste("Column `%s` of %s (integer64) holds integers beyond 2^53, which",
                             "doubles cannot hold exactly; rescale it first."), name, what),

@@ -74,8 +74,18 @@ validate_sgais_state <- function(state, model, settings, call = NULL) {
         ncol(theta) < 1L || !all(is.finite(theta))) {
       bad(sprintf("has no valid particles for replicate %d", r))
     }
-    if (!is.double(s$logw) || length(s$logw) != ncol(theta) || anyNA(s$logw)) {
-      bad(sprintf("has no valid log-weights for replicate %d", r))
+    if (!is.double(s$logw) || length(s$logw) != ncol(theta) || anyNA(s$logw) ||
+        any(s$logw == Inf) || all(s$logw == -Inf)) {
+      bad(sprintf("has no valid log-weights for replicate %d (finite, or -Inf for a weight of 0, and not all -Inf)", r))
+    }
+    # weights that all sit on one or two particles: the continuation can only carry that on
+    ess <- weight_ess(s$logw)
+    if (length(s$logw) >= 10L && ess < 2) {
+      warn(sprintf(paste(
+        "The state continued from is degenerate: the weights of replicate %d have an effective",
+        "sample size of %.2g of %d particles, so the estimate goes on from one or two points and",
+        "cannot be trusted. Refit with the default preset (which resamples), or more `particles`."),
+        r, ess, length(s$logw)), call, "sgais_warning_degenerate_state")
     }
     if (!is_number(s$n) || s$n < 0 || s$n > model$n || s$n != round(s$n) ||
         (!is.null(n_done) && s$n != n_done)) {

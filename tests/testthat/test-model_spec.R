@@ -343,8 +343,7 @@ test_that("numbers in classes model.matrix() misreads are converted or refused",
     con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:", bigint = "integer64")
     DBI::dbWriteTable(con, "rows", big[101:200, c("y", "k", "x2")])
     res <- DBI::dbSendQuery(con, "SELECT * FROM rows")
-    from_db <- quietly(sgais_stream(fit, res, block_size = 40, progress = FALSE))
-    DBI::dbClearResult(res)
+    from_db <- quietly(sgais_stream(fit, res, block_size = 40, progress = FALSE)) # clears `res`
     DBI::dbDisconnect(con)
     expect_identical(from_db$log_evidence, same$log_evidence)
   }

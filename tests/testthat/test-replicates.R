@@ -264,3 +264,23 @@ test_that("impossible results are errors, not values", {
   ns$log_evidence <- max(ns$dead[, "log_likelihood"]) + 10
   expect_error(sgais:::check_plausible(ns), "outside", class = "sgais_error_numerical")
 })
+
+test_that("steps too small to move the particles and degenerate resume states are warned of", {
+  model <- linear_regression(y ~ ., data = simulate_linear_regression(1000, seed = 1))
+  expect_warning(sgais(model, step_size = 0.005, seed = 1, progress = FALSE),
+                 "barely moved", class = "sgais_warning_small_steps")
+  expect_warning(ais(model, step_size = 0.005, seed = 1, progress = FALSE),
+                 "barely moved", class = "sgais_warning_small_steps")
+  expect_no_warning(sgais(model, seed = 1, progress = FALSE), class = "sgais_warning_small_steps")
+  fit <- quietly(sgais(linear_regression(y ~ ., data = simulate_linear_regression(600, seed = 2)[1:500, ]),
+                       seed = 1, progress = FALSE))
+  more <- simulate_linear_regression(600, seed = 2)[501:600, ]
+  bad <- fit
+  bad$state$resume[[1]]$logw[] <- -Inf
+  bad$state$resume[[1]]$logw[1] <- 0
+  expect_warning(sgais(bad, more, progress = FALSE), "degenerate",
+                 class = "sgais_warning_degenerate_state")
+  bad$state$resume[[1]]$logw[2] <- Inf
+  expect_error(sgais(bad, more, progress = FALSE), "no valid log-weights",
+               class = "sgais_error_invalid_state")
+})
