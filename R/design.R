@@ -300,10 +300,10 @@ formula_frame <- function(formula, data, what, call) {
 formula_rows <- function(spec, data, call, arg) {
   what <- sprintf("`%s`", arg)
   check_data_frame(data, what, call)
-  data <- plain_columns(data, what, call)
-  # the data a model is built from have the spec's columns by construction, and its row rules
-  # applied already (glm_rows())
+  # the data a model is built from (formula_design()) have their columns converted, the spec's
+  # columns by construction, and its row rules applied already (glm_rows())
   if (arg != "data") {
+    data <- plain_columns(data, what, call)
     data <- apply_glm_rows(spec$rows, data, spec$terms, what, call)
     check_formula_rows(spec, data, what, call)
   }

@@ -82,11 +82,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &st);
   sg_workspace_threads(&ws, &m, sg_threads());
-  if (Rf_length(loglik) == M) {
-    memcpy(ll, REAL(loglik), M * sizeof(double));
-  } else {
-    for (int i = 0; i < M && !st.code; i++)
-      ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * m.dim, NULL, 0, m.n_obs, 1.0, NULL);
+  if (sg_loglik_from_state(loglik, &m, &ws, th, M, 0, m.n_obs, ll)) {
     if (ais_check_loglik(ll, M, lam, 0, &st)) sg_raise(&st);
     initial = ws.count.likelihood;
   }

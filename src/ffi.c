@@ -85,6 +85,17 @@ SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type,
   return col;
 }
 
+int sg_loglik_from_state(SEXP given, const sg_model *m, sg_workspace *ws, const double *theta,
+                         int M, int start, int n, double *ll) {
+  if (Rf_length(given) == M) {
+    memcpy(ll, REAL(given), M * sizeof(double));
+    return 0;
+  }
+  for (int i = 0; i < M && !ws->status->code; i++)
+    ll[i] = sg_model_log_lik(m, ws, theta + (size_t) i * m->dim, NULL, start, n, 1.0, NULL);
+  return 1;
+}
+
 SEXP sg_columns_new(const sg_column *cols, int ncol, void *trace, R_xlen_t n) {
   SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol));
   SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol));

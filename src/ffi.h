@@ -53,6 +53,12 @@ typedef struct {
   SEXPTYPE type;
   size_t offset;
 } sg_column;
+/* The log-likelihoods of the M points theta (rows of m->dim) over observations [start,
+ * start + n) into ll: the state's `given` ones when it holds M (checked by the caller's R
+ * side), else computed through ws, which counts them and stops at a model failure (in
+ * ws->status). Returns 1 when they were computed, for the caller to check them. */
+int sg_loglik_from_state(SEXP given, const sg_model *m, sg_workspace *ws, const double *theta,
+                         int M, int start, int n, double *ll);
 SEXP sg_columns_new(const sg_column *cols, int ncol, void *trace, R_xlen_t n);
 void sg_columns_cut(SEXP list, R_xlen_t n);
 

@@ -136,17 +136,12 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &fail);
   sg_workspace_threads(&ws, &m, sg_threads());
-  if (Rf_length(loglik) == M) {
-    memcpy(ll, REAL(loglik), M * sizeof(double));
-  } else {
-    for (int i = 0; i < M; i++) {
-      ll[i] = sg_model_log_lik(&m, &ws, th + (size_t) i * dim, NULL, chunk.prior_n,
-                               chunk.n_end - chunk.prior_n, 1.0, NULL);
-      if (ISNAN(ll[i]) || ll[i] == R_PosInf) {
+  if (sg_loglik_from_state(loglik, &m, &ws, th, M, chunk.prior_n, chunk.n_end - chunk.prior_n,
+                           ll)) {
+    for (int i = 0; i < M; i++)
+      if (ISNAN(ll[i]) || ll[i] == R_PosInf)
         sg_fail(&fail, SG_ERR_LIKELIHOOD, "the log-likelihood of a live point is not finite-valued (NaN or +Inf).");
-        sg_raise(&fail);
-      }
-    }
+    if (fail.code) sg_raise(&fail);
     initial = ws.count.likelihood;
   }
 
