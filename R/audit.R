@@ -84,6 +84,7 @@ audit_evidence <- function(x, at = NULL, tolerance = 3, progress = default_progr
 audit_rows <- function(fit, at, tolerance, progress, seed, call) {
   model <- fit$model
   check_all_rows(model, call)
+  check_functions_trusted(model, call)
   traj <- fit$trajectory
   traj <- traj[!is.na(traj$log_evidence), , drop = FALSE]
   at <- audit_checkpoints(at, traj$n, call)

@@ -21,6 +21,14 @@
 #' `custom_model()` warns. Check a hand-written gradient with [check_gradients()], which
 #' compares it with finite differences at draws from the prior.
 #'
+#' @section Saved fits:
+#' A fit of a model written in R holds the model's functions, but sgais runs them only in the R
+#' session that built the model: a fit (or checkpoint) read from a file is printed, plotted and
+#' summarised as usual, but continuing it, auditing it, or computing predictive densities or
+#' prior sensitivity from it is an error of class `sgais_error_untrusted_functions` until you
+#' build the model again and give its functions back with [reattach_functions()]. Code in a file
+#' is not run because the file was read.
+#'
 #' Errors in the functions stop the estimator with an error of class `sgais_error_model` that
 #' names the function, as do results of the wrong length or type, or `NA`. The functions should
 #' not use random numbers.
@@ -116,6 +124,7 @@ custom_model <- function(log_likelihood, gradient = NULL, data, parameter_names 
     functions = fns,
     block_dimnames = list(NULL, columns),
     prior = prior,
+    session = .Call(C_ffi_session_token),
     class = "sgais_custom_model"
   )
   check_custom_functions(model, call)
@@ -200,11 +209,18 @@ check_parameter_names <- function(parameter_names, dim, call) {
 with_model_errors <- function(expr) {
   withCallingHandlers(expr, error = function(e) {
     fun <- .Call(C_ffi_custom_model_failed)
-    if (!is.null(fun) && !inherits(e, "sgais_error")) {
+    if (!is.null(fun) && !inherits(e, "sgais_error") && !is_time_limit(e)) {
       abort(sprintf("`%s` failed: %s", fun, conditionMessage(e)), class = "sgais_error_model",
             parent = e)
     }
   })
+}
+
+# TRUE for the error setTimeLimit() raises (R's own message, in the session's language): it
+# stops the run wherever it happens to be, so it is not the user's function failing.
+is_time_limit <- function(e) {
+  conditionMessage(e) %in% c(gettext("reached elapsed time limit", domain = "R"),
+                             gettext("reached CPU time limit", domain = "R"))
 }
 
 # The gradient of sum(log_likelihood(theta, data)) by central differences with steps
@@ -223,19 +239,110 @@ numerical_gradient <- function(log_likelihood) {
   }
 }
 
-# Evaluates the model once at a prior draw on its first rows, so that a function returning the
-# wrong length or type fails when the model is built, not in the middle of a run.
+# Evaluates the model at a prior draw on its first rows, so that a function returning the wrong
+# length or type fails when the model is built, not in the middle of a run; and a second time
+# after other random numbers, so that functions that use the RNG are refused: the estimators'
+# weights and acceptance steps assume a fixed likelihood (with a random one nested sampling's
+# constrained moves and the annealing's bisection never settle).
 check_custom_functions <- function(model, call) {
-  theta <- with_rng_restored({
+  rows <- min(model$n, 10L)
+  values <- with_rng_restored(tryCatch({
     set.seed(1L)
-    drop(model_prior_draw(model, 1L))
-  })
-  tryCatch(
-    model_evaluate(model, theta, 0L, min(model$n, 10L)),
-    sgais_error = function(e) {
-      abort(sprintf("`%s` cannot be evaluated at a draw from its prior: %s", "model",
-                    conditionMessage(e)), call, class = class(e)[1])
-    }
-  )
+    theta <- drop(model_prior_draw(model, 1L))
+    lapply(1:2, function(s) {
+      set.seed(s)
+      model_evaluate(model, theta, 0L, rows)
+    })
+  }, sgais_error = function(e) {
+    abort(sprintf("`%s` cannot be evaluated at a draw from its prior: %s", "model",
+                  conditionMessage(e)), call, class = class(e)[1])
+  }))
+  same <- mapply(function(a, b) isTRUE(all.equal(a, b, tolerance = 1e-10)), values[[1]],
+                 values[[2]])
+  if (!all(same)) {
+    what <- names(values[[1]])[!same][1]
+    abort(sprintf(paste("The model's functions give other values for the same parameters and",
+                        "rows on a second call (%s): they use random numbers. The likelihood,",
+                        "gradient and prior density must be fixed functions of `theta` and `data`."),
+                  what), call, class = "sgais_error_model_random")
+  }
   invisible(model)
+}
+
+#' Give a saved fit of a model written in R its functions again
+#'
+#' A fit of a [custom_model()] read from a file (with [readRDS()], [load()] or a checkpoint of
+#' [sgais_stream()]) holds the model's R functions, but sgais does not run functions that come
+#' from a file: continuing, auditing or predicting from such a fit is an error of class
+#' `sgais_error_untrusted_functions`. Build the model again with the code you trust and give it
+#' here; its functions (and custom prior) replace the stored ones. The fit's data, settings and
+#' sampler state are kept, so the continuation is exactly the one the original session would
+#' have run, provided the functions are the same.
+#'
+#' @param fit A fit of a custom model, e.g. from `readRDS()`.
+#' @param model The model built again with [custom_model()] in this session: the same parameter
+#'   names, data columns and prior. Its data are not used (the fit keeps its own).
+#' @return `fit`, whose model runs `model`'s functions.
+#' @seealso [custom_model()]
+#' @export
+#' @examples
+#' d <- data.frame(y = rnorm(100, 1))
+#' make_model <- function(data) {
+#'   custom_model(function(theta, data) stats::dnorm(data[, "y"], theta, 1, log = TRUE),
+#'                function(theta, data) sum(data[, "y"] - theta),
+#'                data = data, parameter_names = "mu", prior = normal_prior(sd = 10))
+#' }
+#' \donttest{
+#' fit <- sgais(make_model(d), seed = 1)
+#' path <- tempfile(fileext = ".rds")
+#' saveRDS(fit, path)
+#' saved <- readRDS(path)
+#' # sgais(saved, data.frame(y = 1)) is an error: the stored functions are not run
+#' saved <- reattach_functions(saved, make_model(d))
+#' more <- sgais(saved, data.frame(y = rnorm(50, 1)))
+#' }
+reattach_functions <- function(fit, model) {
+  call <- sys.call()
+  fit <- validate_sgais_evidence(fit, call)
+  if (!identical(fit$model$family, "custom")) {
+    abort(sprintf(paste("`fit` is a fit of %s, which holds no R functions; only fits of a",
+                        "`custom_model()` need them given again."), fit$model$label), call)
+  }
+  model <- check_model(model, call)
+  if (!identical(model$family, "custom") || !functions_trusted(model)) {
+    abort(paste("`model` must be a model built by `custom_model()` in this session, not",
+                if (identical(model$family, "custom")) "one read from a file." else
+                  sprintf("%s.", model$label)), call)
+  }
+  old <- fit$model
+  differs <- function(what) {
+    abort(sprintf("`model` has other %s than the fit's model, so it is not the same model.", what),
+          call, class = "sgais_error_data_mismatch")
+  }
+  if (!identical(model$parameter_names, old$parameter_names)) differs("parameter names")
+  if (!identical(model$spec$columns, old$spec$columns)) differs("data columns")
+  if (!identical(model$hyper$prior, old$hyper$prior) ||
+      !identical(model$hyper$prior_description, old$hyper$prior_description)) {
+    differs("prior")
+  }
+  fit$model$functions <- model$functions
+  fit$model$prior <- model$prior
+  fit$model$session <- model$session
+  fit
+}
+
+# TRUE unless `model` runs R functions that were not built in this session (a custom model read
+# from a file: its session token lost its address; see src/custom_model.c).
+functions_trusted <- function(model) {
+  !identical(model$family, "custom") || isTRUE(.Call(C_ffi_session_token_live, model$session))
+}
+
+# Refuses to run the R functions of a fit's model when they were read from a file (the first
+# bullet of the saved-fit rule: a file's contents are data, never code to run).
+check_functions_trusted <- function(model, call) {
+  if (functions_trusted(model)) return(invisible(model))
+  abort(paste("The fit's model is written in R functions and was read from a file (or built in",
+              "another R session); sgais does not run functions stored in a file. Build the model",
+              "again with `custom_model()` and give it back: `fit <- reattach_functions(fit, model)`."),
+        call, class = "sgais_error_untrusted_functions")
 }

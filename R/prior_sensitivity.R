@@ -90,6 +90,7 @@ prior_sensitivity <- function(x, scales = c(0.5, 2), min_ess = 10) {
 # One fit's log evidence under its prior with the scales multiplied by each of `scales`.
 reweighted_evidence <- function(fit, scales, min_ess, call) {
   fit <- validate_sgais_evidence(fit, call)
+  check_functions_trusted(fit$model, call)
   p <- weighted_particles(fit)
   keep <- p$logw > max(p$logw) - 50 # weights below e^-50 of the largest change nothing
   theta <- p$theta[keep, , drop = FALSE]

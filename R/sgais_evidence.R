@@ -207,7 +207,8 @@ format.sgais_evidence <- function(x, ...) {
   m <- x$model
   c(
     sprintf("<%s evidence estimate>", x$method),
-    sprintf("  model:     %s, %s observations, %d parameters", m$label, format_count(x$n), m$dim),
+    sprintf("  model:     %s, %s observations, %d parameter%s", m$label, format_count(x$n), m$dim,
+            if (m$dim == 1L) "" else "s"),
     sprintf("  log Z:     %.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
             x$log_evidence / x$n),
     sprintf("  cost:      %.2f s; %s gradient and %s likelihood evaluations", x$seconds,

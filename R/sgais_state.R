@@ -30,6 +30,7 @@ new_sgais_state <- function(particles, log_weights, n, resume, traces, pilot = N
 validate_continuable <- function(fit, call = NULL) {
   fit <- validate_sgais_evidence(fit, call)
   validate_sgais_state(fit$state, fit$model, fit$settings, call)
+  check_functions_trusted(fit$model, call)
   fit
 }
 

@@ -59,6 +59,21 @@ SEXP ffi_custom_model_failed(void) {
   return out;
 }
 
+/* A token that says "built in this R session": an external pointer to a static object. Saving
+ * it (saveRDS(), save(), a checkpoint) keeps the object but not the address, so a model read
+ * back from a file has a token whose address is NULL and its R functions are not run until the
+ * user gives them again (R/custom_model.R, reattach_functions()). */
+static const int session_marker = 1;
+
+SEXP ffi_session_token(void) {
+  return R_MakeExternalPtr((void *) &session_marker, R_NilValue, R_NilValue);
+}
+
+SEXP ffi_session_token_live(SEXP token) {
+  return Rf_ScalarLogical(TYPEOF(token) == EXTPTRSXP &&
+                          R_ExternalPtrAddr(token) == (void *) &session_marker);
+}
+
 /* f(), f(theta) or f(theta, block), f called `name` in messages; errors unwind (see the top of
  * the file). */
 static SEXP cm_call(SEXP f, const char *name, SEXP theta, SEXP block) {

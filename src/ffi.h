@@ -107,6 +107,8 @@ SEXP ffi_annealing_step(SEXP loglik, SEXP logw, SEXP max_delta, SEXP target);
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
 SEXP ffi_api_model_class(SEXP name);
 SEXP ffi_custom_model_failed(void);
+SEXP ffi_session_token(void);
+SEXP ffi_session_token_live(SEXP token);
 SEXP ffi_data_digest(SEXP digest, SEXP values);
 SEXP ffi_first_non_finite(SEXP x);
 SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out);

@@ -19,6 +19,8 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_nested_sampling_run", (DL_FUNC) &ffi_nested_sampling_run, 4},
   {"ffi_api_model_class", (DL_FUNC) &ffi_api_model_class, 1},
   {"ffi_custom_model_failed", (DL_FUNC) &ffi_custom_model_failed, 0},
+  {"ffi_session_token", (DL_FUNC) &ffi_session_token, 0},
+  {"ffi_session_token_live", (DL_FUNC) &ffi_session_token_live, 1},
   {"ffi_data_digest", (DL_FUNC) &ffi_data_digest, 2},
   {"ffi_first_non_finite", (DL_FUNC) &ffi_first_non_finite, 1},
   {"ffi_precond_metric", (DL_FUNC) &ffi_precond_metric, 4},

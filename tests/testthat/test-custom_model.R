@@ -69,8 +69,70 @@ test_that("continuation, streams, comparison, plots and saveRDS work with a mode
   path <- withr::local_tempfile(fileext = ".rds")
   saveRDS(more, path)
   back <- readRDS(path)
+  expect_error(sgais(back, new_data = rows[1:10, ], progress = FALSE),
+               class = "sgais_error_untrusted_functions")
+  back <- reattach_functions(back, r_linear_regression(d[1:5, ]))
   expect_identical(log_evidence(sgais(back, new_data = rows[1:10, ], progress = FALSE)),
                    log_evidence(sgais(more, new_data = rows[1:10, ], progress = FALSE)))
+})
+
+test_that("functions stored in a saved fit are not run until the model is given again", {
+  marker <- withr::local_tempfile()
+  d <- data.frame(y = rnorm(60))
+  honest <- function(data) {
+    custom_model(function(theta, data) dnorm(data[, "y"], theta, 1, log = TRUE),
+                 function(theta, data) sum(data[, "y"] - theta),
+                 data = data, parameter_names = "mu", prior = normal_prior(sd = 5))
+  }
+  fit <- sgais(honest(d[1:40, , drop = FALSE]), seed = 1, particles = 50, progress = FALSE)
+  # the stored likelihood is replaced by one that writes a file, as a crafted .rds could
+  crafted <- fit
+  crafted$model$functions$log_likelihood <- function(theta, data) {
+    file.create(marker)
+    dnorm(data[, "y"], theta, 1, log = TRUE)
+  }
+  path <- withr::local_tempfile(fileext = ".rds")
+  saveRDS(crafted, path)
+  back <- readRDS(path)
+  expect_s3_class(back, "sgais_evidence")
+  expect_output(print(back), "custom model")
+  new <- d[41:60, , drop = FALSE]
+  for (attempt in list(
+    function() sgais(back, new, progress = FALSE),
+    function() update(back, new, progress = FALSE),
+    function() sgais_stream(back, new, progress = FALSE),
+    function() predictive_density(back, new),
+    function() audit_evidence(back, progress = FALSE),
+    function() prior_sensitivity(back)
+  )) {
+    expect_error(attempt(), class = "sgais_error_untrusted_functions")
+  }
+  expect_false(file.exists(marker))
+  # the model built again in this session takes the stored functions' place
+  again <- reattach_functions(back, honest(d[1:2, , drop = FALSE]))
+  expect_identical(log_evidence(sgais(again, new, progress = FALSE)),
+                   log_evidence(sgais(fit, new, progress = FALSE)))
+  expect_false(file.exists(marker))
+  other <- custom_model(function(theta, data) dnorm(data[, "y"], theta, 1, log = TRUE),
+                        data = d, parameter_names = "m", prior = normal_prior(sd = 5)) |>
+    suppressWarnings()
+  expect_error(reattach_functions(back, other), class = "sgais_error_data_mismatch")
+  expect_error(reattach_functions(back, readRDS(path)$model), "this session")
+  expect_error(reattach_functions(sgais(linear_regression(y ~ 1, d), seed = 1, progress = FALSE),
+                                  honest(d)), "holds no R functions")
+})
+
+test_that("a likelihood that uses random numbers is refused when the model is built", {
+  d <- data.frame(y = rnorm(30))
+  expect_error(
+    custom_model(function(theta, data) dnorm(data[, "y"], theta + runif(1), 1, log = TRUE),
+                 function(theta, data) sum(data[, "y"] - theta), data = d, dim = 1),
+    class = "sgais_error_model_random"
+  )
+  seed <- .Random.seed
+  m <- custom_model(function(theta, data) dnorm(data[, "y"], theta, 1, log = TRUE),
+                    function(theta, data) sum(data[, "y"] - theta), data = d, dim = 1)
+  expect_identical(.Random.seed, seed)
 })
 
 test_that("errors in the user's functions are classed, name the function and leave R usable", {
