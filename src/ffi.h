@@ -107,6 +107,7 @@ SEXP ffi_annealing_step(SEXP loglik, SEXP logw, SEXP max_delta, SEXP target);
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
 SEXP ffi_api_model_class(SEXP name);
 SEXP ffi_custom_model_failed(void);
+void sg_stop_hooks_init(void);
 SEXP ffi_session_token(void);
 SEXP ffi_session_token_live(SEXP token);
 SEXP ffi_data_digest(SEXP digest, SEXP values);

@@ -41,4 +41,5 @@ void attribute_visible R_init_sgais(DllInfo *dll) {
   R_forceSymbols(dll, TRUE);
   sg_api_register();
   sg_threads_init();
+  sg_stop_hooks_init();
 }

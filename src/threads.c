@@ -3,8 +3,6 @@
  * file holds the setting and caps it at what OpenMP and the machine allow. With base.c, the one
  * core file that calls R's runtime (interrupts), never its objects. */
 #include "threads.h"
-#define R_NO_REMAP
-#include <Rinternals.h> /* R_ToplevelExec(): an interrupt check that cannot jump out */
 #include <R_ext/Utils.h> /* R_CheckUserInterrupt() */
 #include <ctype.h>
 #include <errno.h>
@@ -79,10 +77,10 @@ static int env_limit(const char *name) {
 
 static double next_check = 0.0; /* when to look next (sg_now() seconds) */
 static volatile int stop_requested = 0;
+static sg_stop_hooks stop_hooks = {NULL, NULL};
 
-static void check_interrupt(void *data) {
-  (void) data;
-  R_CheckUserInterrupt();
+void sg_stop_hooks_set(sg_stop_hooks hooks) {
+  stop_hooks = hooks;
 }
 
 void sg_interrupt_check(void) {
@@ -90,6 +88,7 @@ void sg_interrupt_check(void) {
     /* caught inside a parallel region (sg_interrupt_poll): raise it now, outside */
     stop_requested = 0;
     next_check = sg_now() + SG_INTERRUPT_INTERVAL;
+    if (stop_hooks.raise_stop) stop_hooks.raise_stop();
     Rf_onintr();
   }
   const double now = sg_now();
@@ -102,11 +101,11 @@ int sg_interrupt_poll(void) {
   if (stop_requested) return 1;
 #ifdef _OPENMP
   if (omp_in_parallel()) {
-    if (omp_get_thread_num() != 0) return 0;
+    if (omp_get_thread_num() != 0 || !stop_hooks.catch_stop) return 0;
     const double now = sg_now();
     if (now < next_check) return 0;
     next_check = now + SG_INTERRUPT_INTERVAL;
-    if (!R_ToplevelExec(check_interrupt, NULL)) stop_requested = 1;
+    if (stop_hooks.catch_stop()) stop_requested = 1;
     return stop_requested;
   }
 #endif

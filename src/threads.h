@@ -63,12 +63,21 @@ static inline int sg_thread_id(void) { return 0; }
  * looking at most every SG_INTERRUPT_INTERVAL seconds, so it can be called often.
  * sg_interrupt_poll(): anywhere, e.g. between a kernel's steps; returns nonzero when the work
  * should stop early. Outside parallel regions it is sg_interrupt_check(). Inside one, the
- * main thread looks for an interrupt through R_ToplevelExec (which catches it, so nothing unwinds
- * through the region; the one R call made in a region, on the thread R runs on while the others
- * touch no R object), and every thread then sees the stop; the main thread calls
- * sg_interrupt_check() after the region, which raises the interrupt. */
+ * main thread looks for an interrupt or a time limit (setTimeLimit()) through the glue's
+ * catch_stop hook, which catches the condition so nothing unwinds through the region (the one R
+ * call made in a region, on the thread R runs on while the others touch no R object); every
+ * thread then sees the stop, and sg_interrupt_check() after the region raises what was caught
+ * (raise_stop: the same interrupt, or the same error, e.g. "reached elapsed time limit"). */
 #define SG_INTERRUPT_INTERVAL 0.1
 void sg_interrupt_check(void);
 int sg_interrupt_poll(void);
+
+/* The hooks above, set by the glue when the package loads (threads_r.c); without them nothing is
+ * checked inside a parallel region. catch_stop returns nonzero when it caught a condition. */
+typedef struct {
+  int (*catch_stop)(void);
+  void (*raise_stop)(void);
+} sg_stop_hooks;
+void sg_stop_hooks_set(sg_stop_hooks hooks);
 
 #endif

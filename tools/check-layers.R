@@ -57,7 +57,7 @@ core_r_symbols <- c(
   "Rf_imin2", "Rf_sign", "Rf_fsign",
   "unif_rand", "norm_rand", "exp_rand", "GetRNGstate", "PutRNGstate")
 # ... and the ones base.o and threads.o may use in addition (interrupts).
-runtime_r_symbols <- c("R_CheckUserInterrupt", "R_ToplevelExec", "Rf_onintr")
+runtime_r_symbols <- c("R_CheckUserInterrupt", "Rf_onintr")
 
 # nm types of global definitions: text, data, bss, read-only data, common; plus small
 # data/bss (G, S: some ABIs) and weak definitions (V, W).

@@ -151,3 +151,45 @@ test_that("every estimator gives the same result, bit for bit, on any number of 
   expect_identical(one$sgais$trajectory$log_evidence, two$sgais$trajectory$log_evidence)
   expect_equal(one$sgais$log_evidence, exact_log_evidence(m), tolerance = 10 / 20000)
 })
+
+test_that("setTimeLimit() stops long runs within a fraction of a second, as R's own error", {
+  skip_on_cran()
+  old <- sgais_threads(2)
+  on.exit(sgais_threads(old), add = TRUE)
+  d <- simulate_linear_regression(20000, seed = 1)
+  m <- linear_regression(y ~ ., d)
+  mix <- gaussian_mixture(simulate_gaussian_mixture(3000, components = 4, dim = 2, seed = 1),
+                          components = 4)
+  slow_r <- custom_model(function(theta, data) {
+    Sys.sleep(0.001)
+    stats::dnorm(data[, "y"], theta, 1, log = TRUE)
+  }, function(theta, data) sum(data[, "y"] - theta), data = d[1:2000, "y", drop = FALSE],
+  parameter_names = "mu")
+  limited <- function(expr) {
+    setTimeLimit(elapsed = 0.4, transient = TRUE)
+    on.exit(setTimeLimit(elapsed = Inf))
+    started <- proc.time()[["elapsed"]]
+    err <- tryCatch({
+      expr
+      NULL
+    }, error = function(e) e)
+    list(error = err, seconds = proc.time()[["elapsed"]] - started)
+  }
+  runs <- list(
+    sgais_mixture = limited(sgais(mix, seed = 1, progress = FALSE)), # parallel regions
+    ais = limited(ais(m, seed = 1, progress = FALSE)),
+    nested_sampling = limited(nested_sampling(m, live_points = 2000, seed = 1, progress = FALSE)),
+    custom = limited(sgais(slow_r, seed = 1, progress = FALSE)),
+    comparison = limited(compare_models(list(a = slow_r, b = slow_r), d[, "y", drop = FALSE],
+                                        block_size = 500, seed = 1, progress = FALSE))
+  )
+  for (r in names(runs)) {
+    err <- runs[[r]]$error
+    expect_true(inherits(err, "error"), label = r)
+    # R's error itself, not an interrupt, nor a failure of the user's function
+    expect_false(inherits(err, "sgais_error_model"), label = r)
+    expect_match(conditionMessage(err), "time limit", label = r)
+    expect_lt(runs[[r]]$seconds, 2)
+  }
+  expect_equal(sum(1:10), 55) # R is usable after
+})
