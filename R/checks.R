@@ -167,7 +167,8 @@ check_numeric_columns <- function(x, what, call, hint = "") {
   bad <- which(!vapply(x, is.numeric, logical(1)))
   if (length(bad)) {
     abort(sprintf("%s must have numeric columns only; `%s` is %s.%s", what, names(x)[bad[1]],
-                  describe(x[[bad[1]]]), hint), call)
+                  describe(x[[bad[1]]]), hint), call, "sgais_error_column_type",
+          column = names(x)[bad[1]])
   }
 }
 

@@ -305,7 +305,7 @@ formula_rows <- function(spec, data, call, arg) {
   if (arg != "data") {
     data <- plain_columns(data, what, call)
     data <- apply_glm_rows(spec$rows, data, spec$terms, what, call)
-    check_formula_rows(spec, data, what, call)
+    data <- check_formula_rows(spec, data, what, call)
   }
   design <- formula_matrix(spec, data, what, call)
   a <- design$a
@@ -364,7 +364,8 @@ quoted <- function(x, most = 10L) {
 # New rows can be given the design of the model's rows: its design is built row by row, and they
 # have the columns the formula uses, the covariates of the kinds they had (the response is checked
 # by the model: softmax labels may be a factor, characters or codes), and no column the data the
-# model was built from did not have.
+# model was built from did not have. Returns `data`, with 0/1 columns that were logical made
+# logical again (a database stores TRUE/FALSE as the integers 1/0).
 check_formula_rows <- function(spec, data, what, call) {
   if (!is.null(spec$row_by_row)) {
     abort_mismatch(sprintf(
@@ -378,11 +379,14 @@ check_formula_rows <- function(spec, data, what, call) {
   for (name in setdiff(used, all.vars(spec$terms[[2L]]))) {
     was <- column_kind(spec$column_classes[[name]])
     is <- column_kind(class(data[[name]])[1L])
-    if (!identical(is, was)) {
+    if (was == "logical" && is == "numeric" && all(data[[name]] %in% c(0, 1, NA))) {
+      data[[name]] <- as.logical(data[[name]])
+    } else if (!identical(is, was)) {
       abort_mismatch(sprintf("Column `%s` of %s is %s, but it was %s when the model was built.",
                              name, what, is, was), call, "sgais_error_column_type", column = name)
     }
   }
+  data
 }
 
 # What a column of class `class` is to model.matrix(): integers and doubles are numbers, factors

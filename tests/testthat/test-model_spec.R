@@ -365,3 +365,49 @@ test_that("numbers in classes model.matrix() misreads are converted or refused",
   expect_equal(gaussian_mixture(y, components = 2)$data$y, gaussian_mixture(
     data.frame(a = c(1, 2, 3, 10, 11, 12), b = y$b), components = 2)$data$y)
 })
+
+test_that("integer and logical columns are read as numbers in every constructor, also from a database", {
+  d <- simulate_linear_regression(200, seed = 3)
+  d$k <- as.integer(round(d$x1 * 10))
+  d$flag <- d$x2 > 0
+  d$b <- d$y > 0
+  d$cnt <- as.integer(rpois(200, 2))
+  d$cl <- factor(rep(c("a", "b", "c"), length.out = 200))
+  dn <- d
+  for (col in c("k", "flag", "b", "cnt")) dn[[col]] <- as.double(d[[col]])
+  same_model <- function(a, b) {
+    expect_equal(unclass(a)[c("data", "hyper", "n")], unclass(b)[c("data", "hyper", "n")])
+  }
+  expect_identical(exact_log_evidence(linear_regression(y ~ k + flag, prior = "paper", data = d)),
+                   exact_log_evidence(linear_regression(y ~ k + flag, prior = "paper", data = dn)))
+  same_model(robust_regression(y ~ k + flag, d), robust_regression(y ~ k + flag, dn))
+  same_model(logistic_regression(b ~ k + flag, d), logistic_regression(b ~ k + flag, dn))
+  same_model(poisson_regression(cnt ~ k + flag, d), poisson_regression(cnt ~ k + flag, dn))
+  same_model(negative_binomial_regression(cnt ~ k + flag, d),
+             negative_binomial_regression(cnt ~ k + flag, dn))
+  same_model(softmax_regression(cl ~ k + flag, d), softmax_regression(cl ~ k + flag, dn))
+  same_model(gaussian_mixture(d["k"], components = 2), gaussian_mixture(dn["k"], components = 2))
+  # a Gaussian mixture of TRUE/FALSE is refused, with the column named
+  expect_error(gaussian_mixture(d[c("k", "flag")], components = 2), "`flag`",
+               class = "sgais_error_column_type")
+  ll <- function(theta, data) {
+    stats::dnorm(data[, "y"], theta[1] + theta[2] * data[, "flag"] + theta[3] * data[, "k"], 1,
+                 log = TRUE)
+  }
+  same_model(quietly(custom_model(ll, data = d[c("y", "k", "flag")], dim = 3)),
+             quietly(custom_model(ll, data = dn[c("y", "k", "flag")], dim = 3)))
+  # a database stores TRUE/FALSE as 1/0: such rows continue a model built on a logical column
+  skip_if_not_installed("RSQLite")
+  fit <- sgais(linear_regression(y ~ k + flag, prior = "paper", data = d[1:100, ]), seed = 1,
+               progress = FALSE)
+  in_memory <- sgais(fit, d[101:200, ], progress = FALSE)
+  con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
+  on.exit(DBI::dbDisconnect(con))
+  DBI::dbWriteTable(con, "rows", d[101:200, c("y", "k", "flag")])
+  res <- DBI::dbSendQuery(con, "SELECT * FROM rows")
+  from_db <- sgais_stream(fit, res, block_size = 30, progress = FALSE)
+  expect_identical(from_db$log_evidence, in_memory$log_evidence)
+  coded <- d[101:200, ]
+  coded$flag <- as.integer(coded$flag) + 1L # 1/2 is not TRUE/FALSE
+  expect_error(sgais(fit, coded, progress = FALSE), "`flag`", class = "sgais_error_column_type")
+})
