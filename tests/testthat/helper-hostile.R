@@ -32,6 +32,9 @@ hostile_fixtures <- function() {
     f_ns <- nested_sampling(m, seed = 1, progress = FALSE)
     f_ons <- online_nested_sampling(m, chunk_size = 100, live_points = 20, seed = 1, progress = FALSE)
     f_mix <- sgais(m_mix, seed = 1, progress = FALSE, chunk_size = 50)
+    # a fit of a model in R as read from a file: its functions must not run
+    f_cus_saved <- unserialize(serialize(sgais(m_cus, seed = 1, particles = 50, progress = FALSE),
+                                         NULL))
     more <- simulate_linear_regression(400, seed = 1)[301:400, ]
     cmp <- compare_models(list(all = m, one = linear_regression(y ~ x1, d)), d, seed = 1, progress = FALSE)
     file <- tempfile(fileext = ".csv")
@@ -515,6 +518,20 @@ hostile_table <- function() {
       class = "sgais_error_weights")
   one(logistic_regression(b ~ x1, dg, na.action = mean), "`na.action`",
       class = "sgais_error_argument")
+  # functions stored in a saved fit, random likelihoods, columns a model cannot read
+  one(sgais(f_cus_saved, d["y"], progress = FALSE), "reattach_functions",
+      class = "sgais_error_untrusted_functions")
+  one(predictive_density(f_cus_saved, d["y"]), "reattach_functions",
+      class = "sgais_error_untrusted_functions")
+  one(audit_evidence(f_cus_saved, progress = FALSE), "reattach_functions",
+      class = "sgais_error_untrusted_functions")
+  one(reattach_functions(f_cus_saved, f_cus_saved$model), "`model`")
+  one(reattach_functions(f_sg, m_cus), "no R functions")
+  one(custom_model(function(theta, data) stats::dnorm(data[, "y"], theta + stats::runif(1), log = TRUE),
+                   function(theta, data) sum(data[, "y"] - theta), data = d["y"], dim = 1),
+      "random numbers", class = "sgais_error_model_random")
+  one(gaussian_mixture(transform(dm, flag = y1 > 0), components = 2), "`flag`",
+      class = "sgais_error_column_type")
   cases
 }
 
@@ -569,7 +586,7 @@ hostile_outcome <- function(case, env, limit = 30) {
         invokeRestart("muffleWarning")
       }
     ),
-    # a time limit reached inside a parallel region comes back as an interrupt (src/threads.h)
+    # a real interrupt (Ctrl-C) where a case waits
     interrupt = function(e) list(kind = "hang", message = "reached elapsed time limit"),
     error = function(e) {
       msg <- conditionMessage(e)
