@@ -394,8 +394,8 @@ test_that("integer and logical columns are read as numbers in every constructor,
     stats::dnorm(data[, "y"], theta[1] + theta[2] * data[, "flag"] + theta[3] * data[, "k"], 1,
                  log = TRUE)
   }
-  same_model(quietly(custom_model(ll, data = d[c("y", "k", "flag")], dim = 3)),
-             quietly(custom_model(ll, data = dn[c("y", "k", "flag")], dim = 3)))
+  same_model(suppressWarnings(custom_model(ll, data = d[c("y", "k", "flag")], dim = 3)),
+             suppressWarnings(custom_model(ll, data = dn[c("y", "k", "flag")], dim = 3)))
   # a database stores TRUE/FALSE as 1/0: such rows continue a model built on a logical column
   skip_if_not_installed("RSQLite")
   fit <- sgais(linear_regression(y ~ k + flag, prior = "paper", data = d[1:100, ]), seed = 1,
