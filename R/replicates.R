@@ -90,12 +90,38 @@ run_piloted <- function(replicates, seed, progress, pilot, run) {
   started <- proc.time()[["elapsed"]]
   with_seed(seed, {
     first <- seeded_run(NULL, pilot(progress))
+    if (progress) tell_predicted_time(proc.time()[["elapsed"]] - started, replicates)
     runs <- run_replicates(replicates, NULL, progress,
                            function(progress, label, r) run(progress, label, r, first))
     attr(runs, "pilot") <- first
     attr(runs, "seconds") <- proc.time()[["elapsed"]] - started
     runs
   })
+}
+
+# Says, when it is long, how much longer the replicates will take: each costs about what the
+# pilot did (it anneals on the pilot's schedule), and they run `workers` at a time. A message of
+# class `sgais_message_long_run`, shown at once (a warning would be shown only after the run),
+# with progress bars only: `progress = FALSE` asks for silence. The threshold is
+# options(sgais.long_run) seconds (60 by default).
+tell_predicted_time <- function(pilot_seconds, replicates) {
+  workers <- if (inherits(future::plan(), "sequential")) 1L else
+    min(replicates, future::nbrOfWorkers())
+  predicted <- pilot_seconds * ceiling(replicates / workers)
+  if (!is.finite(predicted) || predicted < getOption("sgais.long_run", 60)) return(invisible())
+  text <- sprintf(paste("The %d replicates will take about %s more (each about %s, as the pilot",
+                        "run did, %d at a time). Interrupt (Ctrl-C) to stop; set",
+                        "`future::plan()` to run them on more cores."),
+                  replicates, format_seconds(predicted), format_seconds(pilot_seconds), workers)
+  message(structure(class = c("sgais_message_long_run", "message", "condition"),
+                    list(message = paste0(text, "\n"), call = NULL,
+                         seconds = predicted)))
+}
+
+# "45 s", "3.2 min", "1.5 h"
+format_seconds <- function(s) {
+  if (s < 90) sprintf("%.0f s", s) else if (s < 5400) sprintf("%.1f min", s / 60) else
+    sprintf("%.1f h", s / 3600)
 }
 
 # The pilot run of a fit (run_piloted()) as one row: its log evidence, its number of annealing

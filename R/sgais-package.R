@@ -10,19 +10,35 @@
 #'
 #' @section Options:
 #' * `sgais.progress`: default of the `progress` argument (otherwise [interactive()]).
+#' * `sgais.threads`: default number of threads ([sgais_threads()]).
+#' * `sgais.max_memory`: the most memory (bytes, 8 GiB by default) a request may need before it
+#'   is refused up front with `sgais_error_too_large` (replicates x particles x parameters,
+#'   posterior draws).
+#' * `sgais.long_run`: with progress bars, replicates predicted (from the pilot run's time) to
+#'   take longer than this many seconds (60 by default) say so at once, in a message of class
+#'   `sgais_message_long_run`.
 #'
 #' @section Errors and warnings:
 #' Every error the package raises has class `sgais_error` (then `error`, `condition`), and all
 #' but plain argument errors a more specific class before it, so that scripts can catch one
 #' kind with `tryCatch(..., sgais_error_annealing = function(e) ...)`. The message names the
 #' argument or field at fault.
-#' * Arguments and objects: `sgais_error_argument` (some arguments of the plots and of
-#'   [detect_shifts()]), `sgais_error_input` (an argument or object the C core cannot use),
+#' * Arguments and objects: `sgais_error_argument` (misspelled, repeated or stray arguments,
+#'   some arguments of the plots and of [detect_shifts()]), `sgais_error_input` (an argument or
+#'   object the C core cannot use), `sgais_error_too_large` (a request whose memory or length is
+#'   refused before any work), `sgais_error_family` (`family =` given to a regression
+#'   constructor), `sgais_error_weights` (frequency weights that are not whole numbers >= 0),
+#'   `sgais_error_checkpoint` (a checkpoint path that is the data read, or cannot be written),
+#'   `sgais_error_not_continuable` (`update()` of a fit that cannot continue),
 #'   `sgais_error_model_class` (a [compiled_model()] class that is not registered),
 #'   `sgais_error_corrupt` (a damaged [detect_shifts()] result), `sgais_error_invalid_model` and `sgais_error_invalid_fit` (a damaged or hand-edited
 #'   model or fit; the field is named), `sgais_error_invalid_state` (a fit's state cannot be
 #'   continued), `sgais_error_rows_dropped` (a model from a bounded reservoir used where all
 #'   rows are needed).
+#' * Code: `sgais_error_formula_function` (a formula, or the stored terms of a saved fit, calling
+#'   a function outside the transformations a formula may use), `sgais_error_untrusted_functions`
+#'   (the R functions of a [custom_model()] fit read from a file; see [reattach_functions()]),
+#'   `sgais_error_model_random` (a [custom_model()] whose functions use random numbers).
 #' * Data: `sgais_error_non_finite` (NA, NaN or Inf), `sgais_error_extreme_values` (values beyond
 #'   \eqn{10^{100}} in size), `sgais_error_response` (a response the model cannot take, e.g. a
 #'   matrix), `sgais_error_offset` (an offset() term in a model without one),
@@ -36,13 +52,23 @@
 #'   sampler's moves broke down), `sgais_error_annealing` (annealing did not finish),
 #'   `sgais_error_prior_conflict` (data too far outside what the prior allows to anneal to),
 #'   `sgais_error_numerical` (a result that cannot be right: not finite, or outside the range
-#'   the method's own points allow).
+#'   the method's own points allow), `sgais_error_ill_conditioned` (a regression whose posterior
+#'   precision is not numerically positive definite).
 #'
 #' Warnings have class `sgais_warning` and one of: `sgais_warning_unreliable` (the diagnostics
 #' predict a large error, replicates disagree, or the moves were almost all rejected),
-#' `sgais_warning_interrupted` (a run stopped by an interrupt returns what it did), `sgais_warning_low_ess` ([posterior_samples()] from few
-#' effective points), `sgais_warning_numerical_gradient` ([custom_model()] without a gradient),
-#' `sgais_warning_threads` and `sgais_warning_no_openmp` ([sgais_threads()]).
+#' `sgais_warning_small_steps` (steps too small to move the particles),
+#' `sgais_warning_degenerate_state` (a fit continued from weights of effective sample size
+#' below 2), `sgais_warning_audit` ([audit_evidence()]: the online and shuffled estimates
+#' disagree), `sgais_warning_interrupted` (a run stopped by an interrupt returns what it did),
+#' `sgais_warning_low_ess` ([posterior_samples()] from few effective points),
+#' `sgais_warning_close_call` and `sgais_warning_autoscale_rows` (a comparison decided within
+#' its uncertainty; a default prior scaled on few rows), `sgais_warning_numerical_gradient`
+#' ([custom_model()] without a gradient), `sgais_warning_threads` and `sgais_warning_no_openmp`
+#' ([sgais_threads()]).
+#'
+#' `setTimeLimit()` and interrupts (Ctrl-C) stop every estimator within about 0.1 s of work, as
+#' R's own error or interrupt; an interrupted SGAIS run returns the fit of its last whole chunk.
 #'
 #' @references Cameron, S. A., Eggers, H. C. and Kroon, S. (2019). Stochastic Gradient Annealed
 #'   Importance Sampling for Efficient Online Marginal Likelihood Estimation. *Entropy* 21(11),
