@@ -137,7 +137,6 @@ sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates 
 sgais_estimate <- function(model, dots, control, method, replicates, progress, seed, call,
                            hybrid = NULL, schedule = NULL) {
   check_all_rows(model, call)
-  check_prior_conflict(model, call)
   settings <- check_kernel_model(control_settings(control, dots, method, call), model, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_particle_memory(replicates, max(settings$particles, settings$early_particles), model,
@@ -215,6 +214,8 @@ sgais_initial_state <- function(theta, key, restart_n = 0) {
 # its chunks on its lambdas (see ?sgais, "Standard error and how far to trust it").
 sgais_start <- function(model, settings, replicates, progress, seed, call,
                         schedule = sgais_schedule_kind(NULL, replicates, settings, call)) {
+  # here, so that streams and comparisons, which start from their first block, check it too
+  check_prior_conflict(model, call)
   # (not with a pilot, which would then have seen more data than the replicate)
   recover <- replicates == 1L && schedule != "pilot"
   one <- function(progress, label, recover, schedule = no_schedule) {

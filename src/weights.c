@@ -23,10 +23,27 @@ void sg_weighted_mean(const double *theta, const double *logw, int M, int dim, d
   }
 }
 
+/* The ESS is unchanged when every log weight moves by one constant, and 2 l1 - l2 below cancels
+ * two numbers of the size of the largest log weight: at -1e20 (a prior draw's log-likelihood
+ * for a covariate in seconds since 1970) the difference is lost to rounding and the "ESS" came
+ * out as 8.9e6 of 100 particles, so annealing took lambda = 1 in one step. Log weights beyond
+ * SG_ESS_SHIFT_FROM in size are therefore measured from their largest; smaller ones, whose
+ * rounding error is below 1e-9 of the ESS, are left as they are, so that the annealing steps of
+ * runs that never met such weights are reproduced bit for bit. */
+#define SG_ESS_SHIFT_FROM 1048576.0
+
+static double ess_shift(const double *a, int n, double scale) {
+  double mx = R_NegInf;
+  for (int i = 0; i < n; i++)
+    if (scale * a[i] > mx) mx = scale * a[i];
+  return R_FINITE(mx) && fabs(mx) > SG_ESS_SHIFT_FROM ? mx : 0.0;
+}
+
 /* ESS of weights w_i = exp(scale * logw_i) computed in log space:
  * log ESS = 2 logsumexp(a) - logsumexp(2a), a = scale * logw (paper Section 3). */
 double sg_ess(const double *logw, int n, double scale, double *work) {
-  for (int i = 0; i < n; i++) work[i] = scale * logw[i];
+  const double shift = ess_shift(logw, n, scale);
+  for (int i = 0; i < n; i++) work[i] = scale * logw[i] - shift;
   double l1 = sg_log_sum_exp(work, n);
   for (int i = 0; i < n; i++) work[i] *= 2.0;
   double l2 = sg_log_sum_exp(work, n);
@@ -50,9 +67,12 @@ static double step_ess_at(const step_ess *c, double delta) {
   if (!c->logw) return sg_ess(c->loglik, c->n, delta, c->work);
   const int n = c->n;
   double *a = c->work;
-  for (int i = 0; i < n; i++) a[i] = c->logw[i] - c->lse_logw + delta * c->loglik[i];
+  /* as in sg_ess, the w_i are measured from the largest, which leaves the CESS as it is; the
+   * difference is taken before log W_i is added, which it would swallow */
+  const double shift = ess_shift(c->loglik, n, delta);
+  for (int i = 0; i < n; i++) a[i] = c->logw[i] - c->lse_logw + (delta * c->loglik[i] - shift);
   const double l1 = sg_log_sum_exp(a, n);
-  for (int i = 0; i < n; i++) a[i] += delta * c->loglik[i];
+  for (int i = 0; i < n; i++) a[i] += delta * c->loglik[i] - shift;
   const double l2 = sg_log_sum_exp(a, n);
   return n * exp(2.0 * l1 - l2);
 }

@@ -518,6 +518,11 @@ hostile_table <- function() {
       class = "sgais_error_weights")
   one(logistic_regression(b ~ x1, dg, na.action = mean), "`na.action`",
       class = "sgais_error_argument")
+  # covariates too badly scaled for a fixed prior: refused, not estimated as -1e29 nats
+  one(sgais(linear_regression(y ~ x1, transform(d, x1 = 2^52 + round(x1 * 1000)), prior = "paper"),
+            progress = FALSE), "too badly scaled", class = "sgais_error_ill_conditioned")
+  one(ais(logistic_regression(b ~ x1, transform(dg, x1 = replace(x1, 1, 1e100)), prior = "paper"),
+          progress = FALSE), "too badly scaled", class = "sgais_error_ill_conditioned")
   # functions stored in a saved fit, random likelihoods, columns a model cannot read
   one(sgais(f_cus_saved, d["y"], progress = FALSE), "reattach_functions",
       class = "sgais_error_untrusted_functions")

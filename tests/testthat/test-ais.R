@@ -290,4 +290,16 @@ test_that("the annealing step is found however widely the log-likelihoods spread
   cess <- step(stuck, 90, logw = logw)
   expect_equal(cess[1], step(ll[1:80], 90 * 80 / 100)[1], tolerance = 1e-6)
   expect_equal(cess[2], 90, tolerance = 1e-6)
+  # log-likelihoods near -1e20 (a covariate in seconds since 1970 under a unit prior): the ESS
+  # does not depend on where they sit, and it is never more than the particles (the unshifted
+  # sums lost it to rounding: "ESS" 8.9e6 of 100, and annealing took lambda = 1 at once)
+  u <- runif(100)
+  far <- -1e20 * (1 + 1e-3 * u)
+  near <- -1e17 * u
+  for (w in list(NULL, rep(-3, 100))) {
+    res <- step(far, 80, logw = w)
+    expect_equal(res, step(near, 80, logw = w), tolerance = 1e-6)
+    expect_lt(res[1], 1e-15)
+    expect_equal(res[2], 80, tolerance = 1e-6)
+  }
 })

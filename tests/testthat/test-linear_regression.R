@@ -148,6 +148,32 @@ test_that("valid but badly scaled covariates are fitted, not refused by a pre-ch
   }
 })
 
+test_that("under a fixed prior, badly scaled covariates are fitted if doubles can resolve them, else refused", {
+  d <- simulate_linear_regression(200, seed = 1)
+  # a time in seconds since 1970 under N(0, 1): log-likelihoods near -1e20 at prior draws
+  posix <- linear_regression(y ~ x1 + x2, prior = "paper",
+                             transform(d, x1 = as.POSIXct("2020-01-01", tz = "UTC") + x1 * 86400))
+  fit <- quietly(sgais(posix, seed = 1, progress = FALSE))
+  expect_lt(abs(fit$log_evidence - exact_log_evidence(posix)), 3)
+  # values near 2^53, or one of 1e100: the posterior is narrower than doubles resolve
+  d$b <- as.integer(d$y > 0)
+  for (x in list(transform(d, x1 = 2^52 + round(x1 * 1000)), transform(d, x1 = replace(x1, 1, 1e100)))) {
+    for (m in list(linear_regression(y ~ x1 + x2, x, prior = "paper"),
+                   linear_regression(y ~ x1 + x2, x, noise_sd = NULL, prior = "paper"),
+                   logistic_regression(b ~ x1 + x2, x, prior = "paper"))) {
+      for (estimator in list(sgais, ais, nested_sampling)) {
+        expect_error(estimator(m, seed = 1, progress = FALSE), "too badly scaled for this prior",
+                     class = "sgais_error_ill_conditioned")
+      }
+    }
+  }
+  err <- expect_error(sgais(linear_regression(y ~ x1 + x2, prior = "paper",
+                                              transform(d, x1 = 2^52 + round(x1 * 1000)))),
+                      class = "sgais_error_ill_conditioned")
+  expect_match(conditionMessage(err), "`exact_log_evidence\\(\\)` gives this model's evidence")
+  expect_gt(err$condition_number, 1e26)
+})
+
 test_that("glm's weights, subset and na.action: exact frequency weights, selected rows, NA rules", {
   d <- simulate_linear_regression(60, seed = 4)
   d$n <- rep(c(1L, 2L, 0L, 3L), 15)
