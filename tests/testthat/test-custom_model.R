@@ -113,9 +113,8 @@ test_that("functions stored in a saved fit are not run until the model is given 
   expect_identical(log_evidence(sgais(again, new, progress = FALSE)),
                    log_evidence(sgais(fit, new, progress = FALSE)))
   expect_false(file.exists(marker))
-  other <- custom_model(function(theta, data) dnorm(data[, "y"], theta, 1, log = TRUE),
-                        data = d, parameter_names = "m", prior = normal_prior(sd = 5)) |>
-    suppressWarnings()
+  other <- suppressWarnings(custom_model(function(theta, data) dnorm(data[, "y"], theta, 1, log = TRUE),
+                                         data = d, parameter_names = "m", prior = normal_prior(sd = 5)))
   expect_error(reattach_functions(back, other), class = "sgais_error_data_mismatch")
   expect_error(reattach_functions(back, readRDS(path)$model), "this session")
   expect_error(reattach_functions(sgais(linear_regression(y ~ 1, d), seed = 1, progress = FALSE),

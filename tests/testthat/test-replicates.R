@@ -289,21 +289,21 @@ test_that("replicates predicted to take long say so at once, with progress bars 
   m <- linear_regression(y ~ ., simulate_linear_regression(300, seed = 1))
   withr::local_options(sgais.long_run = 0) # every run is "long"
   said <- NULL
-  fit <- withCallingHandlers(
+  fit <- suppressMessages(withCallingHandlers(
     sgais(m, replicates = 3, seed = 1, progress = TRUE),
     sgais_message_long_run = function(m) {
       said <<- m
       invokeRestart("muffleMessage")
     }
-  ) |> suppressMessages()
+  ))
   expect_s3_class(said, "message")
   expect_match(conditionMessage(said), "The 3 replicates will take about")
   expect_gt(said$seconds, 0)
   # progress = FALSE asks for silence; and the fit is the same either way
   quiet <- expect_silent(sgais(m, replicates = 3, seed = 1, progress = FALSE))
   expect_identical(quiet$log_evidence, fit$log_evidence)
-  expect_message(ais(m, replicates = 2, seed = 1, progress = TRUE),
-                 class = "sgais_message_long_run") |> suppressMessages()
+  suppressMessages(expect_message(ais(m, replicates = 2, seed = 1, progress = TRUE),
+                                  class = "sgais_message_long_run"))
   withr::local_options(sgais.long_run = Inf)
   expect_no_condition(sgais(m, replicates = 2, seed = 1, progress = TRUE),
                       class = "sgais_message_long_run")
