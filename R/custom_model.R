@@ -30,8 +30,9 @@
 #' is not run because the file was read.
 #'
 #' Errors in the functions stop the estimator with an error of class `sgais_error_model` that
-#' names the function, as do results of the wrong length or type, or `NA`. The functions should
-#' not use random numbers.
+#' names the function, as do results of the wrong length or type, or `NA`. The functions must
+#' not use random numbers: `custom_model()` evaluates them twice at one point and refuses
+#' functions that give other values the second time (`sgais_error_model_random`).
 #'
 #' @section Parameters on constrained scales:
 #' The samplers move on the whole real line. Give a standard deviation as its log (and use

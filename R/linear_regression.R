@@ -428,12 +428,13 @@ resolvable_families <- c("linear_regression", "linear_regression_nig", "robust_r
 
 # The samplers start from the prior and keep the parameters as doubles. In the prior's units
 # the posterior's narrowest width is about kappa^(-1/2) of the prior's, kappa the condition
-# number of P = T A A' T / s^2 + I (A the design, T the prior sds, s the noise sd for known
-# noise, else 1: the information of a logistic or count observation is at most about that of a
-# linear one; the rows: at most 20,000). Below about 1e-13 of the coordinates' size (kappa > 1e26) no double can hold a
-# point of the posterior and its neighbour apart: a covariate near 2^53, or one value of 1e100,
-# under prior = "paper" gave estimates of -1e29 and -1e195 nats with only a warning. A time in
-# seconds since 1970 (kappa 5e20) is still resolved (SGAIS within 0.2 nats of the exact value).
+# number of P = T A A' T / s^2 + I (A the design, at most 20,000 of its rows; T the prior sds;
+# s the noise sd for known noise, else 1: the information of a logistic or count observation
+# is at most about that of a linear one). Below about 1e-13 of the coordinates' size (kappa >
+# 1e26) no double can hold a point of the posterior and its neighbour apart: a covariate near
+# 2^53, or one value of 1e100, under prior = "paper" gave estimates of -1e29 and -1e195 nats
+# with only a warning. A time in seconds since 1970 (kappa 5e20) is still resolved (SGAIS
+# within 0.2 nats of the exact value).
 check_resolvable <- function(model, call) {
   if (!model$family %in% resolvable_families) return(invisible(model))
   xt <- model$data$xt
