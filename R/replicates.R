@@ -118,10 +118,10 @@ tell_predicted_time <- function(pilot_seconds, replicates) {
                          seconds = predicted)))
 }
 
-# "45 s", "3.2 min", "1.5 h"
+# "0.4 s", "45 s", "3.2 min", "1.5 h"
 format_seconds <- function(s) {
-  if (s < 90) sprintf("%.0f s", s) else if (s < 5400) sprintf("%.1f min", s / 60) else
-    sprintf("%.1f h", s / 3600)
+  if (s < 10) sprintf("%.1f s", s) else if (s < 90) sprintf("%.0f s", s) else
+    if (s < 5400) sprintf("%.1f min", s / 60) else sprintf("%.1f h", s / 3600)
 }
 
 # The pilot run of a fit (run_piloted()) as one row: its log evidence, its number of annealing
