@@ -32,22 +32,33 @@ void sg_weighted_mean(const double *theta, const double *logw, int M, int dim, d
  * runs that never met such weights are reproduced bit for bit. */
 #define SG_ESS_SHIFT_FROM 1048576.0
 
-static double ess_shift(const double *a, int n, double scale) {
+static double largest(const double *a, int n) {
   double mx = R_NegInf;
   for (int i = 0; i < n; i++)
-    if (scale * a[i] > mx) mx = scale * a[i];
+    if (a[i] > mx) mx = a[i];
+  return mx;
+}
+
+/* The shift for log weights scale * a whose largest is mx: mx itself, or 0 (see above). For
+ * scale > 0, rounding keeps order, so mx = scale * max(a) exactly: the maximum is taken once
+ * per set of log weights, not at every scale the annealing step tries. */
+static double ess_shift(double mx) {
   return R_FINITE(mx) && fabs(mx) > SG_ESS_SHIFT_FROM ? mx : 0.0;
 }
 
-/* ESS of weights w_i = exp(scale * logw_i) computed in log space:
- * log ESS = 2 logsumexp(a) - logsumexp(2a), a = scale * logw (paper Section 3). */
-double sg_ess(const double *logw, int n, double scale, double *work) {
-  const double shift = ess_shift(logw, n, scale);
+/* sg_ess with the shift given */
+static double ess_shifted(const double *logw, int n, double scale, double shift, double *work) {
   for (int i = 0; i < n; i++) work[i] = scale * logw[i] - shift;
   double l1 = sg_log_sum_exp(work, n);
   for (int i = 0; i < n; i++) work[i] *= 2.0;
   double l2 = sg_log_sum_exp(work, n);
   return exp(2.0 * l1 - l2);
+}
+
+/* ESS of weights w_i = exp(scale * logw_i) computed in log space:
+ * log ESS = 2 logsumexp(a) - logsumexp(2a), a = scale * logw (paper Section 3). */
+double sg_ess(const double *logw, int n, double scale, double *work) {
+  return ess_shifted(logw, n, scale, ess_shift(scale * largest(logw, n)), work);
 }
 
 /* The ESS criterion of an annealing step Delta: with logw NULL, the ESS of the incremental
@@ -58,18 +69,19 @@ double sg_ess(const double *logw, int n, double scale, double *work) {
  * already dropped do not count. Both equal (sum w)^2 / sum w^2 when the W are equal. */
 typedef struct {
   const double *loglik, *logw;
-  double lse_logw; /* log sum exp(logw) */
+  double lse_logw;    /* log sum exp(logw) */
+  double loglik_max;  /* the largest loglik (ess_shift) */
   int n;
   double *work;
 } step_ess;
 
 static double step_ess_at(const step_ess *c, double delta) {
-  if (!c->logw) return sg_ess(c->loglik, c->n, delta, c->work);
+  const double shift = ess_shift(delta * c->loglik_max);
+  if (!c->logw) return ess_shifted(c->loglik, c->n, delta, shift, c->work);
   const int n = c->n;
   double *a = c->work;
   /* as in sg_ess, the w_i are measured from the largest, which leaves the CESS as it is; the
    * difference is taken before log W_i is added, which it would swallow */
-  const double shift = ess_shift(c->loglik, n, delta);
   for (int i = 0; i < n; i++) a[i] = c->logw[i] - c->lse_logw + (delta * c->loglik[i] - shift);
   const double l1 = sg_log_sum_exp(a, n);
   for (int i = 0; i < n; i++) a[i] += delta * c->loglik[i] - shift;
@@ -83,7 +95,7 @@ static double step_ess_at(const step_ess *c, double delta) {
  * > 0, so annealing always progresses. */
 double sg_annealing_step(const double *loglik, const double *logw, int n, double max_delta,
                          double target, double *ess, double *work) {
-  step_ess c = {loglik, logw, logw ? sg_log_sum_exp(logw, n) : 0.0, n, work};
+  step_ess c = {loglik, logw, logw ? sg_log_sum_exp(logw, n) : 0.0, largest(loglik, n), n, work};
   double e = step_ess_at(&c, max_delta);
   if (e >= target) {
     *ess = e;
