@@ -80,6 +80,7 @@ typedef struct {
   sg_workspace *ws;
   sg_status *st;
   double *v, *grad, *before, *acc, *accepted, *work;
+  double *region; /* the particles' region (model.h, canonicalize), or NULL */
   sg_anneal_scratch scratch;
   sg_precond pc, own, *pcp;
   sg_kernel kernel;
@@ -131,6 +132,10 @@ static void ais_run_init(ais_run *r, const sg_model *m, const ais_settings *s, d
     sg_flymc_bound_alloc(&r->bound, dim);
     r->pot.data.bound = &r->bound;
   }
+  /* the region the particles are relabelled into (model.h, canonicalize), which the exact
+   * kernels keep them in */
+  if (r->pcp && m->canonicalize)
+    r->pot.region = (const double *) (r->region = (double *) R_alloc(m->region_size, sizeof(double)));
   /* the jump proposals (kernel.h), built from all the data or an evenly spread subset */
   if (mv->jumps > 0 && m->jump_propose)
     r->pot.jump.aux = sg_jump_set(m, N, NULL, 0, N, 0,
@@ -146,7 +151,7 @@ static void ais_run_init(ais_run *r, const sg_model *m, const ais_settings *s, d
 static void ais_reweight(ais_run *r, ais_step *p, const double *schedule, int n_schedule) {
   double max_delta = 1.0 - p->lambda;
   sg_rng_init(&r->shared, r->key, p->id, SG_RNG_SHARED);
-  if (r->pcp) sg_model_canonicalize(r->m, r->ws, r->theta, r->M, r->logw);
+  if (r->pcp) sg_model_canonicalize(r->m, r->ws, r->theta, r->M, r->logw, r->region);
   const int fixed = n_schedule > 0;
   const double next = fixed ? schedule[p->id] : 1.0;
   if (fixed) max_delta = next - p->lambda;

@@ -356,12 +356,49 @@ static void gm_assign(const double *cost, int K, double *hung, int *hung_int, in
  * the weights and every density stay valid; the labelling depends on the population, not on
  * the particles' order or on threads. */
 #define GM_ALIGN_ROUNDS 4
+
+/* Relabels th so that its components match the slots of the reference ref (means, then
+ * log-variances: 2 K d) at least cost, the squared differences weighted by prec (gm_assign).
+ * Returns 1 if the labels changed, 0 if not or if th cannot be compared (a non-finite cost:
+ * it keeps its labels). */
+static int gm_align(const gm_data *d, gm_scratch *g, double *th, const double *ref,
+                    const double *prec) {
+  const int K = d->K, D = d->d;
+  const size_t Kd = (size_t) K * D;
+  int finite = 1, changed = 0;
+  for (int k = 0; k < K; k++)
+    for (int c = 0; c < K; c++) {
+      double q = 0.0;
+      for (int b = 0; b < 2 * D; b++) {
+        const size_t off = (b / D) * Kd + (size_t) (b % D);
+        const double e = th[(K - 1) + off + (size_t) k * D] - ref[off + (size_t) c * D];
+        q += e * e * prec[off + (size_t) c * D];
+      }
+      g->cost[(size_t) k * K + c] = q;
+      finite &= R_FINITE(q);
+    }
+  if (!finite) return 0;
+  gm_assign(g->cost, K, g->hung, g->hung_int, g->order);
+  for (int c = 0; c < K; c++) changed |= g->order[c] != c;
+  gm_relabel(d, g, th, g->order);
+  return changed;
+}
+
+/* region (model.h): a flag (1: C is defined), then the reference and precisions of the last
+ * assignment of gm_canonicalize (2 K d each). C is the set of points whose least-cost matching
+ * to the reference (gm_align) is the identity: almost every point has exactly one relabelling
+ * there, since relabelling a point permutes the rows of its cost matrix. */
+static size_t gm_region_size(int K, int D) {
+  return 1 + (size_t) 4 * K * D;
+}
+
 static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M,
-                            const double *logw) {
+                            const double *logw, double *region) {
   const gm_data *d = m->data;
   gm_scratch g = gm_scratch_of(d, ws);
   const int K = d->K, D = d->d, dim = m->dim;
   const size_t Kd = (size_t) K * D;
+  if (region) region[0] = 0.0;
   if (K < 2) return;
   for (int i = 0; i < M; i++) gm_key_order(d, &g, theta + (size_t) i * dim);
   if (M < 2) return;
@@ -385,24 +422,11 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, 
   for (size_t t = 0; t < 2 * Kd; t++) g.prec[t] = t < Kd ? 1.0 / g.scale[t % D] : 0.0;
   for (int round = 0; round < GM_ALIGN_ROUNDS; round++) {
     int changed = 0;
-    for (int i = 0; i < M; i++) {
-      double *th = theta + (size_t) i * dim;
-      int finite = 1;
-      for (int k = 0; k < K; k++)
-        for (int c = 0; c < K; c++) {
-          double q = 0.0;
-          for (int b = 0; b < 2 * D; b++) {
-            const size_t off = (b / D) * Kd + (size_t) (b % D);
-            const double e = th[(K - 1) + off + (size_t) k * D] - g.ref[off + (size_t) c * D];
-            q += e * e * g.prec[off + (size_t) c * D];
-          }
-          g.cost[(size_t) k * K + c] = q;
-          finite &= R_FINITE(q);
-        }
-      if (!finite) continue; /* a particle that cannot be compared keeps its labels */
-      gm_assign(g.cost, K, g.hung, g.hung_int, g.order);
-      for (int c = 0; c < K; c++) changed |= g.order[c] != c;
-      gm_relabel(d, &g, th, g.order);
+    for (int i = 0; i < M; i++) changed |= gm_align(d, &g, theta + (size_t) i * dim, g.ref, g.prec);
+    if (region) { /* the reference every particle was just matched to */
+      region[0] = 1.0;
+      memcpy(region + 1, g.ref, 2 * Kd * sizeof(double));
+      memcpy(region + 1 + 2 * Kd, g.prec, 2 * Kd * sizeof(double));
     }
     if (round > 0 && !changed) break;
     /* the new reference: the particles' weighted mean and, per component, spread */
@@ -431,6 +455,15 @@ static void gm_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, 
       g.prec[t] = 1.0 / (v > floor_v ? v : floor_v);
     }
   }
+}
+
+static int gm_to_region(const sg_model *m, sg_workspace *ws, const double *region,
+                        double *theta) {
+  const gm_data *d = m->data;
+  if (!(region[0] > 0.0)) return 0;
+  gm_scratch g = gm_scratch_of(d, ws);
+  const size_t Kd = (size_t) d->K * d->d;
+  return gm_align(d, &g, theta, region + 1, region + 1 + 2 * Kd);
 }
 
 /* Jump proposals (model.h). jump_prepare clusters the points by k-means into k = 1, ..., K
@@ -947,6 +980,8 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
   m->log_prior = gm_log_prior;
   m->log_lik = gm_log_lik;
   m->canonicalize = gm_canonicalize;
+  m->to_region = gm_to_region;
+  m->region_size = gm_region_size(K, D);
   /* one component has one mode: nothing to jump between; beyond GM_JUMP_MAX_K the sums over
    * relabellings (2^K K) cost too much */
   if (K > 1 && K <= GM_JUMP_MAX_K) {

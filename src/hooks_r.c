@@ -109,7 +109,41 @@ SEXP ffi_gaussian_mixture_canonicalize(SEXP model, SEXP theta, SEXP logw) {
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &st);
   SEXP out = PROTECT(Rf_duplicate(theta));
-  sg_model_canonicalize(&m, &ws, REAL(out), M, REAL(logw));
+  sg_model_canonicalize(&m, &ws, REAL(out), M, REAL(logw), NULL);
   UNPROTECT(1);
+  return out;
+}
+
+/* The points x (dim x n) mapped into the region the model's canonicalize puts theta in (logw as
+ * above): list(x = the mapped points, moved = whether each was outside). */
+SEXP ffi_gaussian_mixture_to_region(SEXP model, SEXP theta, SEXP logw, SEXP x) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % m.dim != 0)
+    sg_input_error("`theta` must be a numeric matrix of %d rows.", m.dim);
+  if (TYPEOF(x) != REALSXP || Rf_length(x) % m.dim != 0)
+    sg_input_error("`x` must be a numeric matrix of %d rows.", m.dim);
+  const int M = Rf_length(theta) / m.dim, n = Rf_length(x) / m.dim;
+  if (TYPEOF(logw) != REALSXP || Rf_length(logw) != M)
+    sg_input_error("`logw` must be a numeric vector of length %d.", M);
+  if (m.canonicalize == NULL || m.to_region == NULL)
+    sg_input_error("`model` has no canonical labelling.");
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  double *pop = (double *) R_alloc(Rf_length(theta), sizeof(double));
+  double *region = (double *) R_alloc(m.region_size, sizeof(double));
+  memcpy(pop, REAL(theta), (size_t) Rf_length(theta) * sizeof(double));
+  sg_model_canonicalize(&m, &ws, pop, M, REAL(logw), region);
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SEXP mapped = SET_VECTOR_ELT(out, 0, Rf_duplicate(x));
+  SEXP moved = SET_VECTOR_ELT(out, 1, Rf_allocVector(LGLSXP, n));
+  for (int i = 0; i < n; i++)
+    LOGICAL(moved)[i] = sg_model_to_region(&m, &ws, region, REAL(mapped) + (size_t) i * m.dim);
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_STRING_ELT(names, 0, Rf_mkChar("x"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("moved"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
   return out;
 }

@@ -40,6 +40,11 @@ void sg_kernel_init(sg_kernel *k, const sg_move_settings *s, const sg_precond *p
   }
 }
 
+int sg_left_region(const sg_potential *pot, double *theta) {
+  return pot->region && pot->data.m ? sg_model_to_region(pot->data.m, pot->data.ws, pot->region, theta)
+                                    : 0;
+}
+
 int sg_jump_chain(const sg_model *m, sg_workspace *ws,
                   double (*log_f)(void *ctx, const double *theta, double *grad), void *ctx,
                   sg_constraint *con, const double *aux, double n, int rungs,
@@ -84,7 +89,12 @@ static void jump_run(const sg_potential *pot, const sg_model *m, double *theta, 
                                   pot->jump.n, 1, sg_precond_gaussian(sg_kernel_metric(k), &pop),
                                   theta, k->jumps, k->work, k->rng, &k->jumps_made);
   k->jumps_accepted += moved;
-  if (moved) pot->log_target(pot->ctx, theta, grad);
+  /* q is summed over the relabellings (model.h, jump_log_q), so the point proposed in any
+   * labelling stands for its orbit; in C it is the point the target restricted to C has */
+  if (moved) {
+    sg_left_region(pot, theta);
+    pot->log_target(pot->ctx, theta, grad);
+  }
 }
 
 void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,

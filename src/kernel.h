@@ -42,7 +42,15 @@ typedef struct {
     const double *aux;
     double n;
   } jump;
+  /* The region C the estimator's canonicalize put the particles in (model.h, to_region; NULL:
+   * none), set in the main thread before the moves; the kernels only read it. */
+  const double *region;
 } sg_potential;
+
+/* 1 if theta has left the potential's region C (theta is then mapped into C: the caller restores
+ * it or keeps the mapped point), else 0. The Metropolis-adjusted kernels reject such a move, so
+ * that they leave the target restricted to C invariant (model.h, to_region). */
+int sg_left_region(const sg_potential *pot, double *theta);
 
 /* Prepares the model's jump proposals (model.h) from n observations, whose element e is slot[e]
  * (slot NULL: start + e) for e < n_first and start2 + (e - n_first) after (an estimator's

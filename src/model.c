@@ -101,8 +101,12 @@ void sg_model_lik_bound_gap(const sg_model *m, sg_workspace *ws, const double *t
 }
 
 void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M,
-                           const double *logw) {
-  if (m->canonicalize) m->canonicalize(m, ws, theta, M, logw);
+                           const double *logw, double *region) {
+  if (m->canonicalize) m->canonicalize(m, ws, theta, M, logw, region);
+}
+
+int sg_model_to_region(const sg_model *m, sg_workspace *ws, const double *region, double *theta) {
+  return (region && m->to_region) ? m->to_region(m, ws, region, theta) : 0;
 }
 
 void sg_gaussian_draw(const sg_gaussian *g, int dim, sg_rng *rng, double *x) {

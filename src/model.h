@@ -94,9 +94,21 @@ struct sg_model {
    * that the particles gather in one mode; the point chosen may depend on the whole population
    * and its log-weights logw (NULL: equal). It must leave the prior and every likelihood
    * unchanged and have |Jacobian| 1, and depend on nothing but its arguments. The robust
-   * samplers apply it before estimating their preconditioner, so that it describes one mode. */
+   * samplers apply it before estimating their preconditioner, so that it describes one mode.
+   * The particles then lie in a region C that holds exactly one point of each equivalence class
+   * (a fundamental domain); its description is written to region (region_size doubles; NULL:
+   * not wanted) for to_region. */
   void (*canonicalize)(const sg_model *m, sg_workspace *ws, double *theta, int M,
-                       const double *logw);
+                       const double *logw, double *region);
+  /* With canonicalize: maps theta in place to its equivalent point in the region C described by
+   * region, and returns 1 if that is another point (theta was outside C), else 0. A metric
+   * estimated from particles gathered in C does not commute with relabelling, so a kernel using
+   * it is invariant for the symmetric target but not for the target restricted to C, where the
+   * particles are; the exact kernels therefore reject a move that leaves C, and a jump's
+   * accepted proposal is mapped into C (kernel.c, sghmc.c). A uniform region_size[0] of 0 means
+   * C is the whole space (fewer than 2 particles or components): to_region returns 0. */
+  int (*to_region)(const sg_model *m, sg_workspace *ws, const double *region, double *theta);
+  size_t region_size;
 
   /* Optional (NULL if none): directions along which no likelihood changes and the prior is
    * N(0, free_sd^2) on every coordinate (isotropic) and independent of the rest, so that the
@@ -208,9 +220,12 @@ void sg_model_lik_bound_collapse(const sg_model *m, sg_workspace *ws, const doub
                                  double *c);
 void sg_model_lik_bound_gap(const sg_model *m, sg_workspace *ws, const double *t,
                             const double *theta, const int *idx, int start, int n, double *gap);
-/* Applies the model's canonicalize (if any) to the M particles (rows of dim), log-weights logw. */
+/* Applies the model's canonicalize (if any) to the M particles (rows of dim), log-weights logw,
+ * writing the region they are put in to region (NULL: not wanted; else m->region_size). */
 void sg_model_canonicalize(const sg_model *m, sg_workspace *ws, double *theta, int M,
-                           const double *logw);
+                           const double *logw, double *region);
+/* The model's to_region (0 without one, or with region NULL). */
+int sg_model_to_region(const sg_model *m, sg_workspace *ws, const double *region, double *theta);
 
 /* ------------------------------------------------------------------ prior building blocks */
 

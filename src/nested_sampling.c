@@ -412,7 +412,7 @@ static int ns_replace(ns_run *r, ns_iteration *it) {
    * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
   if (r->pcp) {
     /* live points stay inside: likelihoods unchanged */
-    sg_model_canonicalize(r->m, r->ws, r->theta, M, NULL);
+    sg_model_canonicalize(r->m, r->ws, r->theta, M, NULL, NULL);
     /* The metric must not depend on where the walk starts (precond.c, sg_precond_leave_out:
      * a start in the tail would stretch it outwards and the new points would lie too far in):
      * estimated from the other live points, neither the copy nor the point it copies. */

@@ -521,6 +521,7 @@ typedef struct {
   int flymc, jumps, restarts;
   int *jump_pts;
   double *jump_aux, *shift_lp;
+  double *region; /* the particles' region (model.h, canonicalize), or NULL */
 } sgais_run;
 
 /* One chunk: where it lies, its annealing so far and its counts for the trace. */
@@ -565,6 +566,10 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, d
                              &r->shared};
   r->pot = (sg_potential){sgais_grad_log_target, &r->target, NULL, sgais_log_rest,
                           {m, &r->ws, NULL, 0, 0, 0.0, NULL}};
+  /* the region the particles are relabelled into (model.h, canonicalize), which the exact
+   * kernels keep them in */
+  if (pcp && m->canonicalize)
+    r->pot.region = (const double *) (r->region = (double *) R_alloc(m->region_size, sizeof(double)));
   r->movers = (sgais_mover *) R_alloc(r->threads, sizeof(sgais_mover));
   /* the most observations an MH test's population (the earlier ones held) can have */
   const int n_max = res->cap ? res->cap : m->n_obs;
@@ -705,7 +710,7 @@ static int anneal_reweight(sgais_run *r, sgais_chunk *c, double *ess, int *resam
     /* a particle the model's canonical form changed (a mixture's labels) has lost its score */
     const int check = r->score && r->m->canonicalize;
     if (check) memcpy(r->scratch.copy, theta, (size_t) M * dim * sizeof(double));
-    sg_model_canonicalize(r->m, &r->ws, theta, M, r->logw);
+    sg_model_canonicalize(r->m, &r->ws, theta, M, r->logw, r->region);
     if (check)
       for (int i = 0; i < M; i++)
         if (memcmp(r->scratch.copy + (size_t) i * dim, theta + (size_t) i * dim,

@@ -33,7 +33,8 @@
  * instead generalised HMC (Horowitz 1991), O(h/2) [B A B + Metropolis test] O(h/2) per step:
  * a rejected step restores the position and flips the momentum. It leaves f exactly invariant
  * at any step, and a step that would diverge (a funnel, a stiff direction the preconditioner
- * missed) is rejected rather than taken. */
+ * missed) is rejected rather than taken, and so is a step out of the region C a mixture's
+ * particles were relabelled into (kernel.h, sg_left_region). */
 #include "kernel.h"
 #include <math.h>
 #include <string.h>
@@ -159,8 +160,10 @@ static void ghmc_run(const sg_potential *pot, int dim, double *theta, double *u,
     for (int j = 0; j < dim; j++) kin0 += u[j] * u[j];
     kick(pc, dim, grad, 0.5 * h, u, t);
     drift(pc, dim, u, h, theta, t);
-    double lf1 = pot->log_target(pot->ctx, theta, grad);
-    kick(pc, dim, grad, 0.5 * h, u, t);
+    /* a step out of the particles' region C is rejected (kernel.h, sg_left_region) */
+    const int left = sg_left_region(pot, theta);
+    double lf1 = left ? R_NegInf : pot->log_target(pot->ctx, theta, grad);
+    if (!left) kick(pc, dim, grad, 0.5 * h, u, t);
     for (int j = 0; j < dim; j++) kin1 += u[j] * u[j];
     double log_ratio = (lf1 - 0.5 * kin1) - (lf - 0.5 * kin0);
     if (log(sg_rng_unif(rng)) < log_ratio) { /* NaN (a diverged step) is rejected */

@@ -52,7 +52,8 @@ static void mala_run(const sg_potential *pot, int dim, double *theta, double *v,
     }
     if (pc) sg_precond_factor_apply(pc, v);
     for (int j = 0; j < dim; j++) theta[j] += v[j];
-    double lf1 = pot->log_target(pot->ctx, theta, grad);
+    /* a step out of the particles' region C is rejected (kernel.h, sg_left_region) */
+    double lf1 = sg_left_region(pot, theta) ? R_NegInf : pot->log_target(pot->ctx, theta, grad);
     whiten(pc, grad, v, dim);
     double back2 = 0.0;
     for (int j = 0; j < dim; j++) {

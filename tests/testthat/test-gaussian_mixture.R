@@ -402,6 +402,20 @@ test_that("jump proposal densities are sums over relabellings, checked by brute 
   }
 })
 
+# M particles near the mode that puts one component on each of the K grid clusters of n points
+# (noise sd 0.02), each in a random labelling, with random log-weights.
+scattered_population <- function(K, n, M, seed) {
+  D <- 2
+  y <- grid_clusters(K, n)
+  centres <- stats::aggregate(as.data.frame(y), list(rep_len(1:K, n)), mean)[, -1]
+  base <- c(rep(0, K - 1), t(as.matrix(centres)), rep(log(0.01), K * D))
+  pop <- withr_seed(seed, vapply(seq_len(M), function(i) {
+    relabel_mixture(base + stats::rnorm(length(base), sd = 0.02), K, D, sample(K))
+  }, numeric(length(base))))
+  list(y = y, model = gaussian_mixture(y, components = K), pop = pop,
+       logw = withr_seed(seed + 1, stats::rnorm(M)))
+}
+
 # 6 clusters on a 3 x 2 grid, standardised: cluster centres at y1 = -1.2, 0, 1.2 and y2 = -1, 1,
 # so that y1 + 0.618 y2 (the key order of gm_key_order) nearly ties between two pairs, and the
 # first coordinate ties in three. The population alignment must still put every particle in one
@@ -410,15 +424,12 @@ test_that("the particles of a mixture are put in one labelling, whatever ties a 
   test_tags("memcheck")
   K <- 6
   D <- 2
-  y <- grid_clusters(K, 300)
-  model <- gaussian_mixture(y, components = K)
-  centres <- stats::aggregate(as.data.frame(y), list(rep_len(1:K, 300)), mean)[, -1]
-  base <- c(rep(0, K - 1), t(as.matrix(centres)), rep(log(0.01), K * D))
   M <- 40
-  pop <- withr_seed(3, vapply(seq_len(M), function(i) {
-    relabel_mixture(base + stats::rnorm(length(base), sd = 0.02), K, D, sample(K))
-  }, numeric(length(base))))
-  logw <- withr_seed(4, stats::rnorm(M))
+  p <- scattered_population(K, 300, M, seed = 3)
+  y <- p$y
+  model <- p$model
+  pop <- p$pop
+  logw <- p$logw
   out <- .Call(sgais:::C_ffi_gaussian_mixture_canonicalize, model, pop, logw)
   mu <- function(th) matrix(th[K - 1 + seq_len(K * D)], K, D, byrow = TRUE)
   for (i in seq_len(M)) {
@@ -432,4 +443,38 @@ test_that("the particles of a mixture are put in one labelling, whatever ties a 
   o <- withr_seed(5, sample(M))
   again <- .Call(sgais:::C_ffi_gaussian_mixture_canonicalize, model, pop[, o], logw[o])
   expect_equal(again, out[, o])
+})
+
+# The region C the particles are relabelled into holds one point of every class: a particle of
+# the population relabelled at random maps back to itself, a particle already there is not
+# moved, and a point C cuts through (a component's mean moved to another's cluster) is mapped
+# to one relabelling only, whatever labelling it came in. The exact kernels reject moves out of
+# C (model.h, to_region), which keeps them invariant for the target restricted to C.
+test_that("a mixture's particles have one region, and every relabelling maps into it once", {
+  K <- 4
+  D <- 2
+  M <- 30
+  p <- scattered_population(K, 200, M, seed = 6)
+  model <- p$model
+  pop <- p$pop
+  logw <- p$logw
+  canon <- .Call(sgais:::C_ffi_gaussian_mixture_canonicalize, model, pop, logw)
+  shuffled <- withr_seed(8, vapply(seq_len(M), function(i) {
+    relabel_mixture(canon[, i], K, D, sample(K))
+  }, numeric(nrow(pop))))
+  back <- .Call(sgais:::C_ffi_gaussian_mixture_to_region, model, pop, logw, shuffled)
+  expect_equal(back$x, canon, tolerance = 1e-12)
+  stay <- .Call(sgais:::C_ffi_gaussian_mixture_to_region, model, pop, logw, canon)
+  expect_false(any(stay$moved))
+  expect_identical(stay$x, canon)
+  # a point between labellings: component 1's mean halfway to component 2's
+  odd <- canon[, 1]
+  mu1 <- K - 1 + 1:D
+  odd[mu1] <- (odd[mu1] + canon[K - 1 + D + 1:D, 1]) / 2
+  perms <- list(1:K, c(2, 1, 3, 4), rev(1:K), c(3, 4, 1, 2))
+  all <- vapply(perms, function(p) relabel_mixture(odd, K, D, p), numeric(nrow(pop)))
+  mapped <- .Call(sgais:::C_ffi_gaussian_mixture_to_region, model, pop, logw, all)$x
+  for (j in 2:4) expect_equal(mapped[, j], mapped[, 1], tolerance = 1e-12)
+  expect_error(.Call(sgais:::C_ffi_gaussian_mixture_to_region, model, pop, logw, 1:3),
+               class = "sgais_error_input")
 })
