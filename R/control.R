@@ -77,6 +77,13 @@
 #'     `NULL`, `particles`);}
 #'   \item{`jumps`}{independence Metropolis-Hastings jumps between modes after each exact move,
 #'     for models that have them, such as mixtures (10, nested sampling 80 / 0);}
+#'   \item{`reference`}{(SGAIS, AIS) start the annealing path at a reference distribution the
+#'     model builds from the data instead of at the prior, for models that have one (mixtures of
+#'     2 to 12 components whose data show as many clusters as components: each component's
+#'     conjugate posterior given one k-means cluster, summed over the relabellings). SGAIS
+#'     starts its first chunk there, and its restarts then anneal all the data so far at once
+#'     from the reference built on them (`TRUE` / `FALSE`).
+#'     See `inst/design.md`, "Mixtures";}
 #'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
 #'     SEs, or the data grew `restart_every` times (5, `NULL`: 2 for mixtures, else `Inf` /

@@ -309,11 +309,19 @@ model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {
 # n draws from the prior as a dim x n matrix.
 # What the model supplies, from the C core (src/model_r.c): a named logical vector with `jumps`
 # (jump proposals: its posterior may have separated modes), `log_lik_range` (the confidence
-# sampler's bound), `lik_bound` (FlyMC's) and `canonicalize` (a canonical labelling).
+# sampler's bound), `lik_bound` (FlyMC's), `canonicalize` (a canonical labelling) and
+# `reference` (a reference distribution the annealing path can start from, setting `reference`).
 model_capabilities <- function(model) {
   with_model_errors(.Call(C_ffi_model_capabilities, model))
 }
 model_has_jumps <- function(model) model_capabilities(model)[["jumps"]]
+model_has_reference <- function(model) model_capabilities(model)[["reference"]]
+# Whether a run on all the model's observations would start from its reference (the model
+# decides from its summary of the data: a mixture when they show as many clusters as it has
+# components).
+model_reference_applies <- function(model) {
+  with_model_errors(.Call(C_ffi_model_reference_applies, model))
+}
 
 model_prior_draw <- function(model, n) {
   with_model_errors(.Call(C_ffi_model_prior_draw, model, as.integer(n)))

@@ -162,6 +162,7 @@ settings_schema <- list(
     }
   ),
   control_variates = setting("flag", sgais_methods, preset(FALSE, TRUE)),
+  reference = setting("flag", annealing_methods, preset(FALSE, TRUE)),
   score_control_variate = setting("flag", sgais_methods, preset(FALSE, TRUE)),
   exact_until = setting("count", sgais_methods, preset(NULL, NULL), lower = 0, null = function(s) {
     if (s$step_scale == "per_observation") s$batch_size else 4L * s$batch_size
@@ -220,10 +221,12 @@ control_presets$sir <- list(
   paper = utils::modifyList(control_presets$sgais$robust, list(
     particles = 10, early_particles = NULL, update = "importance", resample = TRUE,
     chunk_size = 1, batch_size = 1, exact_until = .Machine$integer.max, control_variates = FALSE,
-    score_control_variate = FALSE, jumps = 0, restart_threshold = Inf, restart_every = Inf
+    score_control_variate = FALSE, jumps = 0, restart_threshold = Inf, restart_every = Inf,
+    reference = FALSE
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
-    update = "importance", first_chunk_size = 1, restart_threshold = Inf, restart_every = Inf
+    update = "importance", first_chunk_size = 1, restart_threshold = Inf, restart_every = Inf,
+    reference = FALSE
   ))
 )
 control_presets$sequential <- list(
@@ -232,7 +235,7 @@ control_presets$sequential <- list(
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
     update = "averaged", resample = FALSE, first_chunk_size = 1, restart_threshold = Inf,
-    restart_every = Inf
+    restart_every = Inf, reference = FALSE
   ))
 )
 

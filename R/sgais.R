@@ -462,20 +462,22 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
   # posteriors have separated modes that local moves cannot travel between (those with jump
   # proposals)
   every <- settings$restart_every %||% (if (model_has_jumps(model)) 2 else Inf)
+  # a restart anneals all its observations at once from the model's reference (sgais_restart())
+  whole <- restart_in_one_chunk(model, settings)
   slice <- function(state, budget) {
     # after a shift only once the data have grown by half since the last such restart (so
     # that a drift flagged in every chunk does not restart every chunk), and periodically once
     # they have grown `every` times since the last restart (src/sgais.c)
     cs$restart_after <- 1.5 * state$shift_restart_n
     cs$restart_due <- if (is.finite(every)) {
-      every * max(state$restart_n, settings$exact_until, settings$chunk_size)
+      every * max(state$restart_n, if (!whole) settings$exact_until, settings$chunk_size)
     } else {
       Inf
     }
     out <- run(model, state, n_end, cs, schedule, budget)
     if (out$restart_at > 0) {
       shifted <- out$restart_at < cs$restart_due
-      again <- sgais_restart(model, out$state, out$restart_at, cs, run)
+      again <- sgais_restart(model, out$state, out$restart_at, cs, run, whole)
       again$state$shift_restart_n <- if (shifted) out$restart_at else state$shift_restart_n
       out$state <- again$state
       out$trace <- rbind(out$trace, again$trace)
@@ -509,7 +511,13 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
 # run split into pieces restarts identically. `state` is the run's state after the chunks
 # before the flagged one; returns the state after the restart and one trace row for it
 # (`restarts` = 1; its costs the whole run's, its annealing steps all of the run's chunks').
-sgais_restart <- function(model, state, at, cs, run) {
+# With `whole` (restart_in_one_chunk()), when the model's reference applies to the `at`
+# observations, the run is one chunk of all of them, annealed from the model's reference
+# distribution built from them (src/anneal.h): a mixture's posterior
+# can change its mode as data accumulate (ten separated clusters: at 500 observations it prefers
+# broad components over pairs of clusters, at 2,000 one per cluster), and a run in chunks must
+# then cross that change between chunks, which importance weights cannot (-13 to -40 nats).
+sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   seed <- as.integer((sum(state$key * c(1, 65536)) + at) %% .Machine$integer.max)
   M <- cs$early_particles
   drawn <- with_seed(seed, list(order = sample.int(at), theta = model_prior_draw(model, M),
@@ -519,6 +527,9 @@ sgais_restart <- function(model, state, at, cs, run) {
   shuffled$n <- as_count(at)
   again <- cs
   again$restart_threshold <- again$restart_due <- Inf
+  if (whole && model_reference_applies(shuffled)) {
+    again$chunk_size <- again$first_chunk_size <- as.integer(at)
+  }
   # every observation is held, from the first (the C side allows restarts only then)
   start <- sgais_initial_state(drawn$theta, drawn$key, restart_n = at)
   start$slots <- integer(0)
@@ -543,6 +554,12 @@ sgais_restart <- function(model, state, at, cs, run) {
     jump_acceptance = mean_or_na(tr$jump_acceptance), restarts = 1L
   )[names(tr)]
   out
+}
+
+# Whether restarts anneal all their observations as one chunk from the model's reference
+# (sgais_restart()): for models that have one, when the setting `reference` is on.
+restart_in_one_chunk <- function(model, settings) {
+  isTRUE(settings$reference) && model_has_reference(model)
 }
 
 # A replicate's annealing schedule (src/sgais.c): for each chunk ending at n[j], steps[j]

@@ -24,21 +24,22 @@ typedef struct {
   const sg_model *m;
   double lambda;
   sg_workspace *ws;
+  sg_reference ref; /* the path's start (setting `reference`; anneal.h), or none: the prior */
 } ais_target;
 
 static void ais_grad_log_target(void *ctx, const double *theta, double *grad) {
   ais_target *t = ctx;
   const sg_model *m = t->m;
   memset(grad, 0, m->dim * sizeof(double));
-  m->log_prior(m, t->ws, theta, grad);
+  sg_path_log_base(m, t->ws, &t->ref, t->lambda, theta, grad);
   sg_model_grad_log_lik(m, t->ws, theta, NULL, 0, m->n_obs, t->lambda, grad);
 }
 
-/* The prior, the part of log f the subsampling MH kernels evaluate exactly (their test
- * subsamples the data, with factor lambda; kernel.h). */
+/* The prior (or the reference path's base), the part of log f the subsampling MH kernels
+ * evaluate exactly (their test subsamples the data, with factor lambda; kernel.h). */
 static double ais_log_rest(void *ctx, const double *theta) {
   ais_target *t = ctx;
-  return t->m->log_prior(t->m, t->ws, theta, NULL);
+  return sg_path_log_base(t->m, t->ws, &t->ref, t->lambda, theta, NULL);
 }
 
 /* The same potential with its value, for the Metropolis-adjusted kernel. */
@@ -46,7 +47,7 @@ static double ais_log_target(void *ctx, const double *theta, double *grad) {
   ais_target *t = ctx;
   const sg_model *m = t->m;
   if (grad) memset(grad, 0, m->dim * sizeof(double));
-  double lf = m->log_prior(m, t->ws, theta, grad);
+  double lf = sg_path_log_base(m, t->ws, &t->ref, t->lambda, theta, grad);
   return lf + t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, 0, m->n_obs, t->lambda, grad);
 }
 
@@ -123,7 +124,7 @@ static void ais_run_init(ais_run *r, const sg_model *m, const ais_settings *s, d
   sg_kernel_init(&r->kernel, mv, r->pcp ? &r->own : NULL, dim, N);
   r->kernel.rng = &r->rng;
   r->scratch.rng = &r->shared;
-  r->target = (ais_target){m, lambda, ws};
+  r->target = (ais_target){.m = m, .lambda = lambda, .ws = ws};
   r->pot = (sg_potential){ais_grad_log_target, &r->target, ais_log_target, ais_log_rest,
                           {m, ws, NULL, 0, N, 0.0, NULL}};
   /* the FlyMC kernel's collapsed bound (kernel.h), anchored at the particles' weighted mean and
@@ -136,11 +137,30 @@ static void ais_run_init(ais_run *r, const sg_model *m, const ais_settings *s, d
    * kernels keep them in */
   if (r->pcp && m->canonicalize)
     r->pot.region = (const double *) (r->region = (double *) R_alloc(m->region_size, sizeof(double)));
-  /* the jump proposals (kernel.h), built from all the data or an evenly spread subset */
+  /* the jump proposals (kernel.h), built from all the data or an evenly spread subset, and
+   * the reference the path may start from (anneal.h), built from the same summary */
   if (mv->jumps > 0 && m->jump_propose)
     r->pot.jump.aux = sg_jump_set(m, N, NULL, 0, N, 0,
                                   (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
                                   (double *) R_alloc(m->jump_aux, sizeof(double)));
+  r->target.ref = sg_reference_for(m, s->reference, r->pot.jump.aux, N);
+}
+
+int ais_start(const sg_model *m, const ais_settings *s, double *theta, int M, double lambda,
+              uint64_t key, double *loglik, sg_workspace *ws) {
+  ais_run r;
+  double step = s->move.base_step;
+  ais_run_init(&r, m, s, theta, NULL, loglik, lambda, &step, key, NULL, ws);
+  const sg_reference *ref = &r.target.ref;
+  for (int i = 0; i < M && !ws->status->code; i++) {
+    double *th = theta + (size_t) i * m->dim;
+    if (ref->aux && lambda == 0.0) { /* drawn from q0 instead, from a stream of its own */
+      sg_rng_init(&r.rng, key, AIS_START_STREAM, (uint64_t) i);
+      m->ref_draw(m, ref->aux, ref->n, th, &r.rng);
+    }
+    loglik[i] = sg_path_log_lik(m, ws, ref, th, 0, m->n_obs);
+  }
+  return ws->status->code;
 }
 
 /* A step's reweighting: the next lambda by the ESS of the incremental weights, or exactly the
@@ -186,7 +206,7 @@ static int ais_move_round(ais_run *r, ais_step *p, const double *start) {
       memcpy(th, r->before, dim * sizeof(double));
       p->diverged++;
     }
-    if (p->lambda < 1.0) r->loglik[i] = sg_model_log_lik(r->m, r->ws, th, NULL, 0, r->N, 1.0, NULL);
+    if (p->lambda < 1.0) r->loglik[i] = sg_path_log_lik(r->m, r->ws, &r->target.ref, th, 0, r->N);
     if (r->st->code) return -1; /* a model failed: its message, not the NaN it caused */
     sg_interrupt_check();
   }

@@ -82,8 +82,10 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &st);
   sg_workspace_threads(&ws, &m, sg_threads());
-  if (sg_loglik_from_state(loglik, &m, &ws, th, M, 0, m.n_obs, ll)) {
-    if (ais_check_loglik(ll, M, lam, 0, &st)) sg_raise(&st);
+  /* at the start (no log-likelihoods yet) the particles may be drawn again (ais_start) */
+  if (Rf_length(loglik) == M ? sg_loglik_from_state(loglik, &m, &ws, th, M, 0, m.n_obs, ll)
+                             : (ais_start(&m, &s, th, M, lam, run_key, ll, &ws), 1)) {
+    if (st.code || ais_check_loglik(ll, M, lam, 0, &st)) sg_raise(&st);
     initial = ws.count.likelihood;
   }
 

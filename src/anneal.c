@@ -135,3 +135,37 @@ int sg_check_loglik(const double *loglik, int M) {
   }
   return all_zero ? SG_LOGLIK_ALL_ZERO : SG_LOGLIK_OK;
 }
+
+double sg_path_log_base(const sg_model *m, sg_workspace *ws, const sg_reference *ref,
+                        double lambda, const double *theta, double *grad) {
+  if (!ref || !ref->aux) return m->log_prior(m, ws, theta, grad);
+  /* grad takes grad log q0, scaled by (1 - lambda) / lambda, then grad log prior, and all of it
+   * is scaled by lambda: no second buffer */
+  const double lq = m->ref_log_density(m, ws, theta, ref->aux, ref->n, grad);
+  if (lambda <= 0.0) return lq;
+  if (grad)
+    for (int j = 0; j < m->dim; j++) grad[j] *= (1.0 - lambda) / lambda;
+  const double lp = m->log_prior(m, ws, theta, grad);
+  if (grad)
+    for (int j = 0; j < m->dim; j++) grad[j] *= lambda;
+  return (1.0 - lambda) * lq + lambda * lp;
+}
+
+double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *ref,
+                       const double *theta, int start, int n) {
+  double ll = sg_model_log_lik(m, ws, theta, NULL, start, n, 1.0, NULL);
+  if (ref && ref->aux)
+    ll += m->log_prior(m, ws, theta, NULL) - m->ref_log_density(m, ws, theta, ref->aux, ref->n, NULL);
+  return ll;
+}
+
+/* q0 is built for at most SG_JUMP_POINTS observations: its summary of the data comes from that
+ * many (sg_jump_set), so that a q0 for more would be narrower than the error of its own centre
+ * (for a mixture, of the clusters' means), and the path from it would have to travel many of
+ * its widths. */
+sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n) {
+  sg_reference r = {NULL, 0.0};
+  if (reference && aux && m->ref_log_density && m->ref_draw && (!m->ref_ok || m->ref_ok(m, aux)))
+    r = (sg_reference){aux, n < SG_JUMP_POINTS ? n : SG_JUMP_POINTS};
+  return r;
+}

@@ -13,8 +13,34 @@ typedef struct {
   double target_ess, resample_ess;
   int conditional_ess; /* the step's criterion: conditional ESS (1) or incremental ESS (0) */
   int score_cv;        /* the score control variate of each evidence increment (see below) */
+  int reference;       /* start the path at the model's reference distribution (see below) */
   sg_move_settings move;
 } sg_anneal_settings;
+
+/* The reference path (generalized stepping-stone sampling: Fan, Wu, Chen, Kuo and Lewis 2011,
+ * Syst. Biol. 60(2), in AIS form). With a reference distribution q0 (the model's, model.h:
+ * ref_log_density, built from aux for a target of n observations) the annealing path is
+ *   f_lambda = q0^(1 - lambda) (prior x likelihood)^lambda
+ * instead of prior x likelihood^lambda; each step's incremental weight is then the likelihood
+ * times prior / q0 to the step (sg_path_log_lik), and log Z is unchanged since q0 is normalised.
+ * A q0 near the posterior spares the particles the path from the prior (for a mixture, a
+ * first-order transition: inst/design.md, Mixtures). aux NULL: the path from the prior. */
+typedef struct {
+  const double *aux;
+  double n;
+} sg_reference;
+/* The part of log f_lambda that is not the likelihood: the log prior, or with a reference
+ * (1 - lambda) log q0 + lambda log prior; its gradient is added to grad (NULL: none), which must
+ * be zero on entry when there is a reference. */
+double sg_path_log_base(const sg_model *m, sg_workspace *ws, const sg_reference *ref,
+                        double lambda, const double *theta, double *grad);
+/* The log-likelihood of observations start..start+n-1 at theta as the annealing weights it:
+ * plus log prior - log q0 with a reference. */
+double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *ref,
+                       const double *theta, int start, int n);
+/* The reference for a run whose setting `reference` is on, if the model has one and aux (its
+ * jump summary) is set; else none. */
+sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n);
 
 /* Scratch for sg_anneal_reweight (R_alloc'ed), and the stream its resampling draws from (set
  * by the caller). */

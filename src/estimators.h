@@ -121,6 +121,15 @@ int ais_process(const sg_model *m, const ais_settings *s, double *theta, double 
  * SGHMC moves (moved), zero likelihood everywhere means the particles ran off: a divergence. */
 int ais_check_loglik(const double *loglik, int M, double lambda, int moved, sg_status *st);
 
+/* A run's log-likelihoods when the state has none: loglik[i] = particle i's full-data
+ * log-likelihood as the annealing weights it (anneal.h, sg_path_log_lik). At the start (lambda
+ * = 0) with a reference (setting `reference`, a model that has one) the particles theta (M rows
+ * of dim; prior draws) are first drawn again from it, each from the stream (key,
+ * AIS_START_STREAM, i). Returns the workspace status's code. */
+#define AIS_START_STREAM UINT64_C(0xffffffff00000000)
+int ais_start(const sg_model *m, const ais_settings *s, double *theta, int M, double lambda,
+              uint64_t key, double *loglik, sg_workspace *ws);
+
 /* ---------------------------------------------------------------- Nested sampling: nested_sampling.c */
 
 /* Iterations per call (a slice of a run), a run's status, and its move. */

@@ -208,7 +208,8 @@ static const sg_setting anneal_table[] = {
     {"target_ess", 'd', ANNEAL(target_ess), 1, INFINITY, 1, 1},
     {"resample_ess", 'd', ANNEAL(resample_ess), 0, 1, 0, 0},
     {"conditional_ess", 'c', ANNEAL(conditional_ess), 0, 1, 0, 0},
-    {"score_control_variate", 'c', ANNEAL(score_cv), 0, 1, 0, 0}};
+    {"score_control_variate", 'c', ANNEAL(score_cv), 0, 1, 0, 0},
+    {"reference", 'c', ANNEAL(reference), 0, 1, 0, 0}};
 #undef ANNEAL
 #define SGAIS(field) offsetof(sgais_settings, field)
 const sg_setting sg_sgais_table[] = {

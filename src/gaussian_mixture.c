@@ -40,6 +40,9 @@ typedef struct {
   /* the jump proposal's (gm_jump_log_q; K <= GM_JUMP_MAX_K, else none): its table T (K^2),
    * sums over subsets (2^K), and the population's factors (gm_pop_factors: K + 4 K d) */
   double *jump_T, *jump_f, *jump_pop;
+  /* the reference's gradient (gm_ref_log_density): the permanent's backward sums (2^K) and
+   * marginals (K^2) */
+  double *jump_b, *jump_P;
   /* gm_canonicalize's: the reference and its precisions (2 K d each), the spreads (2 d), the
    * costs (K^2) and the assignment's potentials (3 (K + 1)) */
   double *ref, *prec, *scale, *cost, *hung;
@@ -49,7 +52,7 @@ typedef struct {
 
 static size_t gm_jump_doubles(int K, int D) {
   return K > 1 && K <= GM_JUMP_MAX_K
-             ? (size_t) K * K + ((size_t) 1 << K) + (size_t) K + (size_t) 4 * K * D
+             ? (size_t) 2 * K * K + ((size_t) 2 << K) + (size_t) K + (size_t) 4 * K * D
              : 0;
 }
 
@@ -72,11 +75,13 @@ static gm_scratch gm_scratch_of(const gm_data *d, sg_workspace *ws) {
   g.ex = g.c + K;
   g.gsum = g.ex + K;
   g.copy = g.gsum + K * (2 * D + 1);
-  g.jump_T = g.jump_f = g.jump_pop = NULL;
+  g.jump_T = g.jump_f = g.jump_pop = g.jump_b = g.jump_P = NULL;
   if (gm_jump_doubles(d->K, d->d)) {
     g.jump_T = g.copy + K * (2 * D + 1);
     g.jump_f = g.jump_T + K * K;
     g.jump_pop = g.jump_f + ((size_t) 1 << K);
+    g.jump_b = g.jump_pop + K + 4 * K * D;
+    g.jump_P = g.jump_b + ((size_t) 1 << K);
   }
   g.ref = g.copy + K * (2 * D + 1) + gm_jump_doubles(d->K, d->d);
   g.prec = g.ref + 2 * K * D;
@@ -951,6 +956,103 @@ static void gm_jump_propose(const sg_model *m, double *prop, const double *aux, 
   else gm_draw_clusters(d, aux, 0.0, prop, rng);
 }
 
+/* The marginals of the permanent's distribution over relabellings: P[k][c] = the share of
+ * perm(exp(T)) whose relabelling puts row k on column c, from the forward sums f of
+ * gm_log_permanent (log perm = L) and the backward sums b(S) = log sum over assigning rows |S|..K-1
+ * to the columns outside S: P[k][c] = sum over S of k columns without c of
+ * exp(f(S) + T[k][c] + b(S + c) - L). O(2^K K), as the permanent. */
+static void gm_permanent_marginals(const double *T, const double *f, double L, int K, double *b,
+                                   double *P) {
+  const unsigned full = (1u << K) - 1;
+  b[full] = 0.0;
+  for (unsigned S = full; S-- > 0;) {
+    const int k = __builtin_popcount(S);
+    double mx = R_NegInf, acc = 0.0;
+    for (int c = 0; c < K; c++)
+      if (!(S & (1u << c))) {
+        const double v = T[k * K + c] + b[S | (1u << c)];
+        if (v > mx) {
+          acc = acc * exp(mx - v) + 1.0;
+          mx = v;
+        } else {
+          acc += exp(v - mx);
+        }
+      }
+    b[S] = mx + log(acc);
+  }
+  memset(P, 0, (size_t) K * K * sizeof(double));
+  for (unsigned S = 0; S < full; S++) {
+    const int k = __builtin_popcount(S);
+    for (int c = 0; c < K; c++)
+      if (!(S & (1u << c))) P[k * K + c] += exp(f[S] + T[k * K + c] + b[S | (1u << c)] - L);
+  }
+}
+
+/* The reference distribution (model.h, setting `reference`): the cluster part Q of the jump
+ * proposal at the n observations of the target,
+ *   q0 = (1 / K!) sum over the K! relabellings sigma of Q(sigma theta),
+ * normalised and symmetric (so the particles may still be relabelled), Q the conjugate
+ * posterior of each component given one k-means cluster (gm_jump_prepare; the prior for a
+ * component without one). For separated clusters Q is nearly the posterior of the mode that
+ * puts one component on each cluster, so the path from q0 never meets the first-order
+ * transition that tempering from the prior crosses (broad components over several clusters
+ * give way to one per cluster: inst/design.md, Mixtures). Without the jump proposal's
+ * defensive part (the prior): particles drawn from both an O(1)-wide prior and a narrow Q share
+ * one metric, fitted to the wide ones, and every move of the narrow ones was refused (AIS on
+ * ten clusters: acceptance 0 until lambda = 0.003). The gradient of log Q's permanent is
+ * sum_kc P_kc grad T_kc, P its marginals (gm_permanent_marginals); T_kc = a_c log beta_k + the
+ * NIG log densities of component k under cluster c, so d/dz_j = sum_c P_jc a_c - beta_j sum_c
+ * a_c (sum_k P_kc = 1), and per dimension d/dmu = -kappa (mu - m) / sigma2,
+ * d/ds = -a - 1/2 + (b + kappa (mu - m)^2 / 2) / sigma2. */
+static double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *theta,
+                                 const double *aux, double n, double *grad) {
+  const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
+  const int K = d->K, D = d->d;
+  const size_t Kd = (size_t) K * D;
+  const double *mu = theta + (K - 1), *s = mu + Kd;
+  double *a = g.jump_pop;
+  gm_log_weights(d, theta, g.log_beta);
+  const double lq = gm_log_q_clusters(d, aux, n, g.log_beta, mu, s, g.jump_T, g.jump_f, a);
+  if (grad && R_FINITE(lq)) {
+    gm_permanent_marginals(g.jump_T, g.jump_f, g.jump_f[(1u << K) - 1], K, g.jump_b, g.jump_P);
+    const double *P = g.jump_P;
+    double sum_a = 0.0;
+    for (int c = 0; c < K; c++) sum_a += a[c];
+    for (int j = 0; j < K - 1; j++) {
+      double acc = 0.0;
+      for (int c = 0; c < K; c++) acc += P[j * K + c] * a[c];
+      grad[j] += acc - exp(g.log_beta[j]) * sum_a;
+    }
+    for (int k = 0; k < K; k++)
+      for (int j = 0; j < D; j++) {
+        const size_t kj = (size_t) k * D + j;
+        const double e = exp(-s[kj]);
+        double dm = 0.0, ds = 0.0;
+        for (int c = 0; c < K; c++) {
+          const double w = P[k * K + c];
+          if (w == 0.0) continue;
+          const gm_nig q = gm_cluster_nig(d, aux, c, j, n);
+          const double r = mu[kj] - q.mean;
+          dm -= w * q.kappa * r * e;
+          ds += w * (-q.a - 0.5 + (q.b + 0.5 * q.kappa * r * r) * e);
+        }
+        grad[K - 1 + kj] += dm;
+        grad[K - 1 + Kd + kj] += ds;
+      }
+  }
+  return lq - lgammafn(K + 1.0);
+}
+
+static int gm_ref_ok(const sg_model *m, const double *aux) {
+  return (int) aux[0] == ((const gm_data *) m->data)->K;
+}
+
+static void gm_ref_draw(const sg_model *m, const double *aux, double n, double *theta,
+                        sg_rng *rng) {
+  gm_draw_clusters(m->data, aux, n, theta, rng);
+}
+
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st) {
   if (D < 1 || n < 0 || K < 1)
@@ -988,6 +1090,9 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
     m->jump_prepare = gm_jump_prepare;
     m->jump_propose = gm_jump_propose;
     m->jump_log_q = gm_jump_log_q;
+    m->ref_log_density = gm_ref_log_density;
+    m->ref_draw = gm_ref_draw;
+    m->ref_ok = gm_ref_ok;
     /* C and the clusters (1 + 2 d each), then gm_jump_prepare's scratch: trial clusters, the
      * standardised points, centres, variances and log-shares, distances, sd and mean, and
      * three int arrays */

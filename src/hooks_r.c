@@ -25,11 +25,16 @@ SEXP ffi_flymc_bound(SEXP model, SEXP anchor, SEXP theta) {
   return out;
 }
 
-/* A mixture model with jump proposals (and its K, D), or an input error. */
-static void mixture_with_jumps(SEXP model, sg_model *m, int *K, int *D) {
+/* A mixture model with jump proposals (and its K, D), or an input error; theta must hold
+ * points of its dimension, a column each: their number is returned. */
+static int mixture_with_jumps(SEXP model, SEXP theta, sg_model *m, int *K, int *D) {
   sg_model_from_r(model, m);
   if (!sg_gaussian_mixture_has_jumps(m, K, D))
     sg_input_error("`model` must be a gaussian_mixture() with 2 to %d components.", GM_JUMP_MAX_K);
+  if (theta == R_NilValue) return 0;
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % m->dim != 0)
+    sg_input_error("`theta` must be a numeric matrix of %d rows.", m->dim);
+  return Rf_length(theta) / m->dim;
 }
 
 /* The clusters a mixture's jump proposals are built from, given all its observations:
@@ -37,7 +42,7 @@ static void mixture_with_jumps(SEXP model, sg_model *m, int *K, int *D) {
 SEXP ffi_gaussian_mixture_jump_clusters(SEXP model) {
   sg_model m;
   int K, D;
-  mixture_with_jumps(model, &m, &K, &D);
+  mixture_with_jumps(model, R_NilValue, &m, &K, &D);
   double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
   sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
   const int C = sg_gaussian_mixture_clusters(&m, aux, NULL, NULL, NULL);
@@ -65,16 +70,12 @@ SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP
                                      SEXP n) {
   sg_model m;
   int K, D;
-  mixture_with_jumps(model, &m, &K, &D);
-  const int dim = m.dim;
-  if (TYPEOF(theta) != REALSXP || Rf_length(theta) % dim != 0)
-    sg_input_error("`theta` must be a numeric matrix of %d rows.", dim);
+  const int M = mixture_with_jumps(model, theta, &m, &K, &D), dim = m.dim;
   if (TYPEOF(pop_mean) != REALSXP || Rf_length(pop_mean) != dim)
     sg_input_error("`pop_mean` must be a numeric vector of length %d.", dim);
   if (TYPEOF(pop_factor) != REALSXP || Rf_length(pop_factor) != dim * dim)
     sg_input_error("`pop_factor` must be a %d x %d numeric matrix.", dim, dim);
   const double n_obs = sg_scalar_double(n, "n");
-  const int M = Rf_length(theta) / dim;
   sg_status st = {SG_OK, ""};
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &st);
@@ -93,6 +94,50 @@ SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP
   sg_gaussian_mixture_jump_parts(&m, &ws, aux, REAL(theta), M, &pop, n_obs, lq_c, lq_p, fac, draws);
   UNPROTECT(nprot);
   return out;
+}
+
+/* The reference distribution q0 of a mixture's first chunk (model.h, ref_log_density) at the
+ * points theta (dim x M, a column each), built from all the observations for a target of n of
+ * them: list(value = log q0 (M), gradient (dim x M), draws = M draws from q0, from stream seed). */
+SEXP ffi_gaussian_mixture_reference(SEXP model, SEXP theta, SEXP n, SEXP seed) {
+  sg_model m;
+  int K, D;
+  const int M = mixture_with_jumps(model, theta, &m, &K, &D), dim = m.dim;
+  const double n_obs = sg_scalar_double(n, "n");
+  const int key = sg_scalar_int(seed, "seed", 0);
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
+  sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+  int nprot = 0;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3)); nprot++;
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 3)); nprot++;
+  double *value = REAL(sg_new_column(out, names, 0, "value", REALSXP, M));
+  double *grad = REAL(sg_new_column(out, names, 1, "gradient", REALSXP, (R_xlen_t) M * dim));
+  double *draws = REAL(sg_new_column(out, names, 2, "draws", REALSXP, (R_xlen_t) M * dim));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  memset(grad, 0, (size_t) M * dim * sizeof(double));
+  sg_rng rng;
+  sg_rng_init(&rng, (uint64_t) key, 0, 0);
+  for (int i = 0; i < M; i++) {
+    value[i] = m.ref_log_density(&m, &ws, REAL(theta) + (size_t) i * dim, aux, n_obs,
+                                 grad + (size_t) i * dim);
+    m.ref_draw(&m, aux, n_obs, draws + (size_t) i * dim, &rng);
+  }
+  UNPROTECT(nprot);
+  return out;
+}
+
+/* Whether an annealing run on all the model's observations would start from its reference
+ * (anneal.h, sg_reference_for, with the setting on): TRUE or FALSE. */
+SEXP ffi_model_reference_applies(SEXP model) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (!m.jump_propose || !m.ref_log_density || m.n_obs < 1) return Rf_ScalarLogical(0);
+  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
+  sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+  return Rf_ScalarLogical(sg_reference_for(&m, 1, aux, m.n_obs).aux != NULL);
 }
 
 /* theta (dim x M, a column each) after the model's canonicalize with log-weights logw. */

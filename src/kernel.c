@@ -40,11 +40,6 @@ void sg_kernel_init(sg_kernel *k, const sg_move_settings *s, const sg_precond *p
   }
 }
 
-int sg_left_region(const sg_potential *pot, double *theta) {
-  return pot->region && pot->data.m ? sg_model_to_region(pot->data.m, pot->data.ws, pot->region, theta)
-                                    : 0;
-}
-
 int sg_jump_chain(const sg_model *m, sg_workspace *ws,
                   double (*log_f)(void *ctx, const double *theta, double *grad), void *ctx,
                   sg_constraint *con, const double *aux, double n, int rungs,

@@ -50,7 +50,11 @@ typedef struct {
 /* 1 if theta has left the potential's region C (theta is then mapped into C: the caller restores
  * it or keeps the mapped point), else 0. The Metropolis-adjusted kernels reject such a move, so
  * that they leave the target restricted to C invariant (model.h, to_region). */
-int sg_left_region(const sg_potential *pot, double *theta);
+static inline int sg_left_region(const sg_potential *pot, double *theta) {
+  return pot->region && pot->data.m
+             ? sg_model_to_region(pot->data.m, pot->data.ws, pot->region, theta)
+             : 0;
+}
 
 /* Prepares the model's jump proposals (model.h) from n observations, whose element e is slot[e]
  * (slot NULL: start + e) for e < n_first and start2 + (e - n_first) after (an estimator's

@@ -174,10 +174,27 @@ struct sg_model {
                        const double *aux, double n_obs, int rungs,
                        const struct sg_gaussian *pop);
   size_t jump_aux;
+  /* Optional, with the jump proposals (NULL if none): a reference distribution q0 for the first
+   * chunk's annealing (setting `reference`), built from aux (jump_prepare's summary of the
+   * data) for a target of n observations: the path q0^(1 - lambda) (prior x likelihood)^lambda
+   * then starts near the posterior instead of at the prior (Fan et al. 2011's generalized
+   * stepping stone; see sgais.c). ref_log_density returns log q0(theta), normalised, and adds
+   * its gradient to grad (NULL: none); ref_draw draws theta from q0 with rng. q0 must be
+   * positive wherever the prior is, and symmetric like the target when the model has
+   * canonicalize. */
+  double (*ref_log_density)(const sg_model *m, sg_workspace *ws, const double *theta,
+                            const double *aux, double n, double *grad);
+  /* Whether aux supports a reference worth starting from (NULL: always). A mixture's does when
+   * the data show as many clusters as it has components: with fewer, the components left over
+   * start at the prior while the posterior may split a cluster between them, and the path from
+   * q0 missed that mass (scale(faithful), 3 components: -3.85 +/- 0.08 nats against -1.17 from
+   * the prior, seeds 1-10). */
+  int (*ref_ok)(const sg_model *m, const double *aux);
+  void (*ref_draw)(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
 };
 /* The most observations jump proposals are built from (n_pts): preparing them costs
  * O(SG_JUMP_POINTS) per parameter or so (a k-means clustering), not a pass over the data. */
-#define SG_JUMP_POINTS 256
+#define SG_JUMP_POINTS 2048
 /* The ratio of successive widths of a jump proposal with rungs > 1, and the most rungs. */
 #define SG_JUMP_RUNG_RATIO 4.0
 #define SG_JUMP_MAX_RUNGS 16

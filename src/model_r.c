@@ -270,15 +270,17 @@ SEXP ffi_model_prior_draw(SEXP model, SEXP n) {
 
 /* What the model supplies (model.h), as a named logical vector: jump proposals (its posterior
  * may have modes that local moves cannot travel between), a bound on its log-likelihood ratios
- * (the confidence sampler), a collapsible likelihood bound (FlyMC), a canonical labelling. R
+ * (the confidence sampler), a collapsible likelihood bound (FlyMC), a canonical labelling, a
+ * reference distribution for the annealing path (with the jumps, whose summary it is built from). R
  * reads the model's capabilities here rather than keeping lists of families. */
 SEXP ffi_model_capabilities(SEXP model) {
   sg_model m;
   sg_model_from_r(model, &m);
-  const char *names[] = {"jumps", "log_lik_range", "lik_bound", "canonicalize"};
+  const char *names[] = {"jumps", "log_lik_range", "lik_bound", "canonicalize", "reference"};
   const int has[] = {m.jump_propose != NULL, m.log_lik_range != NULL,
                      m.lik_bound_collapse != NULL && m.lik_bound_gap != NULL,
-                     m.canonicalize != NULL};
+                     m.canonicalize != NULL,
+                     m.jump_propose != NULL && m.ref_log_density != NULL && m.ref_draw != NULL};
   const int n = sizeof(names) / sizeof(names[0]);
   SEXP out = PROTECT(Rf_allocVector(LGLSXP, n));
   SEXP nm = PROTECT(Rf_allocVector(STRSXP, n));

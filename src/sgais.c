@@ -112,6 +112,8 @@ typedef struct {
   const int *slot;
   int *idx;
   const sgais_anchor *anchor; /* NULL: plain mini-batch gradient (paper eq. 4) */
+  /* the first chunk's reference (setting `reference`; anneal.h), or none */
+  sg_reference ref;
   sg_workspace *ws;
   sg_rng *rng; /* the stream of the particle being moved: its mini-batches */
 } sgais_target;
@@ -120,7 +122,7 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
   sgais_target *t = ctx;
   const sg_model *m = t->m;
   memset(grad, 0, m->dim * sizeof(double));
-  m->log_prior(m, t->ws, theta, grad);
+  sg_path_log_base(m, t->ws, &t->ref, t->lambda, theta, grad);
   sg_model_grad_log_lik(m, t->ws, theta, NULL, t->chunk_start, t->chunk_n, t->lambda, grad);
   if (t->past == 0) return;
   if (t->exact) {
@@ -150,7 +152,7 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
 static double sgais_log_rest(void *ctx, const double *theta) {
   sgais_target *t = ctx;
   const sg_model *m = t->m;
-  double lf = m->log_prior(m, t->ws, theta, NULL);
+  double lf = sg_path_log_base(m, t->ws, &t->ref, t->lambda, theta, NULL);
   if (t->lambda > 0.0)
     lf += t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, t->chunk_start, t->chunk_n, 1.0, NULL);
   return lf;
@@ -162,7 +164,7 @@ static double sgais_log_target(void *ctx, const double *theta, double *grad) {
   sgais_target *t = ctx;
   const sg_model *m = t->m;
   if (grad) memset(grad, 0, m->dim * sizeof(double));
-  double lf = m->log_prior(m, t->ws, theta, grad);
+  double lf = sg_path_log_base(m, t->ws, &t->ref, t->lambda, theta, grad);
   lf += t->lambda * sg_model_log_lik(m, t->ws, theta, NULL, t->chunk_start, t->chunk_n, t->lambda,
                                      grad);
   if (t->past > 0) lf += sg_model_log_lik(m, t->ws, theta, t->slot, 0, t->past, 1.0, grad);
@@ -362,8 +364,8 @@ static int move_particle(sgais_mover *w, const sg_precond *pcp, int a, const dou
     else
       for (int j = 0; j < dim; j++) score[j] = NA_REAL;
   }
-  if (loglik) *loglik = sg_model_log_lik(m, &w->ws, th, NULL, w->target.chunk_start,
-                                         w->target.chunk_n, 1.0, NULL);
+  if (loglik) *loglik = sg_path_log_lik(m, &w->ws, &w->target.ref, th, w->target.chunk_start,
+                                        w->target.chunk_n);
   return diverged;
 }
 
@@ -435,19 +437,19 @@ void sgais_scores_unknown(double *score, int M, int dim) {
     for (size_t l = 0; l < (size_t) M * dim; l++) score[l] = NA_REAL;
 }
 
-/* loglik[i] = the log-likelihood of the chunk (buffer positions start..start+n-1) at particle i. */
+/* loglik[i] = the log-likelihood of the chunk (buffer positions start..start+n-1) at particle i,
+ * as the annealing weights it (sg_path_log_lik). */
 static void chunk_log_lik(sgais_mover *movers, int threads, const double *theta, int M, int start,
-                          int n, double *loglik) {
+                          int n, const sg_reference *ref, double *loglik) {
   const sg_model *m = movers[0].target.m;
   if (threads > 1) {
     SG_PARALLEL_FOR(threads)
     for (int i = 0; i < M; i++)
-      loglik[i] = sg_model_log_lik(m, &movers[sg_thread_id()].ws, theta + (size_t) i * m->dim,
-                                   NULL, start, n, 1.0, NULL);
+      loglik[i] = sg_path_log_lik(m, &movers[sg_thread_id()].ws, ref, theta + (size_t) i * m->dim,
+                                  start, n);
   } else {
     for (int i = 0; i < M; i++)
-      loglik[i] = sg_model_log_lik(m, &movers[0].ws, theta + (size_t) i * m->dim, NULL, start, n,
-                                   1.0, NULL);
+      loglik[i] = sg_path_log_lik(m, &movers[0].ws, ref, theta + (size_t) i * m->dim, start, n);
   }
 }
 
@@ -562,8 +564,8 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, d
   sg_workspace_init(&r->ws, m, st);
   r->threads = m->thread_safe ? sg_threads() : 1;
   sg_workspace_threads(&r->ws, m, r->threads);
-  r->target = (sgais_target){m, 0, 0, 0, s->batch_size, 0, 0.0, 0.0, NULL, NULL, NULL, &r->ws,
-                             &r->shared};
+  r->target = (sgais_target){.m = m, .batch_size = s->batch_size, .ws = &r->ws,
+                             .rng = &r->shared};
   r->pot = (sg_potential){sgais_grad_log_target, &r->target, NULL, sgais_log_rest,
                           {m, &r->ws, NULL, 0, 0, 0.0, NULL}};
   /* the region the particles are relabelled into (model.h, canonicalize), which the exact
@@ -675,8 +677,18 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
       return -1;
     t->anchor = r->anchor;
   }
+  /* The first chunk of an annealed run from the reference (anneal.h): the particles, still
+   * prior draws of equal weight, are drawn again from q0 (each from its own stream) */
+  t->ref = sg_reference_for(r->m, s->a.reference && n_done == 0 &&
+                                      s->update == SGAIS_UPDATE_ANNEALED,
+                            r->pot.jump.aux, c->cn);
+  if (t->ref.aux)
+    for (int i = 0; i < M; i++) {
+      r->m->ref_draw(r->m, t->ref.aux, t->ref.n, r->theta + (size_t) i * dim, &r->rngs[i]);
+      r->logw[i] = 0.0;
+    }
   chunk_log_lik(r->movers, sg_threads_for(r->threads, (double) M * c->cn), r->theta, M, c->base,
-                c->cn, r->loglik);
+                c->cn, &t->ref, r->loglik);
   movers_count(r->movers, r->threads, &r->ws, &c->mh_tests, &c->mh_items, c->jump_counts);
   if (check_chunk_loglik(r->loglik, M, n_done + 1, c->n_now, n_done > 0, r->st)) return -1;
   c->min_ess = M;

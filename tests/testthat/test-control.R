@@ -41,8 +41,10 @@ test_that("the default presets reproduce their reference runs, bit for bit", {
        37302000)
   same(q(sgais(logi, seed = 2, progress = FALSE)), "-11.810389420463697", "-629.91738572442489",
        339200)
-  same(q(sgais(mix, seed = 3, progress = FALSE)), "-12829.526309540237", "-793.49466710892978",
-       69236500)
+  # re-pinned in issue 42: mixtures anneal from their reference distribution, and the exact
+  # kernels keep the particles in their labelling region
+  same(q(sgais(mix, seed = 3, progress = FALSE)), "-12829.90141145569", "-795.97257125735462",
+       45733500)
   same(q(ais(logi, seed = 4, progress = FALSE)), "-11.637742452313926", "-600.6920109668273",
        361600)
   same(q(nested_sampling(lin, seed = 5, progress = FALSE)), "-3521.8139089202009", NULL, 0)

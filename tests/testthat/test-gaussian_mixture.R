@@ -478,3 +478,79 @@ test_that("a mixture's particles have one region, and every relabelling maps int
   expect_error(.Call(sgais:::C_ffi_gaussian_mixture_to_region, model, pop, logw, 1:3),
                class = "sgais_error_input")
 })
+
+# The reference distribution (setting `reference`; src/gaussian_mixture.c, gm_ref_log_density):
+# the clusters' conjugate posteriors summed over the relabellings, normalised. Its draws and its
+# density must agree (E_q0[prior / q0] = 1, checked where q0 is broad enough for the ratio to
+# have a small variance: a target of half an observation), it must be symmetric, and its gradient
+# (through the permanent's marginals) must match finite differences.
+test_that("a mixture's reference distribution is a normalised, symmetric density with the right gradient", {
+  K <- 3
+  D <- 2
+  y <- grid_clusters(K, 150)
+  model <- gaussian_mixture(y, components = K)
+  dim <- K - 1 + 2 * K * D
+  reference <- function(theta, n) {
+    .Call(sgais:::C_ffi_gaussian_mixture_reference, model, as.matrix(theta), n, 7L)
+  }
+  draws <- matrix(reference(matrix(0, dim, 20000), 0.5)$draws, dim)
+  lq <- reference(draws, 0.5)$value
+  lp <- apply(draws, 2, function(th) sgais:::model_evaluate(model, th)$log_prior)
+  w <- exp(lp - lq)
+  expect_lt(abs(mean(w) - 1), 4 * stats::sd(w) / sqrt(length(w)))
+  expect_lt(stats::sd(w) / sqrt(length(w)), 0.015)
+  # at the data's size: symmetric, and the gradient of its log
+  at <- matrix(reference(matrix(0, dim, 4), 150)$draws, dim)
+  r <- reference(at, 150)
+  g <- matrix(r$gradient, dim)
+  for (i in 1:4) {
+    swapped <- relabel_mixture(at[, i], K, D, c(2, 3, 1))
+    expect_equal(reference(swapped, 150)$value, r$value[i], tolerance = 1e-10)
+    num <- vapply(seq_len(dim), function(j) {
+      e <- replace(numeric(dim), j, 1e-5)
+      diff(reference(cbind(at[, i] - e, at[, i] + e), 150)$value) / 2e-5
+    }, 0)
+    expect_equal(g[, i], num, tolerance = 1e-6)
+  }
+})
+
+# Annealing from the reference distribution (the default, setting `reference`): the evidence of
+# two well-separated clusters is log 2! + the Dirichlet-multinomial of the allocation + each
+# cluster's one-component evidence (exact_log_evidence()), up to a negligible error; SGAIS and
+# AIS must give it from the reference, reproducibly and on any number of threads.
+test_that("SGAIS and AIS from the reference distribution recover the evidence of separated clusters", {
+  set.seed(3)
+  y <- rbind(matrix(rnorm(120, sd = 0.1), 60), matrix(rnorm(120, mean = 2, sd = 0.1), 60))
+  z <- rep(1:2, each = 60)
+  alpha <- 1
+  closed <- lfactorial(2) + lgamma(2 * alpha) - lgamma(2 * alpha + 120) +
+    sum(lgamma(alpha + table(z)) - lgamma(alpha)) +
+    sum(vapply(1:2, function(k) {
+      exact_log_evidence(gaussian_mixture(y[z == k, ], components = 1))
+    }, 0))
+  model <- gaussian_mixture(y[sample(120), ], components = 2)
+  for (method in list(sgais, ais)) {
+    fit <- method(model, seed = 1, progress = FALSE)
+    expect_lt(abs(fit$log_evidence - closed), max(1, 3 * fit$log_evidence_se))
+    expect_identical(method(model, seed = 1, progress = FALSE)$log_evidence, fit$log_evidence)
+    old <- sgais_threads(1)
+    expect_identical(method(model, seed = 1, progress = FALSE)$log_evidence, fit$log_evidence)
+    sgais_threads(old)
+    off <- method(model, reference = FALSE, seed = 1, progress = FALSE)
+    expect_false(identical(off$log_evidence, fit$log_evidence))
+  }
+  # on in the robust presets, off in the paper's, and a no-op for models without a reference
+  # (one component: no jumps)
+  expect_true(sgais_control()$settings$reference)
+  expect_true(ais_control()$settings$reference)
+  expect_false(sgais_control("paper")$settings$reference)
+  one <- gaussian_mixture(y, components = 1)
+  expect_identical(sgais(one, seed = 1, progress = FALSE)$log_evidence,
+                   sgais(one, reference = FALSE, seed = 1, progress = FALSE)$log_evidence)
+  # nor where the data show fewer clusters than components (the path starts at the prior)
+  expect_true(sgais:::model_reference_applies(model))
+  three <- gaussian_mixture(y, components = 3)
+  expect_false(sgais:::model_reference_applies(three))
+  expect_identical(sgais(three, seed = 1, progress = FALSE)$log_evidence,
+                   sgais(three, reference = FALSE, seed = 1, progress = FALSE)$log_evidence)
+})

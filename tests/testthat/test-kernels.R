@@ -401,13 +401,13 @@ test_that("what a model supplies comes from the C core, which also rules on the 
   d$b <- as.integer(d$y > 0)
   caps <- sgais:::model_capabilities(logistic_regression(b ~ x1, d))
   expect_identical(caps, c(jumps = FALSE, log_lik_range = TRUE, lik_bound = TRUE,
-                           canonicalize = FALSE))
+                           canonicalize = FALSE, reference = FALSE))
   caps <- sgais:::model_capabilities(poisson_regression(k ~ x1, d))
   expect_false(any(caps))
   mix <- gaussian_mixture(simulate_gaussian_mixture(60, components = 2, seed = 1), components = 2)
-  expect_true(all(sgais:::model_capabilities(mix)[c("jumps", "canonicalize")]))
+  expect_true(all(sgais:::model_capabilities(mix)[c("jumps", "canonicalize", "reference")]))
   one <- gaussian_mixture(simulate_gaussian_mixture(60, components = 2, seed = 1), components = 1)
-  expect_false(sgais:::model_capabilities(one)[["jumps"]])
+  expect_false(any(sgais:::model_capabilities(one)[c("jumps", "reference")]))
   expect_null(.Call(sgais:::C_ffi_kernel_suits_model, logistic_regression(b ~ x1, d), 4L))
   expect_match(.Call(sgais:::C_ffi_kernel_suits_model, poisson_regression(k ~ x1, d), 3L),
                "poisson_regression models do not supply")
