@@ -162,7 +162,7 @@ settings_schema <- list(
     }
   ),
   control_variates = setting("flag", sgais_methods, preset(FALSE, TRUE)),
-  reference = setting("flag", annealing_methods, preset(FALSE, TRUE)),
+  reference = setting("flag", all_methods, preset(FALSE, TRUE)),
   score_control_variate = setting("flag", sgais_methods, preset(FALSE, TRUE)),
   exact_until = setting("count", sgais_methods, preset(NULL, NULL), lower = 0, null = function(s) {
     if (s$step_scale == "per_observation") s$batch_size else 4L * s$batch_size

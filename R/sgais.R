@@ -205,7 +205,8 @@ sgais_initial_state <- function(theta, key, restart_n = 0) {
   list(theta = theta, logw = numeric(ncol(theta)), n = 0, anchor = numeric(0),
        anchor_grad = numeric(0), anchor_n = 0, step_size = 0, precond_cov = numeric(0),
        precond_n = 0, precond_ess = 0, reservoir = NULL, score = numeric(0), key = key,
-       lambdas = numeric(0), restart_n = restart_n, shift_restart_n = 0)
+       lambdas = numeric(0), restart_n = restart_n, shift_restart_n = 0,
+       reference_restart = FALSE)
 }
 
 # A new fit of `model` (the work of sgais.sgais_model(), with its arguments checked); one
@@ -452,7 +453,8 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
                   slots = res$slots, score = res$score, buffer_start = state$buffer_start,
                   key = state$key, log_z = trace$log_evidence[k],
                   lambdas = c(state$lambdas, res$lambdas), restart_n = state$restart_n,
-                  shift_restart_n = state$shift_restart_n)
+                  shift_restart_n = state$shift_restart_n,
+                  reference_restart = state$reference_restart)
     }
     trace$n <- as_count(trace$n)
     trace$restarts <- integer(nrow(trace))
@@ -469,6 +471,10 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     # that a drift flagged in every chunk does not restart every chunk), and periodically once
     # they have grown `every` times since the last restart (src/sgais.c)
     cs$restart_after <- 1.5 * state$shift_restart_n
+    # and, until a restart has started from the model's reference, as soon as it applies to
+    # the data so far (a mixture's data show as many clusters as it has components: a cluster
+    # that appeared is no longer merged with another)
+    cs$restart_on_reference <- whole && !isTRUE(state$reference_restart)
     cs$restart_due <- if (is.finite(every)) {
       every * max(state$restart_n, if (!whole) settings$exact_until, settings$chunk_size)
     } else {
@@ -527,9 +533,8 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   shuffled$n <- as_count(at)
   again <- cs
   again$restart_threshold <- again$restart_due <- Inf
-  if (whole && model_reference_applies(shuffled)) {
-    again$chunk_size <- again$first_chunk_size <- as.integer(at)
-  }
+  whole <- whole && model_reference_applies(shuffled)
+  if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
   # every observation is held, from the first (the C side allows restarts only then)
   start <- sgais_initial_state(drawn$theta, drawn$key, restart_n = at)
   start$slots <- integer(0)
@@ -538,6 +543,7 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   stopifnot(out$state$n == at)
   # the shuffled run's lambdas are not a schedule for this chunk (pilot_schedule() skips it)
   out$state$lambdas <- state$lambdas
+  out$state$reference_restart <- whole
   tr <- out$trace
   k <- nrow(tr)
   mean_or_na <- function(x) if (all(is.na(x))) NA_real_ else mean(x, na.rm = TRUE)

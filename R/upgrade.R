@@ -32,7 +32,9 @@ upgrade_settings <- function(settings) {
     # before jump proposals, and before moves were repeated until the particles decorrelated
     jumps = 0L, max_rounds = 1L, max_correlation = 1,
     # before the conditional ESS and the score control variate
-    annealing_ess = "incremental", score_control_variate = FALSE
+    annealing_ess = "incremental", score_control_variate = FALSE,
+    # before annealing paths could start at a reference distribution
+    reference = FALSE
   )
   if (!is.null(settings$chunk_size)) {
     old <- c(old, list(
@@ -61,6 +63,7 @@ upgrade_sgais_state <- function(state) {
     if (is.null(r$score)) r$score <- numeric(0)
     if (is.null(r$restart_n)) r$restart_n <- 0
     if (is.null(r$shift_restart_n)) r$shift_restart_n <- 0
+    if (is.null(r$reference_restart)) r$reference_restart <- FALSE
     r
   }
   trace <- function(t) {

@@ -27,6 +27,9 @@ typedef struct {
    * restart's), and the observations at whose chunk end a restart is due regardless (Inf:
    * never; R/sgais.R: restart_every times the last restart's, exact_until or chunk_size) */
   double restart_threshold, restart_after, restart_due;
+  /* a restart is also due once the model's reference applies to the observations so far
+   * (R/sgais.R: until a restart has started from it) */
+  int restart_on_reference;
 } sgais_settings;
 
 /* The earlier observations the mini-batches are drawn from (paper Section 5). Unbounded (cap 0):
@@ -139,6 +142,7 @@ enum { NS_MOVE_SGHMC = 0, NS_MOVE_WALK = 1 };
 
 typedef struct {
   int live_points, move_kind;
+  int reference; /* repartition the prior of plain nested sampling (nested_sampling.c, ns_ctx) */
   double tolerance, max_iterations;
   sg_move_settings move;
 } ns_settings;
@@ -192,5 +196,14 @@ int nested_process(const sg_model *m, const ns_settings *s, const ns_chunk *chun
 /* The key of chunk `chunk`'s streams: the run's for the first chunk (plain nested sampling),
  * else a draw from the stream (key, chunk, SG_RNG_SHARED - 1), which no iteration uses. */
 uint64_t ns_chunk_key(uint64_t key, int chunk);
+
+/* The live points' log-likelihoods when the state has none: loglik[i] = that of point i (with a
+ * repartitioned prior, L prior / q0: nested_sampling.c, ns_ctx). At the start (at_start: no
+ * iteration yet) of plain nested sampling with a reference the points theta (prior draws) are
+ * first drawn again from it, each from the stream (key, NS_START_STREAM, i). Returns the
+ * status code. */
+#define NS_START_STREAM UINT64_C(0xffffffff00000000)
+int ns_start(const sg_model *m, const ns_settings *s, const ns_chunk *chunk, double *theta,
+             int at_start, uint64_t key, double *loglik, sg_workspace *ws);
 
 #endif

@@ -227,7 +227,8 @@ const sg_setting sg_ns_table[] = {
     {"live_points", 'i', NS(live_points), 1, INT_MAX, 0, 0},
     {"move", 'c', NS(move_kind), 0, NS_MOVE_WALK, 0, 0},
     {"tolerance", 'd', NS(tolerance), 0, INFINITY, 1, 1},
-    {"max_iterations", 'd', NS(max_iterations), 1, INFINITY, 0, 1}};
+    {"max_iterations", 'd', NS(max_iterations), 1, INFINITY, 0, 1},
+    {"reference", 'c', NS(reference), 0, 1, 0, 0}};
 const int sg_ns_table_rows = sizeof sg_ns_table / sizeof sg_ns_table[0];
 #undef NS
 static const struct {

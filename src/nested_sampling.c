@@ -49,12 +49,20 @@ typedef struct {
   ns_chunk chunk;
   int *batch;  /* batch_size indices */
   sg_rng *rng; /* the iteration's stream, for the mini-batches */
+  /* Plain nested sampling with a reference q0 (setting `reference`; anneal.h): the prior
+   * repartitioned (Chen, Hobson, Das and Gelderblom 2019, "Improving the efficiency and
+   * robustness of nested sampling using posterior repartitioning"): the run's prior is q0 and
+   * its likelihood L prior / q0, whose product, and so Z, is unchanged; with q0 near the
+   * posterior the run has little prior volume to shrink through. work: dim of scratch. */
+  sg_reference ref;
+  double *work;
 } ns_ctx;
 
-/* log pi_c(theta): the prior times the earlier observations' likelihood, exactly; its gradient
- * is added to grad when grad is not NULL. */
+/* log pi_c(theta): the prior times the earlier observations' likelihood, exactly (or log q0);
+ * its gradient is added to grad when grad is not NULL. */
 static double prior_log_density(void *ctx, const double *theta, double *grad) {
   const ns_ctx *c = ctx;
+  if (c->ref.aux) return sg_path_log_base(c->m, c->ws, &c->ref, 0.0, theta, grad);
   double lp = c->m->log_prior(c->m, c->ws, theta, grad);
   if (c->chunk.prior_n > 0)
     lp += sg_model_log_lik(c->m, c->ws, theta, NULL, 0, c->chunk.prior_n, 1.0, grad);
@@ -69,6 +77,10 @@ static void prior_grad(void *ctx, const double *theta, double *grad) {
   const sg_model *m = c->m;
   const int n = c->chunk.prior_n, B = c->chunk.batch_size;
   memset(grad, 0, m->dim * sizeof(double));
+  if (c->ref.aux) {
+    sg_path_log_base(m, c->ws, &c->ref, 0.0, theta, grad);
+    return;
+  }
   m->log_prior(m, c->ws, theta, grad);
   if (n == 0) return;
   if (n <= B) {
@@ -82,9 +94,18 @@ static void prior_grad(void *ctx, const double *theta, double *grad) {
 /* The chunk's log-likelihood, over observations [prior_n, n_end). */
 static double chunk_log_lik(void *ctx, const double *theta, double *grad) {
   ns_ctx *c = ctx;
-  if (grad) memset(grad, 0, c->m->dim * sizeof(double));
-  return sg_model_log_lik(c->m, c->ws, theta, NULL, c->chunk.prior_n,
-                          c->chunk.n_end - c->chunk.prior_n, 1.0, grad);
+  const sg_model *m = c->m;
+  if (grad) memset(grad, 0, m->dim * sizeof(double));
+  double ll = sg_model_log_lik(m, c->ws, theta, NULL, c->chunk.prior_n,
+                               c->chunk.n_end - c->chunk.prior_n, 1.0, grad);
+  if (c->ref.aux) { /* repartitioned: times prior / q0 */
+    ll += m->log_prior(m, c->ws, theta, grad);
+    if (grad) memset(c->work, 0, m->dim * sizeof(double));
+    ll -= m->ref_log_density(m, c->ws, theta, c->ref.aux, c->ref.n, grad ? c->work : NULL);
+    if (grad)
+      for (int j = 0; j < m->dim; j++) grad[j] -= c->work[j];
+  }
+  return ll;
 }
 
 /* The key of chunk `chunk`'s streams: the run's for the first chunk (plain nested sampling),
@@ -356,7 +377,8 @@ static void ns_run_init(ns_run *r, const sg_model *m, const ns_settings *s, cons
   r->kernel.alpha = mv->momentum_decay;
   r->kernel.rng = &r->rng;
   int *batch = (int *) R_alloc(chunk->batch_size > 0 ? chunk->batch_size : 1, sizeof(int));
-  r->ctx = (ns_ctx){m, ws, *chunk, batch, &r->rng};
+  r->ctx = (ns_ctx){.m = m, .ws = ws, .chunk = *chunk, .batch = batch, .rng = &r->rng,
+                    .work = (double *) R_alloc(dim, sizeof(double))};
   r->pot = (sg_potential){prior_grad, &r->ctx, NULL, NULL, {NULL, NULL, NULL, 0, 0, 0.0}};
   r->con = (sg_constraint){chunk_log_lik, &r->ctx, 0.0, 0.0, r->prev};
   /* jump proposals (sg_jump_chain()), built from the observations up to the chunk's end */
@@ -365,6 +387,25 @@ static void ns_run_init(ns_run *r, const sg_model *m, const ns_settings *s, cons
     r->jump_aux = sg_jump_set(m, chunk->n_end, NULL, 0, chunk->n_end, 0,
                               (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
                               (double *) R_alloc(m->jump_aux, sizeof(double)));
+  /* plain nested sampling may repartition its prior (ns_ctx), from the same summary */
+  if (chunk->prior_n == 0)
+    r->ctx.ref = sg_reference_for(m, s->reference, r->jump_aux, chunk->n_end);
+}
+
+int ns_start(const sg_model *m, const ns_settings *s, const ns_chunk *chunk, double *theta,
+             int at_start, uint64_t key, double *loglik, sg_workspace *ws) {
+  ns_run r;
+  ns_state st = {0};
+  ns_run_init(&r, m, s, chunk, theta, loglik, &st, key, NULL, NULL, ws);
+  for (int i = 0; i < s->live_points && !ws->status->code; i++) {
+    double *th = theta + (size_t) i * m->dim;
+    if (r.ctx.ref.aux && at_start) { /* drawn from q0 instead, from a stream of its own */
+      sg_rng_init(&r.rng, key, NS_START_STREAM, (uint64_t) i);
+      m->ref_draw(m, r.ctx.ref.aux, r.ctx.ref.n, th, &r.rng);
+    }
+    loglik[i] = chunk_log_lik(&r.ctx, th, NULL);
+  }
+  return ws->status->code;
 }
 
 /* Removes the live point of lowest likelihood: accumulates its weight, records it as dead point

@@ -136,8 +136,11 @@ SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_bu
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &fail);
   sg_workspace_threads(&ws, &m, sg_threads());
-  if (sg_loglik_from_state(loglik, &m, &ws, th, M, chunk.prior_n, chunk.n_end - chunk.prior_n,
-                           ll)) {
+  /* at the start (no log-likelihoods yet) the points may be drawn again (ns_start) */
+  if (Rf_length(loglik) == M
+          ? sg_loglik_from_state(loglik, &m, &ws, th, M, chunk.prior_n, chunk.n_end - chunk.prior_n,
+                                 ll)
+          : (ns_start(&m, &s, &chunk, th, st.iteration == 0.0, key, ll, &ws), 1)) {
     for (int i = 0; i < M; i++)
       if (ISNAN(ll[i]) || ll[i] == R_PosInf)
         sg_fail(&fail, SG_ERR_LIKELIHOOD, "the log-likelihood of a live point is not finite-valued (NaN or +Inf).");

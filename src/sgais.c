@@ -589,7 +589,8 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, d
   r->jump_aux = r->jumps ? (double *) R_alloc(m->jump_aux, sizeof(double)) : NULL;
   /* restarts (R/sgais.R, sgais_restart) re-run every observation so far in a random order, so
    * they need all of them in the buffer, from the first */
-  r->restarts = (R_FINITE(s->restart_threshold) || R_FINITE(s->restart_due)) &&
+  r->restarts = (R_FINITE(s->restart_threshold) || R_FINITE(s->restart_due) ||
+                 s->restart_on_reference) &&
                 s->update == SGAIS_UPDATE_ANNEALED && buffer_start == 0.0 && !res->cap;
   r->shift_lp = r->restarts && R_FINITE(s->restart_threshold)
                     ? (double *) R_alloc((size_t) SGAIS_SHIFT_PARTICLES * 2 * s->chunk_size,
@@ -607,6 +608,16 @@ static int restart_due(sgais_run *r, const sgais_chunk *c) {
   const sgais_settings *s = r->s;
   const int nx = c->base < c->cn ? c->base : c->cn;
   if (c->n_now >= s->restart_due) return 1;
+  /* the model's reference applies to the observations so far, held from the first (restarts
+   * need them: run_init), where it did not at the last restart: for a mixture, clusters that
+   * were merged are now told apart, and a restart from the reference built on them puts a
+   * component on each (R/sgais.R, sgais_restart) */
+  if (s->restart_on_reference && r->jump_aux &&
+      sg_reference_for(r->m, 1,
+                       sg_jump_set(r->m, (int) c->n_now, NULL, 0, (int) c->n_now, 0, r->jump_pts,
+                                   r->jump_aux),
+                       c->n_now).aux)
+    return 1;
   return R_FINITE(s->restart_threshold) && c->n_now >= s->restart_after && nx >= 2 &&
          c->cn >= 2 &&
          shift_score(r->m, &r->ws, r->theta, r->logw, r->M, c->base, nx, c->cn, r->shift_lp) >

@@ -16,6 +16,8 @@ static sgais_settings settings_from_r(SEXP x) {
   if (!(s.restart_threshold > 0)) sg_input_error("`restart_threshold` must be positive (or Inf).");
   s.restart_after = Rf_isNull(ra) ? 0.0 : sg_scalar_double(ra, "restart_after");
   s.restart_due = Rf_isNull(rd) ? R_PosInf : sg_scalar_double(rd, "restart_due");
+  SEXP rr = sg_list_get_optional(x, "restart_on_reference");
+  s.restart_on_reference = !Rf_isNull(rr) && Rf_asLogical(rr) == TRUE;
   if (s.early_particles < s.a.particles)
     sg_input_error("`early_particles` must be at least `particles`.");
   /* Inf (or NULL, as settings of older fits): unbounded */
