@@ -24,6 +24,8 @@ upgrade_settings <- function(settings) {
   if (is.null(settings$particles)) {
     # nested sampling, before jump proposals
     if (!is.null(settings$live_points) && is.null(settings$jumps)) settings$jumps <- 0L
+    # before its prior could be repartitioned by a reference distribution
+    if (!is.null(settings$live_points) && is.null(settings$reference)) settings$reference <- FALSE
     return(settings)
   }
   old <- list(

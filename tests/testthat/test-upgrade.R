@@ -62,6 +62,11 @@ test_that("older AIS and nested-sampling fits are upgraded too", {
   ns <- quietly(nested_sampling(model, live_points = 20, seed = 1, progress = FALSE))
   ns$format_version <- NULL
   ns$settings$jumps <- NULL
+  ns$settings$reference <- NULL
   expect_identical(sgais:::upgrade_fit(ns)$settings$jumps, 0L)
+  expect_false(sgais:::upgrade_fit(ns)$settings$reference)
+  old_ais <- fit
+  old_ais$settings$reference <- NULL
+  expect_false(sgais:::upgrade_settings(old_ais$settings)$reference)
   expect_output(print(ns), "Nested sampling evidence estimate")
 })
