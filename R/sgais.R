@@ -532,7 +532,11 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   shuffled$data <- data_columns(model$data, drawn$order)
   shuffled$n <- as_count(at)
   again <- cs
+  # a restart run does not restart itself (it must reach `at`), nor when its own chunks first
+  # show the reference to apply (a subset can show more clusters than all `at`: the paper's
+  # shifting stream, 7 components)
   again$restart_threshold <- again$restart_due <- Inf
+  again$restart_on_reference <- FALSE
   whole <- whole && model_reference_applies(shuffled)
   if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
   # every observation is held, from the first (the C side allows restarts only then)
