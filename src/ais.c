@@ -158,7 +158,7 @@ int ais_start(const sg_model *m, const ais_settings *s, double *theta, int M, do
       sg_rng_init(&r.rng, key, AIS_START_STREAM, (uint64_t) i);
       m->ref_draw(m, ref->aux, ref->n, th, &r.rng);
     }
-    loglik[i] = sg_path_log_lik(m, ws, ref, th, 0, m->n_obs);
+    loglik[i] = sg_path_log_lik(m, ws, ref, th, 0, m->n_obs, NULL, NULL);
   }
   return ws->status->code;
 }
@@ -206,7 +206,8 @@ static int ais_move_round(ais_run *r, ais_step *p, const double *start) {
       memcpy(th, r->before, dim * sizeof(double));
       p->diverged++;
     }
-    if (p->lambda < 1.0) r->loglik[i] = sg_path_log_lik(r->m, r->ws, &r->target.ref, th, 0, r->N);
+    if (p->lambda < 1.0)
+      r->loglik[i] = sg_path_log_lik(r->m, r->ws, &r->target.ref, th, 0, r->N, NULL, NULL);
     if (r->st->code) return -1; /* a model failed: its message, not the NaN it caused */
     sg_interrupt_check();
   }

@@ -152,10 +152,15 @@ double sg_path_log_base(const sg_model *m, sg_workspace *ws, const sg_reference 
 }
 
 double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *ref,
-                       const double *theta, int start, int n) {
-  double ll = sg_model_log_lik(m, ws, theta, NULL, start, n, 1.0, NULL);
-  if (ref && ref->aux)
-    ll += m->log_prior(m, ws, theta, NULL) - m->ref_log_density(m, ws, theta, ref->aux, ref->n, NULL);
+                       const double *theta, int start, int n, double *grad, double *work) {
+  double ll = sg_model_log_lik(m, ws, theta, NULL, start, n, 1.0, grad);
+  if (ref && ref->aux) {
+    const double lp = m->log_prior(m, ws, theta, grad);
+    if (grad) memset(work, 0, m->dim * sizeof(double));
+    ll += lp - m->ref_log_density(m, ws, theta, ref->aux, ref->n, grad ? work : NULL);
+    if (grad)
+      for (int j = 0; j < m->dim; j++) grad[j] -= work[j];
+  }
   return ll;
 }
 

@@ -35,9 +35,10 @@ typedef struct {
 double sg_path_log_base(const sg_model *m, sg_workspace *ws, const sg_reference *ref,
                         double lambda, const double *theta, double *grad);
 /* The log-likelihood of observations start..start+n-1 at theta as the annealing weights it:
- * plus log prior - log q0 with a reference. */
+ * plus log prior - log q0 with a reference; its gradient is added to grad (NULL: none; work:
+ * dim of scratch then). */
 double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *ref,
-                       const double *theta, int start, int n);
+                       const double *theta, int start, int n, double *grad, double *work);
 /* The reference for a run whose setting `reference` is on, if the model has one and aux (its
  * jump summary) is set; else none. */
 sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n);

@@ -768,6 +768,17 @@ static double gm_nig_log_density(const gm_nig *q, double mu, double s) {
          0.5 * (log(q->kappa) - GM_LOG_2PI - s - q->kappa * dm * dm * e);
 }
 
+/* Adds the term v to a log-sum-exp kept as mx + log(acc) while it is summed (one pass, no buffer
+ * of the terms: the permanent's subset sums, below). */
+static inline void gm_lse_add(double v, double *mx, double *acc) {
+  if (v > *mx) {
+    *acc = *acc * exp(*mx - v) + 1.0;
+    *mx = v;
+  } else {
+    *acc += exp(v - *mx);
+  }
+}
+
 /* log perm(exp(T)) = log sum over the K! relabellings sigma of exp(sum_k T[k][sigma(k)]), by the
  * sum over subsets: f(S) = log sum_{c in S} exp(f(S - c) + T[|S| - 1][c]). T: K^2, f: 2^K. */
 static double gm_log_permanent(const double *T, double *f, int K) {
@@ -776,15 +787,7 @@ static double gm_log_permanent(const double *T, double *f, int K) {
     const int k = __builtin_popcount(S) - 1;
     double mx = R_NegInf, acc = 0.0;
     for (int c = 0; c < K; c++)
-      if (S & (1u << c)) {
-        const double v = f[S & ~(1u << c)] + T[k * K + c];
-        if (v > mx) {
-          acc = acc * exp(mx - v) + 1.0;
-          mx = v;
-        } else {
-          acc += exp(v - mx);
-        }
-      }
+      if (S & (1u << c)) gm_lse_add(f[S & ~(1u << c)] + T[k * K + c], &mx, &acc);
     f[S] = mx + log(acc);
   }
   return f[(1u << K) - 1];
@@ -969,15 +972,7 @@ static void gm_permanent_marginals(const double *T, const double *f, double L, i
     const int k = __builtin_popcount(S);
     double mx = R_NegInf, acc = 0.0;
     for (int c = 0; c < K; c++)
-      if (!(S & (1u << c))) {
-        const double v = T[k * K + c] + b[S | (1u << c)];
-        if (v > mx) {
-          acc = acc * exp(mx - v) + 1.0;
-          mx = v;
-        } else {
-          acc += exp(v - mx);
-        }
-      }
+      if (!(S & (1u << c))) gm_lse_add(T[k * K + c] + b[S | (1u << c)], &mx, &acc);
     b[S] = mx + log(acc);
   }
   memset(P, 0, (size_t) K * K * sizeof(double));

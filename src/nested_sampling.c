@@ -94,18 +94,10 @@ static void prior_grad(void *ctx, const double *theta, double *grad) {
 /* The chunk's log-likelihood, over observations [prior_n, n_end). */
 static double chunk_log_lik(void *ctx, const double *theta, double *grad) {
   ns_ctx *c = ctx;
-  const sg_model *m = c->m;
-  if (grad) memset(grad, 0, m->dim * sizeof(double));
-  double ll = sg_model_log_lik(m, c->ws, theta, NULL, c->chunk.prior_n,
-                               c->chunk.n_end - c->chunk.prior_n, 1.0, grad);
-  if (c->ref.aux) { /* repartitioned: times prior / q0 */
-    ll += m->log_prior(m, c->ws, theta, grad);
-    if (grad) memset(c->work, 0, m->dim * sizeof(double));
-    ll -= m->ref_log_density(m, c->ws, theta, c->ref.aux, c->ref.n, grad ? c->work : NULL);
-    if (grad)
-      for (int j = 0; j < m->dim; j++) grad[j] -= c->work[j];
-  }
-  return ll;
+  if (grad) memset(grad, 0, c->m->dim * sizeof(double));
+  /* repartitioned (ns_ctx): times prior / q0 */
+  return sg_path_log_lik(c->m, c->ws, &c->ref, theta, c->chunk.prior_n,
+                         c->chunk.n_end - c->chunk.prior_n, grad, c->work);
 }
 
 /* The key of chunk `chunk`'s streams: the run's for the first chunk (plain nested sampling),

@@ -365,7 +365,7 @@ static int move_particle(sgais_mover *w, const sg_precond *pcp, int a, const dou
       for (int j = 0; j < dim; j++) score[j] = NA_REAL;
   }
   if (loglik) *loglik = sg_path_log_lik(m, &w->ws, &w->target.ref, th, w->target.chunk_start,
-                                        w->target.chunk_n);
+                                        w->target.chunk_n, NULL, NULL);
   return diverged;
 }
 
@@ -446,10 +446,11 @@ static void chunk_log_lik(sgais_mover *movers, int threads, const double *theta,
     SG_PARALLEL_FOR(threads)
     for (int i = 0; i < M; i++)
       loglik[i] = sg_path_log_lik(m, &movers[sg_thread_id()].ws, ref, theta + (size_t) i * m->dim,
-                                  start, n);
+                                  start, n, NULL, NULL);
   } else {
     for (int i = 0; i < M; i++)
-      loglik[i] = sg_path_log_lik(m, &movers[0].ws, ref, theta + (size_t) i * m->dim, start, n);
+      loglik[i] = sg_path_log_lik(m, &movers[0].ws, ref, theta + (size_t) i * m->dim, start, n,
+                                  NULL, NULL);
   }
 }
 
