@@ -174,3 +174,8 @@ sg_reference sg_reference_for(const sg_model *m, int reference, const double *au
     r = (sg_reference){aux, n < SG_JUMP_POINTS ? n : SG_JUMP_POINTS};
   return r;
 }
+
+int sg_reference_complete(const sg_model *m, const double *aux) {
+  return aux && m->ref_log_density && m->ref_draw &&
+         (!m->ref_ok || m->ref_ok(m, aux) == SG_REF_COMPLETE);
+}

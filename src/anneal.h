@@ -42,6 +42,9 @@ double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *
 /* The reference for a run whose setting `reference` is on, if the model has one and aux (its
  * jump summary) is set; else none. */
 sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n);
+/* Whether the model has a reference and aux (its jump summary) makes it complete (model.h,
+ * ref_ok): what a stream's restarts wait for. */
+int sg_reference_complete(const sg_model *m, const double *aux);
 
 /* Scratch for sg_anneal_reweight (R_alloc'ed), and the stream its resampling draws from (set
  * by the caller). */

@@ -706,13 +706,56 @@ static double gm_clusters_log_marginal(const gm_data *d, const double *aux, doub
   return lm;
 }
 
-/* aux = (C, then for each cluster: f_c, m_c (d), log v_c (d)), then scratch. */
+/* aux = the chosen clusters (C, then for each cluster: f_c, m_c (d), log v_c (d)); then k*, the
+ * number of k-means clusters they came from, E (gm_empty_claim), and the clusters from
+ * k = 1..K k-means clusters (C = 0 where k-means did not run: k > n_pts), for the reference of
+ * an overfitted mixture (gm_ref_log_density); then scratch. */
+static double *gm_clusters_set(const gm_data *d, const double *aux, int k) {
+  const size_t cl = 1 + (size_t) d->K * (2 * d->d + 1);
+  return (double *) aux + cl + 2 + (size_t) (k - 1) * cl;
+}
+
+/* How many of the n_obs observations a component without a cluster would claim: E = sum over
+ * the points of w0 p0(y) / (w0 p0(y) + g(y)), times n_obs / n_pts, with p0 the prior predictive
+ * of one component (a Student t of 2 a degrees of freedom and scale^2 b (1 + ratio) / a in each
+ * dimension), w0 = 1 / K its prior mean weight, and g the density of the chosen clusters as
+ * normals. E near 0 (data far outside the prior's scale of a component: raw faithful, 0.025)
+ * says the posterior of such a component is its prior, so a reference that leaves it at the
+ * prior is close to the posterior there; a component drawn from a prior on the data's scale
+ * could take points between the clusters instead (scale(faithful), 3 components: a bridge
+ * component of 5% weight; E = 14.7). The points are pts (x: scratch, n_pts). */
+static double gm_empty_claim(const gm_data *d, const int *pts, int n_pts, double *x,
+                             const double *aux, double n_obs) {
+  const int D = d->d, C = (int) aux[0];
+  const double nu = 2.0 * d->shape, s2 = d->scale * (1.0 + d->ratio) / d->shape;
+  const double t_norm = lgammafn(0.5 * (nu + 1.0)) - lgammafn(0.5 * nu) - 0.5 * log(nu * M_PI * s2);
+  double total = 0.0;
+  for (int p = 0; p < n_pts; p++) {
+    const double *y = d->yt + (sg_index) pts[p] * D;
+    double lp0 = -log((double) d->K);
+    for (int j = 0; j < D; j++) lp0 += t_norm - 0.5 * (nu + 1.0) * log1p(y[j] * y[j] / (nu * s2));
+    for (int c = 0; c < C; c++) {
+      const double *cl = aux + 1 + (size_t) c * (2 * D + 1);
+      double lg = log(cl[0]);
+      for (int j = 0; j < D; j++) {
+        const double e = y[j] - cl[1 + j];
+        lg -= 0.5 * (GM_LOG_2PI + cl[1 + D + j] + e * e * exp(-cl[1 + D + j]));
+      }
+      x[c] = lg;
+    }
+    x[C] = lp0;
+    total += exp(lp0 - sg_log_sum_exp(x, C + 1));
+  }
+  return total * n_obs / n_pts;
+}
+
 static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
                             double *aux) {
   const gm_data *d = m->data;
   const int D = d->d, K = d->K;
   const size_t cl = 1 + (size_t) K * (2 * D + 1); /* one set of clusters */
-  double *trial = aux + cl, *x = trial + cl; /* trial clusters; n_pts x D standardised points */
+  double *trial = gm_clusters_set(d, aux, K + 1), *x = trial + cl; /* trial clusters; n_pts x D
+                                                                        standardised points */
   double *centre = x + (size_t) n_pts * D, *var = centre + (size_t) K * D, *lf = var + (size_t) K * D;
   double *dist = lf + K, *sd = dist + n_pts, *mean = sd + D;
   int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts;
@@ -736,16 +779,21 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
    * chunk's end in SGAIS), whose posterior decides between the clusterings */
   double best = R_NegInf;
   aux[0] = 0.0;
+  aux[cl] = 1.0;
+  for (int k = 1; k <= K; k++) gm_clusters_set(d, aux, k)[0] = 0.0;
   for (int k = 1; k <= C; k++) {
     gm_kmeans(x, n_pts, D, k, &rng, centre, dist, label, count, best_label);
     gm_cem(x, n_pts, D, k, best_label, centre, var, lf, count);
     gm_cluster_summary(d, pts, n_pts, best_label, k, sd, trial);
+    memcpy(gm_clusters_set(d, aux, k), trial, cl * sizeof(double));
     const double lm = trial[0] > 0 ? gm_clusters_log_marginal(d, trial, n_obs) : R_NegInf;
     if (lm > best) {
       best = lm;
       memcpy(aux, trial, cl * sizeof(double));
+      aux[cl] = k;
     }
   }
+  aux[cl + 1] = gm_empty_claim(d, pts, n_pts, x, aux, n_obs);
 }
 
 /* Cluster c's conjugate posterior in dimension j (a NIG: mu | sigma2 ~ N(mean, sigma2 / kappa),
@@ -1005,26 +1053,28 @@ static void gm_permanent_marginals(const double *T, const double *f, double L, i
  * sum_kc P_kc grad T_kc, P its marginals (gm_permanent_marginals); T_kc = a_c log beta_k + the
  * NIG log densities of component k under cluster c, so d/dz_j = sum_c P_jc a_c - beta_j sum_c
  * a_c (sum_k P_kc = 1), and per dimension d/dmu = -kappa (mu - m) / sigma2,
- * d/ds = -a - 1/2 + (b + kappa (mu - m)^2 / 2) / sigma2. */
-static double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *theta,
-                                 const double *aux, double n, double *grad) {
-  const gm_data *d = m->data;
-  gm_scratch g = gm_scratch_of(d, ws);
+ * d/ds = -a - 1/2 + (b + kappa (mu - m)^2 / 2) / sigma2. With fewer clusters than components
+ * (where gm_ref_ok finds q0 usable) q0 is the equal mixture of such sums for each set of
+ * clusters from k* (the chosen number) to K k-means clusters, and its gradient the mixture of
+ * theirs weighted by each one's share of q0 at theta. */
+
+/* log Q(theta) of one set of clusters (gm_log_q_clusters, summed over the relabellings), and
+ * weight times its gradient added to grad (NULL: none) */
+static double gm_ref_one(const gm_data *d, gm_scratch *g, const double *aux, double n,
+                         const double *mu, const double *s, double weight, double *grad) {
   const int K = d->K, D = d->d;
   const size_t Kd = (size_t) K * D;
-  const double *mu = theta + (K - 1), *s = mu + Kd;
-  double *a = g.jump_pop;
-  gm_log_weights(d, theta, g.log_beta);
-  const double lq = gm_log_q_clusters(d, aux, n, g.log_beta, mu, s, g.jump_T, g.jump_f, a);
+  double *a = g->jump_pop;
+  const double lq = gm_log_q_clusters(d, aux, n, g->log_beta, mu, s, g->jump_T, g->jump_f, a);
   if (grad && R_FINITE(lq)) {
-    gm_permanent_marginals(g.jump_T, g.jump_f, g.jump_f[(1u << K) - 1], K, g.jump_b, g.jump_P);
-    const double *P = g.jump_P;
+    gm_permanent_marginals(g->jump_T, g->jump_f, g->jump_f[(1u << K) - 1], K, g->jump_b, g->jump_P);
+    const double *P = g->jump_P;
     double sum_a = 0.0;
     for (int c = 0; c < K; c++) sum_a += a[c];
     for (int j = 0; j < K - 1; j++) {
       double acc = 0.0;
       for (int c = 0; c < K; c++) acc += P[j * K + c] * a[c];
-      grad[j] += acc - exp(g.log_beta[j]) * sum_a;
+      grad[j] += weight * (acc - exp(g->log_beta[j]) * sum_a);
     }
     for (int k = 0; k < K; k++)
       for (int j = 0; j < D; j++) {
@@ -1039,20 +1089,70 @@ static double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const doub
           dm -= w * q.kappa * r * e;
           ds += w * (-q.a - 0.5 + (q.b + 0.5 * q.kappa * r * r) * e);
         }
-        grad[K - 1 + kj] += dm;
-        grad[K - 1 + Kd + kj] += ds;
+        grad[K - 1 + kj] += weight * dm;
+        grad[K - 1 + Kd + kj] += weight * ds;
       }
   }
-  return lq - lgammafn(K + 1.0);
+  return lq;
 }
 
+/* The sets of clusters q0 mixes (gm_jump_prepare's layout): those from k* k-means clusters and
+ * from every larger k. Returns their number J; set[0..J-1] point at them. */
+static int gm_ref_sets(const gm_data *d, const double *aux, const double **set) {
+  const size_t cl = 1 + (size_t) d->K * (2 * d->d + 1);
+  int J = 0;
+  for (int k = (int) aux[cl]; k <= d->K; k++) {
+    const double *x = gm_clusters_set(d, aux, k);
+    if (x[0] > 0) set[J++] = x;
+  }
+  if (J == 0) set[J++] = aux;
+  return J;
+}
+
+static double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *theta,
+                                 const double *aux, double n, double *grad) {
+  const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
+  const int K = d->K;
+  const double *mu = theta + (K - 1), *s = mu + (size_t) K * d->d;
+  const double *set[GM_JUMP_MAX_K];
+  const int J = gm_ref_sets(d, aux, set);
+  gm_log_weights(d, theta, g.log_beta);
+  if (J == 1) return gm_ref_one(d, &g, set[0], n, mu, s, 1.0, grad) - lgammafn(K + 1.0);
+  /* an equal mixture of the sets' Q; the gradient is the mixture of theirs, weighted by each
+   * set's share of q0 at theta (a second pass: the scratch holds one set's permanent) */
+  double lq[GM_JUMP_MAX_K];
+  for (int j = 0; j < J; j++) lq[j] = gm_ref_one(d, &g, set[j], n, mu, s, 0.0, NULL);
+  const double lse = sg_log_sum_exp(lq, J);
+  if (grad && R_FINITE(lse))
+    for (int j = 0; j < J; j++) {
+      const double w = exp(lq[j] - lse);
+      if (w > 0.0) gm_ref_one(d, &g, set[j], n, mu, s, w, grad);
+    }
+  return lse - log((double) J) - lgammafn(K + 1.0);
+}
+
+/* model.h, ref_ok: complete when the data show as many clusters as the mixture has components
+ * (q0 is then one set of clusters); usable with fewer when a component without a cluster would
+ * claim next to no observations (gm_empty_claim): q0 then mixes the sets from k* to K k-means
+ * clusters, each leaving the components beyond its clusters at the prior. With fewer clusters
+ * and a prior on the data's scale, the path from such a q0 was biased: scale(faithful),
+ * 3 components, -1.43 nats (4 replicates; the bridge component of gm_empty_claim is in none of
+ * the sets), and with sets whose extra components were broad clusters -0.69 to -2.26 at 3 and
+ * 4 components. */
+#define GM_EMPTY_CLAIM 0.1
+
 static int gm_ref_ok(const sg_model *m, const double *aux) {
-  return (int) aux[0] == ((const gm_data *) m->data)->K;
+  const gm_data *d = m->data;
+  if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
+  return aux[1 + (size_t) d->K * (2 * d->d + 1) + 1] <= GM_EMPTY_CLAIM ? SG_REF_USABLE : 0;
 }
 
 static void gm_ref_draw(const sg_model *m, const double *aux, double n, double *theta,
                         sg_rng *rng) {
-  gm_draw_clusters(m->data, aux, n, theta, rng);
+  const double *set[GM_JUMP_MAX_K];
+  const int J = gm_ref_sets(m->data, aux, set);
+  gm_draw_clusters(m->data, set[J > 1 ? sg_rng_index(rng, (uint32_t) J) : 0], n, theta, rng);
 }
 
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K, double alpha,
@@ -1095,11 +1195,12 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
     m->ref_log_density = gm_ref_log_density;
     m->ref_draw = gm_ref_draw;
     m->ref_ok = gm_ref_ok;
-    /* C and the clusters (1 + 2 d each), then gm_jump_prepare's scratch: trial clusters, the
-     * standardised points, centres, variances and log-shares, distances, sd and mean, and
-     * three int arrays */
-    m->jump_aux = 2 * (1 + (size_t) K * (2 * D + 1)) + (size_t) SG_JUMP_POINTS * (D + 1) +
-                  (size_t) K * (2 * D + 1) + 2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 1) / 2 + 1;
+    /* the chosen clusters (C, then 1 + 2 d each), k* and E, the K sets of k-means clusters,
+     * then gm_jump_prepare's scratch: trial clusters, the standardised points, centres,
+     * variances and log-shares, distances, sd and mean, and three int arrays */
+    const size_t cl = 1 + (size_t) K * (2 * D + 1);
+    m->jump_aux = (K + 2) * cl + 2 + (size_t) SG_JUMP_POINTS * (D + 1) + (size_t) K * (2 * D + 1) +
+                  2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 1) / 2 + 1;
   }
   return SG_OK;
 }

@@ -129,15 +129,16 @@ SEXP ffi_gaussian_mixture_reference(SEXP model, SEXP theta, SEXP n, SEXP seed) {
   return out;
 }
 
-/* Whether an annealing run on all the model's observations would start from its reference
- * (anneal.h, sg_reference_for, with the setting on): TRUE or FALSE. */
+/* Whether the model's reference built on all its observations is complete (anneal.h,
+ * sg_reference_complete): a restart run then anneals them as one chunk from it (R/sgais.R,
+ * sgais_restart). TRUE or FALSE. */
 SEXP ffi_model_reference_applies(SEXP model) {
   sg_model m;
   sg_model_from_r(model, &m);
   if (!m.jump_propose || !m.ref_log_density || m.n_obs < 1) return Rf_ScalarLogical(0);
   double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
   sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
-  return Rf_ScalarLogical(sg_reference_for(&m, 1, aux, m.n_obs).aux != NULL);
+  return Rf_ScalarLogical(sg_reference_complete(&m, aux));
 }
 
 /* theta (dim x M, a column each) after the model's canonicalize with log-weights logw. */

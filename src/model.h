@@ -184,14 +184,19 @@ struct sg_model {
    * canonicalize. */
   double (*ref_log_density)(const sg_model *m, sg_workspace *ws, const double *theta,
                             const double *aux, double n, double *grad);
-  /* Whether aux supports a reference worth starting from (NULL: always). A mixture's does when
-   * the data show as many clusters as it has components: with fewer, the components left over
-   * start at the prior while the posterior may split a cluster between them, and the path from
-   * q0 missed that mass (scale(faithful), 3 components: -3.85 +/- 0.08 nats against -1.17 from
-   * the prior, seeds 1-10). */
+  /* Whether aux supports a reference worth starting from (NULL: always, and complete): 0 not,
+   * SG_REF_USABLE, or SG_REF_COMPLETE when it also covers every mode a stream's later data could
+   * add, so that a stream's restarts wait for it (sgais.c, restart_due). A mixture's is
+   * complete when the data show as many clusters as it has components, and usable with fewer
+   * only when the components left over would stay empty (gaussian_mixture.c, gm_ref_ok): a
+   * q0 whose left-over components are at the prior missed the mass of a posterior that splits
+   * a cluster or bridges two (scale(faithful), 3 components: -3.85 +/- 0.08 nats against -1.17
+   * from the prior, seeds 1-10). */
   int (*ref_ok)(const sg_model *m, const double *aux);
   void (*ref_draw)(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
 };
+#define SG_REF_USABLE 1
+#define SG_REF_COMPLETE 2
 /* The most observations jump proposals are built from (n_pts): preparing them costs
  * O(SG_JUMP_POINTS) per parameter or so (a k-means clustering), not a pass over the data. */
 #define SG_JUMP_POINTS 2048

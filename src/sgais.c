@@ -609,15 +609,13 @@ static int restart_due(sgais_run *r, const sgais_chunk *c) {
   const sgais_settings *s = r->s;
   const int nx = c->base < c->cn ? c->base : c->cn;
   if (c->n_now >= s->restart_due) return 1;
-  /* the model's reference applies to the observations so far, held from the first (restarts
+  /* the model's reference is complete for the observations so far, held from the first (restarts
    * need them: run_init), where it did not at the last restart: for a mixture, clusters that
    * were merged are now told apart, and a restart from the reference built on them puts a
    * component on each (R/sgais.R, sgais_restart) */
   if (s->restart_on_reference && r->jump_aux &&
-      sg_reference_for(r->m, 1,
-                       sg_jump_set(r->m, (int) c->n_now, NULL, 0, (int) c->n_now, 0, r->jump_pts,
-                                   r->jump_aux),
-                       c->n_now).aux)
+      sg_reference_complete(r->m, sg_jump_set(r->m, (int) c->n_now, NULL, 0, (int) c->n_now, 0,
+                                              r->jump_pts, r->jump_aux)))
     return 1;
   return R_FINITE(s->restart_threshold) && c->n_now >= s->restart_after && nx >= 2 &&
          c->cn >= 2 &&

@@ -480,37 +480,40 @@ test_that("a mixture's particles have one region, and every relabelling maps int
 })
 
 # The reference distribution (setting `reference`; src/gaussian_mixture.c, gm_ref_log_density):
-# the clusters' conjugate posteriors summed over the relabellings, normalised. Its draws and its
-# density must agree (E_q0[prior / q0] = 1, checked where q0 is broad enough for the ratio to
-# have a small variance: a target of half an observation), it must be symmetric, and its gradient
-# (through the permanent's marginals) must match finite differences.
+# the clusters' conjugate posteriors summed over the relabellings, normalised; with more
+# components than clusters, the equal mixture of such sums for 3 and for 4 k-means clusters. Its
+# draws and its density must agree (E_q0[prior / q0] = 1, checked where q0 is broad enough for
+# the ratio to have a small variance: a target of half an observation), it must be symmetric, and
+# its gradient (through the permanents' marginals, weighted by each set's share) must match
+# finite differences.
 test_that("a mixture's reference distribution is a normalised, symmetric density with the right gradient", {
-  K <- 3
   D <- 2
-  y <- grid_clusters(K, 150)
-  model <- gaussian_mixture(y, components = K)
-  dim <- K - 1 + 2 * K * D
-  reference <- function(theta, n) {
-    .Call(sgais:::C_ffi_gaussian_mixture_reference, model, as.matrix(theta), n, 7L)
-  }
-  draws <- matrix(reference(matrix(0, dim, 20000), 0.5)$draws, dim)
-  lq <- reference(draws, 0.5)$value
-  lp <- apply(draws, 2, function(th) sgais:::model_evaluate(model, th)$log_prior)
-  w <- exp(lp - lq)
-  expect_lt(abs(mean(w) - 1), 4 * stats::sd(w) / sqrt(length(w)))
-  expect_lt(stats::sd(w) / sqrt(length(w)), 0.015)
-  # at the data's size: symmetric, and the gradient of its log
-  at <- matrix(reference(matrix(0, dim, 4), 150)$draws, dim)
-  r <- reference(at, 150)
-  g <- matrix(r$gradient, dim)
-  for (i in 1:4) {
-    swapped <- relabel_mixture(at[, i], K, D, c(2, 3, 1))
-    expect_equal(reference(swapped, 150)$value, r$value[i], tolerance = 1e-10)
-    num <- vapply(seq_len(dim), function(j) {
-      e <- replace(numeric(dim), j, 1e-5)
-      diff(reference(cbind(at[, i] - e, at[, i] + e), 150)$value) / 2e-5
-    }, 0)
-    expect_equal(g[, i], num, tolerance = 1e-6)
+  y <- grid_clusters(3, 150)
+  for (K in 3:4) {
+    model <- gaussian_mixture(y, components = K)
+    dim <- K - 1 + 2 * K * D
+    reference <- function(theta, n) {
+      .Call(sgais:::C_ffi_gaussian_mixture_reference, model, as.matrix(theta), n, 7L)
+    }
+    draws <- matrix(reference(matrix(0, dim, 20000), 0.5)$draws, dim)
+    lq <- reference(draws, 0.5)$value
+    lp <- apply(draws, 2, function(th) sgais:::model_evaluate(model, th)$log_prior)
+    w <- exp(lp - lq)
+    expect_lt(abs(mean(w) - 1), 4 * stats::sd(w) / sqrt(length(w)))
+    expect_lt(stats::sd(w) / sqrt(length(w)), 0.015)
+    # at the data's size: symmetric, and the gradient of its log
+    at <- matrix(reference(matrix(0, dim, 4), 150)$draws, dim)
+    r <- reference(at, 150)
+    g <- matrix(r$gradient, dim)
+    for (i in 1:4) {
+      swapped <- relabel_mixture(at[, i], K, D, c(2:K, 1))
+      expect_equal(reference(swapped, 150)$value, r$value[i], tolerance = 1e-10)
+      num <- vapply(seq_len(dim), function(j) {
+        e <- replace(numeric(dim), j, 1e-5)
+        diff(reference(cbind(at[, i] - e, at[, i] + e), 150)$value) / 2e-5
+      }, 0)
+      expect_equal(g[, i], num, tolerance = 1e-6)
+    }
   }
 })
 
@@ -581,10 +584,37 @@ test_that("every estimator from the reference distribution recovers the evidence
   one <- gaussian_mixture(y, components = 1)
   expect_identical(sgais(one, seed = 1, progress = FALSE)$log_evidence,
                    sgais(one, reference = FALSE, seed = 1, progress = FALSE)$log_evidence)
-  # nor where the data show fewer clusters than components (the path starts at the prior)
+  # nor where the data show fewer clusters than components and a component drawn from the
+  # prior could take points (data on the prior's scale: the path starts at the prior)
   expect_true(sgais:::model_reference_applies(model))
   three <- gaussian_mixture(y, components = 3)
   expect_false(sgais:::model_reference_applies(three))
   expect_identical(sgais(three, seed = 1, progress = FALSE)$log_evidence,
                    sgais(three, reference = FALSE, seed = 1, progress = FALSE)$log_evidence)
+})
+
+# Data far outside the prior's scale of a component (raw units: faithful's waiting times) with
+# more components than clusters: a component without a cluster stays empty, its posterior is its
+# prior, and the reference that leaves it there is used (gm_ref_ok: usable, not complete). The
+# evidence is then the separated clusters' with the empty component's labellings,
+# log K! / (K - C)! + the Dirichlet-multinomial of K components + each cluster's evidence.
+test_that("an overfitted mixture of data outside the prior's scale starts from the reference", {
+  set.seed(4)
+  z <- rep(1:2, each = 80)
+  y <- cbind(c(2, 4)[z], c(55, 80)[z]) + matrix(rnorm(320, sd = c(0.3, 6)), ncol = 2, byrow = TRUE)
+  model <- gaussian_mixture(y, components = 3)
+  alpha <- model$hyper$concentration
+  closed <- lfactorial(3) + lgamma(3 * alpha) - lgamma(3 * alpha + 160) +
+    sum(lgamma(alpha + table(z)) - lgamma(alpha)) +
+    sum(vapply(1:2, function(k) {
+      exact_log_evidence(gaussian_mixture(y[z == k, ], components = 1))
+    }, 0))
+  # not complete: a stream's restarts still wait for a third cluster
+  expect_false(sgais:::model_reference_applies(model))
+  fit <- sgais(model, seed = 1, progress = FALSE)
+  off <- sgais(model, reference = FALSE, seed = 1, progress = FALSE)
+  expect_false(identical(fit$log_evidence, off$log_evidence))
+  expect_lt(abs(fit$log_evidence - closed), max(1, 3 * fit$log_evidence_se))
+  # and cheaper than the path from the prior
+  expect_lt(fit$gradient_evaluations, off$gradient_evaluations / 2)
 })
