@@ -690,8 +690,8 @@ static gm_nig gm_cluster_nig(const gm_data *d, const double *aux, int c, int j, 
  *             - n_c log(2 pi) / 2],
  * with gm_cluster_nig's kappa_c, a_c, b_cj (the posterior mass of the mode of that partition,
  * as the collapsed Gibbs sampler would score it). */
-static double gm_clusters_log_marginal(const gm_data *d, const double *aux, double n) {
-  const int K = d->K, D = d->d, C = (int) aux[0];
+static double gm_clusters_log_marginal(const gm_data *d, const double *aux, double n, int K) {
+  const int D = d->d, C = (int) aux[0];
   double lm = lgammafn(K + 1.0) - lgammafn(K - C + 1.0) + lgammafn(K * d->alpha) -
               lgammafn(K * d->alpha + n);
   for (int c = 0; c < C; c++) {
@@ -707,12 +707,13 @@ static double gm_clusters_log_marginal(const gm_data *d, const double *aux, doub
 }
 
 /* aux = the chosen clusters (C, then for each cluster: f_c, m_c (d), log v_c (d)); then k*, the
- * number of k-means clusters they came from, E (gm_empty_claim), and the clusters from
+ * number of k-means clusters they came from, E (gm_empty_claim), whether the data show more
+ * clusters than components (gm_jump_prepare), and the clusters from
  * k = 1..K k-means clusters (C = 0 where k-means did not run: k > n_pts), for the reference of
  * an overfitted mixture (gm_ref_log_density); then scratch. */
 static double *gm_clusters_set(const gm_data *d, const double *aux, int k) {
   const size_t cl = 1 + (size_t) d->K * (2 * d->d + 1);
-  return (double *) aux + cl + 2 + (size_t) (k - 1) * cl;
+  return (double *) aux + cl + 3 + (size_t) (k - 1) * cl;
 }
 
 /* How many of the n_obs observations a component without a cluster would claim: E = sum over
@@ -754,10 +755,11 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
   const gm_data *d = m->data;
   const int D = d->d, K = d->K;
   const size_t cl = 1 + (size_t) K * (2 * D + 1); /* one set of clusters */
-  double *trial = gm_clusters_set(d, aux, K + 1), *x = trial + cl; /* trial clusters; n_pts x D
-                                                                        standardised points */
-  double *centre = x + (size_t) n_pts * D, *var = centre + (size_t) K * D, *lf = var + (size_t) K * D;
-  double *dist = lf + K, *sd = dist + n_pts, *mean = sd + D;
+  /* trial clusters (room for K + 1); n_pts x D standardised points */
+  double *trial = gm_clusters_set(d, aux, K + 1), *x = trial + cl + 2 * D + 1;
+  double *centre = x + (size_t) n_pts * D, *var = centre + (size_t) (K + 1) * D,
+         *lf = var + (size_t) (K + 1) * D;
+  double *dist = lf + K + 1, *sd = dist + n_pts, *mean = sd + D;
   int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts;
   for (int j = 0; j < D; j++) {
     double mu = 0.0, ss = 0.0;
@@ -786,12 +788,25 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
     gm_cem(x, n_pts, D, k, best_label, centre, var, lf, count);
     gm_cluster_summary(d, pts, n_pts, best_label, k, sd, trial);
     memcpy(gm_clusters_set(d, aux, k), trial, cl * sizeof(double));
-    const double lm = trial[0] > 0 ? gm_clusters_log_marginal(d, trial, n_obs) : R_NegInf;
+    const double lm = trial[0] > 0 ? gm_clusters_log_marginal(d, trial, n_obs, K) : R_NegInf;
     if (lm > best) {
       best = lm;
       memcpy(aux, trial, cl * sizeof(double));
       aux[cl] = k;
     }
+  }
+  /* more clusters than components: K + 1 clusters, scored under a model of K + 1 components,
+   * beat the best of up to K under this one. (Splitting one of K well-separated Gaussian
+   * clusters scores close to them: two clusters of 1,000 points, -8.7 nats; so a margin over
+   * every alternative would refuse such data, and it would still not see two partitions into
+   * the same number of clusters that score alike: see gm_ref_ok.) */
+  aux[cl + 2] = 0.0;
+  if (K + 1 <= n_pts) {
+    gm_kmeans(x, n_pts, D, K + 1, &rng, centre, dist, label, count, best_label);
+    gm_cem(x, n_pts, D, K + 1, best_label, centre, var, lf, count);
+    gm_cluster_summary(d, pts, n_pts, best_label, K + 1, sd, trial);
+    if ((int) trial[0] == K + 1 && gm_clusters_log_marginal(d, trial, n_obs, K + 1) > best)
+      aux[cl + 2] = 1.0;
   }
   aux[cl + 1] = gm_empty_claim(d, pts, n_pts, x, aux, n_obs);
 }
@@ -1132,8 +1147,15 @@ static double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const doub
   return lse - log((double) J) - lgammafn(K + 1.0);
 }
 
-/* model.h, ref_ok: complete when the data show as many clusters as the mixture has components
- * (q0 is then one set of clusters); usable with fewer when a component without a cluster would
+/* model.h, ref_ok: none when the data show more clusters than the mixture has components (the
+ * posterior then chooses which clusters to merge, and q0 holds the particles on k-means'
+ * merge: the paper's shifting stream, 3 components, 2,000 points shuffled, AIS -9289.61 from
+ * q0 and -9202.09 from the prior; at 100,000 points SGAIS was 2,442 nats below its run from
+ * the prior, in order and shuffled alike). Not seen: partitions into the same number of
+ * clusters that score alike (three tight clusters in a row, standardised, 2 components: the
+ * model's prior on the variances scores 3 clusters 17 nats below 2, and 2 of them can merge
+ * left or right; AIS from q0 was 3 nats below AIS from the prior). Complete when they show as many clusters as the mixture
+ * has components (q0 is then one set of clusters); usable with fewer when a component without a cluster would
  * claim next to no observations (gm_empty_claim): q0 then mixes the sets from k* to K k-means
  * clusters, each leaving the components beyond its clusters at the prior. With fewer clusters
  * and a prior on the data's scale, the path from such a q0 was biased: scale(faithful),
@@ -1144,8 +1166,10 @@ static double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const doub
 
 static int gm_ref_ok(const sg_model *m, const double *aux) {
   const gm_data *d = m->data;
+  const double *head = aux + 1 + (size_t) d->K * (2 * d->d + 1); /* k*, E, more */
+  if (head[2] != 0.0) return 0;
   if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
-  return aux[1 + (size_t) d->K * (2 * d->d + 1) + 1] <= GM_EMPTY_CLAIM ? SG_REF_USABLE : 0;
+  return head[1] <= GM_EMPTY_CLAIM ? SG_REF_USABLE : 0;
 }
 
 static void gm_ref_draw(const sg_model *m, const double *aux, double n, double *theta,
@@ -1195,12 +1219,13 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
     m->ref_log_density = gm_ref_log_density;
     m->ref_draw = gm_ref_draw;
     m->ref_ok = gm_ref_ok;
-    /* the chosen clusters (C, then 1 + 2 d each), k* and E, the K sets of k-means clusters,
-     * then gm_jump_prepare's scratch: trial clusters, the standardised points, centres,
+    /* the chosen clusters (C, then 1 + 2 d each), k*, E and the flag of more clusters, the K
+     * sets of k-means clusters, then gm_jump_prepare's scratch: trial clusters (K + 1 of them),
+     * the standardised points, centres,
      * variances and log-shares, distances, sd and mean, and three int arrays */
     const size_t cl = 1 + (size_t) K * (2 * D + 1);
-    m->jump_aux = (K + 2) * cl + 2 + (size_t) SG_JUMP_POINTS * (D + 1) + (size_t) K * (2 * D + 1) +
-                  2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 1) / 2 + 1;
+    m->jump_aux = (K + 2) * cl + 3 + (2 * (size_t) D + 1) + (size_t) SG_JUMP_POINTS * (D + 1) +
+                  (size_t) (K + 1) * (2 * D + 1) + 2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 2) / 2 + 1;
   }
   return SG_OK;
 }
