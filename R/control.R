@@ -79,15 +79,15 @@
 #'     for models that have them, such as mixtures (10, nested sampling 80 / 0);}
 #'   \item{`reference`}{start from a reference distribution the model builds from the data
 #'     instead of from the prior, for models that have one (mixtures of 2 to 12 components whose
-#'     data show as many clusters as components: each component's conjugate posterior given one
-#'     k-means cluster, summed over the relabellings; with fewer clusters only when the data lie
-#'     far outside the prior's scale of a component, such as raw `faithful`, so that the
-#'     components left over stay at the prior). AIS and SGAIS's first chunk anneal from
-#'     it; SGAIS's restarts then anneal all the data so far at once from the reference built on
-#'     them, and a restart is due as soon as the data show as many clusters as components;
-#'     nested sampling (the first
-#'     chunk of an online run) takes it as its prior and the likelihood times prior / reference
-#'     as its likelihood, which leaves the evidence unchanged (`TRUE` / `FALSE`).
+#'     data show as many clusters as components, not more: each component's conjugate posterior
+#'     given one k-means cluster, summed over the relabellings; with fewer clusters only when
+#'     the data lie far outside the prior's scale of a component, such as raw `faithful`, so
+#'     that the components left over stay at the prior). AIS and SGAIS's first chunk anneal
+#'     from it; SGAIS's restarts then anneal all the data so far at once from the reference
+#'     built on them, and a restart is due as soon as the data show as many clusters as
+#'     components; nested sampling (the first chunk of an online run) takes it as its prior
+#'     and the likelihood times prior / reference as its likelihood, which leaves the evidence
+#'     unchanged (`TRUE` / `FALSE`).
 #'     See `inst/design.md`, "Mixtures";}
 #'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`

@@ -186,7 +186,8 @@ struct sg_model {
                             const double *aux, double n, double *grad);
   /* Whether aux supports a reference worth starting from (NULL: always, and complete): 0 not,
    * SG_REF_USABLE, or SG_REF_COMPLETE when it also covers every mode a stream's later data could
-   * add, so that a stream's restarts wait for it (sgais.c, restart_due). A mixture's is
+   * add, so that a stream's restarts wait for it (sgais.c, restart_due). A mixture has none
+   * when the data show more clusters than components (q0 would pick one merge of them), is
    * complete when the data show as many clusters as it has components, and usable with fewer
    * only when the components left over would stay empty (gaussian_mixture.c, gm_ref_ok): a
    * q0 whose left-over components are at the prior missed the mass of a posterior that splits
