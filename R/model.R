@@ -316,9 +316,10 @@ model_capabilities <- function(model) {
 }
 model_has_jumps <- function(model) model_capabilities(model)[["jumps"]]
 model_has_reference <- function(model) model_capabilities(model)[["reference"]]
-# Whether a run on all the model's observations would start from its reference (the model
-# decides from its summary of the data: a mixture when they show as many clusters as it has
-# components).
+# Whether the model's reference built on all its observations is complete (src/anneal.h,
+# sg_reference_complete: for a mixture, the data show as many clusters as it has components), so
+# that a restart run may anneal them as one chunk from it. A run can start from a reference that
+# is usable but not complete (an overfitted mixture of data far outside its prior's scale).
 model_reference_applies <- function(model) {
   with_model_errors(.Call(C_ffi_model_reference_applies, model))
 }

@@ -1154,9 +1154,10 @@ static double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const doub
  * the prior, in order and shuffled alike). Not seen: partitions into the same number of
  * clusters that score alike (three tight clusters in a row, standardised, 2 components: the
  * model's prior on the variances scores 3 clusters 17 nats below 2, and 2 of them can merge
- * left or right; AIS from q0 was 3 nats below AIS from the prior). Complete when they show as many clusters as the mixture
- * has components (q0 is then one set of clusters); usable with fewer when a component without a cluster would
- * claim next to no observations (gm_empty_claim): q0 then mixes the sets from k* to K k-means
+ * left or right; AIS from q0 was 3 nats below AIS from the prior). Complete when they show as
+ * many clusters as the mixture has components (q0 is then one set of clusters); usable with
+ * fewer when a component without a cluster would claim next to no observations
+ * (gm_empty_claim): q0 then mixes the sets from k* to K k-means
  * clusters, each leaving the components beyond its clusters at the prior. With fewer clusters
  * and a prior on the data's scale, the path from such a q0 was biased: scale(faithful),
  * 3 components, -1.43 nats (4 replicates; the bridge component of gm_empty_claim is in none of

@@ -185,8 +185,9 @@ struct sg_model {
   double (*ref_log_density)(const sg_model *m, sg_workspace *ws, const double *theta,
                             const double *aux, double n, double *grad);
   /* Whether aux supports a reference worth starting from (NULL: always, and complete): 0 not,
-   * SG_REF_USABLE, or SG_REF_COMPLETE when it also covers every mode a stream's later data could
-   * add, so that a stream's restarts wait for it (sgais.c, restart_due). A mixture has none
+   * SG_REF_USABLE, or SG_REF_COMPLETE when the data also show every part of the model (a
+   * mixture: a cluster for each component), which a stream's restarts wait for (sgais.c,
+   * restart_due). A mixture has none
    * when the data show more clusters than components (q0 would pick one merge of them), is
    * complete when the data show as many clusters as it has components, and usable with fewer
    * only when the components left over would stay empty (gaussian_mixture.c, gm_ref_ok): a
