@@ -154,10 +154,8 @@ int ais_start(const sg_model *m, const ais_settings *s, double *theta, int M, do
   const sg_reference *ref = &r.target.ref;
   for (int i = 0; i < M && !ws->status->code; i++) {
     double *th = theta + (size_t) i * m->dim;
-    if (ref->aux && lambda == 0.0) { /* drawn from q0 instead, from a stream of its own */
-      sg_rng_init(&r.rng, key, AIS_START_STREAM, (uint64_t) i);
-      m->ref_draw(m, ref->aux, ref->n, th, &r.rng);
-    }
+    /* drawn from q0 instead, from a stream of its own */
+    if (ref->aux && lambda == 0.0) sg_reference_start_draw(m, ref, key, i, th);
     loglik[i] = sg_path_log_lik(m, ws, ref, th, 0, m->n_obs, NULL, NULL);
   }
   return ws->status->code;

@@ -175,6 +175,13 @@ sg_reference sg_reference_for(const sg_model *m, int reference, const double *au
   return r;
 }
 
+void sg_reference_start_draw(const sg_model *m, const sg_reference *ref, uint64_t key, int i,
+                             double *theta) {
+  sg_rng rng;
+  sg_rng_init(&rng, key, SG_REF_START_STREAM, (uint64_t) i);
+  m->ref_draw(m, ref->aux, ref->n, theta, &rng);
+}
+
 int sg_reference_complete(const sg_model *m, const double *aux) {
   return aux && m->ref_log_density && m->ref_draw &&
          (!m->ref_ok || m->ref_ok(m, aux) == SG_REF_COMPLETE);

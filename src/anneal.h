@@ -45,6 +45,11 @@ sg_reference sg_reference_for(const sg_model *m, int reference, const double *au
 /* Whether the model has a reference and aux (its jump summary) makes it complete (model.h,
  * ref_ok): what a stream's restarts wait for. */
 int sg_reference_complete(const sg_model *m, const double *aux);
+/* Point i of a run's start drawn from q0 into theta, from the stream (key, SG_REF_START_STREAM,
+ * i), which no iteration of any method uses (AIS and nested sampling: ais_start, ns_start). */
+#define SG_REF_START_STREAM UINT64_C(0xffffffff00000000)
+void sg_reference_start_draw(const sg_model *m, const sg_reference *ref, uint64_t key, int i,
+                             double *theta);
 
 /* Scratch for sg_anneal_reweight (R_alloc'ed), and the stream its resampling draws from (set
  * by the caller). */

@@ -127,9 +127,8 @@ int ais_check_loglik(const double *loglik, int M, double lambda, int moved, sg_s
 /* A run's log-likelihoods when the state has none: loglik[i] = particle i's full-data
  * log-likelihood as the annealing weights it (anneal.h, sg_path_log_lik). At the start (lambda
  * = 0) with a reference (setting `reference`, a model that has one) the particles theta (M rows
- * of dim; prior draws) are first drawn again from it, each from the stream (key,
- * AIS_START_STREAM, i). Returns the workspace status's code. */
-#define AIS_START_STREAM UINT64_C(0xffffffff00000000)
+ * of dim; prior draws) are first drawn again from it (anneal.h, sg_reference_start_draw).
+ * Returns the workspace status's code. */
 int ais_start(const sg_model *m, const ais_settings *s, double *theta, int M, double lambda,
               uint64_t key, double *loglik, sg_workspace *ws);
 
@@ -200,9 +199,7 @@ uint64_t ns_chunk_key(uint64_t key, int chunk);
 /* The live points' log-likelihoods when the state has none: loglik[i] = that of point i (with a
  * repartitioned prior, L prior / q0: nested_sampling.c, ns_ctx). At the start (at_start: no
  * iteration yet) of plain nested sampling with a reference the points theta (prior draws) are
- * first drawn again from it, each from the stream (key, NS_START_STREAM, i). Returns the
- * status code. */
-#define NS_START_STREAM UINT64_C(0xffffffff00000000)
+ * first drawn again from it (anneal.h, sg_reference_start_draw). Returns the status code. */
 int ns_start(const sg_model *m, const ns_settings *s, const ns_chunk *chunk, double *theta,
              int at_start, uint64_t key, double *loglik, sg_workspace *ws);
 

@@ -711,9 +711,16 @@ static double gm_clusters_log_marginal(const gm_data *d, const double *aux, doub
  * clusters than components (gm_jump_prepare), and the clusters from
  * k = 1..K k-means clusters (C = 0 where k-means did not run: k > n_pts), for the reference of
  * an overfitted mixture (gm_ref_log_density); then scratch. */
+enum { GM_HEAD_KSTAR, GM_HEAD_CLAIM, GM_HEAD_MORE, GM_HEAD_LEN };
+static size_t gm_set_len(const gm_data *d) {
+  return 1 + (size_t) d->K * (2 * d->d + 1);
+}
+/* k*, E and the flag, after the chosen clusters */
+static double *gm_head(const gm_data *d, const double *aux) {
+  return (double *) aux + gm_set_len(d);
+}
 static double *gm_clusters_set(const gm_data *d, const double *aux, int k) {
-  const size_t cl = 1 + (size_t) d->K * (2 * d->d + 1);
-  return (double *) aux + cl + 3 + (size_t) (k - 1) * cl;
+  return gm_head(d, aux) + GM_HEAD_LEN + (size_t) (k - 1) * gm_set_len(d);
 }
 
 /* How many of the n_obs observations a component without a cluster would claim: E = sum over
@@ -754,7 +761,8 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
                             double *aux) {
   const gm_data *d = m->data;
   const int D = d->d, K = d->K;
-  const size_t cl = 1 + (size_t) K * (2 * D + 1); /* one set of clusters */
+  const size_t cl = gm_set_len(d); /* one set of clusters */
+  double *head = gm_head(d, aux);
   /* trial clusters (room for K + 1); n_pts x D standardised points */
   double *trial = gm_clusters_set(d, aux, K + 1), *x = trial + cl + 2 * D + 1;
   double *centre = x + (size_t) n_pts * D, *var = centre + (size_t) (K + 1) * D,
@@ -781,7 +789,7 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
    * chunk's end in SGAIS), whose posterior decides between the clusterings */
   double best = R_NegInf;
   aux[0] = 0.0;
-  aux[cl] = 1.0;
+  head[GM_HEAD_KSTAR] = 1.0;
   for (int k = 1; k <= K; k++) gm_clusters_set(d, aux, k)[0] = 0.0;
   for (int k = 1; k <= C; k++) {
     gm_kmeans(x, n_pts, D, k, &rng, centre, dist, label, count, best_label);
@@ -792,7 +800,7 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
     if (lm > best) {
       best = lm;
       memcpy(aux, trial, cl * sizeof(double));
-      aux[cl] = k;
+      head[GM_HEAD_KSTAR] = k;
     }
   }
   /* more clusters than components: K + 1 clusters, scored under a model of K + 1 components,
@@ -800,15 +808,15 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
    * clusters scores close to them: two clusters of 1,000 points, -8.7 nats; so a margin over
    * every alternative would refuse such data, and it would still not see two partitions into
    * the same number of clusters that score alike: see gm_ref_ok.) */
-  aux[cl + 2] = 0.0;
+  head[GM_HEAD_MORE] = 0.0;
   if (K + 1 <= n_pts) {
     gm_kmeans(x, n_pts, D, K + 1, &rng, centre, dist, label, count, best_label);
     gm_cem(x, n_pts, D, K + 1, best_label, centre, var, lf, count);
     gm_cluster_summary(d, pts, n_pts, best_label, K + 1, sd, trial);
     if ((int) trial[0] == K + 1 && gm_clusters_log_marginal(d, trial, n_obs, K + 1) > best)
-      aux[cl + 2] = 1.0;
+      head[GM_HEAD_MORE] = 1.0;
   }
-  aux[cl + 1] = gm_empty_claim(d, pts, n_pts, x, aux, n_obs);
+  head[GM_HEAD_CLAIM] = gm_empty_claim(d, pts, n_pts, x, aux, n_obs);
 }
 
 /* Cluster c's conjugate posterior in dimension j (a NIG: mu | sigma2 ~ N(mean, sigma2 / kappa),
@@ -1114,9 +1122,8 @@ static double gm_ref_one(const gm_data *d, gm_scratch *g, const double *aux, dou
 /* The sets of clusters q0 mixes (gm_jump_prepare's layout): those from k* k-means clusters and
  * from every larger k. Returns their number J; set[0..J-1] point at them. */
 static int gm_ref_sets(const gm_data *d, const double *aux, const double **set) {
-  const size_t cl = 1 + (size_t) d->K * (2 * d->d + 1);
   int J = 0;
-  for (int k = (int) aux[cl]; k <= d->K; k++) {
+  for (int k = (int) gm_head(d, aux)[GM_HEAD_KSTAR]; k <= d->K; k++) {
     const double *x = gm_clusters_set(d, aux, k);
     if (x[0] > 0) set[J++] = x;
   }
@@ -1167,10 +1174,10 @@ static double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const doub
 
 static int gm_ref_ok(const sg_model *m, const double *aux) {
   const gm_data *d = m->data;
-  const double *head = aux + 1 + (size_t) d->K * (2 * d->d + 1); /* k*, E, more */
-  if (head[2] != 0.0) return 0;
+  const double *head = gm_head(d, aux);
+  if (head[GM_HEAD_MORE] != 0.0) return 0;
   if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
-  return head[1] <= GM_EMPTY_CLAIM ? SG_REF_USABLE : 0;
+  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM ? SG_REF_USABLE : 0;
 }
 
 static void gm_ref_draw(const sg_model *m, const double *aux, double n, double *theta,
@@ -1220,13 +1227,14 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
     m->ref_log_density = gm_ref_log_density;
     m->ref_draw = gm_ref_draw;
     m->ref_ok = gm_ref_ok;
-    /* the chosen clusters (C, then 1 + 2 d each), k*, E and the flag of more clusters, the K
-     * sets of k-means clusters, then gm_jump_prepare's scratch: trial clusters (K + 1 of them),
-     * the standardised points, centres,
-     * variances and log-shares, distances, sd and mean, and three int arrays */
-    const size_t cl = 1 + (size_t) K * (2 * D + 1);
-    m->jump_aux = (K + 2) * cl + 3 + (2 * (size_t) D + 1) + (size_t) SG_JUMP_POINTS * (D + 1) +
-                  (size_t) (K + 1) * (2 * D + 1) + 2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 2) / 2 + 1;
+    /* the chosen clusters (C, then 1 + 2 d each), the head (k*, E and the flag of more
+     * clusters), the K sets of k-means clusters, then gm_jump_prepare's scratch: trial clusters
+     * (K + 1 of them), the standardised points, centres, variances and log-shares, distances,
+     * sd and mean, and three int arrays */
+    const size_t cl = gm_set_len(d);
+    m->jump_aux = (K + 2) * cl + GM_HEAD_LEN + (2 * (size_t) D + 1) +
+                  (size_t) SG_JUMP_POINTS * (D + 1) + (size_t) (K + 1) * (2 * D + 1) + 2 * D +
+                  ((size_t) 2 * SG_JUMP_POINTS + K + 2) / 2 + 1;
   }
   return SG_OK;
 }

@@ -187,9 +187,9 @@ struct sg_model {
   /* Whether aux supports a reference worth starting from (NULL: always, and complete): 0 not,
    * SG_REF_USABLE, or SG_REF_COMPLETE when the data also show every part of the model (a
    * mixture: a cluster for each component), which a stream's restarts wait for (sgais.c,
-   * restart_due). A mixture has none
-   * when the data show more clusters than components (q0 would pick one merge of them), is
-   * complete when the data show as many clusters as it has components, and usable with fewer
+   * restart_due). A mixture has none when the data show more clusters than components (q0
+   * would pick one merge of them), is complete when the data show as many clusters as it has
+   * components, and usable with fewer
    * only when the components left over would stay empty (gaussian_mixture.c, gm_ref_ok): a
    * q0 whose left-over components are at the prior missed the mass of a posterior that splits
    * a cluster or bridges two (scale(faithful), 3 components: -3.85 +/- 0.08 nats against -1.17

@@ -391,10 +391,8 @@ int ns_start(const sg_model *m, const ns_settings *s, const ns_chunk *chunk, dou
   ns_run_init(&r, m, s, chunk, theta, loglik, &st, key, NULL, NULL, ws);
   for (int i = 0; i < s->live_points && !ws->status->code; i++) {
     double *th = theta + (size_t) i * m->dim;
-    if (r.ctx.ref.aux && at_start) { /* drawn from q0 instead, from a stream of its own */
-      sg_rng_init(&r.rng, key, NS_START_STREAM, (uint64_t) i);
-      m->ref_draw(m, r.ctx.ref.aux, r.ctx.ref.n, th, &r.rng);
-    }
+    /* drawn from q0 instead, from a stream of its own */
+    if (r.ctx.ref.aux && at_start) sg_reference_start_draw(m, &r.ctx.ref, key, i, th);
     loglik[i] = chunk_log_lik(&r.ctx, th, NULL);
   }
   return ws->status->code;
