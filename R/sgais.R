@@ -471,9 +471,9 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     # that a drift flagged in every chunk does not restart every chunk), and periodically once
     # they have grown `every` times since the last restart (src/sgais.c)
     cs$restart_after <- 1.5 * state$shift_restart_n
-    # and, until a restart has started from the model's reference, as soon as it applies to
-    # the data so far (a mixture's data show as many clusters as it has components: a cluster
-    # that appeared is no longer merged with another)
+    # and, until a restart has started from the model's reference, as soon as that reference
+    # is complete for the data so far (a mixture's data show as many clusters as it has
+    # components: a cluster that appeared is no longer merged with another)
     cs$restart_on_reference <- whole && !isTRUE(state$reference_restart)
     cs$restart_due <- if (is.finite(every)) {
       every * max(state$restart_n, if (!whole) settings$exact_until, settings$chunk_size)
