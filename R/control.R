@@ -333,6 +333,12 @@ random_walk_kernels <- c(mh_kernels, "flymc")
 # the model supplies (model_capabilities()).
 check_kernel_model <- function(settings, model, call) {
   kernel <- settings$kernel %||% "sghmc"
+  if (inherits(model, "sgais_linear_mixed") && bounded_reservoir(settings)) {
+    # its rows' likelihoods depend on their groups' earlier rows, whose totals a model that
+    # dropped rows could not rebuild
+    abort(paste("A model with random intercepts keeps all its rows: `reservoir_size` must be",
+                "left unbounded (Inf)."), call, "sgais_error_reservoir")
+  }
   if (kernel %in% c("confidence", "flymc")) {
     why <- with_model_errors(.Call(C_ffi_kernel_suits_model, model,
                                    setting_codes("kernel")[[kernel]]))

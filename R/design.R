@@ -240,6 +240,10 @@ formula_design <- function(formula, data, call) {
   if (!inherits(formula, "formula")) {
     abort(sprintf("`formula` must be a formula such as `y ~ x`, not %s.", describe(formula)), call)
   }
+  if (has_bars(formula)) {
+    abort(paste("`formula` has a random-effect term `( | )`; random intercepts are supported by",
+                "`linear_regression()` only, so far."), call, "sgais_error_random_effects")
+  }
   formula <- sandbox_formula(formula, call)
   check_data_frame(data, "`data`", call)
   data <- plain_columns(data, "`data`", call)

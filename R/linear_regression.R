@@ -72,6 +72,30 @@
 #' `log_sigma2`; `noise_sd`, `prior_sd`, `prior_intercept`, `variance_shape` and
 #' `variance_scale` do not apply.
 #'
+#' **Random intercepts.** A formula with a term `(1 | g)`, lme4's syntax, adds an intercept per
+#' group of the column `g` of `data`:
+#' \deqn{y_i = a_i^\top \theta + u_{g(i)} + e_i, \qquad u_g \sim N(0, \tau^2),}{y_i = a_i'theta
+#' + u_g(i) + e_i,  u_g ~ N(0, group_sd^2),}
+#' with \eqn{\tau}{group_sd} known (`group_sd` a number) or with a prior (`group_sd` a prior:
+#' [half_normal_prior()], [half_t_prior()], [inverse_gamma_prior()] on its square,
+#' [exponential_prior()] or [log_normal_prior()]; by default half-normal with the scale of the
+#' noise sd when it is known, else of sd(y) under `prior = "autoscale"`, else 1). The group
+#' effects are integrated out, not sampled: given the variances they are conjugate, so the model
+#' keeps the parameters of the regression plus `log_sigma` (unknown noise) and `log_group_sd`
+#' (unknown group sd) however many groups there are, and each row's likelihood is its predictive
+#' density given the earlier rows of its group, so the model streams like any other (groups
+#' first seen in later rows start from the prior; see `src/linear_mixed.c` for the algebra).
+#' With an unknown noise variance, \eqn{\sigma^2 \sim \mathrm{InvGamma}}{sigma^2 ~
+#' InvGamma}(`variance_shape`, `variance_scale`) (scale var(y) under `"autoscale"`), and the
+#' coefficients' prior is not conditional on \eqn{\sigma}{sigma} but uses sd(y) in its place
+#' (the rule of [robust_regression()]). With known `noise_sd` and `group_sd` and normal priors
+#' the evidence has a closed form ([exact_log_evidence()]). The model has class
+#' `sgais_linear_mixed`. One grouping factor and random intercepts only, so far: random slopes
+#' (`(1 + x | g)`), several grouping factors, and random effects in the other families are
+#' errors of class `sgais_error_random_effects`; a bounded `reservoir_size` is refused, since a
+#' row's likelihood depends on all the earlier rows of its group. `vignette("choosing-models")` compares
+#' models with and without a random intercept on `nlme::Orthodont`.
+#'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
 #' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
 #' intercept follows the formula (`- 1` removes it); with `x` and `y` an intercept column is
@@ -122,7 +146,11 @@
 #' @param prior_intercept The intercept's prior, likewise with one value of each; `NULL` (the
 #'   default): the rule's under `"autoscale"`, else `normal_prior(0, prior_sd)`. An error when
 #'   the design has no intercept.
-#' @return A model of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
+#' @param group_sd With a `(1 | g)` term in `formula`: the sd of the random intercepts, a
+#'   positive number (known) or its prior (see "Random intercepts"); `NULL` (the default): a
+#'   half-normal prior. An error without such a term.
+#' @return A model of class `c("sgais_linear_mixed", "sgais_model")` with a `(1 | g)` term,
+#'   else of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
 #'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
 #'   variance), or `c("sgais_linear_regression_zellner", "sgais_linear_regression",
 #'   "sgais_model")` ([g_prior()] or [zellner_siow_prior()]), for [sgais()] and
@@ -149,14 +177,35 @@
 #'                           prior_intercept = normal_prior(20, 10))
 #' cars
 #' exact_log_evidence(cars)
+#'
+#' # a random intercept per group, its sd known: the evidence has a closed form
+#' set.seed(1)
+#' g <- sample(letters[1:8], 300, TRUE)
+#' grouped <- data.frame(x = rnorm(300), g = g)
+#' u <- rnorm(8, sd = 0.7)
+#' grouped$y <- 1 + 0.5 * grouped$x + u[match(g, letters)] + rnorm(300, sd = 0.5)
+#' mixed <- linear_regression(y ~ x + (1 | g), grouped, noise_sd = 0.5, group_sd = 0.7)
+#' exact_log_evidence(mixed)
+#' # both sds unknown, with a half-t prior on the group sd
+#' linear_regression(y ~ x + (1 | g), grouped, noise_sd = NULL, group_sd = half_t_prior(3, 1))
 linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_sd = 1,
                               x = NULL, y = NULL, variance_shape = 1, variance_scale = 1,
-                              prior = NULL, prior_intercept = NULL,
+                              prior = NULL, prior_intercept = NULL, group_sd = NULL,
                               weights = NULL, subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
                    parent.frame(), call)
+  if (has_bars(formula)) {
+    if (!is.null(x) || !is.null(y)) abort("Give either `formula` and `data` or `x` and `y`, not both.", call)
+    return(linear_mixed(formula, data, noise_sd, group_sd, prior_sd, missing(prior_sd), prior,
+                        prior_intercept, variance_shape,
+                        if (missing(variance_scale)) NULL else variance_scale, call))
+  }
+  if (!is.null(group_sd)) {
+    abort("`group_sd` is the sd of random intercepts: give it with a `(1 | g)` term in `formula`.",
+          call, "sgais_error_random_effects")
+  }
   prior <- default_prior(prior, missing(prior_sd))
   if (inherits(prior, "sgais_zellner_prior")) {
     given <- c(noise_sd = !missing(noise_sd) && !is.null(noise_sd), prior_sd = !missing(prior_sd),

@@ -62,6 +62,39 @@ model_rules <- list(
     data = c(xt = "double", y = "integer"), response = "class",
     dim = function(m) nrow(m$data$xt) * m$hyper$classes
   ),
+  linear_mixed = list(
+    hyper = list(prior_sd = "scale"),
+    data = c(xt = "double", y = "double", group = "integer", st = "double"), matrices = "st",
+    dim = function(m) {
+      nrow(m$data$xt) + is.null(m$hyper[["noise_sd"]]) + is.null(m$hyper[["group_sd"]])
+    },
+    check = function(m) {
+      d <- m$data
+      p <- nrow(d$xt)
+      G <- length(m$groups)
+      sums <- m$group_sums
+      for (h in c("noise_sd", "group_sd")) {
+        v <- m$hyper[[h]]
+        if (!is.null(v) && !(is_number(v) && v >= hyper_range[1] && v <= hyper_range[2])) {
+          return(sprintf("its `hyper$%s` must be a number in [%g, %g] or absent, not %s.", h,
+                         hyper_range[1], hyper_range[2], describe(v)))
+        }
+      }
+      if (!is.character(m$groups) || anyNA(m$groups) || anyDuplicated(m$groups)) {
+        return("its `groups` must be distinct group keys (character).")
+      }
+      if (!is.matrix(sums) || typeof(sums) != "double" || nrow(sums) != p + 2L || ncol(sums) != G ||
+          any(!is.finite(sums))) {
+        return(sprintf("its `group_sums` must be a finite %d x %d numeric matrix.", p + 2L, G))
+      }
+      if (nrow(d$st) != p + 2L) return(sprintf("its `data$st` must have %d rows.", p + 2L))
+      if (any(d$group < 1L | d$group > G)) return("its `data$group` must index its `groups`.")
+      if (any(d$st[1, ] < 0 | d$st[1, ] != round(d$st[1, ]))) {
+        return("its `data$st` holds group counts that are not whole numbers >= 0.")
+      }
+      NULL
+    }
+  ),
   gaussian_mixture = list(
     hyper = list(components = c(whole = 1), concentration = "scale", variance_shape = "scale",
                  variance_scale = "scale", mean_variance_ratio = "scale"),
@@ -102,16 +135,18 @@ validate_sgais_model <- function(model, call = NULL) {
   for (el in names(rules$data)) {
     v <- data[[el]]
     first <- el == names(rules$data)[1]
-    if (is.null(v) || typeof(v) != rules$data[[el]] || (first && (!is.matrix(v) || nrow(v) < 1L)) ||
-        (!first && !is.null(dim(v)))) {
+    matrix_el <- first || el %in% rules$matrices
+    if (is.null(v) || typeof(v) != rules$data[[el]] || (matrix_el && (!is.matrix(v) || nrow(v) < 1L)) ||
+        (!matrix_el && !is.null(dim(v)))) {
       bad("its `data$%s` must be a%s %s %s, not %s.", el, if (rules$data[[el]] == "integer") "n" else "",
-          rules$data[[el]], if (first) "matrix" else "vector", describe(v))
+          rules$data[[el]], if (matrix_el) "matrix" else "vector", describe(v))
     }
   }
   held <- ncol(data[[names(rules$data)[1]]])
   for (el in names(rules$data)[-1]) {
-    if (length(data[[el]]) != held) {
-      bad("its `data$%s` has %s values for %s observations.", el, format_count(length(data[[el]])),
+    count <- if (el %in% rules$matrices) ncol(data[[el]]) else length(data[[el]])
+    if (count != held) {
+      bad("its `data$%s` has %s values for %s observations.", el, format_count(count),
           format_count(held))
     }
   }
@@ -182,6 +217,10 @@ validate_sgais_model <- function(model, call = NULL) {
   }
   if (!is.character(model$details) || is.null(names(model$details))) {
     bad("its `details` must be a named character vector, not %s.", describe(model$details))
+  }
+  if (!is.null(rules$check)) {
+    why <- rules$check(model)
+    if (!is.null(why)) bad("%s", why)
   }
   if (family == "custom") {
     for (f in c("log_likelihood", "gradient")) {

@@ -61,11 +61,28 @@ model_data.default <- function(model, new_data, call = NULL) {
 # A copy of `model` whose data are the rows `new_data` (and only those): same spec, parameters,
 # prior and class, so an estimator can run on one chunk of a stream.
 model_with_data <- function(model, new_data, call = NULL) {
+  UseMethod("model_with_data")
+}
+
+#' @exportS3Method
+model_with_data.default <- function(model, new_data, call = NULL) {
   data <- model_data(model, new_data, call)
   model$data <- data
   model$n <- data_rows(data)
   model$dropped <- NULL
   model
+}
+
+# A copy of `model` whose data are the rows `new_data`, to predict them from a fit of `model`
+# (predictive_density()): model_with_data(), except for models whose rows depend on the rows
+# before them (random intercepts, R/linear_mixed.R).
+model_for_prediction <- function(model, new_data, call = NULL) {
+  UseMethod("model_for_prediction")
+}
+
+#' @exportS3Method
+model_for_prediction.default <- function(model, new_data, call = NULL) {
+  model_with_data(model, new_data, call)
 }
 
 # A copy of `model` with the rows `new_data` after its own: what a continued fit runs on. Each
@@ -76,6 +93,11 @@ model_with_data <- function(model, new_data, call = NULL) {
 # reservoir holds only its last ones, after the first `model$dropped` (see sgais(), "A bounded
 # reservoir"). Only the rows held are limited to what R can index.
 model_add_rows <- function(model, new_data, call = NULL) {
+  UseMethod("model_add_rows")
+}
+
+#' @exportS3Method
+model_add_rows.default <- function(model, new_data, call = NULL) {
   add <- model_data(model, new_data, call)
   n_add <- data_rows(add)
   held <- data_rows(model$data)
@@ -102,6 +124,11 @@ model_drop_rows <- function(model, from) {
 
 # A copy of `model` that has seen only its first `n` observations (an interrupted fit's model).
 model_keep_first <- function(model, n) {
+  UseMethod("model_keep_first")
+}
+
+#' @exportS3Method
+model_keep_first.default <- function(model, n) {
   if (n == model$n) return(model)
   model$data <- data_columns(model$data, seq_len(n - model_dropped(model)))
   model$n <- as_count(n)

@@ -39,7 +39,7 @@ predictive_density.sgais_evidence <- function(x, new_data, ...) {
   x <- validate_sgais_evidence(x, call)
   if (missing(new_data)) abort("`new_data` is missing: give the observations to predict.", call)
   check_functions_trusted(x$model, call)
-  model <- model_with_data(x$model, new_data, call)
+  model <- model_for_prediction(x$model, new_data, call)
   p <- weighted_particles(x)
   # points whose weight is below e^-50 of the largest change nothing (nested sampling's early dead
   # points are most of its points)

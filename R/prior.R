@@ -5,7 +5,8 @@
 # Jacobian, so half_normal_prior(1) on `log_sigma` means sigma ~ N+(0, 1).
 
 # C's codes for the kinds (src/model.h, SG_PRIOR_*).
-prior_kinds <- c(normal = 1, student_t = 2, half_normal = 3, exponential = 4)
+prior_kinds <- c(normal = 1, student_t = 2, half_normal = 3, exponential = 4, half_t = 5,
+                 inverse_gamma = 6)
 
 new_sgais_prior <- function(blocks) {
   structure(list(blocks = blocks), class = "sgais_prior")
@@ -51,7 +52,10 @@ prior_label <- function(kind, location, scale, df) {
     student_t = if (isTRUE(df == 1)) sprintf("Cauchy(%s, scale = %s)", shown(location), shown(scale))
                 else sprintf("%s + %s t(df = %s)", shown(location), shown(scale), format(df)),
     half_normal = sprintf("exp(theta) ~ half-N(0, sd = %s)", format(scale)),
-    exponential = sprintf("exp(theta) ~ Exp(rate = %s)", format(1 / scale))
+    exponential = sprintf("exp(theta) ~ Exp(rate = %s)", format(1 / scale)),
+    half_t = sprintf("exp(theta) ~ half-t(df = %s, scale = %s)", format(df), format(scale)),
+    inverse_gamma = sprintf("exp(2 theta) ~ InvGamma(shape = %s, scale = %s)", format(df),
+                            format(scale))
   )
 }
 
@@ -78,6 +82,13 @@ prior_label <- function(kind, location, scale, df) {
 #'   exp(theta_j) ~ N+(0, scale^2)}.
 #' * `exponential_prior()`: \eqn{\sigma_j = e^{\theta_j} \sim \mathrm{Exp}(\mathrm{rate})}{sigma_j =
 #'   exp(theta_j) ~ Exp(rate)}.
+#' * `half_t_prior()`: \eqn{\sigma_j = e^{\theta_j} \sim \mathrm{scale}\,|t_\nu|}{sigma_j =
+#'   exp(theta_j) ~ scale * |t_df|}, the half-t (Gelman 2006's prior of a group-level sd; `df =
+#'   1` is the half-Cauchy).
+#' * `inverse_gamma_prior()`: \eqn{\sigma_j^2 = e^{2\theta_j} \sim \mathrm{InvGamma}(\mathrm{shape},
+#'   \mathrm{scale})}{sigma_j^2 = exp(2 theta_j) ~ InvGamma(shape, scale)}, the conjugate prior of
+#'   a variance, stated on the variance (its density in \eqn{\theta}{theta} includes the
+#'   Jacobian \eqn{2\sigma^2}{2 sigma^2}).
 #' * `log_normal_prior()`: \eqn{\log\sigma_j = \theta_j \sim N(\mathrm{meanlog},
 #'   \mathrm{sdlog}^2)}{log(sigma_j) = theta_j ~ N(meanlog, sdlog^2)}, the same as
 #'   `normal_prior(meanlog, sdlog)` on \eqn{\theta}{theta}.
@@ -95,6 +106,8 @@ prior_label <- function(kind, location, scale, df) {
 #' @param location,scale Locations and scales of the Student-t and Cauchy priors (one, or one per
 #'   parameter); the scale of the half-normal.
 #' @param rate Rate of the exponential prior on \eqn{\sigma}{sigma}.
+#' @param shape Shape of the inverse-gamma prior on \eqn{\sigma^2}{sigma^2} (its `scale` is the
+#'   inverse-gamma's scale, in units of \eqn{\sigma^2}{sigma^2}).
 #' @param meanlog,sdlog Mean and standard deviation of \eqn{\log\sigma}{log(sigma)}.
 #' @param dim How many consecutive parameters the block covers; `NULL` (the default): all the
 #'   parameters that the other blocks do not.
@@ -161,6 +174,25 @@ exponential_prior <- function(rate = 1, dim = NULL) {
   rate <- check_positive(rate, "rate", call)
   prior_block("exponential", dim, 0, 1 / rate, NA_real_,
               sprintf("exp(theta) ~ Exp(rate = %s)", format(rate)), call)
+}
+
+#' @rdname normal_prior
+#' @export
+half_t_prior <- function(df = 3, scale = 1, dim = NULL) {
+  call <- sys.call()
+  df <- check_positive(df, "df", call)
+  scale <- check_positive(scale, "scale", call)
+  prior_block("half_t", dim, 0, scale, df, prior_label("half_t", 0, scale, df), call)
+}
+
+#' @rdname normal_prior
+#' @export
+inverse_gamma_prior <- function(shape = 1, scale = 1, dim = NULL) {
+  call <- sys.call()
+  shape <- check_positive(shape, "shape", call)
+  scale <- check_positive(scale, "scale", call)
+  prior_block("inverse_gamma", dim, 0, scale, shape, prior_label("inverse_gamma", 0, scale, shape),
+              call)
 }
 
 #' @rdname normal_prior
@@ -463,7 +495,7 @@ format_prior_kinds <- function(prior) {
   kinds <- vapply(prior$blocks, function(b) {
     if (b$kind == "student_t" && isTRUE(b$df == 1)) return("Cauchy")
     c(normal = "normal", student_t = "Student-t", half_normal = "half-normal",
-      exponential = "exponential")[[b$kind]]
+      exponential = "exponential", half_t = "half-t", inverse_gamma = "inverse-gamma")[[b$kind]]
   }, character(1))
   if (length(kinds) == 1L) return(sprintf("a %s prior", kinds))
   sprintf("a prior of %d blocks (%s)", length(kinds), paste(kinds, collapse = ", "))

@@ -121,6 +121,13 @@ void sg_columns_cut(SEXP list, R_xlen_t n) {
 /* The position (1-based, a double) of the first value of x that is not finite, or 0: the
  * check of a model's data (R/model.R, validate_sgais_model()) without allocating a logical
  * vector as large as the data. */
+void sg_set_names(SEXP x, const char *const *names, int n) {
+  SEXP nm = PROTECT(Rf_allocVector(STRSXP, n));
+  for (int i = 0; i < n; i++) SET_STRING_ELT(nm, i, Rf_mkChar(names[i]));
+  Rf_setAttrib(x, R_NamesSymbol, nm);
+  UNPROTECT(1);
+}
+
 SEXP ffi_first_non_finite(SEXP x) {
   R_xlen_t n = XLENGTH(x);
   if (TYPEOF(x) == REALSXP) {

@@ -186,10 +186,8 @@ SEXP ffi_gaussian_mixture_to_region(SEXP model, SEXP theta, SEXP logw, SEXP x) {
   SEXP moved = SET_VECTOR_ELT(out, 1, Rf_allocVector(LGLSXP, n));
   for (int i = 0; i < n; i++)
     LOGICAL(moved)[i] = sg_model_to_region(&m, &ws, region, REAL(mapped) + (size_t) i * m.dim);
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
-  SET_STRING_ELT(names, 0, Rf_mkChar("x"));
-  SET_STRING_ELT(names, 1, Rf_mkChar("moved"));
-  Rf_setAttrib(out, R_NamesSymbol, names);
-  UNPROTECT(2);
+  const char *names[] = {"x", "moved"};
+  sg_set_names(out, names, 2);
+  UNPROTECT(1);
   return out;
 }

@@ -259,9 +259,12 @@ int sg_model_to_region(const sg_model *m, sg_workspace *ws, const double *region
  *   STUDENT_T     theta_j ~ location + scale t_df
  *   HALF_NORMAL   theta_j = log sigma_j, sigma_j ~ N+(0, scale^2)        (Jacobian included)
  *   EXPONENTIAL   theta_j = log sigma_j, sigma_j ~ Exp(rate = 1 / scale)  (Jacobian included)
+ *   HALF_T        theta_j = log sigma_j, sigma_j ~ scale |t_dof|            (Jacobian included)
+ *   INV_GAMMA     theta_j = log sigma_j, sigma_j^2 ~ InvGamma(shape = dof, scale = scale)
+ *                                                                         (Jacobian included)
  * (a log-normal prior on sigma is NORMAL on theta = log sigma). */
 enum { SG_PRIOR_NORMAL = 1, SG_PRIOR_STUDENT_T = 2, SG_PRIOR_HALF_NORMAL = 3,
-       SG_PRIOR_EXPONENTIAL = 4 };
+       SG_PRIOR_EXPONENTIAL = 4, SG_PRIOR_HALF_T = 5, SG_PRIOR_INV_GAMMA = 6 };
 typedef struct {
   int kind, start, n;
   double location, scale, dof; /* dof: Student-t degrees of freedom */
@@ -271,7 +274,8 @@ typedef struct {
   const sg_prior_block *block;
 } sg_prior;
 /* SG_OK when the blocks are known, cover 0..dim-1 in order, and have finite location,
- * positive finite scale and (Student-t) positive df; else SG_ERR_INPUT with the reason. */
+ * positive finite scale and (Student-t, half-t, inverse gamma) positive df; else SG_ERR_INPUT
+ * with the reason. */
 int sg_prior_check(const sg_prior *p, int dim, sg_status *st);
 void sg_prior_draw(const sg_prior *p, double *theta);
 /* log p(theta), with its gradient added to grad when grad is not NULL. */
@@ -404,6 +408,18 @@ int sg_count_rows_check(const double *rows, int p, int n, int stride, sg_status 
  * overdispersion (Var y = mu + omega^2 mu^2) with a half-normal(omega_sd) prior. */
 int sg_negative_binomial_regression_init(sg_model *m, const double *rows, int p, int n,
                                          sg_coef_prior prior, double omega_sd, sg_status *st);
+/* Linear regression with a random intercept per group, integrated out (linear_mixed.c): rows
+ * of the p covariates, y, and the group's earlier count n', sum of y and sums of the covariates
+ * (p + 2 values, from sg_group_prefix); sigma and tau the known noise and group sds, or NaN for
+ * a parameter (log sigma, then log tau, after the p coefficients); `prior` covers them all. */
+int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int n, double sigma,
+                         double tau, sg_prior prior, sg_status *st);
+/* For each of the n rows in order (covariates xt, p x n; response y; group index group[i] in
+ * 0..G-1), writes to st (p + 2 x n) its group's count, sum of y and sums of the covariates over
+ * the rows before it, starting from sums (p + 2 x G: those of rows before these), which it then
+ * updates with the row. */
+void sg_group_prefix(const double *xt, const double *y, const int *group, int p, int n,
+                     double *sums, double *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 /* The most components with jump proposals: the sums over relabellings cost O(2^K K) per jump

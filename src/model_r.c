@@ -127,6 +127,29 @@ static void negative_binomial_regression_from_r(SEXP model, sg_model *m, sg_stat
                                        hyper(model, "overdispersion_prior"), st);
 }
 
+/* A known scale hyperparameter, or NaN when the model has none of that name (a parameter). */
+static double known_or_nan(SEXP model, const char *name) {
+  SEXP v = sg_list_get_optional(sg_list_get(model, "hyper"), name);
+  return v == R_NilValue ? R_NaN : sg_scalar_double(v, name);
+}
+
+/* data: xt (p x n), y, and st (p + 2 x n: each row's group count, sum of y and sums of the
+ * covariates before it, R/linear_mixed.R); hyper: noise_sd and group_sd when known, and
+ * `prior`, the blocks of all the parameters. */
+static void linear_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
+  SEXP data = sg_list_get(model, "data");
+  SEXP xt = data_matrix(data, "xt", REALSXP);
+  const int p = Rf_nrows(xt), n = Rf_ncols(xt);
+  SEXP y = data_vector(data, "y", REALSXP, n);
+  SEXP sums = data_matrix(data, "st", REALSXP);
+  if (Rf_nrows(sums) != p + 2 || Rf_ncols(sums) != n)
+    sg_input_error("`model` data are corrupt: `st` must be a %d x %d matrix.", p + 2, n);
+  const double sigma = known_or_nan(model, "noise_sd"), tau = known_or_nan(model, "group_sd");
+  const int dim = p + ISNAN(sigma) + ISNAN(tau);
+  sg_prior prior = sg_prior_from_r(sg_list_get(sg_list_get(model, "hyper"), "prior"), dim);
+  sg_linear_mixed_init(m, sg_rows_extra_from_r(xt, &y, 1, sums), p, n, sigma, tau, prior, st);
+}
+
 static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP yt = data_matrix(sg_list_get(model, "data"), "yt", REALSXP);
   int K = sg_scalar_int(sg_list_get(sg_list_get(model, "hyper"), "components"), "components", 1);
@@ -161,6 +184,7 @@ static const struct {
   {"logistic_regression", logistic_regression_from_r, 1},
   {"poisson_regression", poisson_regression_from_r, 1},
   {"negative_binomial_regression", negative_binomial_regression_from_r, 1},
+  {"linear_mixed", linear_mixed_from_r, 1},
   {"gaussian_mixture", gaussian_mixture_from_r, 1},
   {"custom", custom_from_r, 0},   /* R callbacks */
   {"compiled", api_from_r, 0},    /* the API does not promise thread safety (sgais.h) */
@@ -210,10 +234,8 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
 
   int nprot = 0;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 4)); nprot++;
-  SEXP names = PROTECT(Rf_allocVector(STRSXP, 4)); nprot++;
   const char *nm[] = {"log_prior", "grad_log_prior", "log_lik", "grad_log_lik"};
-  for (int i = 0; i < 4; i++) SET_STRING_ELT(names, i, Rf_mkChar(nm[i]));
-  Rf_setAttrib(out, R_NamesSymbol, names);
+  sg_set_names(out, nm, 4);
 
   SEXP gp = Rf_allocVector(REALSXP, m.dim);
   SET_VECTOR_ELT(out, 1, gp);
@@ -283,13 +305,9 @@ SEXP ffi_model_capabilities(SEXP model) {
                      m.jump_propose != NULL && m.ref_log_density != NULL && m.ref_draw != NULL};
   const int n = sizeof(names) / sizeof(names[0]);
   SEXP out = PROTECT(Rf_allocVector(LGLSXP, n));
-  SEXP nm = PROTECT(Rf_allocVector(STRSXP, n));
-  for (int i = 0; i < n; i++) {
-    LOGICAL(out)[i] = has[i];
-    SET_STRING_ELT(nm, i, Rf_mkChar(names[i]));
-  }
-  Rf_setAttrib(out, R_NamesSymbol, nm);
-  UNPROTECT(2);
+  for (int i = 0; i < n; i++) LOGICAL(out)[i] = has[i];
+  sg_set_names(out, names, n);
+  UNPROTECT(1);
   return out;
 }
 
@@ -301,4 +319,34 @@ SEXP ffi_kernel_suits_model(SEXP model, SEXP kernel) {
   sg_status st = {SG_OK, ""};
   if (!sg_kernel_suits_model(sg_scalar_int(kernel, "kernel", 0), &m, &st)) return R_NilValue;
   return Rf_mkString(st.message);
+}
+
+/* Each row's group count, sum of y and sums of the covariates over the rows before it
+ * (sg_group_prefix), continuing from `sums` (p + 2 x G, the rows before these): list(st, sums),
+ * the sums updated. group: 1-based indices into sums' columns. */
+SEXP ffi_group_prefix(SEXP xt, SEXP y, SEXP group, SEXP sums) {
+  if (TYPEOF(xt) != REALSXP || !Rf_isMatrix(xt)) sg_input_error("`xt` must be a numeric matrix.");
+  const int p = Rf_nrows(xt), n = Rf_ncols(xt);
+  if (TYPEOF(y) != REALSXP || Rf_length(y) != n)
+    sg_input_error("`y` must be a numeric vector of length %d.", n);
+  if (TYPEOF(group) != INTSXP || Rf_length(group) != n)
+    sg_input_error("`group` must be an integer vector of length %d.", n);
+  if (TYPEOF(sums) != REALSXP || !Rf_isMatrix(sums) || Rf_nrows(sums) != p + 2)
+    sg_input_error("`sums` must be a numeric matrix with %d rows.", p + 2);
+  const int G = Rf_ncols(sums);
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SEXP st = SET_VECTOR_ELT(out, 0, Rf_allocMatrix(REALSXP, p + 2, n));
+  SEXP total = SET_VECTOR_ELT(out, 1, Rf_duplicate(sums));
+  int *g = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
+  for (int i = 0; i < n; i++) {
+    const int gi = INTEGER(group)[i];
+    if (gi == NA_INTEGER || gi < 1 || gi > G)
+      sg_input_error("`group` must index the columns of `sums`: observation %d has %d.", i + 1, gi);
+    g[i] = gi - 1;
+  }
+  sg_group_prefix(REAL(xt), REAL(y), g, p, n, REAL(total), REAL(st));
+  const char *names[] = {"st", "sums"};
+  sg_set_names(out, names, 2);
+  UNPROTECT(1);
+  return out;
 }

@@ -14,12 +14,13 @@ int sg_prior_check(const sg_prior *p, int dim, sg_status *st) {
   int next = 0;
   for (int b = 0; b < p->n_blocks; b++) {
     const sg_prior_block *k = &p->block[b];
-    if (k->kind < SG_PRIOR_NORMAL || k->kind > SG_PRIOR_EXPONENTIAL)
+    if (k->kind < SG_PRIOR_NORMAL || k->kind > SG_PRIOR_INV_GAMMA)
       return sg_fail(st, SG_ERR_INPUT, "prior block %d has an unknown kind.", b + 1);
     if (k->start != next || k->n < 1 || k->n > dim - next)
       return sg_fail(st, SG_ERR_INPUT, "prior block %d does not follow the one before it.", b + 1);
     if (!R_FINITE(k->location) || !(k->scale > 0) || !R_FINITE(k->scale) ||
-        (k->kind == SG_PRIOR_STUDENT_T && !(k->dof > 0)))
+        ((k->kind == SG_PRIOR_STUDENT_T || k->kind == SG_PRIOR_HALF_T ||
+          k->kind == SG_PRIOR_INV_GAMMA) && (!(k->dof > 0) || !R_FINITE(k->dof))))
       return sg_fail(st, SG_ERR_INPUT, "prior block %d has an invalid location, scale or df.", b + 1);
     next += k->n;
   }
@@ -44,6 +45,17 @@ void sg_prior_draw(const sg_prior *p, double *theta) {
       case SG_PRIOR_EXPONENTIAL: {
         double e = exp_rand();
         th[j] = log(k->scale * (e > 1e-300 ? e : 1e-300));
+        break;
+      }
+      case SG_PRIOR_HALF_T: {
+        double z = fabs(Rf_rt(k->dof));
+        th[j] = log(k->scale * (z > 1e-300 ? z : 1e-300));
+        break;
+      }
+      case SG_PRIOR_INV_GAMMA: {
+        /* sigma^2 = scale / G, G ~ Gamma(shape); log G from log of a draw, kept above 1e-300 */
+        double g = rgamma(k->dof, 1.0);
+        th[j] = 0.5 * (log(k->scale) - log(g > 1e-300 ? g : 1e-300));
         break;
       }
       }
@@ -92,6 +104,28 @@ double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad
         if (g) g[j] += 1.0 - z;
       }
       break;
+    case SG_PRIOR_HALF_T: {
+      /* sigma = e^theta: log 2 + log t_nu(sigma / s) - log s + theta */
+      const double nu = k->dof;
+      const double c = M_LN2 + lgammafn(0.5 * (nu + 1)) - lgammafn(0.5 * nu) - 0.5 * log(nu * M_PI) - ls;
+      for (int j = 0; j < k->n; j++) {
+        double z = exp(th[j] - ls), z2 = z * z;
+        lp += c - 0.5 * (nu + 1) * log1p(z2 / nu) + th[j];
+        if (g) g[j] += 1.0 - (nu + 1) * z2 / (nu + z2);
+      }
+      break;
+    }
+    case SG_PRIOR_INV_GAMMA: {
+      /* sigma^2 = e^(2 theta) ~ InvGamma(a, b), Jacobian 2 e^(2 theta):
+       * a log b - lgamma(a) + log 2 - 2 a theta - b e^(-2 theta) */
+      const double a = k->dof, c = a * ls - lgammafn(a) + M_LN2;
+      for (int j = 0; j < k->n; j++) {
+        double u = s * exp(-2.0 * th[j]);
+        lp += c - 2.0 * a * th[j] - u;
+        if (g) g[j] += -2.0 * a + 2.0 * u;
+      }
+      break;
+    }
     }
   }
   return lp;

@@ -67,6 +67,11 @@ hostile_fixtures <- function() {
     d_priors$b <- as.numeric(d_priors$y > 0)
     d_priors$k <- rep(0:3, 15)
     d_priors$cl <- factor(rep(c("a", "b", "c"), 20))
+    # a grouping column, for random intercepts
+    d_groups <- d_priors
+    d_groups$g <- rep(letters[1:6], 10)
+    m_mixed <- linear_regression(y ~ x1 + (1 | g), d_groups)
+    f_mixed <- sgais(m_mixed, seed = 1, progress = FALSE)
   })
   env
 }
@@ -216,6 +221,29 @@ hostile_table <- function() {
   add(hostile_values(linear_regression(y ~ x1, .bad), "`data`",
                      list(NULL, 1, "d", quote(d[0, ]), quote(as.matrix(d)))))
   one(linear_regression(cbind(y, x1) ~ x2, d), "response")
+  # random intercepts: what the model cannot represent is refused, naming it
+  add(hostile_values(linear_regression(y ~ x1 + (1 | g), d_groups, group_sd = .bad), "group_sd",
+                     list(-1, 0, NA, "a", Inf, 1e-200, quote(normal_prior(sd = 1:2)),
+                          quote(c(half_normal_prior(dim = 1), half_normal_prior())))))
+  one(linear_regression(y ~ x1 + (1 + x2 | g), d_groups), "random slopes",
+      class = "sgais_error_random_effects")
+  one(linear_regression(y ~ x1 + (1 | g) + (1 | cl), d_groups), "2 random-effect terms",
+      class = "sgais_error_random_effects")
+  one(linear_regression(y ~ x1 + (1 | g:cl), d_groups), "one column",
+      class = "sgais_error_random_effects")
+  one(linear_regression(y ~ x1 + (1 | nowhere), d_groups), "`nowhere`",
+      class = "sgais_error_missing_column")
+  one(linear_regression(y ~ x1, d_groups, group_sd = 1), "`group_sd`",
+      class = "sgais_error_random_effects")
+  one(logistic_regression(b ~ x1 + (1 | g), d_groups), "random-effect",
+      class = "sgais_error_random_effects")
+  one(linear_regression(y ~ x1 + (1 | g), transform(d_groups, g = replace(g, 3, NA))), "row 3",
+      class = "sgais_error_non_finite")
+  one(sgais(f_mixed, d_groups[, c("x1", "y")]), "`g`", class = "sgais_error_missing_column")
+  one(sgais(m_mixed, reservoir_size = 5000), "`reservoir_size`", class = "sgais_error_reservoir")
+  one(exact_log_evidence(m_mixed), "no closed form", class = "sgais_error_no_closed_form")
+  one(linear_regression(y ~ x1 + (1 | g), d_groups, prior = g_prior()), "random effects",
+      class = "sgais_error_prior")
   one(linear_regression(y ~ x1 + offset(100 * x2), d), "offset")
   one(robust_regression(y ~ x1 + offset(x2), d), "offset")
   one(logistic_regression(b ~ x1 + offset(x2), dg), "offset")
@@ -271,6 +299,10 @@ hostile_table <- function() {
   add(hostile_values(half_normal_prior(scale = .bad), "`scale`", list(-1, 0, NA, "a", Inf)))
   add(hostile_values(exponential_prior(rate = .bad), "`rate`", list(-1, 0, NA, "a", Inf)))
   add(hostile_values(log_normal_prior(sdlog = .bad), "`sdlog`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(half_t_prior(df = .bad), "`df`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(half_t_prior(scale = .bad), "`scale`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(inverse_gamma_prior(shape = .bad), "`shape`", list(-1, 0, NA, "a", Inf)))
+  add(hostile_values(inverse_gamma_prior(scale = .bad), "`scale`", list(-1, 0, NA, "a", Inf)))
   add(hostile_values(student_t_prior(df = .bad), "`df`", list(-1, 0, NA, "a", Inf)))
   add(hostile_values(normal_prior(dim = .bad), "`dim`", list(-1, 0, NA, "a", 1.5)))
   add(hostile_values(cauchy_prior(scale = .bad), "`scale`", list(-1, 0, NA, "a", Inf, c(1, -1))))

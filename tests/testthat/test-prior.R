@@ -8,7 +8,8 @@ log_prior <- function(model, theta) sgais:::model_evaluate(model, theta)$log_pri
 
 test_that("each block is a normalised density with the right gradient", {
   priors <- list(normal_prior(1, 2), student_t_prior(3, -1, 0.5), half_normal_prior(2),
-                 exponential_prior(0.5), log_normal_prior(0.3, 0.7))
+                 exponential_prior(0.5), log_normal_prior(0.3, 0.7), half_t_prior(3, 2),
+                 half_t_prior(1, 0.5), inverse_gamma_prior(2, 3))
   for (prior in priors) {
     m <- prior_model(prior)
     f <- Vectorize(function(t) exp(log_prior(m, t)))
@@ -32,6 +33,12 @@ test_that("blocks on the log scale are the named densities of sigma with the Jac
                sum(dlnorm(s, 0.2, 1.5, log = TRUE) + t))
   expect_equal(log_prior(prior_model(student_t_prior(4, 1, 2), 2), t),
                sum(dt((t - 1) / 2, 4, log = TRUE) - log(2)))
+  expect_equal(log_prior(prior_model(half_t_prior(4, 2), 2), t),
+               sum(log(2) + dt(s / 2, 4, log = TRUE) - log(2) + t))
+  # sigma^2 ~ InvGamma(a, b): density b^a / Gamma(a) v^(-a-1) e^(-b/v), Jacobian 2 sigma^2
+  v <- s^2
+  expect_equal(log_prior(prior_model(inverse_gamma_prior(2, 3), 2), t),
+               sum(2 * log(3) - lgamma(2) - 3 * log(v) - 3 / v + log(2 * v)))
 })
 
 test_that("draws follow the blocks (Kolmogorov-Smirnov at fixed seeds)", {
@@ -41,6 +48,10 @@ test_that("draws follow the blocks (Kolmogorov-Smirnov at fixed seeds)", {
   expect_gt(ks.test(exp(draws(half_normal_prior(2))) / 2, function(q) 2 * pnorm(q) - 1)$p.value,
             1e-3)
   expect_gt(ks.test(exp(draws(exponential_prior(0.5))), "pexp", 0.5)$p.value, 1e-3)
+  expect_gt(ks.test(exp(draws(half_t_prior(3, 2))) / 2, function(q) 2 * pt(q, 3) - 1)$p.value,
+            1e-3)
+  # 1 / sigma^2 ~ Gamma(shape 2, rate 3)
+  expect_gt(ks.test(exp(-2 * draws(inverse_gamma_prior(2, 3))), "pgamma", 2, 3)$p.value, 1e-3)
 })
 
 test_that("blocks join with c() in the order of the parameters", {

@@ -1,0 +1,148 @@
+# Linear regression with random intercepts, integrated out (R/linear_mixed.R, src/linear_mixed.c).
+
+mixed_data <- function(n, groups, seed, noise = 0.5, group_sd = 0.7) {
+  withr::with_seed(seed, {
+    g <- sample(groups, n, TRUE)
+    x <- rnorm(n)
+    u <- rnorm(groups, 0, group_sd)
+    data.frame(y = 1 + 0.5 * x + u[g] + rnorm(n, 0, noise), x = x, g = paste0("s", g))
+  })
+}
+
+# log N(y; A theta, s2 I + g2 Z Z') by dense linear algebra
+dense_log_lik <- function(model, theta, s2, g2) {
+  xt <- model$data$xt
+  r <- model$data$y - drop(crossprod(xt, theta))
+  S <- diag(s2, length(r)) + g2 * outer(model$data$group, model$data$group, "==")
+  -0.5 * (length(r) * log(2 * pi) + determinant(S)$modulus[[1]] + sum(r * solve(S, r)))
+}
+
+test_that("the rows' likelihoods sum to the marginal likelihood of the data, in any order", {
+  d <- mixed_data(150, 12, seed = 1)
+  m <- linear_regression(y ~ x + (1 | g), d, noise_sd = NULL)
+  expect_s3_class(m, "sgais_linear_mixed")
+  expect_equal(m$parameter_names, c("(Intercept)", "x", "log_sigma", "log_group_sd"))
+  theta <- c(0.8, 0.4, log(0.6), log(0.9))
+  ll <- sgais:::model_evaluate(m, theta)$log_lik
+  expect_equal(ll, dense_log_lik(m, theta[1:2], 0.36, 0.81), tolerance = 1e-10)
+  # the same rows in another order, each with the statistics of its own earlier rows
+  shuffled <- linear_regression(y ~ x + (1 | g), d[withr::with_seed(2, sample(150)), ],
+                                noise_sd = NULL, prior = "paper")
+  m_paper <- linear_regression(y ~ x + (1 | g), d, noise_sd = NULL, prior = "paper")
+  expect_equal(sgais:::model_evaluate(shuffled, theta)$log_lik,
+               sgais:::model_evaluate(m_paper, theta)$log_lik, tolerance = 1e-10)
+  # a row's statistics stay with it when the rows are permuted (the audit's shuffle)
+  perm <- withr::with_seed(3, sample(150))
+  moved <- m
+  moved$data <- sgais:::data_columns(m$data, perm)
+  expect_equal(sgais:::model_evaluate(moved, theta)$log_lik, ll, tolerance = 1e-10)
+  # gradients, of every parameter
+  check <- check_gradients(m, seed = 1)
+  expect_lt(max(check$rel_error), 1e-6)
+})
+
+test_that("exact_log_evidence() with known variances matches a dense computation, prefixes too", {
+  d <- mixed_data(200, 15, seed = 4)
+  m <- linear_regression(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = 0.7)
+  expect_equal(m$parameter_names, c("(Intercept)", "x"))
+  A <- t(m$data$xt)
+  prior <- m$hyper$prior
+  loc <- rep(prior[4, ], prior[3, ])
+  sc <- rep(prior[5, ], prior[3, ])
+  dense <- function(k) {
+    rows <- seq_len(k)
+    a <- A[rows, , drop = FALSE]
+    S <- diag(0.25, k) + 0.49 * outer(m$data$group[rows], m$data$group[rows], "==") +
+      a %*% diag(sc^2) %*% t(a)
+    e <- m$data$y[rows] - drop(a %*% loc)
+    -0.5 * (k * log(2 * pi) + determinant(S)$modulus[[1]] + sum(e * solve(S, e)))
+  }
+  expect_equal(exact_log_evidence(m), dense(200), tolerance = 1e-10)
+  expect_equal(exact_log_evidence(m, n = c(50, 120)), c(dense(50), dense(120)), tolerance = 1e-10)
+  # one group is linear regression with the group effect added to the intercept's prior
+  one <- transform(d, g = "all")
+  m1 <- linear_regression(y ~ x + (1 | g), one, noise_sd = 0.5, group_sd = 0.7, prior = "paper",
+                          prior_sd = 2)
+  lr <- linear_regression(y ~ x, one, noise_sd = 0.5, prior = normal_prior(0, 2),
+                          prior_intercept = normal_prior(0, sqrt(4 + 0.49)))
+  expect_equal(exact_log_evidence(m1), exact_log_evidence(lr), tolerance = 1e-10)
+})
+
+test_that("SGAIS, AIS and nested sampling recover the exact evidence", {
+  d <- mixed_data(2000, 40, seed = 5)
+  m <- linear_regression(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = 0.7)
+  exact <- exact_log_evidence(m)
+  # tolerance: max(3 nats, 3 SE) as in the validation suite; these runs' SEs are 0.1-0.3
+  for (fit in list(sgais(m, seed = 1, progress = FALSE), ais(m, seed = 1, progress = FALSE),
+                   nested_sampling(m, seed = 1, progress = FALSE))) {
+    expect_lt(abs(fit$log_evidence - exact), 3)
+  }
+})
+
+test_that("a fit continued on new rows is the fit of all of them, bit for bit", {
+  d <- mixed_data(1500, 25, seed = 6)
+  priors <- list(prior = normal_prior(0, 1), prior_intercept = normal_prior(0, 2),
+                 group_sd = half_t_prior(3, 1))
+  build <- function(rows) {
+    do.call(linear_regression, c(list(y ~ x + (1 | g), d[rows, ], noise_sd = NULL,
+                                      variance_scale = 1), priors))
+  }
+  whole <- sgais(build(1:1500), seed = 2, progress = FALSE)
+  part <- sgais(build(1:600), seed = 2, progress = FALSE)
+  part <- sgais(part, d[601:1500, ])
+  expect_identical(part$log_evidence, whole$log_evidence)
+  expect_identical(part$model$data, whole$model$data)
+  expect_identical(part$model$group_sums, whole$model$group_sums)
+  # groups first seen in the new rows start from their prior
+  expect_setequal(whole$model$groups, unique(d$g))
+  # the first rows of a model are those of a model built on them
+  first <- sgais:::model_keep_first(build(1:1500), 600)
+  expect_identical(first$group_sums, build(1:600)$group_sums)
+})
+
+test_that("predictive densities use the group's rows for a known group and the prior for a new one", {
+  d <- mixed_data(400, 10, seed = 7)
+  m <- linear_regression(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = 0.7)
+  new <- data.frame(y = c(1.2, 0.3, 2), x = c(0, 1, -1), g = c("s1", "s1", "elsewhere"))
+  pm <- sgais:::model_for_prediction(m, new)
+  theta <- c(0.9, 0.45)
+  got <- drop(.Call(sgais:::C_ffi_model_pointwise_log_lik, pm, cbind(theta)))
+  a <- t(pm$data$xt)
+  r_old <- d$y[d$g == "s1"] - drop(t(m$data$xt[, d$g == "s1"]) %*% theta)
+  k <- length(r_old)
+  v <- 1 / (1 / 0.49 + k / 0.25)
+  mean_u <- v * sum(r_old) / 0.25
+  mu <- drop(a %*% theta)
+  want <- c(dnorm(new$y[1:2], mu[1:2] + mean_u, sqrt(0.25 + v), log = TRUE),
+            dnorm(new$y[3], mu[3], sqrt(0.25 + 0.49), log = TRUE))
+  expect_equal(got, want, tolerance = 1e-10)
+  fit <- sgais(m, seed = 1, progress = FALSE)
+  lp <- predictive_density(fit, new)
+  expect_length(lp, 3)
+  expect_true(all(is.finite(lp)))
+})
+
+test_that("compare_models() weighs a random intercept against none", {
+  d <- mixed_data(1000, 20, seed = 8)
+  cmp <- compare_models(list(random = linear_regression(y ~ x + (1 | g), d, noise_sd = NULL),
+                             fixed = linear_regression(y ~ x, d, noise_sd = NULL)),
+                        seed = 1, progress = FALSE)
+  final <- as.data.frame(cmp)
+  final <- final[final$n == max(final$n), ]
+  expect_gt(final$log_evidence[final$model == "random"],
+            final$log_evidence[final$model == "fixed"] + 50)
+})
+
+test_that("the model prints its groups and priors, and validates its fields", {
+  d <- mixed_data(100, 5, seed = 9)
+  m <- linear_regression(y ~ x + (1 | g), d)
+  out <- paste(format(m), collapse = "\n")
+  expect_match(out, "5 groups of `g`")
+  expect_match(out, "group sd ~ half-N")
+  bad <- m
+  bad$data$group[1] <- 99L
+  expect_error(sgais(bad, progress = FALSE), "groups", class = "sgais_error_invalid_model")
+  bad <- m
+  bad$data$st[1, 2] <- -1
+  expect_error(sgais(bad, progress = FALSE), "group counts", class = "sgais_error_invalid_model")
+})
