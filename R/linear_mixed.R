@@ -308,11 +308,6 @@ exact_log_evidence.sgais_linear_mixed <- function(model, n = NULL) {
   check_all_rows(model, call)
   n <- check_prefix_lengths(n, model$n, call)
   h <- model$hyper
-  if (is.null(h$noise_sd) || is.null(h$group_sd)) {
-    abort(paste("`model` has an unknown noise sd or group sd: its evidence has no closed form",
-                "(only with both known, `noise_sd` and `group_sd` numbers). Estimate it with",
-                "`sgais()`."), call, "sgais_error_no_closed_form")
-  }
   p <- nrow(model$data$xt)
   m <- h$prior
   coef <- m[, m[2, ] < p, drop = FALSE]
@@ -321,33 +316,105 @@ exact_log_evidence.sgais_linear_mixed <- function(model, n = NULL) {
                 "closed form. Estimate it with `sgais()`."), call, "sgais_error_no_closed_form")
   }
   location <- rep(coef[4, ], coef[3, ])
-  scale <- rep(coef[5, ], coef[3, ])
+  t2 <- rep(coef[5, ], coef[3, ])^2
   vapply(n, function(k) {
     rows <- seq_len(k)
-    mixed_log_evidence(model$data$xt[, rows, drop = FALSE], model$data$y[rows],
-                       model$data$group[rows], h$noise_sd^2, h$group_sd^2, location, scale^2)
+    stats <- mixed_statistics(model$data$xt[, rows, drop = FALSE], model$data$y[rows],
+                              model$data$group[rows], location)
+    if (!is.null(h$noise_sd) && !is.null(h$group_sd)) {
+      return(mixed_log_evidence(stats, h$noise_sd^2, h$group_sd^2, t2))
+    }
+    mixed_scale_quadrature(model, stats, t2, location)
   }, numeric(1))
 }
 
-# log N(y; A m, S + A diag(t2) A'), S block-diagonal with s2 I + g2 11' for each group, from the
-# per-group sums: with c_g = g2 / (s2 + n_g g2), S_g^-1 = (I - c_g 11') / s2 and
-# log det S_g = n_g log s2 + log(1 + n_g g2 / s2); then P = diag(1 / t2) + A'S^-1 A = R'R,
-# b = A'S^-1 (y - A m) and z = R^-T b give, by Woodbury and the determinant lemma,
-# log Z = -(N log(2 pi) + log det S + sum(log t2) + 2 sum(log diag R) + r'S^-1 r - z'z) / 2.
-mixed_log_evidence <- function(xt, y, group, s2, g2, m, t2) {
+# The sufficient statistics of the rows for mixed_log_evidence(), of r = y - A m (the response
+# less the prior mean's prediction): each group's count and sums of the covariates (groups x p)
+# and of r, and the scatter within the groups, W = A_c'A_c, A_c'r_c and r_c'r_c (A_c, r_c: less
+# their group's means; computed from the centred rows, not as differences of sums, so that W's
+# intercept row stays exactly 0 and W positive semi-definite).
+mixed_statistics <- function(xt, y, group, m) {
   r <- y - drop(crossprod(xt, m))
   count <- tabulate(group)
   used <- count > 0
-  c_g <- g2 / (s2 + count * g2)
-  sx <- rowsum(t(xt), group, reorder = TRUE)    # groups present x p
+  sx <- rowsum(t(xt), group, reorder = TRUE)
   sr <- drop(rowsum(r, group, reorder = TRUE))
-  cg <- c_g[used]
-  a_s_a <- (tcrossprod(xt) - crossprod(sx * sqrt(cg))) / s2
-  b <- (drop(xt %*% r) - drop(crossprod(sx, cg * sr))) / s2
-  quad <- (sum(r^2) - sum(cg * sr^2)) / s2
-  log_det_s <- sum(count[used] * log(s2) + log1p(count[used] * g2 / s2))
+  slot <- cumsum(used)[group] # each row's group among those present
+  xc <- t(xt) - sx[slot, , drop = FALSE] / count[used][slot]
+  rc <- r - sr[slot] / count[used][slot]
+  list(count = count[used], sx = sx, sr = sr, w = crossprod(xc), wr = drop(crossprod(xc, rc)),
+       rr = sum(rc^2), n = length(y))
+}
+
+# log N(y; A m, S + A diag(t2) A'), S block-diagonal with s2 I + g2 11' for each group, from
+# mixed_statistics(). S_g^-1 = (I - c_g 11') / s2 with c_g = g2 / (s2 + n_g g2), so with
+# w_g = s2 / (s2 + n_g g2) = 1 - n_g c_g and the group means' part split from the scatter
+# within the groups, A'S^-1 A = (W + sum_g w_g s_g s_g' / n_g) / s2 (s_g: the group's sums),
+# and likewise A'S^-1 r and r'S^-1 r, every term >= 0. With log det S_g = n_g log s2 +
+# log(1 + n_g g2 / s2), P = diag(1 / t2) + A'S^-1 A = R'R, b = A'S^-1 r and z = R^-T b,
+# Woodbury and the determinant lemma give
+# log Z = -(N log(2 pi) + log det S + sum(log t2) + 2 sum(log diag R) + r'S^-1 r - z'z) / 2.
+mixed_log_evidence <- function(stats, s2, g2, t2) {
+  k <- s2 / (s2 + stats$count * g2) / stats$count
+  a_s_a <- (stats$w + crossprod(stats$sx * sqrt(k))) / s2
+  b <- (stats$wr + drop(crossprod(stats$sx, k * stats$sr))) / s2
+  quad <- (stats$rr + sum(k * stats$sr^2)) / s2
+  log_det_s <- sum(stats$count * log(s2) + log1p(stats$count * g2 / s2))
   chol_p <- chol(a_s_a + diag(1 / t2, length(t2)))
   z <- backsolve(chol_p, b, transpose = TRUE)
-  -0.5 * (length(y) * log(2 * pi) + log_det_s + sum(log(t2)) + 2 * sum(log(diag(chol_p))) +
+  -0.5 * (stats$n * log(2 * pi) + log_det_s + sum(log(t2)) + 2 * sum(log(diag(chol_p))) +
             quad - sum(z^2))
+}
+
+# With the noise sd, the group sd or both unknown: log of the integral of
+# p(log sigma, log tau) Z(sigma, tau) over the unknown ones (Z: mixed_log_evidence(), the
+# coefficients integrated out in closed form), by the trapezoid rule on a grid in log sigma
+# and log tau. The grid is centred at the integrand's mode, spaced by a tenth of its Laplace sd
+# in each direction, and reaches out until the integrand is e^-40 of its peak (the rule's error
+# on a smooth integrand that has decayed that far is far below 10^-6 nats). The prior of the
+# scales is the model's own (its C blocks, through model_evaluate()).
+mixed_scale_quadrature <- function(model, stats, t2, location) {
+  h <- model$hyper
+  p <- length(t2)
+  free <- c(sigma = is.null(h$noise_sd), tau = is.null(h$group_sd))
+  # log p(beta = location) of the normal coefficient blocks, taken off model_evaluate()'s
+  log_prior_beta <- sum(-0.5 * log(2 * pi * t2))
+  f <- function(u) {
+    theta <- c(location, u)
+    lp <- model_evaluate(model, theta, n = 0L)$log_prior - log_prior_beta
+    s <- if (free[["sigma"]]) exp(u[1]) else h$noise_sd
+    g <- if (free[["tau"]]) exp(u[sum(free)]) else h$group_sd
+    lp + mixed_log_evidence(stats, s^2, g^2, t2)
+  }
+  # scales beyond e^+-50 of the data's are refused by the integrand (the prior has no mass there)
+  start <- c(if (free[["sigma"]]) 0.5 * log(max(stats$rr, 1e-300) / stats$n), if (free[["tau"]]) 0)
+  safe <- function(u) {
+    if (any(abs(u - start) > 50)) return(-Inf)
+    v <- tryCatch(f(u), error = function(e) -Inf)
+    if (is.finite(v)) v else -Inf
+  }
+  opt <- stats::optim(start, function(u) -max(safe(u), -1e300), method = "BFGS", hessian = TRUE,
+                      control = list(maxit = 500, reltol = 1e-12))
+  sd <- sqrt(pmax(diag(solve(opt$hessian)), 1e-8))
+  peak <- -opt$value
+  axis <- function(k) {
+    # extend each way from the mode in steps of sd / 10 until the integrand along the axis is
+    # e^-40 of the peak
+    step <- sd[k] / 10
+    reach <- function(direction) {
+      j <- 0
+      repeat {
+        j <- j + 10
+        u <- opt$par
+        u[k] <- u[k] + direction * j * step
+        if (safe(u) < peak - 40 || j > 4000) return(j)
+      }
+    }
+    opt$par[k] + step * seq(-reach(-1), reach(1))
+  }
+  axes <- lapply(seq_along(opt$par), axis)
+  grid <- as.matrix(expand.grid(axes))
+  values <- apply(grid, 1L, safe)
+  cell <- prod(vapply(axes, function(a) a[2] - a[1], numeric(1)))
+  log_sum_exp(values) + log(cell)
 }

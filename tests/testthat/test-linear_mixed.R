@@ -68,11 +68,40 @@ test_that("exact_log_evidence() with known variances matches a dense computation
   expect_equal(exact_log_evidence(m1), exact_log_evidence(lr), tolerance = 1e-10)
 })
 
+test_that("with unknown sds the evidence is integrated over them, checked by integrate()", {
+  d <- mixed_data(300, 12, seed = 10)
+  known <- function(tau) {
+    exact_log_evidence(linear_regression(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = tau))
+  }
+  # a group sd with a half-normal(1) prior: Z = integral of p(tau) Z(tau) dtau
+  m <- linear_regression(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = half_normal_prior(1))
+  peak <- known(0.7)
+  f <- Vectorize(function(tau) 2 * dnorm(tau) * exp(known(tau) - peak))
+  want <- log(integrate(f, 0, Inf, rel.tol = 1e-10)$value) + peak
+  expect_equal(exact_log_evidence(m), want, tolerance = 1e-7)
+  # a prior that pins both sds gives the known-sds value (the same coefficients' prior: the
+  # default's scales differ between known and unknown noise)
+  coef <- list(prior = normal_prior(0, 1), prior_intercept = normal_prior(0, 2))
+  pinned <- do.call(linear_regression, c(list(y ~ x + (1 | g), d, noise_sd = NULL,
+                                              variance_shape = 1e8, variance_scale = 0.25 * 1e8,
+                                              group_sd = log_normal_prior(log(0.7), 1e-5)), coef))
+  fixed <- do.call(linear_regression, c(list(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = 0.7),
+                                        coef))
+  expect_equal(exact_log_evidence(pinned), exact_log_evidence(fixed), tolerance = 1e-5)
+})
+
 test_that("SGAIS, AIS and nested sampling recover the exact evidence", {
   d <- mixed_data(2000, 40, seed = 5)
   m <- linear_regression(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = 0.7)
   exact <- exact_log_evidence(m)
   # tolerance: max(3 nats, 3 SE) as in the validation suite; these runs' SEs are 0.1-0.3
+  for (fit in list(sgais(m, seed = 1, progress = FALSE), ais(m, seed = 1, progress = FALSE),
+                   nested_sampling(m, seed = 1, progress = FALSE))) {
+    expect_lt(abs(fit$log_evidence - exact), 3)
+  }
+  # both sds unknown (the evidence by quadrature over them)
+  m <- linear_regression(y ~ x + (1 | g), d, noise_sd = NULL)
+  exact <- exact_log_evidence(m)
   for (fit in list(sgais(m, seed = 1, progress = FALSE), ais(m, seed = 1, progress = FALSE),
                    nested_sampling(m, seed = 1, progress = FALSE))) {
     expect_lt(abs(fit$log_evidence - exact), 3)
