@@ -273,7 +273,9 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
                            if (known_noise) format(noise_sd) else "sigma",
                            format_count(n_groups), parsed$group),
       prior = prior_text,
-      scaling = auto$rule,
+      scaling = if (is.null(auto$rule)) NULL else
+        sub("; sigma ~ half-normal(sd(y))", "; sigma^2 ~ InvGamma(shape, var(y) scale)", auto$rule,
+            fixed = TRUE),
       sampled = paste(c("theta", if (!known_noise) "log(sigma)",
                         if (is.null(hyper$group_sd)) "log(group_sd)"), collapse = ", ")
     ),
