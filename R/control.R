@@ -336,7 +336,7 @@ check_kernel_model <- function(settings, model, call) {
   if (inherits(model, "sgais_linear_mixed") && bounded_reservoir(settings)) {
     # its rows' likelihoods depend on their groups' earlier rows, whose totals a model that
     # dropped rows could not rebuild
-    abort(paste("A model with random intercepts keeps all its rows: `reservoir_size` must be",
+    abort(paste("A model with random effects keeps all its rows: `reservoir_size` must be",
                 "left unbounded (Inf)."), call, "sgais_error_reservoir")
   }
   if (kernel %in% c("confidence", "flymc")) {

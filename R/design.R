@@ -241,7 +241,7 @@ formula_design <- function(formula, data, call) {
     abort(sprintf("`formula` must be a formula such as `y ~ x`, not %s.", describe(formula)), call)
   }
   if (has_bars(formula)) {
-    abort(paste("`formula` has a random-effect term `( | )`; random intercepts are supported by",
+    abort(paste("`formula` has a random-effect term `( | )`; random effects are supported by",
                 "`linear_regression()` only, so far."), call, "sgais_error_random_effects")
   }
   formula <- sandbox_formula(formula, call)

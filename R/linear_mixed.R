@@ -1,10 +1,13 @@
-# Linear regression with a random intercept per group (`y ~ x + (1 | g)` in linear_regression()),
-# the group effects integrated out: src/linear_mixed.c says how, and why each row then has a
-# likelihood of its own. Each row carries its group's count, sum of y and sums of the
-# covariates over the rows before it (`data$st`, p + 2 x n), computed when the rows are added
-# (in C, ffi_group_prefix()), from the model's running totals `group_sums` (p + 2 x groups, over
-# every row it has seen) and its group keys `groups` (as character, in the order first seen;
-# `data$group` indexes them). A row keeps its statistics when rows are shuffled or subsampled.
+# Linear regression with random effects per group (`y ~ x + (1 | g)`, or independent random
+# slopes `y ~ x + (1 + x || g)`, in linear_regression()), the group effects integrated out:
+# src/linear_mixed.c says how, and why each row then has a likelihood of its own. Each row
+# carries its random-effect covariates (`data$zt`, q x n: 1 for the intercept, then the slopes'
+# covariates as the design has them) and its group's sums over the rows before it (`data$st`,
+# w x n, w = q (q + 1) / 2 + q + q p: sum z z', sum z y, sum z x'), computed when the rows are
+# added (in C, ffi_group_prefix()) from the model's running totals `group_sums` (w x groups,
+# over every row it has seen) and its group keys `groups` (as character, in the order first
+# seen; `data$group` indexes them). A row keeps its statistics when rows are shuffled or
+# subsampled.
 
 # The random-effect terms `( ... | g)` of a formula's right-hand side, as calls.
 formula_bars <- function(x) {
@@ -41,29 +44,40 @@ drop_bars <- function(x) {
   NULL # a random-effect term inside another call: refused by the caller
 }
 
-# The fixed-effects formula and the grouping column of a formula with one `(1 | g)` term, or a
-# classed error for what the model cannot represent yet.
-parse_random_intercept <- function(formula, call) {
+# The fixed-effects formula, the grouping column and the random effects (`intercept`, and the
+# `slopes`' names) of a formula with one random-effect term: `(1 | g)`, `(0 + x | g)` (one
+# effect), or independent effects `(1 + x || g)`; a classed error for what the model cannot
+# represent yet.
+parse_random_effects <- function(formula, call) {
   bars <- formula_bars(formula[[3L]])
   refuse <- function(message) abort(message, call, "sgais_error_random_effects")
   if (length(bars) > 1L) {
-    refuse(sprintf(paste("`formula` has %d random-effect terms; the model takes one, `(1 | g)`",
-                         "(one grouping factor: its group effects are integrated out group by",
-                         "group, which crossed or nested factors would not allow)."), length(bars)))
+    refuse(sprintf(paste("`formula` has %d random-effect terms; the model takes one, such as",
+                         "`(1 | g)` or `(1 + x || g)` (one grouping factor: its group effects are",
+                         "integrated out group by group, which crossed or nested factors would",
+                         "not allow)."), length(bars)))
   }
   bar <- bars[[1L]]
-  lhs <- bar[[2L]]
+  shown <- paste(deparse(bar), collapse = " ")
   group <- bar[[3L]]
-  if (!identical(lhs, 1) && !identical(lhs, 1L)) {
-    refuse(sprintf(paste("`formula` has the random-effect term `(%s)`; the model has random",
-                         "intercepts only, `(1 | g)`: random slopes are not supported yet."),
-                   paste(deparse(bar), collapse = " ")))
-  }
   if (!is.name(group)) {
     refuse(sprintf(paste("The grouping factor of `(%s)` must be one column of `data`, such as",
-                         "`(1 | subject)`; make a column for a combined factor first."),
-                   paste(deparse(bar), collapse = " ")))
+                         "`(1 | subject)`; make a column for a combined factor first."), shown))
   }
+  lhs <- tryCatch(stats::terms(stats::as.formula(call("~", bar[[2L]]))),
+                  error = function(e) refuse(sprintf("`(%s)` is not a random-effect term: %s",
+                                                     shown, conditionMessage(e))))
+  intercept <- attr(lhs, "intercept") == 1L
+  slopes <- attr(lhs, "term.labels")
+  q <- intercept + length(slopes)
+  if (q == 0L) refuse(sprintf("`(%s)` has no random effect.", shown))
+  if (q > 1L && identical(bar[[1L]], as.name("|"))) {
+    refuse(sprintf(paste("`(%s)` asks for correlated random effects, which are not supported",
+                         "yet; `(%s || %s)` gives independent ones (a normal effect per term,",
+                         "each with its own sd)."), shown, paste(deparse(bar[[2L]]), collapse = " "),
+                   as.character(group)))
+  }
+  if (q > 8L) refuse(sprintf("`(%s)` has %d random effects; the most is 8.", shown, q))
   rhs <- drop_bars(formula[[3L]])
   if (length(formula_bars(rhs %||% 1))) {
     refuse("`formula` has a random-effect term inside another term; write it as `+ (1 | g)`.")
@@ -73,7 +87,22 @@ parse_random_intercept <- function(formula, call) {
   if ("." %in% all.vars(rhs)) rhs <- call("-", rhs, group)
   fixed <- formula
   fixed[[3L]] <- rhs
-  list(fixed = fixed, group = as.character(group))
+  list(fixed = fixed, group = as.character(group), intercept = intercept, slopes = slopes,
+       shown = shown)
+}
+
+# The random-effect covariates (q x n) of the rows' design `a`: 1 for the intercept, then the
+# slopes' columns, which must be numeric columns of the fixed-effects design.
+random_covariates <- function(spec, a, call) {
+  missing <- setdiff(spec$slopes, colnames(a))
+  if (length(missing)) {
+    abort(sprintf(paste("The random slope%s on %s must be %s of the fixed effects too (numeric",
+                        "covariates, as the design has them): add %s to the formula."),
+                  if (length(missing) > 1) "s" else "", backticked(missing),
+                  if (length(missing) > 1) "columns" else "a column", backticked(missing)),
+          call, "sgais_error_random_effects")
+  }
+  rbind(if (spec$intercept) rep(1, nrow(a)), t(a[, spec$slopes, drop = FALSE]), deparse.level = 0)
 }
 
 # The group keys of a column: its values as character (a factor's labels), missing ones refused.
@@ -94,11 +123,10 @@ group_keys <- function(column, name, what, call) {
   keys
 }
 
-# The rows `new_data` of a random-intercept model as its data list, their statistics continuing
+# The rows `new_data` of a random-effects model as its data list, their statistics continuing
 # from `groups` and `sums` (those of the rows before them); returns the data, and the groups and
 # sums after them. `sequential = FALSE`: every row from `sums` alone, not from the others (the
-# rows to predict).
-# `rows`: the design already built (the data a model is built with).
+# rows to predict). `rows`: the design already built (the data a model is built with).
 linear_mixed_rows <- function(spec, new_data, groups, sums, call, arg = "new_data",
                               sequential = TRUE, rows = NULL) {
   what <- sprintf("`%s`", arg)
@@ -120,17 +148,21 @@ linear_mixed_rows <- function(spec, new_data, groups, sums, call, arg = "new_dat
   }
   code <- match(keys, groups)
   xt <- by_observation(rows$a)
+  zt <- random_covariates(spec, rows$a, call)
   y <- as.double(rows$y)
   if (sequential) {
-    out <- .Call(C_ffi_group_prefix, xt, y, code, sums)
+    out <- .Call(C_ffi_group_prefix, xt, y, zt, code, sums)
     st <- out$st
     sums <- out$sums
   } else {
     st <- sums[, code, drop = FALSE]
     dimnames(st) <- NULL
   }
-  list(data = list(xt = xt, y = y, group = code, st = st), groups = groups, sums = sums)
+  list(data = list(xt = xt, y = y, group = code, zt = zt, st = st), groups = groups, sums = sums)
 }
+
+# The width of the statistics of a row (mixed_stats_width()): q (q + 1) / 2 + q + q p.
+mixed_stats_width <- function(p, q) q * (q + 1) / 2 + q + q * p
 
 #' @exportS3Method
 model_data.sgais_linear_mixed <- function(model, new_data, call = NULL) {
@@ -178,7 +210,12 @@ model_keep_first.sgais_linear_mixed <- function(model, n) {
   d <- model$data
   sums <- matrix(0, nrow(d$st), length(model$groups))
   last <- which(!duplicated(d$group, fromLast = TRUE))
-  for (i in last) sums[, d$group[i]] <- d$st[, i] + c(1, d$y[i], d$xt[, i])
+  for (i in last) {
+    # the row's terms as ffi_group_prefix() adds them: z_k z_l (l <= k), z_k y, z_k x_j
+    z <- d$zt[, i]
+    zz <- unlist(lapply(seq_along(z), function(k) z[k] * z[seq_len(k)]))
+    sums[, d$group[i]] <- d$st[, i] + c(zz, z * d$y[i], as.vector(outer(d$xt[, i], z)))
+  }
   model$group_sums <- sums
   model
 }
@@ -196,10 +233,10 @@ model_for_prediction.sgais_linear_mixed <- function(model, new_data, call = NULL
   model
 }
 
-# Builds the random-intercept model for linear_regression() (see its "Random intercepts").
+# Builds the random-effects model for linear_regression() (see its "Random effects").
 linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_missing, prior,
                          prior_intercept, variance_shape, variance_scale, call) {
-  parsed <- parse_random_intercept(formula, call)
+  parsed <- parse_random_effects(formula, call)
   check_data_frame(data, "`data`", call)
   if (!parsed$group %in% names(data)) {
     abort(sprintf("`formula` groups by `%s`, which is not a column of `data`.", parsed$group),
@@ -243,41 +280,74 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
     prior_text <- sprintf("%s; %s", prior_text,
                           sub("exp(2 theta)", "sigma^2", sigma_prior$blocks[[1]]$label, fixed = TRUE))
   }
+  spec <- c(design$spec, list(group = parsed$group, full_formula = formula,
+                              mixed_rows = rows_rule, intercept = parsed$intercept,
+                              slopes = parsed$slopes))
+  spec$rows <- NULL # the row rules are applied once, with the group's column (linear_mixed_rows())
+  zt <- random_covariates(spec, design$a, call) # (checks the slopes before the priors)
+  q <- nrow(zt)
+  effects <- c(if (parsed$intercept) "(Intercept)", parsed$slopes)
+  sd_names <- if (q == 1L && parsed$intercept) "log_group_sd" else sprintf("log_group_sd[%s]", effects)
   if (is.numeric(group_sd) && !inherits(group_sd, "sgais_prior")) {
-    hyper$group_sd <- check_hyper(group_sd, "group_sd", call)
-    prior_text <- sprintf("%s; group sd %s (known)", prior_text, format(hyper$group_sd))
+    if (!length(group_sd) %in% c(1L, q)) {
+      abort(sprintf("`group_sd` has %d values for %d random effects: give one, or one per effect.",
+                    length(group_sd), q), call, "sgais_error_prior")
+    }
+    hyper$group_sd <- rep_len(vapply(group_sd, check_hyper, numeric(1), "group_sd", call), q)
+    prior_text <- sprintf("%s; group sd%s %s (known)", prior_text, if (q > 1) "s" else "",
+                          paste(format(hyper$group_sd), collapse = ", "))
   } else {
-    group_prior <- group_sd %||% half_normal_prior(unit)
-    blocks <- c(blocks, list(scale_block(group_prior, length(names), "group_sd", call)))
-    names <- c(names, "log_group_sd")
-    prior_text <- sprintf("%s; %s", prior_text,
-                          sub("exp(theta)", "group sd", group_prior$blocks[[1]]$label, fixed = TRUE))
+    # the default: half-normal, its scale the unit's for the intercept and the unit over the
+    # covariate's sd for a slope (the rule of prior = "autoscale")
+    spread <- apply(zt, 1L, stats::sd)
+    group_prior <- if (is.null(group_sd)) {
+      lapply(seq_len(q), function(k) {
+        half_normal_prior(if (parsed$intercept && k == 1L) unit else unit / spread[k])
+      })
+    } else if (inherits(group_sd, "sgais_prior")) {
+      rep(list(group_sd), q)
+    } else if (is.list(group_sd) && length(group_sd) == q) {
+      group_sd
+    } else {
+      abort(sprintf(paste("`group_sd` must be a positive number (a known sd), one per effect, a",
+                          "prior such as `half_normal_prior()` or a list of %d of them; not %s."),
+                    q, describe(group_sd)), call, "sgais_error_prior")
+    }
+    for (k in seq_len(q)) {
+      blocks <- c(blocks, list(scale_block(group_prior[[k]], length(names), "group_sd", call)))
+      names <- c(names, sd_names[k])
+      prior_text <- sprintf("%s; %s", prior_text,
+                            sub("exp(theta)", if (q == 1L) "group sd" else
+                                  sprintf("group sd of %s", effects[k]),
+                                group_prior[[k]]$blocks[[1]]$label, fixed = TRUE))
+    }
   }
   hyper$prior <- do.call(cbind, blocks)
-  spec <- c(design$spec, list(hyper = hyper, group = parsed$group, full_formula = formula,
-                              mixed_rows = rows_rule))
-  spec$rows <- NULL # the row rules are applied once, with the group's column (linear_mixed_rows())
-  rows <- linear_mixed_rows(spec, data, character(0), matrix(0, p + 2L, 0), call, "data",
-                            rows = design)
+  spec$hyper <- hyper
+  rows <- linear_mixed_rows(spec, data, character(0), matrix(0, mixed_stats_width(p, q), 0), call,
+                            "data", rows = design)
   n_groups <- length(rows$groups)
+  effect_text <- if (q == 1L && parsed$intercept) "u_g ~ N(0, group_sd^2)" else
+    sprintf("independent normal effects of %s", paste(effects, collapse = ", "))
   new_sgais_model(
     family = "linear_mixed",
     data = rows$data,
     spec = spec,
     n = nrow(design$a),
     parameter_names = names,
-    label = "Bayesian linear regression with random intercepts",
+    label = sprintf("Bayesian linear regression with random %s",
+                    if (q == 1L && parsed$intercept) "intercepts" else "effects"),
     details = c(
-      likelihood = sprintf(paste("%s ~ N(a'theta + u_g, sd = %s), u_g ~ N(0, group_sd^2) for each",
-                                 "of the %s groups of `%s`, integrated out"), spec$response,
-                           if (known_noise) format(noise_sd) else "sigma",
+      likelihood = sprintf(paste("%s ~ N(a'theta + z'u_g, sd = %s), %s for each of the %s groups",
+                                 "of `%s`, integrated out"), spec$response,
+                           if (known_noise) format(noise_sd) else "sigma", effect_text,
                            format_count(n_groups), parsed$group),
       prior = prior_text,
       scaling = if (is.null(auto$rule)) NULL else
         sub("; sigma ~ half-normal(sd(y))", "; sigma^2 ~ InvGamma(shape, var(y) scale)", auto$rule,
             fixed = TRUE),
       sampled = paste(c("theta", if (!known_noise) "log(sigma)",
-                        if (is.null(hyper$group_sd)) "log(group_sd)"), collapse = ", ")
+                        if (is.null(hyper$group_sd)) "log(group sds)"), collapse = ", ")
     ),
     formula = formula,
     groups = rows$groups,
@@ -319,15 +389,64 @@ exact_log_evidence.sgais_linear_mixed <- function(model, n = NULL) {
   }
   location <- rep(coef[4, ], coef[3, ])
   t2 <- rep(coef[5, ], coef[3, ])^2
+  known <- !is.null(h$noise_sd) && !is.null(h$group_sd)
+  intercept_only <- nrow(model$data$zt) == 1L && isTRUE(model$spec$intercept)
+  if (!known && !intercept_only) {
+    abort(paste("`model` has random slopes with unknown sds: its evidence has no closed form",
+                "(with known `noise_sd` and `group_sd` it has). Estimate it with `sgais()`."),
+          call, "sgais_error_no_closed_form")
+  }
   vapply(n, function(k) {
     rows <- seq_len(k)
-    stats <- mixed_statistics(model$data$xt[, rows, drop = FALSE], model$data$y[rows],
-                              model$data$group[rows], location)
-    if (!is.null(h$noise_sd) && !is.null(h$group_sd)) {
-      return(mixed_log_evidence(stats, h$noise_sd^2, h$group_sd^2, t2))
+    xt <- model$data$xt[, rows, drop = FALSE]
+    if (!intercept_only) {
+      return(mixed_effects_log_evidence(xt, model$data$y[rows], model$data$zt[, rows, drop = FALSE],
+                                        model$data$group[rows], h$noise_sd^2, h$group_sd^2,
+                                        location, t2))
     }
+    stats <- mixed_statistics(xt, model$data$y[rows], model$data$group[rows], location)
+    if (known) return(mixed_log_evidence(stats, h$noise_sd^2, h$group_sd^2, t2))
     mixed_scale_quadrature(model, stats, t2, location)
   }, numeric(1))
+}
+
+# The same with q random effects per group (covariates zt, q x n) of known variances g2 (q):
+# S_g^-1 = (I - Z_g M_g^-1 Z_g') / s2 with M_g = s2 diag(1 / g2) + Z_g'Z_g, and
+# log det S_g = (n_g - q) log s2 + log det M_g + sum(log g2), so that A'S^-1 A, A'S^-1 r and
+# r'S^-1 r take each group's Z'Z, Z'A and Z'r only (mixed_log_evidence() for the rest).
+mixed_effects_log_evidence <- function(xt, y, zt, group, s2, g2, m, t2) {
+  q <- nrow(zt)
+  p <- nrow(xt)
+  r <- y - drop(crossprod(xt, m))
+  z <- t(zt)
+  pairs <- which(lower.tri(diag(q), diag = TRUE), arr.ind = TRUE)
+  zz <- rowsum(z[, pairs[, 1], drop = FALSE] * z[, pairs[, 2], drop = FALSE], group, reorder = TRUE)
+  zx <- rowsum(z[, rep(seq_len(q), each = p), drop = FALSE] * t(xt)[, rep(seq_len(p), q), drop = FALSE],
+               group, reorder = TRUE)
+  zr <- rowsum(z * r, group, reorder = TRUE)
+  count <- tabulate(group)
+  count <- count[count > 0]
+  a_s_a <- tcrossprod(xt)
+  b <- drop(xt %*% r)
+  quad <- sum(r^2)
+  log_det_s <- sum(count - q) * log(s2) + length(count) * sum(log(g2))
+  for (g in seq_along(count)) {
+    M <- diag(s2 / g2, q)
+    M[pairs] <- M[pairs] + zz[g, ]
+    M[pairs[, 2:1, drop = FALSE]] <- M[pairs]
+    R <- chol(M)
+    C <- matrix(zx[g, ], q, p, byrow = TRUE)
+    u <- backsolve(R, C, transpose = TRUE)
+    v <- backsolve(R, zr[g, ], transpose = TRUE)
+    a_s_a <- a_s_a - crossprod(u)
+    b <- b - drop(crossprod(u, v))
+    quad <- quad - sum(v^2)
+    log_det_s <- log_det_s + 2 * sum(log(diag(R)))
+  }
+  chol_p <- chol(a_s_a / s2 + diag(1 / t2, length(t2)))
+  z2 <- backsolve(chol_p, b / s2, transpose = TRUE)
+  -0.5 * (length(y) * log(2 * pi) + log_det_s + sum(log(t2)) + 2 * sum(log(diag(chol_p))) +
+            quad / s2 - sum(z2^2))
 }
 
 # The sufficient statistics of the rows for mixed_log_evidence(), of r = y - A m (the response
@@ -370,53 +489,111 @@ mixed_log_evidence <- function(stats, s2, g2, t2) {
 
 # With the noise sd, the group sd or both unknown: log of the integral of
 # p(log sigma, log tau) Z(sigma, tau) over the unknown ones (Z: mixed_log_evidence(), the
-# coefficients integrated out in closed form), by the trapezoid rule on a grid in log sigma
-# and log tau. The grid is centred at the integrand's mode, spaced by a tenth of its Laplace sd
-# in each direction, and reaches out until the integrand is e^-40 of its peak (the rule's error
-# on a smooth integrand that has decayed that far is far below 10^-6 nats). The prior of the
-# scales is the model's own (its C blocks, through model_evaluate()).
+# coefficients integrated out in closed form), by the trapezoid rule on a grid in log sigma and
+# log tau. The grid is centred at the integrand's mode, spaced by a third of the integrand's
+# half-width along each axis (where it falls by 1/2 in log: an sd for a Gaussian, found by
+# bisection, so that it is right for posteriors as narrow as 10^6 rows make them, where a
+# finite-difference Hessian is not), and grows on each side until the integrand on the grid's
+# edge is e^-40 of its peak: the trapezoid rule's error on a smooth integrand that has decayed
+# that far falls exponentially with the spacing (on a Gaussian, below e^-170 at this one;
+# Trefethen & Weideman 2014, "The exponentially convergent trapezoidal rule"). The prior of the
+# scales is the model's own (its C blocks, through model_evaluate()); they are independent, so
+# on the grid it is a sum of each axis's part.
 mixed_scale_quadrature <- function(model, stats, t2, location) {
   h <- model$hyper
-  p <- length(t2)
   free <- c(sigma = is.null(h$noise_sd), tau = is.null(h$group_sd))
   # log p(beta = location) of the normal coefficient blocks, taken off model_evaluate()'s
   log_prior_beta <- sum(-0.5 * log(2 * pi * t2))
-  f <- function(u) {
-    theta <- c(location, u)
-    lp <- model_evaluate(model, theta, n = 0L)$log_prior - log_prior_beta
+  # scales beyond e^+-50 of the data's are refused (the prior has no mass there)
+  start <- c(if (free[["sigma"]]) 0.5 * log(max(stats$rr, 1e-300) / stats$n), if (free[["tau"]]) 0)
+  finite <- function(expr) {
+    v <- tryCatch(expr, error = function(e) -Inf)
+    if (length(v) == 1L && is.finite(v)) v else -Inf
+  }
+  log_prior <- function(u) {
+    if (any(abs(u - start) > 50)) return(-Inf)
+    finite(model_evaluate(model, c(location, u), n = 0L)$log_prior - log_prior_beta)
+  }
+  log_z <- function(u) {
     s <- if (free[["sigma"]]) exp(u[1]) else h$noise_sd
     g <- if (free[["tau"]]) exp(u[sum(free)]) else h$group_sd
-    lp + mixed_log_evidence(stats, s^2, g^2, t2)
+    finite(mixed_log_evidence(stats, s^2, g^2, t2))
   }
-  # scales beyond e^+-50 of the data's are refused by the integrand (the prior has no mass there)
-  start <- c(if (free[["sigma"]]) 0.5 * log(max(stats$rr, 1e-300) / stats$n), if (free[["tau"]]) 0)
-  safe <- function(u) {
-    if (any(abs(u - start) > 50)) return(-Inf)
-    v <- tryCatch(f(u), error = function(e) -Inf)
-    if (is.finite(v)) v else -Inf
+  f <- function(u) {
+    lp <- log_prior(u)
+    if (lp == -Inf) lp else lp + log_z(u)
   }
-  opt <- stats::optim(start, function(u) -max(safe(u), -1e300), method = "BFGS", hessian = TRUE,
+  d <- sum(free)
+  opt <- stats::optim(start, function(u) -max(f(u), -1e300), method = if (d > 1) "BFGS" else "Brent",
+                      lower = if (d > 1) -Inf else start - 50, upper = if (d > 1) Inf else start + 50,
                       control = list(maxit = 500, reltol = 1e-12))
-  sd <- sqrt(pmax(diag(solve(opt$hessian)), 1e-8))
-  peak <- -opt$value
-  axis <- function(k) {
-    # extend each way from the mode in steps of sd / 10 until the integrand along the axis is
-    # e^-40 of the peak
-    step <- sd[k] / 10
-    reach <- function(direction) {
-      j <- 0
-      repeat {
-        j <- j + 10
-        u <- opt$par
-        u[k] <- u[k] + direction * j * step
-        if (safe(u) < peak - 40 || j > 4000) return(j)
+  mode <- opt$par
+  # the half-width along axis k on one side (direction +-1), by doubling then bisection
+  half_width <- function(k, direction, centre, peak) {
+    at <- function(w) {
+      u <- centre
+      u[k] <- u[k] + direction * w
+      f(u) - (peak - 0.5)
+    }
+    lo <- 0
+    hi <- 1
+    while (at(hi) > 0 && hi < 100) {
+      lo <- hi
+      hi <- 2 * hi
+    }
+    for (i in 1:60) {
+      mid <- if (lo == 0) hi / 2 else sqrt(lo * hi)
+      if (at(mid) > 0) lo <- mid else hi <- mid
+      if (lo > 0 && hi / lo < 1 + 1e-3) break
+    }
+    hi
+  }
+  # refine the mode along each axis (BFGS's finite differences are coarse for narrow
+  # posteriors), then the widths
+  for (pass in 1:2) {
+    for (k in seq_len(d)) {
+      w <- mean(c(half_width(k, -1, mode, f(mode)), half_width(k, 1, mode, f(mode))))
+      line <- stats::optimize(function(v) {
+        u <- mode
+        u[k] <- v
+        f(u)
+      }, mode[k] + c(-5, 5) * w, maximum = TRUE, tol = w * 1e-6)
+      mode[k] <- line$maximum
+    }
+  }
+  peak <- f(mode)
+  step <- vapply(seq_len(d), function(k) {
+    mean(c(half_width(k, -1, mode, peak), half_width(k, 1, mode, peak))) / 3
+  }, numeric(1))
+  # points of each axis on each side of the mode, grown until the edges are e^-40 of the peak
+  reach <- matrix(30, d, 2)
+  repeat {
+    axes <- lapply(seq_len(d), function(k) mode[k] + step[k] * seq(-reach[k, 1], reach[k, 2]))
+    grid <- as.matrix(expand.grid(axes))
+    prior_axes <- lapply(seq_len(d), function(k) {
+      vapply(axes[[k]], function(v) {
+        u <- mode
+        u[k] <- v
+        log_prior(u)
+      }, numeric(1))
+    })
+    prior_grid <- Reduce(`+`, lapply(seq_len(d), function(k) {
+      prior_axes[[k]][match(grid[, k], axes[[k]])]
+    })) - (d - 1) * log_prior(mode)
+    values <- prior_grid
+    keep <- is.finite(values)
+    values[keep] <- values[keep] + apply(grid[keep, , drop = FALSE], 1L, log_z)
+    grown <- FALSE
+    for (k in seq_len(d)) {
+      for (side in 1:2) {
+        edge <- grid[, k] == (if (side == 1) min(axes[[k]]) else max(axes[[k]]))
+        if (max(values[edge]) > peak - 40 && reach[k, side] < 3000) {
+          reach[k, side] <- 2 * reach[k, side]
+          grown <- TRUE
+        }
       }
     }
-    opt$par[k] + step * seq(-reach(-1), reach(1))
+    if (!grown) break
   }
-  axes <- lapply(seq_along(opt$par), axis)
-  grid <- as.matrix(expand.grid(axes))
-  values <- apply(grid, 1L, safe)
-  cell <- prod(vapply(axes, function(a) a[2] - a[1], numeric(1)))
-  log_sum_exp(values) + log(cell)
+  log_sum_exp(values) + sum(log(step))
 }

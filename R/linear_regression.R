@@ -72,29 +72,36 @@
 #' `log_sigma2`; `noise_sd`, `prior_sd`, `prior_intercept`, `variance_shape` and
 #' `variance_scale` do not apply.
 #'
-#' **Random intercepts.** A formula with a term `(1 | g)`, lme4's syntax, adds an intercept per
+#' **Random effects.** A formula with a term `(1 | g)`, lme4's syntax, adds an intercept per
 #' group of the column `g` of `data`:
 #' \deqn{y_i = a_i^\top \theta + u_{g(i)} + e_i, \qquad u_g \sim N(0, \tau^2),}{y_i = a_i'theta
 #' + u_g(i) + e_i,  u_g ~ N(0, group_sd^2),}
-#' with \eqn{\tau}{group_sd} known (`group_sd` a number) or with a prior (`group_sd` a prior:
-#' [half_normal_prior()], [half_t_prior()], [inverse_gamma_prior()] on its square,
-#' [exponential_prior()] or [log_normal_prior()]; by default half-normal with the scale of the
-#' noise sd when it is known, else of sd(y) under `prior = "autoscale"`, else 1). The group
-#' effects are integrated out, not sampled: given the variances they are conjugate, so the model
-#' keeps the parameters of the regression plus `log_sigma` (unknown noise) and `log_group_sd`
-#' (unknown group sd) however many groups there are, and each row's likelihood is its predictive
-#' density given the earlier rows of its group, so the model streams like any other (groups
-#' first seen in later rows start from the prior; see `src/linear_mixed.c` for the algebra).
-#' With an unknown noise variance, \eqn{\sigma^2 \sim \mathrm{InvGamma}}{sigma^2 ~
-#' InvGamma}(`variance_shape`, `variance_scale`) (scale var(y) under `"autoscale"`), and the
-#' coefficients' prior is not conditional on \eqn{\sigma}{sigma} but uses sd(y) in its place
-#' (the rule of [robust_regression()]). With known `noise_sd` and `group_sd` and normal priors
-#' the evidence has a closed form ([exact_log_evidence()]). The model has class
-#' `sgais_linear_mixed`. One grouping factor and random intercepts only, so far: random slopes
-#' (`(1 + x | g)`), several grouping factors, and random effects in the other families are
-#' errors of class `sgais_error_random_effects`; a bounded `reservoir_size` is refused, since a
-#' row's likelihood depends on all the earlier rows of its group. `vignette("choosing-models")` compares
-#' models with and without a random intercept on `nlme::Orthodont`.
+#' and `(1 + x || g)` independent random slopes as well: a normal effect per group for each term,
+#' each with its own sd, multiplying the covariate `x` as the design has it (centred at its mean
+#' under `prior = "autoscale"`); `(0 + x | g)` a random slope alone. Each slope must be a numeric
+#' covariate of the fixed effects too. The sds are known (`group_sd` numbers, one or one per
+#' effect) or have priors (`group_sd` a prior for all of them, or a list of one per effect:
+#' [half_normal_prior()], [half_t_prior()], [inverse_gamma_prior()] on the square,
+#' [exponential_prior()] or [log_normal_prior()]; by default half-normal, with the scale of the
+#' noise sd when it is known, else of sd(y) under `prior = "autoscale"`, else 1, divided by the
+#' covariate's sd for a slope). The group effects are integrated out, not sampled: given the
+#' variances they are conjugate, so the model keeps the parameters of the regression plus
+#' `log_sigma` (unknown noise) and `log_group_sd` (`log_group_sd[x]` per effect with slopes)
+#' however many groups there are, and each row's likelihood is its predictive density given the
+#' earlier rows of its group, so the model streams like any other (groups first seen in later
+#' rows start from the prior; see `src/linear_mixed.c` for the algebra). With an unknown noise
+#' variance, \eqn{\sigma^2 \sim \mathrm{InvGamma}}{sigma^2 ~ InvGamma}(`variance_shape`,
+#' `variance_scale`) (scale var(y) under `"autoscale"`), and the coefficients' prior is not
+#' conditional on \eqn{\sigma}{sigma} but uses sd(y) in its place (the rule of
+#' [robust_regression()]). With known `noise_sd` and `group_sd` and normal priors the evidence
+#' has a closed form ([exact_log_evidence()]), and with a random intercept alone also with
+#' unknown sds (by quadrature over them). The model has class `sgais_linear_mixed`.
+#'
+#' Not supported yet, and errors of class `sgais_error_random_effects` that say so: correlated
+#' random effects (`(1 + x | g)`; write `||` for independent ones), more than one grouping
+#' factor, and random effects in the other families. A bounded `reservoir_size` is refused, since
+#' a row's likelihood depends on all the earlier rows of its group. `vignette("choosing-models")`
+#' compares models with and without a random intercept on `nlme::Orthodont`.
 #'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
 #' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
@@ -146,10 +153,11 @@
 #' @param prior_intercept The intercept's prior, likewise with one value of each; `NULL` (the
 #'   default): the rule's under `"autoscale"`, else `normal_prior(0, prior_sd)`. An error when
 #'   the design has no intercept.
-#' @param group_sd With a `(1 | g)` term in `formula`: the sd of the random intercepts, a
-#'   positive number (known) or its prior (see "Random intercepts"); `NULL` (the default): a
-#'   half-normal prior. An error without such a term.
-#' @return A model of class `c("sgais_linear_mixed", "sgais_model")` with a `(1 | g)` term,
+#' @param group_sd With a random-effect term such as `(1 | g)` in `formula`: the sds of the
+#'   random effects, positive numbers (known; one, or one per effect), a prior for each, or a
+#'   list of one prior per effect (see "Random effects"); `NULL` (the default): half-normal
+#'   priors. An error without such a term.
+#' @return A model of class `c("sgais_linear_mixed", "sgais_model")` with a random-effect term,
 #'   else of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
 #'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
 #'   variance), or `c("sgais_linear_regression_zellner", "sgais_linear_regression",
@@ -188,6 +196,8 @@
 #' exact_log_evidence(mixed)
 #' # both sds unknown, with a half-t prior on the group sd
 #' linear_regression(y ~ x + (1 | g), grouped, noise_sd = NULL, group_sd = half_t_prior(3, 1))
+#' # and an independent random slope of x
+#' linear_regression(y ~ x + (1 + x || g), grouped, noise_sd = NULL)
 linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_sd = 1,
                               x = NULL, y = NULL, variance_shape = 1, variance_scale = 1,
                               prior = NULL, prior_intercept = NULL, group_sd = NULL,
@@ -203,7 +213,7 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
                         if (missing(variance_scale)) NULL else variance_scale, call))
   }
   if (!is.null(group_sd)) {
-    abort("`group_sd` is the sd of random intercepts: give it with a `(1 | g)` term in `formula`.",
+    abort("`group_sd` is the sd of random effects: give it with a term such as `(1 | g)` in `formula`.",
           call, "sgais_error_random_effects")
   }
   prior <- default_prior(prior, missing(prior_sd))

@@ -64,33 +64,42 @@ model_rules <- list(
   ),
   linear_mixed = list(
     hyper = list(prior_sd = "scale"),
-    data = c(xt = "double", y = "double", group = "integer", st = "double"), matrices = "st",
+    data = c(xt = "double", y = "double", group = "integer", zt = "double", st = "double"),
+    matrices = c("zt", "st"),
     dim = function(m) {
-      nrow(m$data$xt) + is.null(m$hyper[["noise_sd"]]) + is.null(m$hyper[["group_sd"]])
+      nrow(m$data$xt) + is.null(m$hyper[["noise_sd"]]) +
+        if (is.null(m$hyper[["group_sd"]])) nrow(m$data$zt) else 0L
     },
     check = function(m) {
       d <- m$data
       p <- nrow(d$xt)
+      q <- nrow(d$zt)
+      w <- mixed_stats_width(p, q)
       G <- length(m$groups)
       sums <- m$group_sums
-      for (h in c("noise_sd", "group_sd")) {
-        v <- m$hyper[[h]]
-        if (!is.null(v) && !(is_number(v) && v >= hyper_range[1] && v <= hyper_range[2])) {
-          return(sprintf("its `hyper$%s` must be a number in [%g, %g] or absent, not %s.", h,
-                         hyper_range[1], hyper_range[2], describe(v)))
-        }
+      if (q > 8L) return("its `data$zt` has more than 8 rows (random effects).")
+      v <- m$hyper[["noise_sd"]]
+      if (!is.null(v) && !(is_number(v) && v >= hyper_range[1] && v <= hyper_range[2])) {
+        return(sprintf("its `hyper$noise_sd` must be a number in [%g, %g] or absent, not %s.",
+                       hyper_range[1], hyper_range[2], describe(v)))
+      }
+      v <- m$hyper[["group_sd"]]
+      if (!is.null(v) && !(is.numeric(v) && length(v) == q && all(v >= hyper_range[1] & v <= hyper_range[2]))) {
+        return(sprintf("its `hyper$group_sd` must be %d numbers in [%g, %g] or absent, not %s.", q,
+                       hyper_range[1], hyper_range[2], describe(v)))
       }
       if (!is.character(m$groups) || anyNA(m$groups) || anyDuplicated(m$groups)) {
         return("its `groups` must be distinct group keys (character).")
       }
-      if (!is.matrix(sums) || typeof(sums) != "double" || nrow(sums) != p + 2L || ncol(sums) != G ||
+      if (!is.matrix(sums) || typeof(sums) != "double" || nrow(sums) != w || ncol(sums) != G ||
           any(!is.finite(sums))) {
-        return(sprintf("its `group_sums` must be a finite %d x %d numeric matrix.", p + 2L, G))
+        return(sprintf("its `group_sums` must be a finite %d x %d numeric matrix.", w, G))
       }
-      if (nrow(d$st) != p + 2L) return(sprintf("its `data$st` must have %d rows.", p + 2L))
+      if (nrow(d$st) != w) return(sprintf("its `data$st` must have %d rows.", w))
       if (any(d$group < 1L | d$group > G)) return("its `data$group` must index its `groups`.")
-      if (any(d$st[1, ] < 0 | d$st[1, ] != round(d$st[1, ]))) {
-        return("its `data$st` holds group counts that are not whole numbers >= 0.")
+      diagonal <- cumsum(seq_len(q)) # the rows of sum z_k^2 in the statistics
+      if (any(d$st[diagonal, ] < 0)) {
+        return("its `data$st` holds sums of squares (group counts) below 0.")
       }
       NULL
     }
@@ -258,7 +267,7 @@ nobs.sgais_model <- function(object, ...) object$n
 #'
 #' The closed-form log marginal likelihood \eqn{\log p(y_1, \dots, y_n)}, for models that have
 #' one: Bayesian linear regression with known noise or with the conjugate prior of an unknown
-#' noise variance, linear regression with random intercepts, and a Gaussian mixture with one
+#' noise variance, linear regression with random effects, and a Gaussian mixture with one
 #' component. Use it to check an estimate, or an
 #' estimate's whole trajectory. Other models (softmax and robust regression, mixtures of several
 #' components) give an error that says so.
@@ -283,10 +292,11 @@ nobs.sgais_model <- function(object, ...) object$n
 #' `group_sd`, \eqn{y \sim N(A m, S + A T A^\top)}{y ~ N(A m, S + A T A')} with \eqn{S}{S}
 #' block-diagonal, \eqn{\sigma^2 I + \tau^2 1 1^\top}{sigma^2 I + group_sd^2 1 1'} for each
 #' group, computed from per-group sums by the Woodbury identity (one pass over the data, then
-#' O(groups) per value). With either sd unknown it is that value integrated over the unknown
-#' sds' prior, by the trapezoid rule on a grid in their logs that reaches out until the
-#' integrand is \eqn{e^{-40}}{e^-40} of its peak: exact to far below the estimators' errors,
-#' though no longer a closed form.
+#' O(groups) per value); with random slopes (known sds) \eqn{\sigma^2 I + Z_g D Z_g^\top}{sigma^2
+#' I + Z_g D Z_g'} for each group likewise. With a random intercept alone and either sd unknown
+#' it is that value integrated over the unknown sds' prior, by the trapezoid rule on a grid in
+#' their logs that reaches out until the integrand is \eqn{e^{-40}}{e^-40} of its peak: exact
+#' to far below the estimators' errors, though no longer a closed form.
 #'
 #' For [gaussian_mixture()] with `components = 1` each dimension is a normal-inverse-gamma model,
 #' \eqn{y_i \sim N(\mu, \sigma^2)}{y_i ~ N(mu, sigma2)}, \eqn{\mu \mid \sigma^2 \sim N(0, r

@@ -75,7 +75,7 @@ model_with_data.default <- function(model, new_data, call = NULL) {
 
 # A copy of `model` whose data are the rows `new_data`, to predict them from a fit of `model`
 # (predictive_density()): model_with_data(), except for models whose rows depend on the rows
-# before them (random intercepts, R/linear_mixed.R).
+# before them (random effects, R/linear_mixed.R).
 model_for_prediction <- function(model, new_data, call = NULL) {
   UseMethod("model_for_prediction")
 }

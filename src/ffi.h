@@ -37,12 +37,13 @@ SEXP sg_list_get(SEXP list, const char *name);
 SEXP sg_list_get_optional(SEXP list, const char *name);
 /* A regression's data as rows (rows_r.c, model.h): covariates (the columns of the p x n matrix
  * xt) then cols[0..ncol) (numeric vectors of length n, checked by the caller), each row
- * sg_rows_stride(p + ncol) doubles (p + ncol + q with `extra`, below) and aligned to 64 bytes; packed once for the same R objects
+ * sg_rows_stride(p + ncol) doubles (more with `extra`, below) and aligned to 64 bytes; packed once for the same R objects
  * and kept in a small cache between calls. Call in the main thread. */
 const double *sg_rows_from_r(SEXP xt, const SEXP *cols, int ncol);
-/* The same with the q values of each observation in `extra` (a q x n numeric matrix, or
- * R_NilValue) after the columns. */
-const double *sg_rows_extra_from_r(SEXP xt, const SEXP *cols, int ncol, SEXP extra);
+/* The same with each observation's values in the nextra matrices `extra` (numeric, n columns
+ * each, checked by the caller) after the columns, in order. */
+const double *sg_rows_extra_from_r(SEXP xt, const SEXP *cols, int ncol, const SEXP *extra,
+                                   int nextra);
 /* Names x (a vector of n elements) with the n strings `names`. */
 void sg_set_names(SEXP x, const char *const *names, int n);
 /* A run's key for its random streams (rng.h), stored in R as two whole numbers in [0, 2^32). */
@@ -106,7 +107,7 @@ void sg_api_register(void);
 SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n);
 SEXP ffi_model_prior_draw(SEXP model, SEXP n);
 SEXP ffi_model_capabilities(SEXP model);
-SEXP ffi_group_prefix(SEXP xt, SEXP y, SEXP group, SEXP sums);
+SEXP ffi_group_prefix(SEXP xt, SEXP y, SEXP zt, SEXP group, SEXP sums);
 SEXP ffi_kernel_suits_model(SEXP model, SEXP kernel);
 SEXP ffi_rng_draws(SEXP key, SEXP a, SEXP b, SEXP n, SEXP kind, SEXP range);
 SEXP ffi_annealing_step(SEXP loglik, SEXP logw, SEXP max_delta, SEXP target);

@@ -9,7 +9,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_model_evaluate", (DL_FUNC) &ffi_model_evaluate, 4},
   {"ffi_model_prior_draw", (DL_FUNC) &ffi_model_prior_draw, 2},
   {"ffi_model_capabilities", (DL_FUNC) &ffi_model_capabilities, 1},
-  {"ffi_group_prefix", (DL_FUNC) &ffi_group_prefix, 4},
+  {"ffi_group_prefix", (DL_FUNC) &ffi_group_prefix, 5},
   {"ffi_settings_table", (DL_FUNC) &ffi_settings_table, 0},
   {"ffi_kernel_suits_model", (DL_FUNC) &ffi_kernel_suits_model, 2},
   {"ffi_rng_draws", (DL_FUNC) &ffi_rng_draws, 6},

@@ -1,33 +1,38 @@
-/* Linear regression with a random intercept per group, the group effects integrated out:
- *   y_i = a_i' beta + u_g(i) + e_i,  u_g ~ N(0, tau^2),  e_i ~ N(0, sigma^2),
- * beta, sigma and tau with the independent prior blocks of prior.c (sigma and tau each either
- * known or a parameter, theta = (beta_1..beta_p, [log sigma], [log tau])).
+/* Linear regression with random effects per group, integrated out:
+ *   y_i = a_i' beta + z_i' b_g(i) + e_i,  b_g ~ N(0, T),  T = diag(tau_1^2..tau_q^2),
+ *   e_i ~ N(0, sigma^2),
+ * z_i the row's q random-effect covariates (1 for a random intercept, then the covariates of
+ * independent random slopes), beta, sigma and the tau_k with the independent prior blocks of
+ * prior.c (sigma and the taus either known or parameters, theta = (beta_1..beta_p, [log sigma],
+ * [log tau_1..log tau_q])).
  *
- * Why integrated out rather than sampled: given (beta, sigma, tau) the group effects are
- * conjugate, so the model keeps p + 2 parameters however many groups there are (5,000 groups
- * would otherwise be 5,000 parameters whose posterior widths differ by the groups' sizes, for
- * the samplers' metric to learn), and the evidence is that of the same model. The collapsed
- * likelihood does not factor over rows, but it factors sequentially: in the order the rows
- * arrived,
+ * Why integrated out rather than sampled: given (beta, sigma, T) the group effects are
+ * conjugate, so the model keeps p + 1 + q parameters however many groups there are (5,000
+ * groups would otherwise be thousands of parameters whose posterior widths differ by the
+ * groups' sizes, for the samplers' metric to learn), and the evidence is that of the same model.
+ * The collapsed likelihood does not factor over rows, but it factors sequentially: in the order
+ * the rows arrived,
  *   p(y | theta) = prod_i p(y_i | theta, the earlier rows of i's group),
- * and each factor is a normal whose mean and variance depend on those earlier rows only
- * through their count n' and sums S_y' = sum y_j and S_a' = sum a_j (a per-group sufficient
- * statistic: Gelman et al., Bayesian Data Analysis, 3rd ed., Section 5.4). With R' = S_y' - S_a'
- * beta (the earlier rows' summed residual), D = sigma^2 + n' tau^2, the group effect's posterior
- * from them is N(m, v), m = tau^2 R' / D, v = sigma^2 tau^2 / D, and
- *   y_i | theta, earlier ~ N(a_i' beta + m, V),  V = sigma^2 + v.
- * So every row is an observation of its own with a log-likelihood that is O(p) to evaluate, and
+ * and each factor is a normal whose mean and variance depend on those earlier rows only through
+ * their sums S = sum z_j z_j', c_y = sum z_j y_j and C = sum z_j a_j' (per-group sufficient
+ * statistics: Gelman et al., Bayesian Data Analysis, 3rd ed., Sections 5.4 and 15.4). With
+ * c = c_y - C beta, the group effect's posterior from them has precision P = T^-1 + S / sigma^2
+ * and mean m = P^-1 c / sigma^2, and
+ *   y_i | theta, earlier ~ N(a_i' beta + z_i' m, V),  V = sigma^2 + z_i' P^-1 z_i.
+ * So every row is an observation of its own with a log-likelihood that costs O(q^3 + q p), and
  * the estimators' mini-batches, chunks and annealing work unchanged: the sum over all rows is
  * the log marginal likelihood of the data in any order, and the sum over the first n rows that
- * of those n rows. Each row's (n', S_y', S_a') is computed once, when the rows are added
+ * of those n rows. Each row's (S, c_y, C) is computed once, when the rows are added
  * (sg_group_prefix below; R/linear_mixed.R keeps them with the rows), so a row keeps its factor
  * when the rows are shuffled or subsampled: the sum over all of them is the same.
  *
- * Gradients, with e = y_i - a_i' beta - m, h_V = (e^2 / V - 1) / (2 V), h_m = e / V:
- *   d/d beta      = h_m (a_i - tau^2 S_a' / D),
- *   d/d log sigma = 2 sigma^2 [h_V (1 + n' tau^4 / D^2) - h_m m / D],
- *   d/d log tau   = 2 tau^2 sigma^2 [h_V sigma^2 + h_m R'] / D^2.
- * The data are packed rows (rows_r.c, model.h): a_i, y_i, n', S_y', S_a'. */
+ * Gradients, with w = P^-1 z_i, e = y_i - a_i' beta - z_i' m, h_m = e / V and
+ * h_V = (e^2 / V - 1) / (2 V) (from d(z'm) and dV, with d P^-1 = -P^-1 dP P^-1):
+ *   d/d beta      = h_m (a_i - C' w / sigma^2),
+ *   d/d log tau_k = 2 (h_m w_k m_k + h_V w_k^2) / tau_k^2,
+ *   d/d log sigma = 2 h_m (w'S m / sigma^2 - z_i'm) + 2 h_V (sigma^2 + w'S w / sigma^2).
+ * The data are packed rows (rows_r.c, model.h): a_i, y_i, z_i, then S (its lower triangle by
+ * rows: S_11, S_21, S_22, S_31, ...), c_y and C (q x p, by rows). */
 #include "model.h"
 #include <limits.h>
 #include <math.h>
@@ -37,63 +42,123 @@
 
 typedef struct {
   sg_prior prior;       /* first (sg_blocks_model_log_prior()): over all dim parameters */
-  const double *rows;   /* observation i at rows + i * stride: a_i, y_i, n', S_y', S_a' */
-  int p, stride;
-  int sigma_at, tau_at; /* the index of log sigma / log tau in theta, or -1 when known */
-  double sigma, tau;    /* the known values (NA when a parameter) */
+  const double *rows;   /* observation i at rows + i * stride (see above) */
+  int p, q, stride;
+  int sigma_at, tau_at; /* the index of log sigma / log tau_1 in theta, or -1 when known */
+  double sigma;         /* the known noise sd (NA when a parameter) */
+  double tau[SG_MIXED_MAX_Q]; /* the known group sds (NA when parameters) */
 } lm_data;
 
-/* log p(y_i | theta, earlier rows) with s2 = sigma^2, t2 = tau^2; with a gradient, adds
- * scale times its gradient in beta to grad and its derivatives in log sigma and log tau
- * (without the scale) to *gs and *gt. */
+/* The offset in a row of the statistics: S (q (q + 1) / 2), c_y (q), C (q p). */
+static inline int lm_stats_at(int p, int q) {
+  return p + 1 + q;
+}
+
+/* log p(y_i | theta, earlier rows) with s2 = sigma^2 and t2 = the tau_k^2; with a gradient,
+ * adds scale times its gradient in beta to grad and its derivatives in log sigma and the log
+ * tau_k (without the scale) to *gs and gt[0..q-1]. */
 static inline double lm_obs(const lm_data *d, const double *beta, sg_index i, double s2,
-                            double t2, double scale, double *grad, double *gs, double *gt) {
-  const int p = d->p;
-  const double *x = d->rows + i * d->stride, *sx = x + p + 3;
-  const double y = x[p], np = x[p + 1], sy = x[p + 2];
-  double xb = 0.0, sxb = 0.0;
-  for (int j = 0; j < p; j++) {
-    xb += x[j] * beta[j];
-    sxb += sx[j] * beta[j];
+                            const double *t2, double scale, double *grad, double *gs,
+                            double *gt) {
+  const int p = d->p, q = d->q;
+  const double *x = d->rows + i * d->stride, *z = x + p + 1, *S = x + lm_stats_at(p, q);
+  const double *cy = S + q * (q + 1) / 2, *C = cy + q;
+  double L[SG_MIXED_MAX_Q * SG_MIXED_MAX_Q], c[SG_MIXED_MAX_Q], m[SG_MIXED_MAX_Q],
+      w[SG_MIXED_MAX_Q];
+  double xb = 0.0;
+  for (int j = 0; j < p; j++) xb += x[j] * beta[j];
+  /* c = c_y - C beta; P = T^-1 + S / s2 = L L' (Cholesky, lower, row-major q x q) */
+  for (int k = 0, at = 0; k < q; k++) {
+    double ck = cy[k];
+    for (int j = 0; j < p; j++) ck -= C[k * p + j] * beta[j];
+    c[k] = ck;
+    for (int l = 0; l <= k; l++, at++) L[k * q + l] = S[at] / s2 + (k == l ? 1.0 / t2[k] : 0.0);
   }
-  const double R = sy - sxb, D = s2 + np * t2, m = t2 * R / D, V = s2 + s2 * t2 / D;
-  const double e = y - xb - m;
+  for (int k = 0; k < q; k++) {
+    for (int l = 0; l < k; l++) {
+      double v = L[k * q + l];
+      for (int r = 0; r < l; r++) v -= L[k * q + r] * L[l * q + r];
+      L[k * q + l] = v / L[l * q + l];
+    }
+    double v = L[k * q + k];
+    for (int r = 0; r < k; r++) v -= L[k * q + r] * L[k * q + r];
+    L[k * q + k] = sqrt(v);
+  }
+  /* m = P^-1 c / s2, w = P^-1 z: forward then back substitution */
+  for (int k = 0; k < q; k++) {
+    double a = c[k] / s2, b = z[k];
+    for (int r = 0; r < k; r++) {
+      a -= L[k * q + r] * m[r];
+      b -= L[k * q + r] * w[r];
+    }
+    m[k] = a / L[k * q + k];
+    w[k] = b / L[k * q + k];
+  }
+  for (int k = q - 1; k >= 0; k--) {
+    double a = m[k], b = w[k];
+    for (int r = k + 1; r < q; r++) {
+      a -= L[r * q + k] * m[r];
+      b -= L[r * q + k] * w[r];
+    }
+    m[k] = a / L[k * q + k];
+    w[k] = b / L[k * q + k];
+  }
+  double zm = 0.0, zw = 0.0;
+  for (int k = 0; k < q; k++) {
+    zm += z[k] * m[k];
+    zw += z[k] * w[k];
+  }
+  const double V = s2 + zw, e = x[p] - xb - zm;
   if (grad) {
-    const double hm = e / V, hV = 0.5 * (e * e / V - 1.0) / V, c = t2 / D;
-    for (int j = 0; j < p; j++) grad[j] += scale * hm * (x[j] - c * sx[j]);
-    *gs += 2.0 * s2 * (hV * (1.0 + np * c * c) - hm * m / D);
-    *gt += 2.0 * t2 * s2 * (hV * s2 + hm * R) / (D * D);
+    const double hm = e / V, hV = 0.5 * (e * e / V - 1.0) / V;
+    for (int j = 0; j < p; j++) {
+      double cw = 0.0;
+      for (int k = 0; k < q; k++) cw += C[k * p + j] * w[k];
+      grad[j] += scale * hm * (x[j] - cw / s2);
+    }
+    double wSm = 0.0, wSw = 0.0;
+    for (int k = 0, at = 0; k < q; k++)
+      for (int l = 0; l <= k; l++, at++) {
+        const double f = k == l ? 1.0 : 2.0; /* S is symmetric: the lower triangle twice */
+        wSm += 0.5 * f * S[at] * (w[k] * m[l] + w[l] * m[k]);
+        wSw += f * S[at] * w[k] * w[l];
+      }
+    *gs += 2.0 * hm * (wSm / s2 - zm) + 2.0 * hV * (s2 + wSw / s2);
+    for (int k = 0; k < q; k++) gt[k] += 2.0 * (hm * w[k] * m[k] + hV * w[k] * w[k]) / t2[k];
   }
   return -0.5 * (LOG_2PI + log(V) + e * e / V);
 }
 
 static void lm_variances(const lm_data *d, const double *theta, double *s2, double *t2) {
   const double s = d->sigma_at >= 0 ? exp(theta[d->sigma_at]) : d->sigma;
-  const double t = d->tau_at >= 0 ? exp(theta[d->tau_at]) : d->tau;
   *s2 = s * s;
-  *t2 = t * t;
+  for (int k = 0; k < d->q; k++) {
+    const double t = d->tau_at >= 0 ? exp(theta[d->tau_at + k]) : d->tau[k];
+    t2[k] = t * t;
+  }
 }
 
 static double lm_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
                          const int *idx, int start, int n, double scale, double *grad) {
   (void) ws;
   const lm_data *d = m->data;
-  const int width = 2 * d->p + 3;
-  double s2, t2, sum = 0.0, gs = 0.0, gt = 0.0;
-  lm_variances(d, theta, &s2, &t2);
+  const int width = lm_stats_at(d->p, d->q) + d->q * (d->q + 1) / 2 + d->q * (1 + d->p);
+  double s2, t2[SG_MIXED_MAX_Q], sum = 0.0, gs = 0.0, gt[SG_MIXED_MAX_Q] = {0.0};
+  lm_variances(d, theta, &s2, t2);
   if (idx) {
     sg_rows_prefetch_start(d->rows, d->stride, width, idx, n);
     for (int k = 0; k < n; k++) {
       sg_rows_prefetch(d->rows, d->stride, width, idx, k, n);
-      sum += lm_obs(d, theta, idx[k], s2, t2, scale, grad, &gs, &gt);
+      sum += lm_obs(d, theta, idx[k], s2, t2, scale, grad, &gs, gt);
     }
   } else {
     for (int k = 0; k < n; k++)
-      sum += lm_obs(d, theta, (sg_index) start + k, s2, t2, scale, grad, &gs, &gt);
+      sum += lm_obs(d, theta, (sg_index) start + k, s2, t2, scale, grad, &gs, gt);
   }
   if (grad) {
     if (d->sigma_at >= 0) grad[d->sigma_at] += scale * gs;
-    if (d->tau_at >= 0) grad[d->tau_at] += scale * gt;
+    if (d->tau_at >= 0)
+      for (int k = 0; k < d->q; k++) grad[d->tau_at + k] += scale * gt[k];
   }
   return sum;
 }
@@ -102,30 +167,37 @@ static void lm_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const doub
                                  int start, int n, double *out) {
   (void) ws;
   const lm_data *d = m->data;
-  double s2, t2;
-  lm_variances(d, theta, &s2, &t2);
+  double s2, t2[SG_MIXED_MAX_Q];
+  lm_variances(d, theta, &s2, t2);
   for (int k = 0; k < n; k++)
     out[k] = lm_obs(d, theta, (sg_index) start + k, s2, t2, 0.0, NULL, NULL, NULL);
 }
 
-int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int n, double sigma,
-                         double tau, sg_prior prior, sg_status *st) {
+int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, double sigma,
+                         const double *tau, sg_prior prior, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
-  if (p > INT_MAX / 2 - 3) return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
-  const double known[] = {sigma, tau};
-  const char *names[] = {"noise_sd", "group_sd"};
-  for (int i = 0; i < 2; i++)
-    if (!ISNAN(known[i]) && (!(known[i] > 0) || !R_FINITE(known[i])))
-      return sg_fail(st, SG_ERR_INPUT, "`%s` must be positive and finite.", names[i]);
+  if (q < 1 || q > SG_MIXED_MAX_Q)
+    return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: it has %d random effects per group (1 to %d).",
+                   q, SG_MIXED_MAX_Q);
+  if (p > INT_MAX / (2 * SG_MIXED_MAX_Q) - 64)
+    return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
+  if (!ISNAN(sigma) && (!(sigma > 0) || !R_FINITE(sigma)))
+    return sg_fail(st, SG_ERR_INPUT, "`noise_sd` must be positive and finite.");
+  const int known_tau = !ISNAN(tau[0]);
+  for (int k = 0; k < q; k++)
+    if (ISNAN(tau[k]) != !known_tau || (known_tau && (!(tau[k] > 0) || !R_FINITE(tau[k]))))
+      return sg_fail(st, SG_ERR_INPUT, "`group_sd` must be positive and finite, or all unknown.");
   lm_data *d = (lm_data *) R_alloc(1, sizeof(lm_data));
   d->rows = rows;
   d->p = p;
-  d->stride = sg_rows_stride(2 * p + 3);
+  d->q = q;
+  d->stride = sg_rows_stride(lm_stats_at(p, q) + q * (q + 1) / 2 + q * (1 + p));
   d->sigma = sigma;
-  d->tau = tau;
+  for (int k = 0; k < q; k++) d->tau[k] = tau[k];
   int dim = p;
   d->sigma_at = ISNAN(sigma) ? dim++ : -1;
-  d->tau_at = ISNAN(tau) ? dim++ : -1;
+  d->tau_at = known_tau ? -1 : dim;
+  if (!known_tau) dim += q;
   d->prior = prior;
   if (sg_prior_check(&d->prior, dim, st)) return st->code;
 
@@ -139,14 +211,18 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int n, double s
   return SG_OK;
 }
 
-void sg_group_prefix(const double *xt, const double *y, const int *group, int p, int n,
-                     double *sums, double *st) {
-  const int w = p + 2;
+void sg_group_prefix(const double *xt, const double *y, const double *zt, const int *group,
+                     int p, int q, int n, double *sums, double *st) {
+  const int w = q * (q + 1) / 2 + q * (1 + p);
   for (sg_index i = 0; i < n; i++) {
     double *s = sums + (sg_index) group[i] * w, *out = st + i * w;
+    const double *x = xt + i * p, *z = zt + i * q;
     for (int j = 0; j < w; j++) out[j] = s[j];
-    s[0] += 1.0;
-    s[1] += y[i];
-    for (int j = 0; j < p; j++) s[2 + j] += xt[i * p + j];
+    int at = 0;
+    for (int k = 0; k < q; k++)
+      for (int l = 0; l <= k; l++) s[at++] += z[k] * z[l];
+    for (int k = 0; k < q; k++) s[at++] += z[k] * y[i];
+    for (int k = 0; k < q; k++)
+      for (int j = 0; j < p; j++) s[at++] += z[k] * x[j];
   }
 }

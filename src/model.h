@@ -408,18 +408,21 @@ int sg_count_rows_check(const double *rows, int p, int n, int stride, sg_status 
  * overdispersion (Var y = mu + omega^2 mu^2) with a half-normal(omega_sd) prior. */
 int sg_negative_binomial_regression_init(sg_model *m, const double *rows, int p, int n,
                                          sg_coef_prior prior, double omega_sd, sg_status *st);
-/* Linear regression with a random intercept per group, integrated out (linear_mixed.c): rows
- * of the p covariates, y, and the group's earlier count n', sum of y and sums of the covariates
- * (p + 2 values, from sg_group_prefix); sigma and tau the known noise and group sds, or NaN for
- * a parameter (log sigma, then log tau, after the p coefficients); `prior` covers them all. */
-int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int n, double sigma,
-                         double tau, sg_prior prior, sg_status *st);
-/* For each of the n rows in order (covariates xt, p x n; response y; group index group[i] in
- * 0..G-1), writes to st (p + 2 x n) its group's count, sum of y and sums of the covariates over
- * the rows before it, starting from sums (p + 2 x G: those of rows before these), which it then
- * updates with the row. */
-void sg_group_prefix(const double *xt, const double *y, const int *group, int p, int n,
-                     double *sums, double *st);
+/* Linear regression with q independent random effects per group, integrated out
+ * (linear_mixed.c): rows of the p covariates, y, the q random-effect covariates z, and the
+ * group's sums over its earlier rows (from sg_group_prefix); sigma the known noise sd or NaN
+ * for a parameter (log sigma, after the p coefficients), tau the q known group sds or all NaN
+ * for parameters (log tau_1..tau_q, last); `prior` covers them all. */
+#define SG_MIXED_MAX_Q 8
+int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, double sigma,
+                         const double *tau, sg_prior prior, sg_status *st);
+/* For each of the n rows in order (covariates xt, p x n; response y; random-effect covariates
+ * zt, q x n; group index group[i] in 0..G-1), writes to st (w x n, w = q (q + 1) / 2 + q + q p)
+ * its group's sums over the rows before it: the lower triangle of sum z z' by rows, sum z y and
+ * sum z x' (q x p by rows), starting from sums (w x G: those of rows before these), which it
+ * then updates with the row. */
+void sg_group_prefix(const double *xt, const double *y, const double *zt, const int *group,
+                     int p, int q, int n, double *sums, double *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 /* The most components with jump proposals: the sums over relabellings cost O(2^K K) per jump

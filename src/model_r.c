@@ -133,21 +133,32 @@ static double known_or_nan(SEXP model, const char *name) {
   return v == R_NilValue ? R_NaN : sg_scalar_double(v, name);
 }
 
-/* data: xt (p x n), y, and st (p + 2 x n: each row's group count, sum of y and sums of the
- * covariates before it, R/linear_mixed.R); hyper: noise_sd and group_sd when known, and
- * `prior`, the blocks of all the parameters. */
+/* data: xt (p x n), y, zt (q x n: the random-effect covariates) and st (w x n: each row's
+ * group sums before it, R/linear_mixed.R); hyper: noise_sd and group_sd (q values) when known,
+ * and `prior`, the blocks of all the parameters. */
 static void linear_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
   const int p = Rf_nrows(xt), n = Rf_ncols(xt);
   SEXP y = data_vector(data, "y", REALSXP, n);
-  SEXP sums = data_matrix(data, "st", REALSXP);
-  if (Rf_nrows(sums) != p + 2 || Rf_ncols(sums) != n)
-    sg_input_error("`model` data are corrupt: `st` must be a %d x %d matrix.", p + 2, n);
-  const double sigma = known_or_nan(model, "noise_sd"), tau = known_or_nan(model, "group_sd");
-  const int dim = p + ISNAN(sigma) + ISNAN(tau);
+  SEXP extra[2] = {data_matrix(data, "zt", REALSXP), data_matrix(data, "st", REALSXP)};
+  const int q = Rf_nrows(extra[0]);
+  if (q > SG_MIXED_MAX_Q || Rf_ncols(extra[0]) != n)
+    sg_input_error("`model` data are corrupt: `zt` must have at most %d rows and %d columns.",
+                   SG_MIXED_MAX_Q, n);
+  if (Rf_nrows(extra[1]) != q * (q + 1) / 2 + q * (1 + p) || Rf_ncols(extra[1]) != n)
+    sg_input_error("`model` data are corrupt: `st` must be a %d x %d matrix.",
+                   q * (q + 1) / 2 + q * (1 + p), n);
+  const double sigma = known_or_nan(model, "noise_sd");
+  double tau[SG_MIXED_MAX_Q];
+  SEXP known = sg_list_get_optional(sg_list_get(model, "hyper"), "group_sd");
+  if (known != R_NilValue && (TYPEOF(known) != REALSXP || Rf_length(known) != q))
+    sg_input_error("`model` is corrupt: `group_sd` must be %d numbers.", q);
+  for (int k = 0; k < q; k++) tau[k] = known == R_NilValue ? R_NaN : REAL(known)[k];
+  const int dim = p + ISNAN(sigma) + (known == R_NilValue ? q : 0);
   sg_prior prior = sg_prior_from_r(sg_list_get(sg_list_get(model, "hyper"), "prior"), dim);
-  sg_linear_mixed_init(m, sg_rows_extra_from_r(xt, &y, 1, sums), p, n, sigma, tau, prior, st);
+  sg_linear_mixed_init(m, sg_rows_extra_from_r(xt, &y, 1, extra, 2), p, q, n, sigma, tau, prior,
+                       st);
 }
 
 static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {
@@ -321,22 +332,23 @@ SEXP ffi_kernel_suits_model(SEXP model, SEXP kernel) {
   return Rf_mkString(st.message);
 }
 
-/* Each row's group count, sum of y and sums of the covariates over the rows before it
- * (sg_group_prefix), continuing from `sums` (p + 2 x G, the rows before these): list(st, sums),
- * the sums updated. group: 1-based indices into sums' columns. */
-SEXP ffi_group_prefix(SEXP xt, SEXP y, SEXP group, SEXP sums) {
+/* Each row's group sums over the rows before it (sg_group_prefix), continuing from `sums`
+ * (w x G, the rows before these): list(st, sums), the sums updated. group: 1-based indices into
+ * sums' columns. */
+SEXP ffi_group_prefix(SEXP xt, SEXP y, SEXP zt, SEXP group, SEXP sums) {
   if (TYPEOF(xt) != REALSXP || !Rf_isMatrix(xt)) sg_input_error("`xt` must be a numeric matrix.");
   const int p = Rf_nrows(xt), n = Rf_ncols(xt);
   if (TYPEOF(y) != REALSXP || Rf_length(y) != n)
     sg_input_error("`y` must be a numeric vector of length %d.", n);
+  if (TYPEOF(zt) != REALSXP || !Rf_isMatrix(zt) || Rf_ncols(zt) != n || Rf_nrows(zt) < 1 ||
+      Rf_nrows(zt) > SG_MIXED_MAX_Q)
+    sg_input_error("`zt` must be a numeric matrix of 1 to %d rows and %d columns.", SG_MIXED_MAX_Q, n);
+  const int q = Rf_nrows(zt), w = q * (q + 1) / 2 + q * (1 + p);
   if (TYPEOF(group) != INTSXP || Rf_length(group) != n)
     sg_input_error("`group` must be an integer vector of length %d.", n);
-  if (TYPEOF(sums) != REALSXP || !Rf_isMatrix(sums) || Rf_nrows(sums) != p + 2)
-    sg_input_error("`sums` must be a numeric matrix with %d rows.", p + 2);
+  if (TYPEOF(sums) != REALSXP || !Rf_isMatrix(sums) || Rf_nrows(sums) != w)
+    sg_input_error("`sums` must be a numeric matrix with %d rows.", w);
   const int G = Rf_ncols(sums);
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
-  SEXP st = SET_VECTOR_ELT(out, 0, Rf_allocMatrix(REALSXP, p + 2, n));
-  SEXP total = SET_VECTOR_ELT(out, 1, Rf_duplicate(sums));
   int *g = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
   for (int i = 0; i < n; i++) {
     const int gi = INTEGER(group)[i];
@@ -344,7 +356,10 @@ SEXP ffi_group_prefix(SEXP xt, SEXP y, SEXP group, SEXP sums) {
       sg_input_error("`group` must index the columns of `sums`: observation %d has %d.", i + 1, gi);
     g[i] = gi - 1;
   }
-  sg_group_prefix(REAL(xt), REAL(y), g, p, n, REAL(total), REAL(st));
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SEXP st = SET_VECTOR_ELT(out, 0, Rf_allocMatrix(REALSXP, w, n));
+  SEXP total = SET_VECTOR_ELT(out, 1, Rf_duplicate(sums));
+  sg_group_prefix(REAL(xt), REAL(y), REAL(zt), g, p, q, n, REAL(total), REAL(st));
   const char *names[] = {"st", "sums"};
   sg_set_names(out, names, 2);
   UNPROTECT(1);

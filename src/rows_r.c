@@ -23,8 +23,8 @@
 
 #define SG_ROWS_CACHE 4
 #define ROWS_ALIGN 64
-/* entries, most recent first: list(xt, cols..., extra, packed raw vector); preserved for the
- * session */
+/* entries, most recent first: list(xt, cols..., extras..., packed raw vector); preserved for
+ * the session */
 static SEXP cache = NULL;
 
 static double *aligned(SEXP raw) {
@@ -32,12 +32,16 @@ static double *aligned(SEXP raw) {
   return (double *) (a + (ROWS_ALIGN - a % ROWS_ALIGN) % ROWS_ALIGN);
 }
 
-/* An entry's sources: xt, the ncol vectors, then `extra` (R_NilValue when none). */
-static int same_sources(SEXP entry, SEXP xt, const SEXP *cols, int ncol, SEXP extra) {
-  if (entry == R_NilValue || Rf_length(entry) != ncol + 3 || VECTOR_ELT(entry, 0) != xt) return 0;
+/* An entry's sources: xt, the ncol vectors, then the nextra matrices. */
+static int same_sources(SEXP entry, SEXP xt, const SEXP *cols, int ncol, const SEXP *extra,
+                        int nextra) {
+  if (entry == R_NilValue || Rf_length(entry) != ncol + nextra + 2 || VECTOR_ELT(entry, 0) != xt)
+    return 0;
   for (int c = 0; c < ncol; c++)
     if (VECTOR_ELT(entry, c + 1) != cols[c]) return 0;
-  return VECTOR_ELT(entry, ncol + 1) == extra;
+  for (int e = 0; e < nextra; e++)
+    if (VECTOR_ELT(entry, ncol + 1 + e) != extra[e]) return 0;
+  return 1;
 }
 
 /* Moves entry k to the front (the others down one), or inserts `entry` there when k < 0. */
@@ -65,36 +69,44 @@ static void huge_pages(void *start, size_t bytes) {
 }
 
 const double *sg_rows_from_r(SEXP xt, const SEXP *cols, int ncol) {
-  return sg_rows_extra_from_r(xt, cols, ncol, R_NilValue);
+  return sg_rows_extra_from_r(xt, cols, ncol, NULL, 0);
 }
 
-const double *sg_rows_extra_from_r(SEXP xt, const SEXP *cols, int ncol, SEXP extra) {
-  const int p = Rf_nrows(xt), n = Rf_ncols(xt), q = extra == R_NilValue ? 0 : Rf_nrows(extra);
+const double *sg_rows_extra_from_r(SEXP xt, const SEXP *cols, int ncol, const SEXP *extra,
+                                   int nextra) {
+  const int p = Rf_nrows(xt), n = Rf_ncols(xt);
+  int q = 0;
+  for (int e = 0; e < nextra; e++) q += Rf_nrows(extra[e]);
   const int stride = sg_rows_stride(p + ncol + q);
   if (!cache) {
     cache = Rf_allocVector(VECSXP, SG_ROWS_CACHE);
     R_PreserveObject(cache);
   }
   for (int k = 0; k < SG_ROWS_CACHE; k++) {
-    if (!same_sources(VECTOR_ELT(cache, k), xt, cols, ncol, extra)) continue;
+    if (!same_sources(VECTOR_ELT(cache, k), xt, cols, ncol, extra, nextra)) continue;
     to_front(k, R_NilValue);
-    return aligned(VECTOR_ELT(VECTOR_ELT(cache, 0), ncol + 2));
+    return aligned(VECTOR_ELT(VECTOR_ELT(cache, 0), ncol + nextra + 1));
   }
-  SEXP entry = PROTECT(Rf_allocVector(VECSXP, ncol + 3));
+  SEXP entry = PROTECT(Rf_allocVector(VECSXP, ncol + nextra + 2));
   SET_VECTOR_ELT(entry, 0, xt);
   for (int c = 0; c < ncol; c++) SET_VECTOR_ELT(entry, c + 1, cols[c]);
-  SET_VECTOR_ELT(entry, ncol + 1, extra);
+  for (int e = 0; e < nextra; e++) SET_VECTOR_ELT(entry, ncol + 1 + e, extra[e]);
   SEXP raw = Rf_allocVector(RAWSXP, (sg_index) n * stride * sizeof(double) + ROWS_ALIGN);
-  SET_VECTOR_ELT(entry, ncol + 2, raw);
+  SET_VECTOR_ELT(entry, ncol + nextra + 1, raw);
   double *rows = aligned(raw);
   huge_pages(rows, (size_t) n * stride * sizeof(double));
-  const double *x = REAL(xt), *e = q ? REAL(extra) : NULL;
+  const double *x = REAL(xt);
   for (sg_index i = 0; i < n; i++) {
     double *row = rows + i * stride;
     memcpy(row, x + i * p, p * sizeof(double));
     for (int c = 0; c < ncol; c++) row[p + c] = REAL(cols[c])[i];
-    if (q) memcpy(row + p + ncol, e + i * q, q * sizeof(double));
-    for (int j = p + ncol + q; j < stride; j++) row[j] = 0.0;
+    int at = p + ncol;
+    for (int e = 0; e < nextra; e++) {
+      const int r = Rf_nrows(extra[e]);
+      memcpy(row + at, REAL(extra[e]) + i * r, r * sizeof(double));
+      at += r;
+    }
+    for (int j = at; j < stride; j++) row[j] = 0.0;
   }
   to_front(-1, entry);
   UNPROTECT(1);

@@ -225,7 +225,7 @@ hostile_table <- function() {
   add(hostile_values(linear_regression(y ~ x1 + (1 | g), d_groups, group_sd = .bad), "group_sd",
                      list(-1, 0, NA, "a", Inf, 1e-200, quote(normal_prior(sd = 1:2)),
                           quote(c(half_normal_prior(dim = 1), half_normal_prior())))))
-  one(linear_regression(y ~ x1 + (1 + x2 | g), d_groups), "random slopes",
+  one(linear_regression(y ~ x1 + (1 + x2 | g), d_groups), "correlated random effects",
       class = "sgais_error_random_effects")
   one(linear_regression(y ~ x1 + (1 | g) + (1 | cl), d_groups), "2 random-effect terms",
       class = "sgais_error_random_effects")

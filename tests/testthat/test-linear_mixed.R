@@ -91,7 +91,7 @@ test_that("with unknown sds the evidence is integrated over them, checked by int
 })
 
 test_that("SGAIS, AIS and nested sampling recover the exact evidence", {
-  d <- mixed_data(2000, 40, seed = 5)
+  d <- mixed_data(1000, 30, seed = 5)
   m <- linear_regression(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = 0.7)
   exact <- exact_log_evidence(m)
   # tolerance: max(3 nats, 3 SE) as in the validation suite; these runs' SEs are 0.1-0.3
@@ -100,7 +100,7 @@ test_that("SGAIS, AIS and nested sampling recover the exact evidence", {
     expect_lt(abs(fit$log_evidence - exact), 3)
   }
   # both sds unknown (the evidence by quadrature over them)
-  m <- linear_regression(y ~ x + (1 | g), d, noise_sd = NULL)
+  m <- linear_regression(y ~ x + (1 | g), d[1:500, ], noise_sd = NULL)
   exact <- exact_log_evidence(m)
   for (fit in list(sgais(m, seed = 1, progress = FALSE), ais(m, seed = 1, progress = FALSE),
                    nested_sampling(m, seed = 1, progress = FALSE))) {
@@ -174,4 +174,89 @@ test_that("the model prints its groups and priors, and validates its fields", {
   bad <- m
   bad$data$st[1, 2] <- -1
   expect_error(sgais(bad, progress = FALSE), "group counts", class = "sgais_error_invalid_model")
+})
+
+slopes_data <- function(n, groups, seed) {
+  withr::with_seed(seed, {
+    g <- sample(groups, n, TRUE)
+    x <- rnorm(n)
+    u <- rnorm(groups, 0, 0.7)
+    v <- rnorm(groups, 0, 0.4)
+    data.frame(y = 1 + (0.5 + v[g]) * x + u[g] + rnorm(n, 0, 0.5), x = x, g = paste0("s", g))
+  })
+}
+
+test_that("independent random slopes: the rows' likelihoods sum to the marginal likelihood", {
+  d <- slopes_data(160, 10, seed = 11)
+  m <- linear_regression(y ~ x + (1 + x || g), d, noise_sd = NULL)
+  expect_equal(m$parameter_names, c("(Intercept)", "x", "log_sigma", "log_group_sd[(Intercept)]",
+                                    "log_group_sd[x]"))
+  expect_match(paste(format(m), collapse = "\n"), "independent normal effects of \\(Intercept\\), x")
+  theta <- c(0.8, 0.4, log(0.6), log(0.9), log(0.3))
+  z <- t(m$data$zt)
+  S <- diag(0.36, 160)
+  same <- outer(m$data$group, m$data$group, "==")
+  S <- S + same * (0.81 * tcrossprod(z[, 1]) + 0.09 * tcrossprod(z[, 2]))
+  r <- m$data$y - drop(crossprod(m$data$xt, theta[1:2]))
+  dense <- -0.5 * (160 * log(2 * pi) + determinant(S)$modulus[[1]] + sum(r * solve(S, r)))
+  expect_equal(sgais:::model_evaluate(m, theta)$log_lik, dense, tolerance = 1e-10)
+  expect_lt(max(check_gradients(m, seed = 1)$rel_error), 1e-6)
+  # a slope alone, `(0 + x | g)`
+  m1 <- linear_regression(y ~ x + (0 + x | g), d, noise_sd = 0.5, group_sd = 0.4)
+  expect_equal(nrow(m1$data$zt), 1L)
+  S1 <- diag(0.25, 160) + same * 0.16 * tcrossprod(t(m1$data$zt)[, 1])
+  A <- t(m1$data$xt)
+  prior <- m1$hyper$prior
+  S1 <- S1 + A %*% diag(rep(prior[5, ], prior[3, ])^2) %*% t(A)
+  e <- m1$data$y - drop(A %*% rep(prior[4, ], prior[3, ]))
+  expect_equal(exact_log_evidence(m1),
+               -0.5 * (160 * log(2 * pi) + determinant(S1)$modulus[[1]] + sum(e * solve(S1, e))),
+               tolerance = 1e-10)
+})
+
+test_that("random slopes: exact evidence with known sds, estimators, continuation", {
+  d <- slopes_data(800, 20, seed = 12)
+  m <- linear_regression(y ~ x + (1 + x || g), d, noise_sd = 0.5, group_sd = c(0.7, 0.4))
+  A <- t(m$data$xt[, 1:300])
+  z <- t(m$data$zt[, 1:300])
+  same <- outer(m$data$group[1:300], m$data$group[1:300], "==")
+  prior <- m$hyper$prior
+  S <- diag(0.25, 300) + same * (0.49 * tcrossprod(z[, 1]) + 0.16 * tcrossprod(z[, 2])) +
+    A %*% diag(rep(prior[5, ], prior[3, ])^2) %*% t(A)
+  e <- m$data$y[1:300] - drop(A %*% rep(prior[4, ], prior[3, ]))
+  expect_equal(exact_log_evidence(m, n = 300),
+               -0.5 * (300 * log(2 * pi) + determinant(S)$modulus[[1]] + sum(e * solve(S, e))),
+               tolerance = 1e-10)
+  exact <- exact_log_evidence(m)
+  for (fit in list(sgais(m, seed = 1, progress = FALSE), ais(m, seed = 1, progress = FALSE),
+                   nested_sampling(m, seed = 1, progress = FALSE))) {
+    expect_lt(abs(fit$log_evidence - exact), 3)
+  }
+  # unknown sds: no closed form; the estimators agree with each other
+  mu <- linear_regression(y ~ x + (1 + x || g), d, noise_sd = NULL)
+  expect_error(exact_log_evidence(mu), class = "sgais_error_no_closed_form")
+  expect_lt(abs(sgais(mu, seed = 1, progress = FALSE)$log_evidence -
+                  ais(mu, seed = 1, progress = FALSE)$log_evidence), 3)
+  # a continued fit is the fit of all the rows
+  priors <- list(prior = normal_prior(0, 1), prior_intercept = normal_prior(0, 2),
+                 group_sd = half_normal_prior(1))
+  build <- function(rows) {
+    do.call(linear_regression, c(list(y ~ x + (1 + x || g), d[rows, ], noise_sd = NULL,
+                                      variance_scale = 1), priors))
+  }
+  whole <- sgais(build(1:800), seed = 2, progress = FALSE)
+  part <- sgais(sgais(build(1:300), seed = 2, progress = FALSE), d[301:800, ])
+  expect_identical(part$log_evidence, whole$log_evidence)
+  expect_identical(sgais:::model_keep_first(build(1:800), 300)$group_sums, build(1:300)$group_sums)
+})
+
+test_that("random effects the model cannot represent are refused, naming what to write", {
+  d <- slopes_data(100, 5, seed = 13)
+  d$w <- rnorm(100)
+  expect_error(linear_regression(y ~ x + (1 + x | g), d), "\\(1 \\+ x \\|\\| g\\)",
+               class = "sgais_error_random_effects")
+  expect_error(linear_regression(y ~ x + (1 + w || g), d), "`w`",
+               class = "sgais_error_random_effects")
+  expect_error(linear_regression(y ~ x + (1 + x || g), d, group_sd = c(1, 2, 3)), "`group_sd`",
+               class = "sgais_error_prior")
 })
