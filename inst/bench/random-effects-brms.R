@@ -10,8 +10,9 @@
 # coefficients in closed form, the sds by quadrature), and the ratio of the times; the
 # extrapolation to 10^5 and 10^6 rows assumes brms's time grows in proportion to the rows (its
 # gradient is a pass over all of them), against SGAIS's measured times in
-# random-effects-2026-11-27.txt. brms, rstan and bridgesampling are development references,
-# never dependencies (apt-get install r-cran-brms r-cran-bridgesampling).
+# inst/validation/random-effects-scale-2026-11-27.txt. brms, rstan and bridgesampling are
+# development references, never dependencies (apt-get install r-cran-brms
+# r-cran-bridgesampling).
 #   Rscript inst/bench/random-effects-brms.R [rows] [groups]     (a few minutes)
 suppressPackageStartupMessages({
   library(sgais)
@@ -23,6 +24,8 @@ n <- if (length(args) >= 1) as.numeric(args[1]) else 1e4
 G <- if (length(args) >= 2) as.integer(args[2]) else 50L
 sgais_threads(1)
 options(mc.cores = 1)
+# Debian's rstan finds Boost's headers here
+if (dir.exists("/usr/include/boost")) rstan::rstan_options(boost_lib = "/usr/include")
 cat(sprintf("sgais %s, brms %s, rstan %s, bridgesampling %s, %s\n\n", utils::packageVersion("sgais"),
             utils::packageVersion("brms"), utils::packageVersion("rstan"),
             utils::packageVersion("bridgesampling"), format(Sys.time(), "%F %H:%M")))

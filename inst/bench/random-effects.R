@@ -9,7 +9,9 @@
 # and prints the reference, the estimate, its error and predicted SE, seconds, and the log
 # Bayes factor of the random intercept (sds) over none (fixed), estimated and exact.
 # Run with: Rscript inst/bench/random-effects.R [max_n] [groups] [seeds] [out.csv]
-#   e.g. Rscript inst/bench/random-effects.R 1e6 50,5000 1 random-effects.csv
+#   e.g. Rscript inst/bench/random-effects.R 1e6 50,5000 1,2 random-effects.csv
+# (stored: inst/validation/random-effects-scale-2026-11-27.{txt,csv}, seeds 1 and 2; brms +
+# bridgesampling on the same model: inst/bench/random-effects-brms.R)
 suppressPackageStartupMessages(library(sgais))
 options(width = 150)
 args <- commandArgs(trailingOnly = TRUE)
