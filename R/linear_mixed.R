@@ -115,7 +115,7 @@ group_keys <- function(column, name, what, call) {
     abort(sprintf("The grouping factor `%s` of %s must be a vector (factor, character or numbers), not %s.",
                   name, what, describe(column)), call, "sgais_error_column_type", column = name)
   }
-  keys <- if (is.factor(column)) as.character(column) else as.character(column)
+  keys <- as.character(column) # a factor's labels
   if (anyNA(keys)) {
     abort(sprintf("The grouping factor `%s` of %s has a missing value, at row %d.", name, what,
                   which(is.na(keys))[1L]), call, "sgais_error_non_finite", row = which(is.na(keys))[1L])
@@ -161,7 +161,8 @@ linear_mixed_rows <- function(spec, new_data, groups, sums, call, arg = "new_dat
   list(data = list(xt = xt, y = y, group = code, zt = zt, st = st), groups = groups, sums = sums)
 }
 
-# The width of the statistics of a row (mixed_stats_width()): q (q + 1) / 2 + q + q p.
+# How many statistics a row carries, with p covariates and q random effects: q (q + 1) / 2
+# (sum z z', its lower triangle) + q (sum z y) + q p (sum z x').
 mixed_stats_width <- function(p, q) q * (q + 1) / 2 + q + q * p
 
 #' @exportS3Method
@@ -242,7 +243,7 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
     abort(sprintf("`formula` groups by `%s`, which is not a column of `data`.", parsed$group),
           call, "sgais_error_missing_column", column = parsed$group)
   }
-  keys <- group_keys(data[[parsed$group]], parsed$group, "`data`", call)
+  group_keys(data[[parsed$group]], parsed$group, "`data`", call) # a missing group is an error
   rows_rule <- attr(data, "sgais_rows")
   prior <- default_prior(prior, prior_sd_missing)
   if (inherits(prior, "sgais_zellner_prior")) {
@@ -260,7 +261,13 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
   sd_y <- stats::sd(design$y)
   # the scale that the defaults of the noise's and the group effects' priors take: the known
   # noise sd, else the response's sd (the rule of prior = "autoscale"), else 1
-  unit <- if (known_noise) noise_sd else if (identical(prior, "autoscale") && is.finite(sd_y) && sd_y > 0) sd_y else 1
+  unit <- if (known_noise) {
+    noise_sd
+  } else if (identical(prior, "autoscale") && is.finite(sd_y) && sd_y > 0) {
+    sd_y
+  } else {
+    1
+  }
   coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
   p <- ncol(design$a)
   coef_blocks <- coef$prior %||% matrix(c(prior_kinds[["normal"]], 0, p, 0, coef$prior_sd, NA), 6L)
@@ -287,7 +294,8 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
   zt <- random_covariates(spec, design$a, call) # (checks the slopes before the priors)
   q <- nrow(zt)
   effects <- c(if (parsed$intercept) "(Intercept)", parsed$slopes)
-  sd_names <- if (q == 1L && parsed$intercept) "log_group_sd" else sprintf("log_group_sd[%s]", effects)
+  sd_names <- if (q == 1L && parsed$intercept) "log_group_sd" else
+    sprintf("log_group_sd[%s]", effects)
   if (is.numeric(group_sd) && !inherits(group_sd, "sgais_prior")) {
     if (!length(group_sd) %in% c(1L, q)) {
       abort(sprintf("`group_sd` has %d values for %d random effects: give one, or one per effect.",
@@ -421,7 +429,8 @@ mixed_effects_log_evidence <- function(xt, y, zt, group, s2, g2, m, t2) {
   z <- t(zt)
   pairs <- which(lower.tri(diag(q), diag = TRUE), arr.ind = TRUE)
   zz <- rowsum(z[, pairs[, 1], drop = FALSE] * z[, pairs[, 2], drop = FALSE], group, reorder = TRUE)
-  zx <- rowsum(z[, rep(seq_len(q), each = p), drop = FALSE] * t(xt)[, rep(seq_len(p), q), drop = FALSE],
+  x <- t(xt)
+  zx <- rowsum(z[, rep(seq_len(q), each = p), drop = FALSE] * x[, rep(seq_len(p), q), drop = FALSE],
                group, reorder = TRUE)
   zr <- rowsum(z * r, group, reorder = TRUE)
   count <- tabulate(group)
@@ -524,8 +533,10 @@ mixed_scale_quadrature <- function(model, stats, t2, location) {
     if (lp == -Inf) lp else lp + log_z(u)
   }
   d <- sum(free)
-  opt <- stats::optim(start, function(u) -max(f(u), -1e300), method = if (d > 1) "BFGS" else "Brent",
-                      lower = if (d > 1) -Inf else start - 50, upper = if (d > 1) Inf else start + 50,
+  one <- d == 1L
+  opt <- stats::optim(start, function(u) -max(f(u), -1e300),
+                      method = if (one) "Brent" else "BFGS",
+                      lower = if (one) start - 50 else -Inf, upper = if (one) start + 50 else Inf,
                       control = list(maxit = 500, reltol = 1e-12))
   mode <- opt$par
   # the half-width along axis k on one side (direction +-1), by doubling then bisection

@@ -208,6 +208,10 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
                    parent.frame(), call)
   if (has_bars(formula)) {
     if (!is.null(x) || !is.null(y)) abort("Give either `formula` and `data` or `x` and `y`, not both.", call)
+    if (!is.null(noise_sd) && (!missing(variance_shape) || !missing(variance_scale))) {
+      abort(paste("`variance_shape` and `variance_scale` are the prior of an unknown noise",
+                  "variance; give them with `noise_sd = NULL`, not with a known `noise_sd`."), call)
+    }
     return(linear_mixed(formula, data, noise_sd, group_sd, prior_sd, missing(prior_sd), prior,
                         prior_intercept, variance_shape,
                         if (missing(variance_scale)) NULL else variance_scale, call))

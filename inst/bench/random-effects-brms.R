@@ -7,12 +7,10 @@
 # statement on sigma with its Jacobian 2 sigma) and the group sd half-normal(sd(y)). Prints
 # brms's seconds (compiling, sampling: 4 chains of 2,000 iterations, and bridge sampling) and
 # log Z, SGAIS's (one thread, 4 replicates) and the exact value (exact_log_evidence(): the
-# coefficients in closed form, the sds by quadrature), and the ratio of the times; the
-# extrapolation to 10^5 and 10^6 rows assumes brms's time grows in proportion to the rows (its
-# gradient is a pass over all of them), against SGAIS's measured times in
-# inst/validation/random-effects-scale-2026-11-27.txt. brms, rstan and bridgesampling are
-# development references, never dependencies (apt-get install r-cran-brms
-# r-cran-bridgesampling).
+# coefficients in closed form, the sds by quadrature), and the ratio of the times (stored:
+# inst/validation/random-effects-brms-2026-11-27.txt; SGAIS's times at 10^5 and 10^6 rows are in
+# random-effects-scale-2026-11-27.txt there). brms, rstan and bridgesampling are development
+# references, never dependencies (apt-get install r-cran-brms r-cran-bridgesampling).
 #   Rscript inst/bench/random-effects-brms.R [rows] [groups]     (a few minutes)
 suppressPackageStartupMessages({
   library(sgais)
