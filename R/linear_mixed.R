@@ -9,13 +9,16 @@
 # seen; `data$group` indexes them). A row keeps its statistics when rows are shuffled or
 # subsampled.
 
-# The random-effect terms `( ... | g)` of a formula's right-hand side, as calls.
+# Whether `x` is a random-effect term, `( ... | g)` or `( ... || g)`.
+is_bar_term <- function(x) {
+  is.call(x) && identical(x[[1L]], as.name("(")) && is.call(x[[2L]]) &&
+    (identical(x[[2L]][[1L]], as.name("|")) || identical(x[[2L]][[1L]], as.name("||")))
+}
+
+# The random-effect terms of a formula's right-hand side, as the calls inside their parentheses.
 formula_bars <- function(x) {
   if (is.call(x)) {
-    if (identical(x[[1L]], as.name("(")) && is.call(x[[2L]]) &&
-        (identical(x[[2L]][[1L]], as.name("|")) || identical(x[[2L]][[1L]], as.name("||")))) {
-      return(list(x[[2L]]))
-    }
+    if (is_bar_term(x)) return(list(x[[2L]]))
     return(do.call(c, lapply(as.list(x)[-1L], formula_bars)))
   }
   NULL
@@ -29,11 +32,7 @@ has_bars <- function(formula) {
 drop_bars <- function(x) {
   if (!is.call(x)) return(x)
   if (length(formula_bars(x)) == 0L) return(x)
-  if (identical(x[[1L]], as.name("(")) && length(formula_bars(x)) == 1L &&
-      is.call(x[[2L]]) && (identical(x[[2L]][[1L]], as.name("|")) ||
-                           identical(x[[2L]][[1L]], as.name("||")))) {
-    return(NULL)
-  }
+  if (is_bar_term(x)) return(NULL)
   if (identical(x[[1L]], as.name("+")) && length(x) == 3L) {
     left <- drop_bars(x[[2L]])
     right <- drop_bars(x[[3L]])
@@ -175,11 +174,9 @@ model_data.sgais_linear_mixed <- function(model, new_data, call = NULL) {
 model_with_data.sgais_linear_mixed <- function(model, new_data, call = NULL) {
   spec <- spec_of(model, call)
   rows <- linear_mixed_rows(spec, new_data, character(0), matrix(0, nrow(model$data$st), 0), call)
-  model$data <- rows$data
+  model <- with_rows(model, rows$data)
   model$groups <- rows$groups
   model$group_sums <- rows$sums
-  model$n <- data_rows(rows$data)
-  model$dropped <- NULL
   model
 }
 
@@ -187,17 +184,9 @@ model_with_data.sgais_linear_mixed <- function(model, new_data, call = NULL) {
 model_add_rows.sgais_linear_mixed <- function(model, new_data, call = NULL) {
   spec <- spec_of(model, call)
   rows <- linear_mixed_rows(spec, new_data, model$groups, model$group_sums, call)
-  held <- data_rows(model$data)
-  n_add <- data_rows(rows$data)
-  if (held + n_add > .Machine$integer.max) {
-    abort(sprintf("A model can hold at most %s observations; it has %s and `new_data` %s.",
-                  format_count(.Machine$integer.max), format_count(held), format_count(n_add)),
-          call)
-  }
-  model$data <- data_bind(model$data, rows$data)
+  model <- append_rows(model, rows$data, call)
   model$groups <- rows$groups
   model$group_sums <- rows$sums
-  model$n <- as_count(model$n + n_add)
   model
 }
 
@@ -228,10 +217,7 @@ model_for_prediction.sgais_linear_mixed <- function(model, new_data, call = NULL
   spec <- spec_of(model, call)
   rows <- linear_mixed_rows(spec, new_data, model$groups, model$group_sums, call,
                             sequential = FALSE)
-  model$data <- rows$data
-  model$n <- data_rows(rows$data)
-  model$dropped <- NULL
-  model
+  with_rows(model, rows$data)
 }
 
 # Builds the random-effects model for linear_regression() (see its "Random effects").
@@ -270,7 +256,7 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
   }
   coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
   p <- ncol(design$a)
-  coef_blocks <- coef$prior %||% matrix(c(prior_kinds[["normal"]], 0, p, 0, coef$prior_sd, NA), 6L)
+  coef_blocks <- coef$prior %||% prior_matrix(normal_prior(0, coef$prior_sd), p, call)
   names <- colnames(design$a)
   blocks <- list(coef_blocks)
   prior_text <- coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
@@ -377,8 +363,9 @@ scale_block <- function(prior, start, arg, call) {
                   if (inherits(prior, "sgais_prior")) format_prior_kinds(prior) else describe(prior)),
           call, "sgais_error_prior")
   }
-  b <- prior$blocks[[1]]
-  matrix(c(prior_kinds[[b$kind]], start, 1, b$location, b$scale, b$df), 6L)
+  m <- prior_matrix(prior, 1L, call, arg)
+  m[2L, ] <- start
+  m
 }
 
 #' @rdname exact_log_evidence

@@ -79,12 +79,12 @@ model_rules <- list(
       sums <- m$group_sums
       if (q > 8L) return("its `data$zt` has more than 8 rows (random effects).")
       v <- m$hyper[["noise_sd"]]
-      if (!is.null(v) && !(is_number(v) && v >= hyper_range[1] && v <= hyper_range[2])) {
+      if (!is.null(v) && !(is_number(v) && in_hyper_range(v))) {
         return(sprintf("its `hyper$noise_sd` must be a number in [%g, %g] or absent, not %s.",
                        hyper_range[1], hyper_range[2], describe(v)))
       }
       v <- m$hyper[["group_sd"]]
-      if (!is.null(v) && !(is.numeric(v) && length(v) == q && all(v >= hyper_range[1] & v <= hyper_range[2]))) {
+      if (!is.null(v) && !(is.numeric(v) && length(v) == q && all(in_hyper_range(v)))) {
         return(sprintf("its `hyper$group_sd` must be %d numbers in [%g, %g] or absent, not %s.", q,
                        hyper_range[1], hyper_range[2], describe(v)))
       }
@@ -118,6 +118,7 @@ model_rules <- list(
 # with data of ordinary size, stay far inside the doubles, so closed forms and samplers keep
 # their precision (noise_sd = 1e-200 would make 1 / noise_sd^2 infinite).
 hyper_range <- c(1e-100, 1e100)
+in_hyper_range <- function(v) !is.na(v) & v >= hyper_range[1] & v <= hyper_range[2]
 
 # Checks what the estimators and the C core trust before they read a model: its class and
 # family, `n` against the observations its data hold, the data's types, shapes and values
@@ -178,7 +179,7 @@ validate_sgais_model <- function(model, call = NULL) {
     v <- hyper[[h]]
     rule <- rules$hyper[[h]]
     ok <- switch(if (is.character(rule)) rule else "whole",
-      scale = is_number(v) && v >= hyper_range[1] && v <= hyper_range[2],
+      scale = is_number(v) && in_hyper_range(v),
       numeric = is.numeric(v) && all(is.finite(v)),
       whole = is_number(v) && v == round(v) && v >= rule[["whole"]]
     )

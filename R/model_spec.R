@@ -66,7 +66,11 @@ model_with_data <- function(model, new_data, call = NULL) {
 
 #' @exportS3Method
 model_with_data.default <- function(model, new_data, call = NULL) {
-  data <- model_data(model, new_data, call)
+  with_rows(model, model_data(model, new_data, call))
+}
+
+# `model` holding the data list `data` (and only those rows).
+with_rows <- function(model, data) {
   model$data <- data
   model$n <- data_rows(data)
   model$dropped <- NULL
@@ -98,7 +102,11 @@ model_add_rows <- function(model, new_data, call = NULL) {
 
 #' @exportS3Method
 model_add_rows.default <- function(model, new_data, call = NULL) {
-  add <- model_data(model, new_data, call)
+  append_rows(model, model_data(model, new_data, call), call)
+}
+
+# `model` with the data list `add` (the rows of `new_data`) after its own.
+append_rows <- function(model, add, call) {
   n_add <- data_rows(add)
   held <- data_rows(model$data)
   if (held + n_add > .Machine$integer.max) {

@@ -142,7 +142,7 @@ static double lm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
                          const int *idx, int start, int n, double scale, double *grad) {
   (void) ws;
   const lm_data *d = m->data;
-  const int width = lm_stats_at(d->p, d->q) + d->q * (d->q + 1) / 2 + d->q * (1 + d->p);
+  const int width = lm_stats_at(d->p, d->q) + sg_mixed_stats_width(d->p, d->q);
   double s2, t2[SG_MIXED_MAX_Q], sum = 0.0, gs = 0.0, gt[SG_MIXED_MAX_Q] = {0.0};
   lm_variances(d, theta, &s2, t2);
   if (idx) {
@@ -191,7 +191,7 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, d
   d->rows = rows;
   d->p = p;
   d->q = q;
-  d->stride = sg_rows_stride(lm_stats_at(p, q) + q * (q + 1) / 2 + q * (1 + p));
+  d->stride = sg_rows_stride(lm_stats_at(p, q) + sg_mixed_stats_width(p, q));
   d->sigma = sigma;
   for (int k = 0; k < q; k++) d->tau[k] = tau[k];
   int dim = p;
@@ -213,7 +213,7 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, d
 
 void sg_group_prefix(const double *xt, const double *y, const double *zt, const int *group,
                      int p, int q, int n, double *sums, double *st) {
-  const int w = q * (q + 1) / 2 + q * (1 + p);
+  const int w = sg_mixed_stats_width(p, q);
   for (sg_index i = 0; i < n; i++) {
     double *s = sums + (sg_index) group[i] * w, *out = st + i * w;
     const double *x = xt + i * p, *z = zt + i * q;

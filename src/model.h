@@ -414,6 +414,11 @@ int sg_negative_binomial_regression_init(sg_model *m, const double *rows, int p,
  * for a parameter (log sigma, after the p coefficients), tau the q known group sds or all NaN
  * for parameters (log tau_1..tau_q, last); `prior` covers them all. */
 #define SG_MIXED_MAX_Q 8
+/* The sums a row of that model carries (sg_group_prefix): sum z z' (its lower triangle),
+ * sum z y and sum z x'. */
+static inline int sg_mixed_stats_width(int p, int q) {
+  return q * (q + 1) / 2 + q * (1 + p);
+}
 int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, double sigma,
                          const double *tau, sg_prior prior, sg_status *st);
 /* For each of the n rows in order (covariates xt, p x n; response y; random-effect covariates

@@ -146,9 +146,9 @@ static void linear_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   if (q > SG_MIXED_MAX_Q || Rf_ncols(extra[0]) != n)
     sg_input_error("`model` data are corrupt: `zt` must have at most %d rows and %d columns.",
                    SG_MIXED_MAX_Q, n);
-  if (Rf_nrows(extra[1]) != q * (q + 1) / 2 + q * (1 + p) || Rf_ncols(extra[1]) != n)
+  if (Rf_nrows(extra[1]) != sg_mixed_stats_width(p, q) || Rf_ncols(extra[1]) != n)
     sg_input_error("`model` data are corrupt: `st` must be a %d x %d matrix.",
-                   q * (q + 1) / 2 + q * (1 + p), n);
+                   sg_mixed_stats_width(p, q), n);
   const double sigma = known_or_nan(model, "noise_sd");
   double tau[SG_MIXED_MAX_Q];
   SEXP known = sg_list_get_optional(sg_list_get(model, "hyper"), "group_sd");
@@ -343,7 +343,7 @@ SEXP ffi_group_prefix(SEXP xt, SEXP y, SEXP zt, SEXP group, SEXP sums) {
   if (TYPEOF(zt) != REALSXP || !Rf_isMatrix(zt) || Rf_ncols(zt) != n || Rf_nrows(zt) < 1 ||
       Rf_nrows(zt) > SG_MIXED_MAX_Q)
     sg_input_error("`zt` must be a numeric matrix of 1 to %d rows and %d columns.", SG_MIXED_MAX_Q, n);
-  const int q = Rf_nrows(zt), w = q * (q + 1) / 2 + q * (1 + p);
+  const int q = Rf_nrows(zt), w = sg_mixed_stats_width(p, q);
   if (TYPEOF(group) != INTSXP || Rf_length(group) != n)
     sg_input_error("`group` must be an integer vector of length %d.", n);
   if (TYPEOF(sums) != REALSXP || !Rf_isMatrix(sums) || Rf_nrows(sums) != w)
