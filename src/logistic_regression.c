@@ -3,7 +3,7 @@
  * where a_i is the i-th row of the design (intercept column included). The parameters are
  * unconstrained, so there is no transform. The data are packed rows (rows_r.c, model.h): a_i then
  * y_i, one cache line per observation up to p = 7. */
-#include "model.h"
+#include "glm_family.h"
 #include <math.h>
 
 typedef struct {
@@ -13,24 +13,17 @@ typedef struct {
   double max_norm; /* max_i |a_i| (lg_log_lik_range); NaN until it is asked for */
 } lg_data;
 
-/* log p(y_i | a_i, theta). With s = 2 y_i - 1 and z = s eta, log p = log plogis(z)
- * = -(log1p(exp(-|z|)) + max(-z, 0)): exp() is only taken of a non-positive number, so nothing
- * overflows for any |eta|, and log1p keeps tiny tail probabilities accurate; this is R's
- * plogis(log.p = TRUE) (src/nmath/plogis.c, log1pexp(); Maechler 2012, "Accurately computing
- * log(1 - exp(-|a|))", Rmpfr vignette) without its branches. d log p / d eta = y - plogis(eta)
- * = s plogis(-z), from the same exp(-|z|); with a gradient, add scale times that times a_i. */
+/* log p(y_i | a_i, theta) (sg_logit_term, glm_family.h); with a gradient, add scale times its
+ * derivative in eta times a_i. */
 static inline double lg_obs(const lg_data *d, const double *theta, sg_index i, double scale,
                             double *grad) {
   const double *x = d->rows + i * d->stride;
   double eta = 0.0;
   for (int j = 0; j < d->p; j++) eta += x[j] * theta[j];
-  int success = x[d->p] != 0.0;
-  double z = success ? eta : -eta;
-  double e = exp(-fabs(z));
-  double lp = -(log1p(e) + (z < 0.0 ? -z : 0.0));
+  double deta;
+  const double lp = sg_logit_term(x[d->p], eta, grad ? &deta : NULL);
   if (grad) {
-    double q = (z >= 0.0 ? e : 1.0) / (1.0 + e); /* plogis(-z) */
-    double c = scale * (success ? q : -q);
+    const double c = scale * deta;
     for (int j = 0; j < d->p; j++) grad[j] += c * x[j];
   }
   return lp;

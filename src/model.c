@@ -1,7 +1,7 @@
 /* The model interface (model.h): evaluation through a workspace with counts, Gaussians, and the
  * prior helpers the built-in models share. The R side of models (building an sg_model from its
  * R object, the registry of families) is model_r.c. */
-#include "model.h"
+#include "glm_family.h"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -176,6 +176,12 @@ int sg_coef_prior_with_scale(sg_coef_prior prior, int p, int kind, double scale,
   b[nc] = (sg_prior_block) {kind, p, 1, 0.0, scale, 0.0};
   *out = (sg_prior) {nc + 1, b};
   return sg_prior_check(out, p + 1, st);
+}
+
+double *sg_log_factorial_table(void) {
+  double *t = (double *) R_alloc(SG_LOG_FACTORIAL_TABLE, sizeof(double));
+  for (int k = 0; k < SG_LOG_FACTORIAL_TABLE; k++) t[k] = lgammafn(k + 1.0);
+  return t;
 }
 
 void sg_blocks_model_prior_draw(const sg_model *m, sg_workspace *ws, double *theta) {

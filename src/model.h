@@ -366,6 +366,9 @@ SG_HOT_INLINE void sg_rows_prefetch(const double *rows, int stride, int width, c
   if (k + SG_ROWS_AHEAD < n) sg_prefetch_row(rows + (sg_index) idx[k + SG_ROWS_AHEAD] * stride, width);
 }
 
+/* log(k!) for k < SG_LOG_FACTORIAL_TABLE (glm_family.h), in R_alloc memory. */
+double *sg_log_factorial_table(void);
+
 /* ------------------------------------------------------------------ built-in models */
 
 /* Constructors, one per source file: from the data (the regressions: packed `rows` of their p
@@ -428,6 +431,19 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, d
  * then updates with the row. */
 void sg_group_prefix(const double *xt, const double *y, const double *zt, const int *group,
                      int p, int q, int n, double *sums, double *st);
+/* Logistic, Poisson or negative binomial regression (family: SG_GLMM_*, glm_family.h) with a
+ * random intercept per group, integrated out group by group (glm_mixed.c). Its n_obs
+ * observations are units: unit u is rows[start_u .. start_u + unit_rows[u] - 1] (start_u the sum
+ * of the units before it), some rows of one group, the first context[u] of which (0 <= context[u]
+ * < unit_rows[u]) are the group's earlier rows that the others are conditioned on. Rows: the p
+ * covariates, y and the offset. tau: the known group sd, or NaN for a parameter (last);
+ * negative binomial: log omega after the p coefficients. node, log_weight: the q nodes x_k and
+ * log weights of Gauss-Hermite quadrature for the weight e^(-x^2). `prior` covers all dim
+ * parameters. */
+enum { SG_GLMM_LOGISTIC = 1, SG_GLMM_POISSON = 2, SG_GLMM_NEGATIVE_BINOMIAL = 3 };
+int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_units,
+                      const int *unit_rows, const int *context, double tau, const double *node,
+                      const double *log_weight, int q, sg_prior prior, sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 /* The most components with jump proposals: the sums over relabellings cost O(2^K K) per jump

@@ -9,79 +9,37 @@
  * log-Jacobian), as in robust_regression.c. The data are packed rows (rows_r.c, model.h): a_i, y_i
  * and o_i (0 without an offset), as in poisson_regression.c.
  *
- * log p(y | mu, phi) = lgamma(y + phi) - lgamma(phi) - log(y!) - phi log(1 + mu / phi)
- *                      + y (eta - log(phi + mu)),
- * with eta = log mu. Near the Poisson limit phi is huge (omega = 1e-4: phi = 1e8) and the
- * lgamma difference is a small difference of large numbers; for the small counts that are
- * typical it is summed exactly instead, lgamma(y + phi) - lgamma(phi) = sum_{k<y} log(phi + k),
- * and so is its derivative, digamma(y + phi) - digamma(phi) = sum_{k<y} 1 / (phi + k).
- * Derivatives: d/d eta = phi (y - mu) / (phi + mu);
- *   d/d phi = [digamma(y + phi) - digamma(phi)] - log(1 + mu / phi) + (mu - y) / (phi + mu),
- * and d phi / dt = -2 phi. */
-#include "model.h"
+ * The response term and its derivatives in eta and phi are sg_nb_term's (glm_family.h), with
+ * its Poisson limit for huge phi; d phi / dt = -2 phi. */
+#include "glm_family.h"
 #include <Rmath.h>
 #include <limits.h>
 #include <math.h>
-
-/* Counts below this are summed exactly (see above); larger ones use lgamma() and digamma(). */
-#define NB_SUM_MAX 64
-/* log(y!) from a table for small counts, as poisson_regression.c. */
-#define NB_TABLE 256
-/* Beyond phi = e^36 (omega below 1.5e-8) the relative corrections to the Poisson likelihood,
- * O(mu / phi) and O(y / phi), are below the doubles' precision: the Poisson limit is used, which
- * also keeps phi = e^{-2t} from overflowing for the smallest omega a prior draw can make. */
-#define NB_POISSON 36.0
 
 typedef struct {
   sg_prior prior; /* first (sg_blocks_model_log_prior()): the coefficients' blocks, then
                    * half-normal(omega_sd) on omega = e^t */
   const double *rows; /* observation i at rows + i * stride: a_i, y_i (a count), the offset */
   int p, stride;
-  double *log_factorial; /* NB_TABLE: log(k!) for k < NB_TABLE */
+  double *log_factorial; /* sg_log_factorial_table() */
 } nb_data;
 
 /* log p(y_i | theta) with phi = e^{-2t}, log_phi = -2t. With a gradient, add
- * scale * d/d eta * a_i to grad[0..p-1] and return d/d phi in *dphi. */
+ * scale * d/d eta * a_i to grad[0..p-1] and d/d phi to *dphi. */
 static inline double nb_obs(const nb_data *d, const double *theta, sg_index i, double phi,
                             double log_phi, double scale, double *grad, double *dphi) {
   const double *x = d->rows + i * d->stride;
   double eta = x[d->p + 1];
   for (int j = 0; j < d->p; j++) eta += x[j] * theta[j];
   const double y = x[d->p];
-  const double lf = y < NB_TABLE ? d->log_factorial[(int) y] : lgammafn(y + 1.0);
-  if (log_phi > NB_POISSON) {
-    /* the Poisson limit, to double precision; d/d phi is O(1 / phi^2) */
-    const double mu = exp(eta);
-    if (grad) {
-      const double c = scale * (y - mu);
-      for (int j = 0; j < d->p; j++) grad[j] += c * x[j];
-    }
-    return y * eta - mu - lf;
-  }
-  /* log(phi + mu) and mu / phi without overflow: mu = e^eta may be huge or tiny */
-  const double log_sum = (eta > log_phi) ? eta + log1p(exp(log_phi - eta))
-                                         : log_phi + log1p(exp(eta - log_phi));
-  const double ratio = exp(eta - log_phi); /* mu / phi */
-  double lg, dg = 0.0;
-  if (y < NB_SUM_MAX) {
-    lg = 0.0;
-    for (int k = 0; k < (int) y; k++) {
-      lg += log(phi + k);
-      if (grad) dg += 1.0 / (phi + k);
-    }
-  } else {
-    lg = lgammafn(y + phi) - lgammafn(phi);
-    if (grad) dg = Rf_digamma(y + phi) - Rf_digamma(phi);
-  }
+  double deta;
+  const double lp = sg_nb_term(y, eta, sg_log_factorial(d->log_factorial, y), phi, log_phi,
+                               grad ? &deta : NULL, dphi);
   if (grad) {
-    /* phi (y - mu) / (phi + mu) = (y - mu) / (1 + mu / phi) */
-    const double mu = exp(eta);
-    const double c = scale * (y - mu) / (1.0 + ratio);
+    const double c = scale * deta;
     for (int j = 0; j < d->p; j++) grad[j] += c * x[j];
-    /* (mu - y) / (phi + mu) = (mu / phi - y / phi) / (1 + mu / phi) */
-    *dphi += dg - log1p(ratio) + (ratio - y / phi) / (1.0 + ratio);
   }
-  return lg - lf - phi * log1p(ratio) + y * (eta - log_sum);
+  return lp;
 }
 
 static double nb_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
@@ -121,8 +79,7 @@ int sg_negative_binomial_regression_init(sg_model *m, const double *rows, int p,
   d->rows = rows;
   d->p = p;
   d->stride = stride;
-  d->log_factorial = (double *) R_alloc(NB_TABLE, sizeof(double));
-  for (int k = 0; k < NB_TABLE; k++) d->log_factorial[k] = lgammafn(k + 1.0);
+  d->log_factorial = sg_log_factorial_table();
 
   m->dim = p + 1;
   m->n_obs = n;

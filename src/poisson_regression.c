@@ -5,36 +5,32 @@
  * not depend on theta but is part of the evidence, so it is included. The parameters are
  * unconstrained, so there is no transform. The data are packed rows (rows_r.c, model.h): a_i, y_i
  * and o_i (0 without an offset), one cache line per observation up to p = 6. */
-#include "model.h"
+#include "glm_family.h"
 #include <Rmath.h>
 #include <math.h>
-
-/* log(y!) is read from a table for the small counts that are typical (lgamma() costs several
- * times the rest of an observation), and computed beyond it. */
-#define PO_TABLE 256
 
 typedef struct {
   sg_coef_prior prior; /* first: sg_coef_model_log_prior() reads it */
   const double *rows; /* observation i at rows + i * stride: a_i, y_i (a count), the offset */
   int p, stride;
-  double *log_factorial; /* PO_TABLE: log(k!) for k < PO_TABLE */
+  double *log_factorial; /* sg_log_factorial_table() */
 } po_data;
 
-/* log p(y_i | theta); with a gradient, add scale * (y_i - mu_i) * a_i to grad. exp(eta)
- * overflows for eta > 709: the likelihood is then zero (-Inf), which the estimators handle as a
- * particle of zero weight. */
+/* log p(y_i | theta) (sg_poisson_term, glm_family.h); with a gradient, add scale * (y_i - mu_i)
+ * * a_i to grad. */
 static inline double po_obs(const po_data *d, const double *theta, sg_index i, double scale,
                             double *grad) {
   const double *x = d->rows + i * d->stride;
   double eta = x[d->p + 1];
   for (int j = 0; j < d->p; j++) eta += x[j] * theta[j];
-  double y = x[d->p], mu = exp(eta);
-  double lf = y < PO_TABLE ? d->log_factorial[(int) y] : lgammafn(y + 1.0);
+  double deta;
+  const double lp = sg_poisson_term(x[d->p], eta, sg_log_factorial(d->log_factorial, x[d->p]),
+                                    grad ? &deta : NULL);
   if (grad) {
-    double c = scale * (y - mu);
+    const double c = scale * deta;
     for (int j = 0; j < d->p; j++) grad[j] += c * x[j];
   }
-  return y * eta - mu - lf;
+  return lp;
 }
 
 static double po_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
@@ -83,8 +79,7 @@ int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
   d->p = p;
   d->stride = stride;
   d->prior = prior;
-  d->log_factorial = (double *) R_alloc(PO_TABLE, sizeof(double));
-  for (int k = 0; k < PO_TABLE; k++) d->log_factorial[k] = lgammafn(k + 1.0);
+  d->log_factorial = sg_log_factorial_table();
 
   m->dim = p;
   m->n_obs = n;
