@@ -11,8 +11,10 @@
 #' comparison costs one pass over the data per model. `update(comparison, new_data)` continues
 #' every fit on new observations (see [sgais()], "Continuing a fit on new data").
 #'
-#' Every model is fitted with the same settings (`control` and `...`) and the same `seed`: a
-#' model's fit depends only on the model, the data and the seed, so adding a model to a
+#' Every model is fitted with the same settings (`control` and `...`; but a model whose
+#' observations are groups, a GLM with a random intercept, takes its own default `batch_size`:
+#' see [logistic_regression()]) and the same `seed`: a model's fit depends only on the model,
+#' the data and the seed, so adding a model to a
 #' comparison or removing one never changes another model's fit. With `seed = NULL` one seed is
 #' drawn from the session's random stream and used for all of them.
 #'
@@ -149,16 +151,19 @@ compare_models <- function(models, data, ..., family = NULL, control = sgais_con
   }
   for (name in names) check_all_rows(models[[name]], call)
   if (missing(data)) check_same_observations(models, call)
-  settings <- control_settings(control, list(...), "sgais", call)
-  for (name in names) check_kernel_model(settings, models[[name]], call)
+  # each model's settings: the same but for a default that depends on the model (the mini-batch
+  # of a model whose observations are groups, model_batch_size())
+  settings <- lapply(models, function(m) {
+    check_kernel_model(control_settings(control, list(...), "sgais", call, m), m, call)
+  })
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_seed(seed, call)
   # one seed for all, so that each fit depends on its own model alone
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
   if (missing(data)) {
     if (!is.null(block_size)) abort("`block_size` is for `data`; the models hold theirs.", call)
-    fits <- lapply(models, function(model) {
-      fit <- sgais_start(model, settings, replicates, progress, seed, call)
+    fits <- lapply(stats::setNames(names, names), function(name) {
+      fit <- sgais_start(models[[name]], settings[[name]], replicates, progress, seed, call)
       # an interrupt keeps no comparison: the other models have not seen these observations
       if (!is.null(attr(fit, "interrupted"))) resignal_interrupt()
       fit
@@ -227,10 +232,12 @@ family_constructor <- function(family, call) {
 # Models compared on the observations they hold must hold the same ones: as many, with the same
 # responses (the digest fits carry, extend_digest()).
 check_same_observations <- function(models, call) {
-  n <- vapply(models, function(m) m$n, numeric(1))
+  grouped <- any(vapply(models, function(m) !is.null(m$data$unit_rows), logical(1)))
+  n <- vapply(models, model_rows, numeric(1))
   digests <- vapply(models, function(m) {
     if (model_dropped(m) > 0) return(NA_character_)
-    extend_digest("", m, 0, m$n)
+    # a model of groups holds its rows in another order: only their number is compared
+    if (grouped) "" else extend_digest("", m, 0, m$n)
   }, character(1))
   if (length(unique(n)) != 1L || anyNA(digests) || length(unique(digests)) != 1L) {
     abort(sprintf(paste(
@@ -270,7 +277,7 @@ warn_comparison <- function(cmp, call) {
 # given. Returns the comparison, with each fit's unreliable-estimate warning named by its model.
 compare_blocks <- function(fits, new, source, block_size, prior, progress, call, arg = "data") {
   names <- if (is.null(fits)) names(new$models) else names(fits)
-  settings <- if (is.null(fits)) new$settings else fits[[1]]$settings
+  settings <- if (is.null(fits)) new$settings[[1]] else fits[[1]]$settings
   in_memory <- is_in_memory(source)
   if (is.null(fits) && in_memory) {
     for (name in names) {
@@ -294,8 +301,8 @@ compare_blocks <- function(fits, new, source, block_size, prior, progress, call,
   }
   advance <- function(name, block) {
     fit <- if (is.null(fits)) {
-      sgais_start(model_with_data(new$models[[name]], block, call), settings, new$replicates,
-                  progress && one_block, new$seed, call)
+      sgais_start(model_with_data(new$models[[name]], block, call), new$settings[[name]],
+                  new$replicates, progress && one_block, new$seed, call)
     } else {
       fit <- fits[[name]]
       sgais_more(fit, model_add_rows(fit$model, block, call), progress && one_block)
@@ -367,13 +374,17 @@ validate_sgais_comparison <- function(x, call = NULL) {
   ok <- is.list(fits) && length(fits) >= 2L && !is.null(names(fits)) &&
     all(vapply(fits, inherits, logical(1), "sgais_fit"))
   if (!ok) abort("A comparison must hold at least two named SGAIS fits.", call)
-  n <- vapply(fits, function(f) f$n, numeric(1))
+  # models whose observations are groups of rows (R/glm_mixed.R) are compared on the rows seen,
+  # where their trajectories meet the others' (the ends of the blocks of data they were given)
+  grouped <- any(vapply(fits, function(f) !is.null(f$model$data$unit_rows), logical(1)))
+  n <- vapply(fits, function(f) if (grouped) model_rows(f$model) else f$n, numeric(1))
   if (length(unique(n)) != 1L) {
-    abort(sprintf("The fits have seen different numbers of observations (%s); they cannot be compared.",
+    abort(sprintf("The fits have seen different numbers of %s (%s); they cannot be compared.",
+                  if (grouped) "rows" else "observations",
                   paste(sprintf("%s: %s", names(fits), format_count(n)), collapse = ", ")), call)
   }
   digests <- vapply(fits, function(f) as.character(f$data_digest)[1], character(1))
-  if (anyNA(digests) || length(unique(digests)) != 1L) {
+  if (!grouped && (anyNA(digests) || length(unique(digests)) != 1L)) {
     abort(sprintf(paste(
       "The fits are not of the same observations: they have seen %s each, but their responses",
       "differ (`data_digest`: %s); they cannot be compared."), format_count(n[1]),
@@ -381,7 +392,7 @@ validate_sgais_comparison <- function(x, call = NULL) {
       "sgais_error_data_mismatch")
   }
   grids <- lapply(fits, function(f) f$trajectory$n)
-  if (!all(vapply(grids, identical, logical(1), grids[[1]]))) {
+  if (!grouped && !all(vapply(grids, identical, logical(1), grids[[1]]))) {
     abort("The fits do not share their chunks (`chunk_size`); they cannot be compared along n.", call)
   }
   if (!is.numeric(x$prior) || length(x$prior) != length(fits)) {
@@ -390,12 +401,21 @@ validate_sgais_comparison <- function(x, call = NULL) {
   x
 }
 
-# One row per model and prefix length: log evidence, its SE, the log Bayes factor against the
+# One row per model and prefix length (rows, when a model's observations are groups; the
+# prefixes all the fits have a point at): log evidence, its SE, the log Bayes factor against the
 # best model at that n, and the posterior model probability (log-sum-exp over the models).
 comparison_trajectory <- function(fits, prior) {
-  n <- fits[[1]]$trajectory$n
-  log_z <- vapply(fits, function(f) f$trajectory$log_evidence, numeric(length(n)))
-  se <- vapply(fits, function(f) f$trajectory$log_evidence_se, numeric(length(n)))
+  # the rows seen at each point of each fit's trajectory, and the points all fits share
+  rows <- lapply(fits, function(f) {
+    d <- f$model$data
+    if (is.null(d$unit_rows)) f$trajectory$n else cumsum(d$unit_rows - d$unit_context)[f$trajectory$n]
+  })
+  n <- Reduce(intersect, rows)
+  at <- lapply(rows, match, x = n)
+  log_z <- vapply(seq_along(fits), function(k) fits[[k]]$trajectory$log_evidence[at[[k]]],
+                  numeric(length(n)))
+  se <- vapply(seq_along(fits), function(k) fits[[k]]$trajectory$log_evidence_se[at[[k]]],
+               numeric(length(n)))
   log_z <- matrix(log_z, nrow = length(n))
   se <- matrix(se, nrow = length(n))
   log_post <- sweep(log_z, 2, log(prior), `+`)

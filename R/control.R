@@ -311,9 +311,11 @@ edit_control <- function(x, name, value, call) {
 # The control with the settings given in an estimator's `...` replacing its own (so that
 # `sgais(model, particles = 50)` works), checked by the same parser; then the settings as the C
 # core reads them.
-control_settings <- function(control, overrides, method, call) {
+control_settings <- function(control, overrides, method, call, model = NULL) {
   control <- check_control(control, method, call)
   check_setting_names(overrides, call)
+  overrides <- c(overrides, model_batch_size(model, method,
+                                             c(names(control$given), names(overrides))))
   if (length(overrides)) {
     control <- new_control(method, control$preset, utils::modifyList(control$given, overrides,
                                                                       keep.null = TRUE), call)
@@ -321,6 +323,18 @@ control_settings <- function(control, overrides, method, call) {
   s <- control$settings
   s$preset <- control$preset
   s
+}
+
+# The default mini-batch of a model whose observations are groups of rows (R/glm_mixed.R), for
+# the SGAIS methods when `given` (the settings given) has none: about 500 rows, the default's
+# size in rows, not 500 groups (each group's rows cost a pass per quadrature node); at least 2
+# groups. As list(batch_size =), or NULL.
+model_batch_size <- function(model, method, given) {
+  if (!inherits(model, "sgais_glm_mixed") || !method %in% sgais_methods || "batch_size" %in% given) {
+    return(NULL)
+  }
+  rows <- ncol(model$data$xt) / max(1, model$n)
+  list(batch_size = as.integer(max(2, min(500, round(500 / rows)))))
 }
 
 # The kernels whose moves are random-walk Metropolis-Hastings with a subsampled test, and all
@@ -333,7 +347,7 @@ random_walk_kernels <- c(mh_kernels, "flymc")
 # the model supplies (model_capabilities()).
 check_kernel_model <- function(settings, model, call) {
   kernel <- settings$kernel %||% "sghmc"
-  if (inherits(model, "sgais_linear_mixed") && bounded_reservoir(settings)) {
+  if (inherits(model, c("sgais_linear_mixed", "sgais_glm_mixed")) && bounded_reservoir(settings)) {
     # its rows' likelihoods depend on their groups' earlier rows, whose totals a model that
     # dropped rows could not rebuild
     abort(paste("A model with random effects keeps all its rows: `reservoir_size` must be",

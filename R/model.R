@@ -104,6 +104,49 @@ model_rules <- list(
       NULL
     }
   ),
+  glm_mixed = list(
+    hyper = list(prior_sd = "scale", glmm_family = c(whole = 1)),
+    data = c(xt = "double", y = "double", offset = "double", unit_rows = "integer",
+             unit_context = "integer", unit_group = "integer"),
+    dim = function(m) {
+      nrow(m$data$xt) + identical(m$hyper$glmm_family, 3L) + is.null(m$hyper[["group_sd"]])
+    },
+    check = function(m) {
+      d <- m$data
+      h <- m$hyper
+      if (!h$glmm_family %in% glmm_family_codes) return("its `hyper$glmm_family` must be 1, 2 or 3.")
+      quad <- h$quadrature
+      if (!is.matrix(quad) || typeof(quad) != "double" || nrow(quad) != 2L || ncol(quad) < 1L ||
+          ncol(quad) > 64L || any(!is.finite(quad))) {
+        return("its `hyper$quadrature` must be a finite numeric matrix of 2 rows and 1 to 64 columns.")
+      }
+      v <- h[["group_sd"]]
+      if (!is.null(v) && !(is_number(v) && in_hyper_range(v))) {
+        return(sprintf("its `hyper$group_sd` must be a number in [%g, %g] or absent, not %s.",
+                       hyper_range[1], hyper_range[2], describe(v)))
+      }
+      if (h$glmm_family == 3L && !(is_number(h$overdispersion_prior) &&
+                                   in_hyper_range(h$overdispersion_prior))) {
+        return("its `hyper$overdispersion_prior` must be a positive number.")
+      }
+      if (!is.character(m$groups) || anyNA(m$groups) || anyDuplicated(m$groups)) {
+        return("its `groups` must be distinct group keys (character).")
+      }
+      if (any(d$unit_rows < 1L) || any(d$unit_context < 0L) || any(d$unit_context >= d$unit_rows)) {
+        return("its `data$unit_rows` must be >= 1 and its `data$unit_context` in 0..unit_rows - 1.")
+      }
+      if (any(d$unit_group < 1L | d$unit_group > length(m$groups))) {
+        return("its `data$unit_group` must index its `groups`.")
+      }
+      y <- d$y
+      ok <- if (h$glmm_family == 1L) all(y == 0 | y == 1) else all(y >= 0 & y == round(y))
+      if (!ok) {
+        return(sprintf("its `data$y` holds values that are not %s.",
+                       if (h$glmm_family == 1L) "0 or 1" else "whole numbers >= 0"))
+      }
+      NULL
+    }
+  ),
   gaussian_mixture = list(
     hyper = list(components = c(whole = 1), concentration = "scale", variance_shape = "scale",
                  variance_scale = "scale", mean_variance_ratio = "scale"),
@@ -152,13 +195,19 @@ validate_sgais_model <- function(model, call = NULL) {
           rules$data[[el]], if (matrix_el) "matrix" else "vector", describe(v))
     }
   }
-  held <- ncol(data[[names(rules$data)[1]]])
+  held <- data_rows(data)
+  rows <- ncol(data[[names(rules$data)[1]]]) # one per observation, or per row of units
   for (el in names(rules$data)[-1]) {
     count <- if (el %in% rules$matrices) ncol(data[[el]]) else length(data[[el]])
-    if (count != held) {
-      bad("its `data$%s` has %s values for %s observations.", el, format_count(count),
-          format_count(held))
+    if (count != if (startsWith(el, "unit_")) held else rows) {
+      bad("its `data$%s` has %s values for %s %s.", el, format_count(count),
+          format_count(if (startsWith(el, "unit_")) held else rows),
+          if (startsWith(el, "unit_") || held == rows) "observations" else "rows")
     }
+  }
+  if (!is.null(data$unit_rows) && (anyNA(data$unit_rows) || sum(as.double(data$unit_rows)) != rows)) {
+    bad("its `data$unit_rows` add up to %s rows, not the %s it holds.",
+        format_count(sum(as.double(data$unit_rows))), format_count(rows))
   }
   dropped <- model_dropped(model)
   if (!is_number(model$n) || model$n != round(model$n) || model$n != held + dropped) {
@@ -246,9 +295,13 @@ format.sgais_model <- function(x, ...) {
   shown <- if (length(names) > 8) c(names[1:7], "...") else names
   c(
     sprintf("<sgais model: %s>", x$label),
-    sprintf("  observations: %s%s", format_count(x$n),
+    sprintf("  observations: %s%s%s", format_count(x$n),
             if (model_dropped(x) > 0) sprintf(" (holds the last %s: from a fit with a bounded reservoir)",
-                                              format_count(x$n - model_dropped(x))) else ""),
+                                              format_count(x$n - model_dropped(x))) else "",
+            if (!is.null(x$data$unit_rows)) {
+              sprintf(" (each the rows of a group of `%s`: %s rows in all)", x$spec$group,
+                      format_count(model_rows(x)))
+            } else ""),
     sprintf("  parameters:   %d (%s)", x$dim, paste(shown, collapse = ", ")),
     sprintf("  %-13s %s", paste0(names(x$details), ":"), x$details)
   )

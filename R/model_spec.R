@@ -158,7 +158,7 @@ data_response <- function(data) {
 extend_digest <- function(digest, model, from, to) {
   if (to <= from) return(digest)
   cols <- seq.int(from - model_dropped(model) + 1, to - model_dropped(model))
-  response <- data_columns(list(data_response(model$data)), cols)[[1L]]
+  response <- data_response(data_columns(model$data, cols))
   .Call(C_ffi_data_digest, digest, as.vector(response))
 }
 
@@ -167,12 +167,35 @@ model_dropped <- function(model) if (is.null(model$dropped)) 0 else model$droppe
 
 # Models' data lists: every element has one column (matrix) or element (vector) per observation,
 # and the first is a matrix.
-data_rows <- function(data) ncol(data[[1L]])
+# A model's data list holds one column (matrix) or element (vector) per observation, or, for a
+# model whose observations are units of several rows (R/glm_mixed.R), one per row and, in the
+# elements named `unit_*`, one per unit (`unit_rows`: its rows, which are consecutive).
+data_rows <- function(data) {
+  if (is.null(data$unit_rows)) ncol(data[[1L]]) else length(data$unit_rows)
+}
+# The rows a model holds: its observations, or for a model of units of rows their own rows (not
+# the earlier rows of a group that a unit repeats as its context).
+model_rows <- function(model) {
+  d <- model$data
+  if (is.null(d$unit_rows)) model$n else ncol(d$xt) - sum(d$unit_context)
+}
 data_bind <- function(a, b) {
   Map(function(old, new) if (is.matrix(old)) cbind(old, new) else c(old, new), a, b)
 }
 data_columns <- function(data, idx) {
-  lapply(data, function(x) if (is.matrix(x)) x[, idx, drop = FALSE] else x[idx])
+  per_unit <- startsWith(names(data), "unit_")
+  rows <- idx
+  if (any(per_unit)) {
+    start <- cumsum(c(0L, data$unit_rows))
+    rows <- unlist(lapply(idx, function(u) start[u] + seq_len(data$unit_rows[u])), use.names = FALSE)
+  }
+  out <- lapply(seq_along(data), function(k) {
+    x <- data[[k]]
+    at <- if (per_unit[k]) idx else rows
+    if (is.matrix(x)) x[, at, drop = FALSE] else x[at]
+  })
+  names(out) <- names(data)
+  out
 }
 
 # Estimators that start from a model need all its rows; a model from a fit with a bounded

@@ -684,12 +684,13 @@ centred_design <- function(design, center) {
 # sgais_stream(), the data of compare_models()): its prior keeps the scales of those few rows, as
 # for a model built on head(data). A model built on a small data set and fitted to it is fine.
 warn_autoscale_template <- function(model, rows, call, arg = "model") {
-  if (is.null(model$spec$center) || model$n >= 100L || rows <= model$n) return(invisible())
+  held <- model_rows(model)
+  if (is.null(model$spec$center) || held >= 100L || rows <= held) return(invisible())
   zellner <- !is.null(model$hyper[["zellner"]])
   warn(sprintf(paste("%s was built on %d rows, and its prior (%s) takes its scales from them, for",
                      "every row it is given. Build it on a representative first block of the data",
                      "(hundreds of rows or more)%s."),
-               arg, model$n, if (zellner) "`g_prior()` or `zellner_siow_prior()`" else
+               arg, held, if (zellner) "`g_prior()` or `zellner_siow_prior()`" else
                  "prior = \"autoscale\", the default",
                if (zellner) ", or on all of it" else
                  ", or give its priors (`prior = \"paper\"` or prior objects)"),

@@ -137,7 +137,8 @@ sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates 
 sgais_estimate <- function(model, dots, control, method, replicates, progress, seed, call,
                            hybrid = NULL, schedule = NULL) {
   check_all_rows(model, call)
-  settings <- check_kernel_model(control_settings(control, dots, method, call), model, call)
+  settings <- check_kernel_model(control_settings(control, dots, method, call, model), model,
+                                 call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_particle_memory(replicates, max(settings$particles, settings$early_particles), model,
                         call)

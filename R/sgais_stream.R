@@ -91,7 +91,8 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     }
   } else {
     check_all_rows(model, call)
-    settings <- check_kernel_model(control_settings(control, list(...), "sgais", call), model, call)
+    settings <- check_kernel_model(control_settings(control, list(...), "sgais", call, model),
+                                   model, call)
     replicates <- check_whole_number(replicates, "replicates", 1, call)
     check_seed(seed, call)
   }

@@ -235,8 +235,17 @@ hostile_table <- function() {
       class = "sgais_error_missing_column")
   one(linear_regression(y ~ x1, d_groups, group_sd = 1), "`group_sd`",
       class = "sgais_error_random_effects")
-  one(logistic_regression(b ~ x1 + (1 | g), d_groups), "random-effect",
+  # a random intercept in a GLM: slopes, several factors and bad sds are refused
+  one(logistic_regression(b ~ x1 + (1 + x1 || g), d_groups), "random intercept",
       class = "sgais_error_random_effects")
+  one(poisson_regression(b ~ x1 + (1 | g) + (1 | cl), d_groups), "2 random-effect terms",
+      class = "sgais_error_random_effects")
+  add(hostile_values(logistic_regression(b ~ x1 + (1 | g), d_groups, group_sd = .bad), "group_sd",
+                     list(-1, 0, NA, "a", Inf, 1e-200, c(1, 2), quote(normal_prior(sd = 1:2)))))
+  one(logistic_regression(b ~ x1 + (1 | g), transform(d_groups, g = replace(g, 3, NA))), "row 3",
+      class = "sgais_error_non_finite")
+  one(sgais(logistic_regression(b ~ x1 + (1 | g), d_groups), reservoir_size = 5000,
+            progress = FALSE), "`reservoir_size`", class = "sgais_error_reservoir")
   one(linear_regression(y ~ x1 + (1 | g), transform(d_groups, g = replace(g, 3, NA))), "row 3",
       class = "sgais_error_non_finite")
   one(sgais(f_mixed, d_groups[, c("x1", "y")]), "`g`", class = "sgais_error_missing_column")

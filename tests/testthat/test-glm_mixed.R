@@ -1,0 +1,155 @@
+# GLMs with a random intercept per group, integrated out by adaptive Gauss-Hermite quadrature
+# (R/glm_mixed.R, src/glm_mixed.c).
+
+glmm_test_data <- function(family, n, groups, seed, tau = 0.8) {
+  withr::with_seed(seed, {
+    g <- sample(groups, n, TRUE)
+    x <- rnorm(n)
+    u <- rnorm(groups, 0, tau)
+    eta <- -0.2 + 0.7 * x + u[g]
+    y <- switch(family,
+      logistic = rbinom(n, 1, plogis(eta)),
+      poisson = rpois(n, exp(eta)),
+      negative_binomial = rnbinom(n, size = 4, mu = exp(eta)))
+    data.frame(y = y, x = x, g = paste0("s", g))
+  })
+}
+
+glmm_constructor <- function(family) {
+  switch(family, logistic = logistic_regression, poisson = poisson_regression,
+         negative_binomial = negative_binomial_regression)
+}
+
+# log of the integral over each group's effect, by stats::integrate() on the effect's own
+# scale (independent of the model's quadrature), summed over the groups
+integrated_log_lik <- function(family, d, beta, tau, size = NULL) {
+  eta <- beta[1] + beta[2] * d$x
+  sum(vapply(split(seq_len(nrow(d)), d$g), function(rows) {
+    f <- function(u) {
+      vapply(u, function(v) {
+        mu <- eta[rows] + v
+        lp <- switch(family,
+          logistic = dbinom(d$y[rows], 1, plogis(mu), log = TRUE),
+          poisson = dpois(d$y[rows], exp(mu), log = TRUE),
+          negative_binomial = dnbinom(d$y[rows], size = size, mu = exp(mu), log = TRUE))
+        exp(sum(lp) + dnorm(v, 0, tau, log = TRUE) - shift)
+      }, numeric(1))
+    }
+    # the integrand's peak, so that integrate() sees values near 1
+    shift <- 0
+    grid <- seq(-6 * tau, 6 * tau, length.out = 401)
+    shift <- max(log(f(grid)))
+    log(integrate(f, -10 * tau, 10 * tau, rel.tol = 1e-12, subdivisions = 1000L)$value) + shift
+  }, numeric(1)))
+}
+
+test_that("each family's collapsed likelihood matches integrate() over every group's effect", {
+  for (family in c("logistic", "poisson", "negative_binomial")) {
+    d <- glmm_test_data(family, 120, 7, seed = 1)
+    m <- glmm_constructor(family)(y ~ x + (1 | g), d, prior = "paper")
+    expect_s3_class(m, "sgais_glm_mixed")
+    expect_equal(m$n, 7L)
+    expect_equal(m$parameter_names, c("(Intercept)", "x",
+                                      if (family == "negative_binomial") "log_overdispersion",
+                                      "log_group_sd"))
+    theta <- c(-0.1, 0.6, if (family == "negative_binomial") log(0.4), log(0.9))
+    ll <- sgais:::model_evaluate(m, theta)$log_lik
+    # 15 nodes: within 1e-7 nats over 7 groups (measured: 9e-9 at most)
+    expect_lt(abs(ll - integrated_log_lik(family, d, theta[1:2], 0.9, 0.4^-2)), 1e-7)
+    # the gradient is the nodes' estimate of the integral's, not the derivative of their sum:
+    # it agrees to the quadrature's error
+    check <- check_gradients(m, seed = 1)
+    expect_lt(max(check$rel_error), 1e-4)
+  }
+})
+
+test_that("rows added later for groups already seen give the same likelihood as all at once", {
+  d <- glmm_test_data("poisson", 200, 9, seed = 2)
+  theta <- c(0.1, 0.5, log(0.7))
+  whole <- poisson_regression(y ~ x + (1 | g), d, prior = "paper")
+  first <- poisson_regression(y ~ x + (1 | g), d[1:120, ], prior = "paper")
+  grown <- sgais:::model_add_rows(first, d[121:200, ])
+  # a unit for each group of the new rows, its earlier rows as context
+  expect_equal(grown$n, first$n + length(unique(d$g[121:200])))
+  expect_true(all(grown$data$unit_context[-seq_len(first$n)] >= 0))
+  expect_gt(sum(grown$data$unit_context), 0)
+  expect_equal(sgais:::model_evaluate(grown, theta)$log_lik,
+               sgais:::model_evaluate(whole, theta)$log_lik, tolerance = 1e-10)
+  # a model holding only the new rows starts every group from its prior
+  alone <- sgais:::model_with_data(first, d[121:200, ])
+  expect_equal(sum(alone$data$unit_context), 0)
+  # units survive shuffling and subsetting as wholes (the audit's shuffle)
+  perm <- withr::with_seed(3, sample(grown$n))
+  moved <- grown
+  moved$data <- sgais:::data_columns(grown$data, perm)
+  expect_equal(sgais:::model_evaluate(moved, theta)$log_lik,
+               sgais:::model_evaluate(grown, theta)$log_lik, tolerance = 1e-10)
+  expect_equal(sgais:::model_keep_first(grown, first$n)$data, first$data)
+})
+
+test_that("a fit streams, continues and predicts rows of known and new groups", {
+  d <- glmm_test_data("logistic", 90, 4, seed = 3)
+  m <- logistic_regression(y ~ x + (1 | g), d[1:60, ], group_sd = 0.8, prior = "paper")
+  expect_equal(m$parameter_names, c("(Intercept)", "x"))
+  fit <- sgais(m, seed = 1, progress = FALSE, particles = 20, sghmc_steps = 5,
+               min_sghmc_steps = 2)
+  expect_true(is.finite(log_evidence(fit)))
+  more <- sgais(fit, d[61:90, ], progress = FALSE)
+  expect_equal(more$n, fit$n + length(unique(d$g[61:90])))
+  # each row to predict is a unit of its own, conditioned on its group's rows in the fit
+  new <- data.frame(y = c(1, 0), x = c(0.2, -0.4), g = c(d$g[1], "unseen"))
+  pred <- sgais:::model_for_prediction(m, new)
+  expect_equal(pred$n, 2L)
+  expect_gt(pred$data$unit_context[1], 0)
+  expect_equal(pred$data$unit_context[2], 0L)
+  theta <- c(-0.1, 0.5)
+  lp <- .Call(sgais:::C_ffi_model_pointwise_log_lik, pred, matrix(theta))
+  with_row <- logistic_regression(y ~ x + (1 | g), rbind(d[1:60, ], new[1, ]), group_sd = 0.8,
+                                  prior = "paper")
+  expect_equal(lp[1], sgais:::model_evaluate(with_row, theta)$log_lik -
+                 sgais:::model_evaluate(m, theta)$log_lik, tolerance = 1e-9)
+  dens <- predictive_density(fit, new)
+  expect_length(dens, 2L)
+  expect_true(all(is.finite(dens) & dens < 0))
+})
+
+test_that("what the model cannot take is a classed error naming it", {
+  d <- glmm_test_data("logistic", 60, 5, seed = 4)
+  d$z <- rnorm(60)
+  expect_error(logistic_regression(y ~ x + (1 + x | g), d), class = "sgais_error_random_effects")
+  expect_error(logistic_regression(y ~ x + (0 + x | g), d), "random intercept",
+               class = "sgais_error_random_effects")
+  expect_error(logistic_regression(y ~ x + (1 | h), d), "`h`", class = "sgais_error_missing_column")
+  expect_error(logistic_regression(y ~ x, d, group_sd = 1), class = "sgais_error_random_effects")
+  expect_error(poisson_regression(y ~ x + (1 | g), d, group_sd = c(1, 2)), class = "sgais_error_prior")
+  expect_error(logistic_regression(y ~ x + (1 | g), d, x = d$x), "not both")
+  m <- logistic_regression(y ~ x + (1 | g), d)
+  expect_error(sgais(m, reservoir_size = 5000, progress = FALSE), class = "sgais_error_reservoir")
+  bad <- m
+  bad$data$unit_rows[1] <- bad$data$unit_rows[1] + 1L
+  expect_error(sgais(bad, progress = FALSE), "unit_rows", class = "sgais_error_invalid_model")
+  bad <- m
+  bad$data$unit_context[1] <- bad$data$unit_rows[1]
+  expect_error(sgais(bad, progress = FALSE), class = "sgais_error_invalid_model")
+  bad <- m
+  bad$hyper$quadrature[1, 1] <- NaN
+  expect_error(sgais(bad, progress = FALSE), class = "sgais_error_invalid_model")
+})
+
+test_that("compare_models() sets models with and without the random intercept side by side", {
+  d <- glmm_test_data("logistic", 160, 8, seed = 5)
+  models <- list(plain = logistic_regression(y ~ x, d, prior = "paper"),
+                 patient = logistic_regression(y ~ x + (1 | g), d, prior = "paper"))
+  cmp <- compare_models(models, d[1:100, ], seed = 1, progress = FALSE, particles = 20,
+                        sghmc_steps = 5, min_sghmc_steps = 2)
+  expect_equal(cmp$fits$patient$n, 8L)
+  expect_equal(max(cmp$trajectory$n), 100)
+  more <- update(cmp, d[101:160, ], progress = FALSE)
+  # the fits meet where both have a point (the end of the data), counted in rows
+  expect_equal(max(more$trajectory$n), 160)
+  expect_equal(nrow(more$trajectory), 2 * length(unique(more$trajectory$n)))
+  expect_equal(more$fits$patient$n, 8L + length(unique(d$g[101:160])))
+  # a model of groups takes mini-batches of about 500 rows' worth of groups
+  expect_equal(cmp$fits$patient$settings$batch_size, 25L) # 160 rows in 8 groups
+  expect_equal(cmp$fits$plain$settings$batch_size, 500L)
+})
