@@ -33,10 +33,12 @@
 #' \eqn{\sigma_g}{group_sd} half-normal(1) by default (on the linear predictor's scale, where a
 #' group sd of 1 moves a group's odds, or mean, by a factor of about e), or the prior or known
 #' value given as `group_sd`. The fixed effects keep the priors above. Each group's effect is
-#' integrated out by adaptive Gauss-Hermite quadrature (15 nodes about the integrand's mode, found
-#' by Newton's method; `src/glm_mixed.c`), accurate to far below a nat over thousands of groups
-#' (measured: `vignette("validation")`), so the model has the parameters of the regression plus
-#' `log_group_sd` (and `log_overdispersion`) however many groups there are.
+#' integrated out by adaptive Gauss-Hermite quadrature (21 nodes about the integrand's mode for
+#' fewer than 200 rows, 15 from 200; the mode by Newton's method; `src/glm_mixed.c`), so the
+#' model has the parameters of the regression plus `log_group_sd` (and `log_overdispersion`)
+#' however many groups there are. The quadrature's error was measured below 1e-4 nats over
+#' 5,000 groups with group sds up to 1, and at most 0.2 with a group sd of 2.5 and rare events,
+#' whose integrands are furthest from a Gaussian (`R/glm_mixed.R`).
 #'
 #' The model's observations are then the groups, not the rows: its `n` counts groups, its
 #' evidence trajectory has a point per group in the order they first appear, and each group's
@@ -47,7 +49,10 @@
 #' costs more as it grows. [predictive_density()] predicts each new row from its group's rows in
 #' the fit (a group not seen starts from the prior). The SGAIS methods take mini-batches of about
 #' 500 rows' worth of groups unless `batch_size` is given (each group costs a pass over its rows
-#' per quadrature node), and a bounded `reservoir_size` is refused. Random slopes, correlated
+#' per quadrature node), and a bounded `reservoir_size` is refused. With few parameters and many
+#' rows the posterior is close to a Gaussian, and [importance_sampling()] is the fast estimator
+#' of the evidence of all the data (measured at 10^4 rows in 50 groups: 1.2 s against SGAIS's
+#' 14 s, at a tenth of its SE); [sgais()] gives the evidence after every group, online. Random slopes, correlated
 #' effects and several grouping factors are refused with errors of class
 #' `sgais_error_random_effects` ([linear_regression()] takes independent random slopes). The
 #' model has class `sgais_glm_mixed`.

@@ -116,9 +116,10 @@ model_rules <- list(
       h <- m$hyper
       if (!h$glmm_family %in% glmm_family_codes) return("its `hyper$glmm_family` must be 1, 2 or 3.")
       quad <- h$quadrature
-      if (!is.matrix(quad) || typeof(quad) != "double" || nrow(quad) != 2L || ncol(quad) < 1L ||
-          ncol(quad) > 64L || any(!is.finite(quad))) {
-        return("its `hyper$quadrature` must be a finite numeric matrix of 2 rows and 1 to 64 columns.")
+      if (!is.matrix(quad) || typeof(quad) != "double" || nrow(quad) != 3L || ncol(quad) < 1L ||
+          ncol(quad) > 256L || any(!is.finite(quad)) || quad[1L, 1L] != 0 || is.unsorted(quad[1L, ])) {
+        return(paste("its `hyper$quadrature` must be a finite numeric matrix of 3 rows (rules",
+                     "for integrals of at least so many rows, from 0 up) and 1 to 256 columns."))
       }
       v <- h[["group_sd"]]
       if (!is.null(v) && !(is_number(v) && in_hyper_range(v))) {
@@ -419,7 +420,6 @@ model_evaluate <- function(model, theta, start = 0L, n = model$n - start) {
   )
 }
 
-# n draws from the prior as a dim x n matrix.
 # What the model supplies, from the C core (src/model_r.c): a named logical vector with `jumps`
 # (jump proposals: its posterior may have separated modes), `log_lik_range` (the confidence
 # sampler's bound), `lik_bound` (FlyMC's), `canonicalize` (a canonical labelling) and
@@ -437,6 +437,7 @@ model_reference_applies <- function(model) {
   with_model_errors(.Call(C_ffi_model_reference_applies, model))
 }
 
+# n draws from the prior as a dim x n matrix.
 model_prior_draw <- function(model, n) {
   with_model_errors(.Call(C_ffi_model_prior_draw, model, as.integer(n)))
 }

@@ -27,7 +27,9 @@
  * s = (-h''(m))^-1/2 and the q nodes x_k and weights w_k of the rule for e^(-x^2),
  *   I = sqrt(2) s sum_k w_k e^(x_k^2) e^(h(u_k)),  u_k = m + sqrt(2) s x_k,
  * exact for an integrand that is a Gaussian times a polynomial of degree < 2q; the error falls
- * fast with a group's rows (the integrand tends to a Gaussian). The gradient is that of the
+ * fast with a group's rows (the integrand tends to a Gaussian), so an integral over more rows
+ * takes a rule of fewer nodes (the model's rules, each for integrals of at least so many rows:
+ * R/glm_mixed.R says which, and what they were measured to cost in accuracy). The gradient is that of the
  * integral, E[dh/dtheta] under the normalised integrand, by the same nodes with weights
  * pi_k proportional to the terms of the sum: dh/dbeta = sum_i e_i(u) a_i (e: d log p / d eta),
  * dh/dlog tau = u^2 / tau^2 - 1, and (negative binomial) dh/dphi = sum_i of the family's
@@ -39,17 +41,19 @@
 #include <math.h>
 
 #define GMX_MAX_NODES 64
-#define GMX_NEWTON_MAX 100
+#define GMX_MAX_RULES 4
+#define GMX_NEWTON_MAX 200
 
 typedef struct {
   sg_prior prior;       /* first (sg_blocks_model_log_prior()): over all dim parameters */
   const double *rows;   /* row r at rows + r * stride: a_r, y_r, o_r */
-  int p, stride, family, q;
+  int p, stride, family, q; /* q: the most nodes of any rule */
+  int rules, rule_min[GMX_MAX_RULES], rule_at[GMX_MAX_RULES], rule_q[GMX_MAX_RULES];
   const sg_index *start; /* unit u's rows: start[u] .. start[u + 1] - 1 */
   const int *context;    /* the first context[u] of them are conditioned on */
   int omega_at, tau_at;  /* -1: no overdispersion; a known tau */
   double tau;            /* the known group sd (tau_at < 0) */
-  const double *node, *log_weight; /* x_k, and log w_k + x_k^2 */
+  const double *node, *log_weight; /* x_k, and log w_k + x_k^2, of every rule */
   double *log_factorial;
   sg_index max_rows;
 } gmx_data;
@@ -81,7 +85,10 @@ static inline double gmx_term(const gmx_data *d, double y, double eta, const gmx
 
 /* The mode of h over the n rows from `first` (linear predictors without the effect in eta) and
  * the curvature -h'' there (to *curv). Newton's steps are kept inside the bracket of the root
- * of h' found so far (bisection otherwise), so the iteration converges from u = 0 for any data;
+ * of h' found so far, and a step that did not halve |h'| is followed by a bisection of the
+ * bracket: Newton's method on the exponential side of a Poisson integrand, after overshooting,
+ * comes back one unit per step (from u = 170, measured, it had not returned after 100 steps),
+ * where bisection halves the distance. So the iteration converges from u = 0 for any data;
  * it stops when a step is below 1e-3 of the integrand's width: the quadrature about a point that
  * far from the mode, with a width that close, differs from that about the mode by far less than
  * its own error (the nodes integrate a shifted Gaussian, an entire function times a Gaussian,
@@ -89,7 +96,7 @@ static inline double gmx_term(const gmx_data *d, double y, double eta, const gmx
 static double gmx_mode(const gmx_data *d, const double *eta, sg_index first, sg_index n,
                        const gmx_scales *s, double *curv) {
   const double prec = 1.0 / (s->tau * s->tau);
-  double u = 0.0, lo = -INFINITY, hi = INFINITY, g2 = -prec;
+  double u = 0.0, lo = -INFINITY, hi = INFINITY, g2 = -prec, last = INFINITY;
   for (int it = 0; it < GMX_NEWTON_MAX; it++) {
     double g1 = -u * prec;
     g2 = -prec;
@@ -110,9 +117,16 @@ static double gmx_mode(const gmx_data *d, const double *eta, sg_index first, sg_
       break;
     }
     if (g1 > 0.0) lo = u; else hi = u;
-    /* past the other end of the bracket, which is then finite (the step's direction is g1's) */
-    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    /* past the other end of the bracket, which is then finite (the step's direction is g1's),
+     * or too slow: bisect */
+    const int slow = fabs(g1) > 0.5 * last && R_FINITE(lo) && R_FINITE(hi);
+    if (slow || !(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    last = fabs(g1);
     u = next;
+    if (it == GMX_NEWTON_MAX - 1) { /* not converged: no mode to trust */
+      *curv = NAN;
+      return NAN;
+    }
   }
   *curv = -g2;
   return u;
@@ -124,7 +138,10 @@ static double gmx_log_integral(const gmx_data *d, const double *eta, sg_index fi
                                const gmx_scales *s, double weight, double *grad, double *gt,
                                double *gphi, double *work) {
   if (n == 0) return 0.0;
-  const int q = d->q, p = d->p;
+  int r = 0;
+  while (r + 1 < d->rules && n >= d->rule_min[r + 1]) r++;
+  const int q = d->rule_q[r], p = d->p;
+  const double *node = d->node + d->rule_at[r], *log_weight = d->log_weight + d->rule_at[r];
   double curv;
   const double m = gmx_mode(d, eta, first, n, s, &curv);
   if (ISNAN(m)) return -INFINITY;
@@ -132,8 +149,8 @@ static double gmx_log_integral(const gmx_data *d, const double *eta, sg_index fi
   double *h = work, *u = work + q, *gp = work + 2 * q, *gb = work + 3 * q; /* gb: q x p */
   const double log_norm = -0.5 * log(2.0 * M_PI) - log(s->tau);
   for (int k = 0; k < q; k++) {
-    u[k] = m + width * d->node[k];
-    h[k] = d->log_weight[k] + log_norm - 0.5 * (u[k] / s->tau) * (u[k] / s->tau);
+    u[k] = m + width * node[k];
+    h[k] = log_weight[k] + log_norm - 0.5 * (u[k] / s->tau) * (u[k] / s->tau);
     gp[k] = 0.0;
   }
   if (grad)
@@ -217,19 +234,53 @@ static void gmx_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const dou
     out[k] = gmx_unit(d, theta, start + k, &s, 0.0, NULL, NULL, NULL, eta, work);
 }
 
+/* The rules in quad (3 x total, column-major: the fewest rows a rule is for, a node, its log
+ * weight; a rule's nodes consecutive, the rules by increasing fewest rows, the first for 0). */
+static int gmx_rules(gmx_data *d, const double *quad, int total, sg_status *st) {
+  d->rules = 0;
+  d->q = 0;
+  for (int k = 0; k < total; k++) {
+    const double *c = quad + 3 * (sg_index) k;
+    if (!R_FINITE(c[0]) || !R_FINITE(c[1]) || !R_FINITE(c[2]))
+      return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: its quadrature rules are not finite.");
+    if (k == 0 || c[0] != quad[3 * (sg_index) (k - 1)]) {
+      if (d->rules == GMX_MAX_RULES || (k == 0 && c[0] != 0.0) ||
+          (k > 0 && !(c[0] > quad[3 * (sg_index) (k - 1)])) || c[0] > INT_MAX)
+        return sg_fail(st, SG_ERR_INPUT,
+                       "`model` is corrupt: its quadrature rules must be at most %d, the first "
+                       "for 0 rows, by increasing rows.", GMX_MAX_RULES);
+      d->rule_min[d->rules] = (int) c[0];
+      d->rule_at[d->rules] = k;
+      d->rule_q[d->rules] = 0;
+      d->rules++;
+    }
+    if (++d->rule_q[d->rules - 1] > GMX_MAX_NODES)
+      return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: a quadrature rule has over %d nodes.",
+                     GMX_MAX_NODES);
+    if (d->rule_q[d->rules - 1] > d->q) d->q = d->rule_q[d->rules - 1];
+  }
+  if (d->rules == 0) return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: it has no quadrature rule.");
+  double *node = (double *) R_alloc(total, sizeof(double));
+  double *lw = (double *) R_alloc(total, sizeof(double));
+  for (int k = 0; k < total; k++) {
+    node[k] = quad[3 * (sg_index) k + 1];
+    lw[k] = quad[3 * (sg_index) k + 2] + node[k] * node[k];
+  }
+  d->node = node;
+  d->log_weight = lw;
+  return SG_OK;
+}
+
 int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_units,
-                      const int *unit_rows, const int *context, double tau, const double *node,
-                      const double *log_weight, int q, sg_prior prior, sg_status *st) {
+                      const int *unit_rows, const int *context, double tau, const double *quad,
+                      int total, sg_prior prior, sg_status *st) {
   if (p < 1 || n_units < 0)
     return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   if (family < SG_GLMM_LOGISTIC || family > SG_GLMM_NEGATIVE_BINOMIAL)
     return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: unknown response family %d.", family);
-  if (q < 1 || q > GMX_MAX_NODES)
-    return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: it has %d quadrature nodes (1 to %d).",
-                   q, GMX_MAX_NODES);
-  for (int k = 0; k < q; k++)
-    if (!R_FINITE(node[k]) || !R_FINITE(log_weight[k]))
-      return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: its quadrature nodes are not finite.");
+  gmx_data *d = (gmx_data *) R_alloc(1, sizeof(gmx_data));
+  if (gmx_rules(d, quad, total, st)) return st->code;
+  const int q = d->q;
   if (p > INT_MAX / (4 * GMX_MAX_NODES) - 64)
     return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
   if (!ISNAN(tau) && (!(tau > 0) || !R_FINITE(tau)))
@@ -259,19 +310,13 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
   } else if (sg_count_rows_check(rows, p, n_rows, stride, st)) {
     return st->code;
   }
-  gmx_data *d = (gmx_data *) R_alloc(1, sizeof(gmx_data));
   d->rows = rows;
   d->p = p;
   d->stride = stride;
   d->family = family;
-  d->q = q;
   d->start = start;
   d->context = context;
   d->tau = tau;
-  d->node = node;
-  double *lw = (double *) R_alloc(q, sizeof(double));
-  for (int k = 0; k < q; k++) lw[k] = log_weight[k] + node[k] * node[k];
-  d->log_weight = lw;
   d->log_factorial = family == SG_GLMM_LOGISTIC ? NULL : sg_log_factorial_table();
   d->max_rows = max_rows;
   int dim = p;

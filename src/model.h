@@ -437,13 +437,14 @@ void sg_group_prefix(const double *xt, const double *y, const double *zt, const 
  * of the units before it), some rows of one group, the first context[u] of which (0 <= context[u]
  * < unit_rows[u]) are the group's earlier rows that the others are conditioned on. Rows: the p
  * covariates, y and the offset. tau: the known group sd, or NaN for a parameter (last);
- * negative binomial: log omega after the p coefficients. node, log_weight: the q nodes x_k and
- * log weights of Gauss-Hermite quadrature for the weight e^(-x^2). `prior` covers all dim
- * parameters. */
+ * negative binomial: log omega after the p coefficients. quad (3 x total, column-major): the
+ * Gauss-Hermite rules for the weight e^(-x^2), a column per node: the fewest rows of an integral
+ * its rule is for, the node x_k and its log weight (a rule's nodes together, the rules by
+ * increasing rows, the first for 0). `prior` covers all dim parameters. */
 enum { SG_GLMM_LOGISTIC = 1, SG_GLMM_POISSON = 2, SG_GLMM_NEGATIVE_BINOMIAL = 3 };
 int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_units,
-                      const int *unit_rows, const int *context, double tau, const double *node,
-                      const double *log_weight, int q, sg_prior prior, sg_status *st);
+                      const int *unit_rows, const int *context, double tau, const double *quad,
+                      int total, sg_prior prior, sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 /* The most components with jump proposals: the sums over relabellings cost O(2^K K) per jump

@@ -163,8 +163,8 @@ static void linear_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
 
 /* data: xt (p x rows), y, offset (rows), unit_rows and unit_context (one per observation, a
  * unit of rows of one group: R/glm_mixed.R); hyper: glmm_family (SG_GLMM_*), group_sd when
- * known, quadrature (2 x q: Gauss-Hermite nodes and log weights) and `prior`, the blocks of all
- * the parameters. */
+ * known, quadrature (3 x nodes: the Gauss-Hermite rules, as sg_glm_mixed_init takes them) and
+ * `prior`, the blocks of all the parameters. */
 static void glm_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data"), hyp = sg_list_get(model, "hyper");
   SEXP xt = data_matrix(data, "xt", REALSXP);
@@ -181,19 +181,13 @@ static void glm_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
     sg_input_error("`model` data are corrupt: `unit_rows` add up to %.0f rows, not %d.", total, rows);
   const int family = sg_scalar_int(sg_list_get(hyp, "glmm_family"), "glmm_family", 1);
   SEXP quad = sg_list_get(hyp, "quadrature");
-  if (TYPEOF(quad) != REALSXP || !Rf_isMatrix(quad) || Rf_nrows(quad) != 2 || Rf_ncols(quad) < 1)
-    sg_input_error("`model` is corrupt: `quadrature` must be a numeric matrix of 2 rows.");
-  const int q = Rf_ncols(quad);
-  double *node = (double *) R_alloc(q, sizeof(double)), *log_weight = (double *) R_alloc(q, sizeof(double));
-  for (int k = 0; k < q; k++) {
-    node[k] = REAL(quad)[2 * k];
-    log_weight[k] = REAL(quad)[2 * k + 1];
-  }
+  if (TYPEOF(quad) != REALSXP || !Rf_isMatrix(quad) || Rf_nrows(quad) != 3 || Rf_ncols(quad) < 1)
+    sg_input_error("`model` is corrupt: `quadrature` must be a numeric matrix of 3 rows.");
   const double tau = known_or_nan(model, "group_sd");
   const int dim = p + (family == SG_GLMM_NEGATIVE_BINOMIAL) + ISNAN(tau);
   sg_prior prior = sg_prior_from_r(sg_list_get(hyp, "prior"), dim);
   sg_glm_mixed_init(m, sg_rows_from_r(xt, cols, 2), p, family, n, INTEGER(unit_rows),
-                    INTEGER(context), tau, node, log_weight, q, prior, st);
+                    INTEGER(context), tau, REAL(quad), Rf_ncols(quad), prior, st);
 }
 
 static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {
