@@ -400,6 +400,7 @@ format_se <- function(x) {
   se <- x$log_evidence_se
   if (is.null(se) || is.na(se)) return("")
   r <- length(x$replicate_log_evidence)
+  if (r == 0L) return(sprintf(" +/- %.4f (SE from the importance weights)", se))
   if (r == 1L) return(sprintf(" +/- %.4f (SE predicted by the run itself)", se))
   sprintf(" +/- %.4f (SE from %d replicates)", se, r)
 }

@@ -1,5 +1,5 @@
-# The parent class of every estimator's result (sgais_fit, sgais_ais_fit, sgais_ns_fit and
-# sgais_online_ns_fit).
+# The parent class of every estimator's result (sgais_fit, sgais_ais_fit, sgais_ns_fit,
+# sgais_online_ns_fit and sgais_is_fit).
 # Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
 # initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
 
@@ -90,7 +90,7 @@ validate_sgais_evidence <- function(x, call = NULL) {
     if (!is.matrix(dead) || !is.double(dead) || ncol(dead) != x$model$dim + 2L || nrow(dead) < 1L) {
       bad("its `dead` points are not a numeric matrix with a column per parameter, then the log-likelihood and log-weight")
     }
-  } else if (inherits(x, c("sgais_fit", "sgais_ais_fit"))) {
+  } else if (inherits(x, c("sgais_fit", "sgais_ais_fit", "sgais_is_fit"))) {
     st <- x$state
     if (!is.list(st) || !is.matrix(st$particles) || !is.double(st$particles) ||
         ncol(st$particles) != x$model$dim || !is.double(st$log_weights) ||
@@ -103,14 +103,18 @@ validate_sgais_evidence <- function(x, call = NULL) {
 
 #' Results of the evidence estimators
 #'
-#' [sgais()], [ais()], [nested_sampling()] and [online_nested_sampling()] return objects of
-#' classes `sgais_fit`, `sgais_ais_fit`, `sgais_ns_fit` and `sgais_online_ns_fit`, all with the
-#' parent class `sgais_evidence`. They share
+#' [sgais()], [ais()], [nested_sampling()], [online_nested_sampling()] and
+#' [importance_sampling()] return objects of classes `sgais_fit`, `sgais_ais_fit`,
+#' `sgais_ns_fit`, `sgais_online_ns_fit` and `sgais_is_fit`, all with the parent class
+#' `sgais_evidence` (an importance-sampling fit's data frame has a row per draw: the shared
+#' columns, `method` and `n` set and the others `NA`, then the draw, its parameters and its
+#' log-weight). They share
 #' [log_evidence()], [confint()] (with replicates), [posterior_samples()], `print()`, `summary()`
 #' and [as.data.frame()], whose data frame begins with the same columns for every method, in
 #' this order:
 #' \describe{
-#'   \item{`method`}{`"SGAIS"`, `"AIS"`, `"Nested sampling"` or `"Online NS"`;}
+#'   \item{`method`}{`"SGAIS"`, `"AIS"`, `"Nested sampling"`, `"Online NS"` or
+#'     `"importance sampling"`;}
 #'   \item{`n`}{the observations in that row's target (SGAIS and online nested sampling: the
 #'     prefix so far; AIS and nested sampling: all of them);}
 #'   \item{`log_evidence`}{the estimate so far (SGAIS: of the prefix; AIS: of the tempered target

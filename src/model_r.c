@@ -314,6 +314,33 @@ SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
   return out;
 }
 
+/* The log prior and the log-likelihood of all the observations at every parameter vector (the
+ * columns of the dim x M matrix theta), without gradients: a 2 x M matrix, for importance
+ * sampling (R/importance_sampling.R). Each pass runs on the session's threads (blocks in a
+ * fixed order: the same on any number); interruptible between columns. */
+SEXP ffi_model_log_density(SEXP model, SEXP theta) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim)
+    sg_input_error("`theta` must be a numeric matrix with %d rows.", m.dim);
+  const int M = Rf_ncols(theta);
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  sg_workspace_threads(&ws, &m, sg_threads());
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, 2, M));
+  double *o = REAL(out);
+  for (int i = 0; i < M; i++) {
+    const double *t = REAL(theta) + (size_t) i * m.dim;
+    o[2 * i] = m.log_prior(&m, &ws, t, NULL);
+    o[2 * i + 1] = sg_model_log_lik(&m, &ws, t, NULL, 0, m.n_obs, 1.0, NULL);
+    if (st.code) sg_raise(&st);
+    R_CheckUserInterrupt();
+  }
+  UNPROTECT(1);
+  return out;
+}
+
 /* n prior draws as a dim x n matrix (column per draw). */
 SEXP ffi_model_prior_draw(SEXP model, SEXP n) {
   sg_model m;

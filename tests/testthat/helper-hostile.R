@@ -207,6 +207,21 @@ hostile_table <- function() {
       call_case(est, list(v), "`model`")))
   }
 
+  # importance sampling: its own arguments (no replicates or settings)
+  add(hostile_values(importance_sampling(m, draws = .bad, progress = FALSE), "`draws`",
+                     c(bad_wholes, list(0, 9))))
+  add(hostile_values(importance_sampling(m, df = .bad, progress = FALSE), "`df`",
+                     list(NA, -1, 0, "a", c(2, 3), NaN)))
+  add(hostile_values(importance_sampling(m, inflation = .bad, progress = FALSE), "`inflation`",
+                     list(NA, 0.5, "a", c(2, 3), Inf, NaN)))
+  add(hostile_values(importance_sampling(m, seed = .bad, progress = FALSE), "`seed`",
+                     list("a", 1.5, NA, Inf, 1e308, c(1, 2))))
+  add(hostile_values(importance_sampling(m, progress = .bad), "`progress`", bad_flags))
+  add(hostile_values(importance_sampling(.bad), "`model`",
+                     list(NULL, 1, "m", quote(d), list(family = "linear_regression"))))
+  one(importance_sampling(m_mix, progress = FALSE), "several modes",
+      class = "sgais_error_multimodal")
+
   # ---- model constructors
   add(hostile_values(linear_regression(y ~ ., d, noise_sd = .bad), "noise_sd",
                      list(-1, 0, NA, "a", c(1, 2), Inf, 1e-200, 1e200)))

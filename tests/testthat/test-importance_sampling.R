@@ -1,0 +1,67 @@
+# Importance sampling from the Laplace approximation (R/importance_sampling.R).
+
+test_that("importance sampling recovers exact evidences within its standard error", {
+  d <- simulate_linear_regression(3000, seed = 11)
+  for (model in list(linear_regression(y ~ ., d), linear_regression(y ~ ., d, noise_sd = NULL))) {
+    fit <- importance_sampling(model, seed = 1, progress = FALSE)
+    expect_s3_class(fit, c("sgais_is_fit", "sgais_evidence"))
+    expect_lt(abs(log_evidence(fit) - exact_log_evidence(model)), 3 * fit$log_evidence_se)
+    expect_gt(fit$ess, 200)
+    expect_lt(fit$pareto_k, 0.5)
+    expect_lt(fit$log_evidence_se, 0.1)
+  }
+  # a GLM with a random intercept, one parameter (the sd known): against integrate() over it of
+  # the model's own collapsed likelihood
+  g <- withr::with_seed(2, data.frame(x = rnorm(300), g = sample(letters[1:12], 300, TRUE)))
+  g$y <- withr::with_seed(3, rbinom(300, 1, plogis(0.4 + rnorm(12)[match(g$g, letters)])))
+  m <- logistic_regression(y ~ 1 + (1 | g), g, prior = "paper", group_sd = 0.8)
+  ll <- function(b) vapply(b, function(v) sgais:::model_evaluate(m, v)$log_lik, numeric(1))
+  peak <- ll(0.4)
+  z <- integrate(function(b) exp(ll(b) - peak) * dnorm(b, 0, 2.5), -3, 4, rel.tol = 1e-10)$value
+  fit <- importance_sampling(m, seed = 2, progress = FALSE)
+  expect_lt(abs(log_evidence(fit) - (log(z) + peak)), max(3 * fit$log_evidence_se, 0.02))
+})
+
+test_that("a seed reproduces a fit, the fit prints, and its draws are posterior draws", {
+  model <- linear_regression(y ~ ., simulate_linear_regression(500, seed = 12))
+  a <- importance_sampling(model, draws = 200, seed = 5, progress = FALSE)
+  b <- importance_sampling(model, draws = 200, seed = 5, progress = FALSE)
+  expect_identical(a$log_evidence, b$log_evidence)
+  set.seed(9)
+  c1 <- importance_sampling(model, draws = 200, progress = FALSE)
+  set.seed(9)
+  c2 <- importance_sampling(model, draws = 200, progress = FALSE)
+  expect_identical(c1$state, c2$state)
+  out <- format(a)
+  expect_match(out[1], "importance sampling")
+  expect_true(any(grepl("Pareto k", out)))
+  expect_true(any(grepl("SE from the importance weights", out)))
+  df <- as.data.frame(a)
+  expect_equal(nrow(df), 200L)
+  expect_true(all(c("method", "draw", "log_weight", model$parameter_names) %in% names(df)))
+  draws <- posterior_samples(a, 400, seed = 1)
+  expect_equal(dim(draws), c(400L, model$dim))
+  expect_lt(max(abs(colMeans(draws) - a$mode)), 0.05)
+  expect_error(update(a, simulate_linear_regression(10, seed = 1)),
+               class = "sgais_error_not_continuable")
+})
+
+test_that("a posterior the proposal misses is refused or warned about", {
+  expect_error(importance_sampling(gaussian_mixture(scale(faithful[1:60, ]), 2), progress = FALSE),
+               class = "sgais_error_multimodal")
+  # one zero count, a wide prior: the posterior's left tail is the prior's, far heavier than
+  # the Laplace approximation's normal
+  m <- poisson_regression(y ~ 1, data.frame(y = 0), prior = "paper", prior_sd = 100)
+  expect_warning(importance_sampling(m, df = Inf, inflation = 1, seed = 1, progress = FALSE),
+                 "Pareto k", class = "sgais_warning_unreliable")
+  # the tail-shape estimate itself: Pareto tails of shape 1 and 2, and a light tail
+  u <- withr::with_seed(1, runif(4000))
+  expect_equal(sgais:::pareto_shape(-log(u)), 1, tolerance = 0.15)
+  expect_gt(sgais:::pareto_shape(-2 * log(u)), 1.6)
+  expect_lt(sgais:::pareto_shape(withr::with_seed(2, rnorm(4000, 0, 0.3))), 0.2)
+  model <- linear_regression(y ~ ., simulate_linear_regression(100, seed = 13))
+  expect_error(importance_sampling(model, draws = 5), "`draws`")
+  expect_error(importance_sampling(model, df = 0), "`df`")
+  expect_error(importance_sampling(model, inflation = 0.5), "`inflation`")
+  expect_error(importance_sampling(model, seed = "a"), "seed")
+})
