@@ -29,8 +29,8 @@
  * exact for an integrand that is a Gaussian times a polynomial of degree < 2q; the error falls
  * fast with a group's rows (the integrand tends to a Gaussian), so an integral over more rows
  * takes a rule of fewer nodes (the model's rules, each for integrals of at least so many rows:
- * R/glm_mixed.R says which, and what they were measured to cost in accuracy). The gradient is that of the
- * integral, E[dh/dtheta] under the normalised integrand, by the same nodes with weights
+ * R/glm_mixed.R says which, and what they were measured to cost in accuracy). The gradient is
+ * that of the integral, E[dh/dtheta] under the normalised integrand, by the same nodes with weights
  * pi_k proportional to the terms of the sum: dh/dbeta = sum_i e_i(u) a_i (e: d log p / d eta),
  * dh/dlog tau = u^2 / tau^2 - 1, and (negative binomial) dh/dphi = sum_i of the family's
  * d/dphi, with d/dlog omega = -2 phi d/dphi (phi = omega^-2).
@@ -43,6 +43,13 @@
 #define GMX_MAX_NODES 64
 #define GMX_MAX_RULES 4
 #define GMX_NEWTON_MAX 200
+/* The logistic and Poisson terms at eta + u are computed from e^eta (once per row) and e^u (once
+ * per node or Newton step), not by an exp() per row and node, when every |eta| and |u| is below
+ * this: their products then stay far inside the doubles (e^600 < 1e300), and a term that is
+ * -log1p(t) or y (eta + u) - mu is as accurate from a product as from an exp() (relative error
+ * of t a few ulps). Measured on a pass over 2 x 10^5 rows in 1,000 groups: logistic 0.065 s to
+ * 0.037, Poisson 0.033 to 0.010, the values the same to 15 digits. */
+#define GMX_FAST_BOUND 300.0
 
 typedef struct {
   sg_prior prior;       /* first (sg_blocks_model_log_prior()): over all dim parameters */
@@ -83,29 +90,48 @@ static inline double gmx_term(const gmx_data *d, double y, double eta, const gmx
   }
 }
 
-/* The mode of h over the n rows from `first` (linear predictors without the effect in eta) and
- * the curvature -h'' there (to *curv). Newton's steps are kept inside the bracket of the root
- * of h' found so far, and a step that did not halve |h'| is followed by a bisection of the
- * bracket: Newton's method on the exponential side of a Poisson integrand, after overshooting,
- * comes back one unit per step (from u = 170, measured, it had not returned after 100 steps),
- * where bisection halves the distance. So the iteration converges from u = 0 for any data;
- * it stops when a step is below 1e-3 of the integrand's width: the quadrature about a point that
- * far from the mode, with a width that close, differs from that about the mode by far less than
- * its own error (the nodes integrate a shifted Gaussian, an entire function times a Gaussian,
- * almost exactly), and the last step, taken, leaves the point nearer still. */
-static double gmx_mode(const gmx_data *d, const double *eta, sg_index first, sg_index n,
-                       const gmx_scales *s, double *curv) {
+/* The mode of h over the n rows from `first` (linear predictors without the effect in eta, and
+ * their exponentials in ex, or ex NULL: GMX_FAST_BOUND) and the curvature -h'' there (to
+ * *curv). Newton's steps are kept inside the bracket of the root of h' found so far, and a
+ * step that did not halve |h'| is followed by a bisection of the bracket: Newton's method on
+ * the exponential side of a Poisson integrand, after overshooting, comes back one unit per step
+ * (from u = 170, measured, it had not returned after 100 steps), where bisection halves the
+ * distance. So the iteration converges from u = 0 for any data; it stops when a step is below
+ * 1e-3 of the integrand's width: the quadrature about a point that far from the mode, with a
+ * width that close, differs from that about the mode by far less than its own error (the nodes
+ * integrate a shifted Gaussian, an entire function times a Gaussian, almost exactly), and the
+ * last step, taken, leaves the point nearer still. */
+static double gmx_mode(const gmx_data *d, const double *eta, const double *ex, sg_index first,
+                       sg_index n, const gmx_scales *s, double *curv) {
   const double prec = 1.0 / (s->tau * s->tau);
   double u = 0.0, lo = -INFINITY, hi = INFINITY, g2 = -prec, last = INFINITY;
   for (int it = 0; it < GMX_NEWTON_MAX; it++) {
     double g1 = -u * prec;
     g2 = -prec;
-    for (sg_index k = 0; k < n; k++) {
-      double d1, d2;
-      sg_glm_newton_terms(d->family, d->rows[(first + k) * d->stride + d->p], eta[k] + u,
-                          s->phi, s->log_phi, &d1, &d2);
-      g1 += d1;
-      g2 += d2;
+    if (ex && fabs(u) < GMX_FAST_BOUND) {
+      const double eu = exp(u);
+      const double *y = d->rows + first * d->stride + d->p;
+      if (d->family == SG_GLMM_LOGISTIC) {
+        for (sg_index k = 0; k < n; k++) {
+          const double t = ex[k] * eu, pr = t / (1.0 + t); /* plogis(eta + u) */
+          g1 += y[k * d->stride] - pr;
+          g2 -= pr / (1.0 + t);
+        }
+      } else { /* Poisson */
+        for (sg_index k = 0; k < n; k++) {
+          const double mu = ex[k] * eu;
+          g1 += y[k * d->stride] - mu;
+          g2 -= mu;
+        }
+      }
+    } else {
+      for (sg_index k = 0; k < n; k++) {
+        double d1, d2;
+        sg_glm_newton_terms(d->family, d->rows[(first + k) * d->stride + d->p], eta[k] + u,
+                            s->phi, s->log_phi, &d1, &d2);
+        g1 += d1;
+        g2 += d2;
+      }
     }
     if (!R_FINITE(g1) || !R_FINITE(g2)) { /* exp() overflowed: no mode to find */
       *curv = NAN;
@@ -132,35 +158,56 @@ static double gmx_mode(const gmx_data *d, const double *eta, sg_index first, sg_
   return u;
 }
 
-/* log I over the n rows from `first` (eta as gmx_mode's). With grad, adds `weight` times the
- * gradient: in beta to grad[0..p-1], in log tau to *gt, in phi to *gphi. work: q (p + 3). */
-static double gmx_log_integral(const gmx_data *d, const double *eta, sg_index first, sg_index n,
-                               const gmx_scales *s, double weight, double *grad, double *gt,
-                               double *gphi, double *work) {
+/* log I over the n rows from `first` (eta and ex as gmx_mode's). With grad, adds `weight` times
+ * the gradient: in beta to grad[0..p-1], in log tau to *gt, in phi to *gphi. work: q (p + 5). */
+static double gmx_log_integral(const gmx_data *d, const double *eta, const double *ex,
+                               sg_index first, sg_index n, const gmx_scales *s, double weight,
+                               double *grad, double *gt, double *gphi, double *work) {
   if (n == 0) return 0.0;
   int r = 0;
   while (r + 1 < d->rules && n >= d->rule_min[r + 1]) r++;
   const int q = d->rule_q[r], p = d->p;
   const double *node = d->node + d->rule_at[r], *log_weight = d->log_weight + d->rule_at[r];
   double curv;
-  const double m = gmx_mode(d, eta, first, n, s, &curv);
+  const double m = gmx_mode(d, eta, ex, first, n, s, &curv);
   if (ISNAN(m)) return -INFINITY;
   const double width = M_SQRT2 / sqrt(curv);
-  double *h = work, *u = work + q, *gp = work + 2 * q, *gb = work + 3 * q; /* gb: q x p */
+  /* h, u, gp, e^u, e^-u (q each), then gb (q x p) */
+  double *h = work, *u = work + q, *gp = work + 2 * q, *eu = work + 3 * q, *emu = work + 4 * q,
+         *gb = work + 5 * q;
   const double log_norm = -0.5 * log(2.0 * M_PI) - log(s->tau);
+  int fast = ex != NULL;
   for (int k = 0; k < q; k++) {
     u[k] = m + width * node[k];
     h[k] = log_weight[k] + log_norm - 0.5 * (u[k] / s->tau) * (u[k] / s->tau);
     gp[k] = 0.0;
+    if (fabs(u[k]) >= GMX_FAST_BOUND) fast = 0;
   }
+  if (fast)
+    for (int k = 0; k < q; k++) {
+      eu[k] = exp(u[k]);
+      emu[k] = exp(-u[k]);
+    }
   if (grad)
     for (int j = 0; j < q * p; j++) gb[j] = 0.0;
   for (sg_index r = 0; r < n; r++) {
     const double *x = d->rows + (first + r) * d->stride;
     const double y = x[p];
     for (int k = 0; k < q; k++) {
-      double e;
-      h[k] += gmx_term(d, y, eta[r] + u[k], s, grad ? &e : NULL, grad ? gp + k : NULL);
+      double e, lp;
+      if (!fast) {
+        lp = gmx_term(d, y, eta[r] + u[k], s, grad ? &e : NULL, grad ? gp + k : NULL);
+      } else if (d->family == SG_GLMM_LOGISTIC) {
+        /* t = exp(-z), z = +-(eta + u) signed by y: log p = -log1p(t), d/d eta = +-t / (1 + t) */
+        const double t = y != 0.0 ? emu[k] / ex[r] : ex[r] * eu[k];
+        lp = -log1p(t);
+        e = (y != 0.0 ? t : -t) / (1.0 + t);
+      } else { /* Poisson: mu = e^eta e^u */
+        const double mu = ex[r] * eu[k];
+        lp = y * (eta[r] + u[k]) - mu - sg_log_factorial(d->log_factorial, y);
+        e = y - mu;
+      }
+      h[k] += lp;
       if (grad) {
         double *g = gb + k * p;
         for (int j = 0; j < p; j++) g[j] += e * x[j];
@@ -187,37 +234,53 @@ static double gmx_log_integral(const gmx_data *d, const double *eta, sg_index fi
 }
 
 /* log p(unit u's rows | its context, theta); with grad, adds `scale` times its gradient in beta
- * to grad and (without the scale) in log tau and phi to *gt and *gphi. */
+ * to grad and (without the scale) in log tau and phi to *gt and *gphi. eta, ex: scratch of the
+ * unit's rows; work: gmx_work(). */
 static double gmx_unit(const gmx_data *d, const double *theta, int u, const gmx_scales *s,
                        double scale, double *grad, double *gt, double *gphi, double *eta,
-                       double *work) {
+                       double *ex, double *work) {
   const sg_index first = d->start[u], n = d->start[u + 1] - first;
   const int p = d->p;
+  int fast = d->family != SG_GLMM_NEGATIVE_BINOMIAL;
   for (sg_index r = 0; r < n; r++) {
     const double *x = d->rows + (first + r) * d->stride;
     double e = x[p + 1];
     for (int j = 0; j < p; j++) e += x[j] * theta[j];
     eta[r] = e;
+    if (!(fabs(e) < GMX_FAST_BOUND)) fast = 0;
   }
-  double *gb = grad ? work + d->q * (p + 3) : NULL; /* the unit's beta gradient, unscaled */
+  if (fast)
+    for (sg_index r = 0; r < n; r++) ex[r] = exp(eta[r]);
+  const double *exr = fast ? ex : NULL;
+  double *gb = grad ? work + d->q * (p + 5) : NULL; /* the unit's beta gradient, unscaled */
   if (grad)
     for (int j = 0; j < p; j++) gb[j] = 0.0;
-  double v = gmx_log_integral(d, eta, first, n, s, 1.0, gb, gt, gphi, work);
+  double v = gmx_log_integral(d, eta, exr, first, n, s, 1.0, gb, gt, gphi, work);
   if (d->context[u] > 0)
-    v -= gmx_log_integral(d, eta, first, d->context[u], s, -1.0, gb, gt, gphi, work);
+    v -= gmx_log_integral(d, eta, exr, first, d->context[u], s, -1.0, gb, gt, gphi, work);
   if (grad)
     for (int j = 0; j < p; j++) grad[j] += scale * gb[j];
   return v;
+}
+
+/* The workspace's scratch: work (q (p + 5)), a unit's beta gradient (p), then its rows' linear
+ * predictors and their exponentials (max_rows each). */
+static double *gmx_work(const gmx_data *d, sg_workspace *ws, double **eta, double **ex) {
+  double *work = (double *) ws->scratch;
+  *eta = work + (sg_index) d->q * (d->p + 5) + d->p;
+  *ex = *eta + d->max_rows;
+  return work;
 }
 
 static double gmx_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
                           const int *idx, int start, int n, double scale, double *grad) {
   const gmx_data *d = m->data;
   const gmx_scales s = gmx_scales_of(d, theta);
-  double *work = (double *) ws->scratch, *eta = work + d->q * (d->p + 3) + d->p;
+  double *eta, *ex, *work = gmx_work(d, ws, &eta, &ex);
   double gt = 0.0, gphi = 0.0, sum = 0.0;
   for (int k = 0; k < n; k++)
-    sum += gmx_unit(d, theta, idx ? idx[k] : start + k, &s, scale, grad, &gt, &gphi, eta, work);
+    sum += gmx_unit(d, theta, idx ? idx[k] : start + k, &s, scale, grad, &gt, &gphi, eta, ex,
+                    work);
   if (grad) {
     if (d->tau_at >= 0) grad[d->tau_at] += scale * gt;
     if (d->omega_at >= 0) grad[d->omega_at] += scale * (-2.0 * s.phi * gphi);
@@ -229,9 +292,9 @@ static void gmx_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const dou
                                   int start, int n, double *out) {
   const gmx_data *d = m->data;
   const gmx_scales s = gmx_scales_of(d, theta);
-  double *work = (double *) ws->scratch, *eta = work + d->q * (d->p + 3) + d->p;
+  double *eta, *ex, *work = gmx_work(d, ws, &eta, &ex);
   for (int k = 0; k < n; k++)
-    out[k] = gmx_unit(d, theta, start + k, &s, 0.0, NULL, NULL, NULL, eta, work);
+    out[k] = gmx_unit(d, theta, start + k, &s, 0.0, NULL, NULL, NULL, eta, ex, work);
 }
 
 /* The rules in quad (3 x total, column-major: the fewest rows a rule is for, a node, its log
@@ -259,7 +322,8 @@ static int gmx_rules(gmx_data *d, const double *quad, int total, sg_status *st) 
                      GMX_MAX_NODES);
     if (d->rule_q[d->rules - 1] > d->q) d->q = d->rule_q[d->rules - 1];
   }
-  if (d->rules == 0) return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: it has no quadrature rule.");
+  if (d->rules == 0)
+    return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: it has no quadrature rule.");
   double *node = (double *) R_alloc(total, sizeof(double));
   double *lw = (double *) R_alloc(total, sizeof(double));
   for (int k = 0; k < total; k++) {
@@ -304,7 +368,8 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
     for (sg_index r = 0; r < n_rows; r++) {
       const double y = rows[r * stride + p];
       if (y != 0.0 && y != 1.0)
-        return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: the response is not 0 or 1 at row %d.",
+        return sg_fail(st, SG_ERR_INPUT,
+                       "`model` data are corrupt: the response is not 0 or 1 at row %d.",
                        (int) r + 1);
     }
   } else if (sg_count_rows_check(rows, p, n_rows, stride, st)) {
@@ -328,8 +393,8 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
   m->dim = dim;
   m->n_obs = n_units;
   m->data = d;
-  /* work (q (p + 3)), a unit's beta gradient (p), the rows' linear predictors (max_rows) */
-  m->scratch_bytes = ((size_t) q * (p + 3) + p + (size_t) max_rows) * sizeof(double);
+  /* gmx_work() */
+  m->scratch_bytes = ((size_t) q * (p + 5) + p + 2 * (size_t) max_rows) * sizeof(double);
   m->prior_draw = sg_blocks_model_prior_draw;
   m->log_prior = sg_blocks_model_log_prior;
   m->log_lik = gmx_log_lik;

@@ -1,0 +1,60 @@
+# Issue 45's accuracy target for random intercepts in GLMs (R/glm_mixed.R): every estimator at
+# its defaults (sgais, ais, nested_sampling, online_nested_sampling, sir, sequential_sgmcmc,
+# importance_sampling)
+# within max(3 nats, 3 SE) of the Stan + bridgesampling references of glmm-references.csv
+# (computed by glmm-references.R, which also checks them against an independent importance
+# sampler; the data and priors are glmm-data.R's: 2,000 rows in 40 groups, prior = "paper",
+# group sd half-normal(1), negative binomial omega half-normal(1)). The SE is each fit's own.
+# Prints one row per case and estimator, and the count that pass.
+#   Rscript inst/validation/glmm.R [--cases=all|first] [--out=file.csv]   (tens of minutes)
+suppressMessages(library(sgais))
+opt <- function(name, default) {
+  hit <- grep(sprintf("^--%s=", name), commandArgs(TRUE), value = TRUE)
+  if (length(hit)) sub(sprintf("^--%s=", name), "", hit[1]) else default
+}
+out <- opt("out", "")
+here <- local({
+  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
+})
+source(file.path(here, "glmm-data.R"))
+refs <- utils::read.csv(file.path(here, "glmm-references.csv"))
+refs <- refs[refs$n == 2000, ]
+# one case per family unless --cases=all
+if (opt("cases", "first") != "all") refs <- refs[!duplicated(refs$family), ]
+cat(sprintf("sgais %s, GLMs with a random intercept, %s\n\n", utils::packageVersion("sgais"),
+            format(Sys.time(), "%F %H:%M")))
+constructors <- list(logistic = logistic_regression, poisson = poisson_regression,
+                     negative_binomial = negative_binomial_regression)
+estimators <- list(sgais = sgais, ais = ais, nested_sampling = nested_sampling,
+                   online_nested_sampling = online_nested_sampling, sir = sir,
+                   sequential_sgmcmc = sequential_sgmcmc, importance_sampling = importance_sampling)
+rows <- list()
+for (k in seq_len(nrow(refs))) {
+  r <- refs[k, ]
+  d <- glmm_data(r$family, r$n, r$groups, r$seed)
+  model <- constructors[[r$family]](y ~ x1 + x2 + (1 | g), d, prior = "paper",
+                                    prior_sd = glmm_prior_sd,
+                                    group_sd = half_normal_prior(glmm_group_sd_scale))
+  reference <- r$stan_log_evidence
+  for (est in names(estimators)) {
+    t0 <- proc.time()[["elapsed"]]
+    fit <- suppressWarnings(estimators[[est]](model, seed = r$seed, progress = FALSE))
+    seconds <- proc.time()[["elapsed"]] - t0
+    se <- fit$log_evidence_se # every estimator's own at its defaults (one run: predicted)
+    error <- fit$log_evidence - reference
+    bound <- max(3, 3 * se, na.rm = TRUE)
+    verdict <- if (abs(error) <= bound) "pass" else "FAIL"
+    rows[[length(rows) + 1L]] <- data.frame(
+      family = r$family, rows = r$n, groups = r$groups, seed = r$seed, estimator = est,
+      reference = reference, estimate = fit$log_evidence, error = error, se = se, bound = bound,
+      verdict = verdict, seconds = seconds
+    )
+    cat(sprintf("%-17s seed %d %-23s: error %+7.3f (SE %.2f, bound %.2f) %s %7.1f s\n", r$family,
+                r$seed, est, error, se, bound, verdict, seconds))
+  }
+}
+res <- do.call(rbind, rows)
+cat(sprintf("\n%d of %d pass; largest |error| %.3f nats\n", sum(res$verdict == "pass"), nrow(res),
+            max(abs(res$error))))
+if (nzchar(out)) utils::write.csv(res, out, row.names = FALSE)
