@@ -172,3 +172,11 @@ test_that("compare_models() sets models with and without the random intercept si
   expect_equal(cmp$fits$patient$settings$batch_size, 25L) # 160 rows in 8 groups
   expect_equal(cmp$fits$plain$settings$batch_size, 500L)
 })
+
+test_that("SIR warns that it takes a group's rows in one importance step", {
+  d <- glmm_test_data("poisson", 120, 4, seed = 9)
+  m <- poisson_regression(y ~ x + (1 | g), d, prior = "paper")
+  expect_warning(sir(m, seed = 1, progress = FALSE, particles = 20, sghmc_steps = 2,
+                     min_sghmc_steps = 1),
+                 "one importance step", class = "sgais_warning_unreliable")
+})

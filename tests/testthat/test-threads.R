@@ -137,7 +137,8 @@ test_that("every estimator gives the same result, bit for bit, on any number of 
       paper = suppressWarnings(sgais(m, control = sgais_control("paper"), seed = 2, progress = FALSE)),
       ais = suppressWarnings(ais(m, control = ais_control("paper"), seed = 3, progress = FALSE)),
       ns = suppressWarnings(nested_sampling(m, control = nested_control("paper"), live_points = 2,
-                                            max_iterations = 30, seed = 4, progress = FALSE))
+                                            max_iterations = 30, seed = 4, progress = FALSE)),
+      is = importance_sampling(m, draws = 20, seed = 5, progress = FALSE)
     )
   }
   one <- run(1)
