@@ -54,6 +54,8 @@ plot_panel <- function(which, choices, call, ...) {
 #'     removed point's share of the evidence, \eqn{L_i w_i / \hat Z}{L_i w_i / Z}, against
 #'     \eqn{-\log X}{-log X} (where the posterior mass lies, as ernest and dynesty plot it). With
 #'     replicates, the first replicate's run.}
+#'   \item{[importance_sampling()] fits}{`"weights"`: the normalised importance weights by
+#'     rank, on a log axis, against equal weights (a steep head: few draws carry the estimate).}
 #'   \item{[online_nested_sampling()] fits}{`"evidence"`: as for SGAIS fits, at the chunk ends;
 #'     `"iterations"`: nested-sampling iterations per chunk; `"time"`: cumulative seconds.}
 #'   \item{[compare_models()] comparisons}{`"probability"`: posterior model probabilities
@@ -251,6 +253,31 @@ autoplot.sgais_ais_fit <- function(object, which = c("schedule", "ess"), ...) {
     ess = series_plot(d, "step", "ess", "ESS of the incremental weights")
   )
   p + ggplot2::labs(x = "annealing step", title = fit_title(object)) + plot_theme()
+}
+
+#' @rdname sgais_plots
+#' @export
+plot_data.sgais_is_fit <- function(object, which = "weights", ...) {
+  object <- validate_sgais_evidence(object, sys.call())
+  plot_panel(which, "weights", sys.call(), ...)
+  lw <- object$state$log_weights
+  w <- sort(exp(lw - log_sum_exp(lw)), decreasing = TRUE)
+  data.frame(rank = seq_along(w), weight = w)
+}
+
+# Importance sampling: the normalised weights by rank (log scale), so that a few draws carrying
+# most of the weight (a proposal that misses the posterior) show as a steep head.
+#' @rdname sgais_plots
+#' @export
+autoplot.sgais_is_fit <- function(object, which = "weights", ...) {
+  d <- plot_data.sgais_is_fit(object, which = which, ...)
+  series_plot(d, "rank", "weight", "normalised weight (log scale)", points = FALSE) +
+    ggplot2::geom_hline(yintercept = 1 / nrow(d), linetype = "dashed", colour = "grey40") +
+    ggplot2::scale_y_log10() +
+    ggplot2::labs(x = "draw, by weight", title = fit_title(object),
+                  caption = sprintf("dashed: equal weights; ESS %.1f of %d, Pareto k %.2f",
+                                    object$ess, nrow(d), object$pareto_k)) +
+    plot_theme()
 }
 
 #' @rdname sgais_plots

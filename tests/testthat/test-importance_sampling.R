@@ -42,6 +42,9 @@ test_that("a seed reproduces a fit, the fit prints, and its draws are posterior 
   draws <- posterior_samples(a, 400, seed = 1)
   expect_equal(dim(draws), c(400L, model$dim))
   expect_lt(max(abs(colMeans(draws) - a$mode)), 0.05)
+  p <- ggplot2::ggplot_build(ggplot2::autoplot(a))
+  expect_s3_class(p, "ggplot_built")
+  expect_equal(nrow(plot_data(a)), 200L)
   expect_error(update(a, simulate_linear_regression(10, seed = 1)),
                class = "sgais_error_not_continuable")
 })
