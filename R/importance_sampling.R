@@ -36,7 +36,8 @@
 #' @param seed `NULL`, or an integer seed for the draws (R's generator; the session's stream is
 #'   left as it was). The mode and Hessian do not depend on it.
 #' @return An object of class `c("sgais_is_fit", "sgais_evidence")`, a list with
-#'   `log_evidence`, `log_evidence_se`, `ess` (the weights' effective sample size), `pareto_k`,
+#'   `log_evidence`, `log_evidence_se`, `ess` (the weights' effective sample size), `pareto_k`
+#'   (`NA` with fewer than 25 draws, too few for a tail),
 #'   `mode` and `hessian` (of the log posterior at the mode), `state` (the draws as `particles`,
 #'   and their `log_weights`: weighted posterior draws), and the fields every fit has ([sgais()]:
 #'   `method`, `n`, `model`, `settings`, `call`, `seed`, `seconds`, `gradient_evaluations`,
@@ -122,7 +123,7 @@ importance_sampling <- function(model, draws = 500, df = 10, inflation = 1.1, se
     mode = laplace$mode, hessian = laplace$hessian,
     state = list(particles = theta, log_weights = log_w), class = "sgais_is_fit"
   )
-  if (pareto_k > 0.7) {
+  if (!is.na(pareto_k) && pareto_k > 0.7) {
     warn(sprintf(paste(
       "The importance weights' Pareto k is %.2f (above 0.7; effective sample size %.1f of %s):",
       "the Laplace proposal misses part of the posterior, and the estimate cannot be trusted.",
@@ -240,8 +241,10 @@ format.sgais_is_fit <- function(x, ...) {
     NextMethod(),
     sprintf("  proposal:  Student-t (%s df) at the posterior mode, scale %s x the inverse Hessian",
             format(s$df), format(s$inflation)),
-    sprintf("  weights:   %s draws, effective sample size %.1f, Pareto k %.2f%s",
-            format_count(s$draws), x$ess, x$pareto_k,
+    sprintf("  weights:   %s draws, effective sample size %.1f, Pareto k %s%s",
+            format_count(s$draws), x$ess,
+            if (is.na(x$pareto_k)) "NA (too few draws: 25 or more give one)" else
+              sprintf("%.2f", x$pareto_k),
             if (!is.na(x$pareto_k) && x$pareto_k > 0.7) " (over 0.7: unreliable)" else "")
   )
 }

@@ -275,8 +275,8 @@ autoplot.sgais_is_fit <- function(object, which = "weights", ...) {
     ggplot2::geom_hline(yintercept = 1 / nrow(d), linetype = "dashed", colour = "grey40") +
     ggplot2::scale_y_log10() +
     ggplot2::labs(x = "draw, by weight", title = fit_title(object),
-                  caption = sprintf("dashed: equal weights; ESS %.1f of %d, Pareto k %.2f",
-                                    object$ess, nrow(d), object$pareto_k)) +
+                  caption = sprintf("dashed: equal weights; ESS %.1f of %d, Pareto k %s",
+                                    object$ess, nrow(d), format(round(object$pareto_k, 2)))) +
     plot_theme()
 }
 

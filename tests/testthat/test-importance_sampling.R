@@ -63,6 +63,10 @@ test_that("a posterior the proposal misses is refused or warned about", {
   expect_gt(sgais:::pareto_shape(-2 * log(u)), 1.6)
   expect_lt(sgais:::pareto_shape(withr::with_seed(2, rnorm(4000, 0, 0.3))), 0.2)
   model <- linear_regression(y ~ ., simulate_linear_regression(100, seed = 13))
+  # too few draws for a tail: no Pareto k, and no error
+  few <- importance_sampling(model, draws = 20, seed = 1, progress = FALSE)
+  expect_true(is.na(few$pareto_k))
+  expect_true(any(grepl("too few draws", format(few))))
   expect_error(importance_sampling(model, draws = 5), "`draws`")
   expect_error(importance_sampling(model, df = 0), "`df`")
   expect_error(importance_sampling(model, inflation = 0.5), "`inflation`")
