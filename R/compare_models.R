@@ -408,7 +408,8 @@ comparison_trajectory <- function(fits, prior) {
   # the rows seen at each point of each fit's trajectory, and the points all fits share
   rows <- lapply(fits, function(f) {
     d <- f$model$data
-    if (is.null(d$unit_rows)) f$trajectory$n else cumsum(d$unit_rows - d$unit_context)[f$trajectory$n]
+    if (is.null(d$unit_rows)) return(f$trajectory$n)
+    cumsum(d$unit_rows - d$unit_context)[f$trajectory$n]
   })
   n <- Reduce(intersect, rows)
   at <- lapply(rows, match, x = n)

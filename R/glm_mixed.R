@@ -57,10 +57,11 @@ glm_mixed_rows <- function(spec, new_data, call, arg = "new_data") {
 }
 
 # Units of `rows` (glm_mixed_rows()): one per group among them, its rows in their order, after
-# `context` (a function of a group's index giving the column indices of its earlier rows in
-# `held`, the data the model holds; NULL: no earlier rows). `each_row`: one unit per row (rows to
-# predict, each from its group's earlier rows, not from the other new ones). Returns the data
-# list and the groups after them.
+# its context, the group's earlier rows in `held` (the data list the model holds; NULL: none),
+# copied. `groups`: the group keys so far. `each_row`: one unit per row (rows to predict, each
+# from its group's earlier rows, not from the other new ones). Returns the data list and the
+# groups after them. (Finding a group's earlier rows scans the units held, so adding rows costs
+# O(groups x units): fine for blocks of a stream, slow for many small ones.)
 glm_mixed_units <- function(rows, groups, held = NULL, each_row = FALSE) {
   fresh <- unique(rows$keys[!rows$keys %in% groups])
   groups <- c(groups, fresh)
