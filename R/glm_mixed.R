@@ -144,8 +144,9 @@ model_for_prediction.sgais_glm_mixed <- function(model, new_data, call = NULL) {
   with_rows(model, units$data)
 }
 
-# Whether a GLM constructor's call asks for random effects (a `( | )` term in `formula`), with
-# the errors of a call that mixes them with what they do not take.
+# Whether a regression constructor's call asks for random effects (a `( | )` term in `formula`),
+# with the errors of a call that mixes them with what they do not take (linear_regression() and
+# the GLMs; `offset` for the count models).
 random_effects_call <- function(formula, x, y, group_sd, call, offset = NULL) {
   if (has_bars(formula)) {
     if (!is.null(x) || !is.null(y)) abort("Give either `formula` and `data` or `x` and `y`, not both.", call)

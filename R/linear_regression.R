@@ -206,8 +206,7 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
                    parent.frame(), call)
-  if (has_bars(formula)) {
-    if (!is.null(x) || !is.null(y)) abort("Give either `formula` and `data` or `x` and `y`, not both.", call)
+  if (random_effects_call(formula, x, y, group_sd, call)) {
     if (!is.null(noise_sd) && (!missing(variance_shape) || !missing(variance_scale))) {
       abort(paste("`variance_shape` and `variance_scale` are the prior of an unknown noise",
                   "variance; give them with `noise_sd = NULL`, not with a known `noise_sd`."), call)
@@ -215,10 +214,6 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
     return(linear_mixed(formula, data, noise_sd, group_sd, prior_sd, missing(prior_sd), prior,
                         prior_intercept, variance_shape,
                         if (missing(variance_scale)) NULL else variance_scale, call))
-  }
-  if (!is.null(group_sd)) {
-    abort("`group_sd` is the sd of random effects: give it with a term such as `(1 | g)` in `formula`.",
-          call, "sgais_error_random_effects")
   }
   prior <- default_prior(prior, missing(prior_sd))
   if (inherits(prior, "sgais_zellner_prior")) {

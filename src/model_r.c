@@ -260,6 +260,13 @@ static void check_theta(const sg_model *m, SEXP theta) {
     sg_input_error("`theta` must be a numeric vector of length %d.", m->dim);
 }
 
+/* theta as a dim x M matrix of parameter vectors (a column each); returns M. */
+static int check_theta_columns(const sg_model *m, SEXP theta) {
+  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m->dim)
+    sg_input_error("`theta` must be a numeric matrix with %d rows.", m->dim);
+  return Rf_ncols(theta);
+}
+
 /* log prior, log likelihood over observations start..start+n-1 (1-based in R, 0-based here)
  * and both gradients at one parameter vector: the C functions as R sees them (tests,
  * gradient checks). */
@@ -296,9 +303,7 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
   sg_model m;
   sg_model_from_r(model, &m);
-  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim)
-    sg_input_error("`theta` must be a numeric matrix with %d rows.", m.dim);
-  const int M = Rf_ncols(theta);
+  const int M = check_theta_columns(&m, theta);
   sg_status st = {SG_OK, ""};
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &st);
@@ -321,9 +326,7 @@ SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
 SEXP ffi_model_log_density(SEXP model, SEXP theta) {
   sg_model m;
   sg_model_from_r(model, &m);
-  if (TYPEOF(theta) != REALSXP || !Rf_isMatrix(theta) || Rf_nrows(theta) != m.dim)
-    sg_input_error("`theta` must be a numeric matrix with %d rows.", m.dim);
-  const int M = Rf_ncols(theta);
+  const int M = check_theta_columns(&m, theta);
   sg_status st = {SG_OK, ""};
   sg_workspace ws;
   sg_workspace_init(&ws, &m, &st);
