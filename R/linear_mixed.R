@@ -1,8 +1,8 @@
-# Linear regression with random effects per group (`y ~ x + (1 | g)`, or independent random
-# slopes `y ~ x + (1 + x || g)`, in linear_regression()), the group effects integrated out:
-# src/linear_mixed.c says how, and why each row then has a likelihood of its own. Each row
-# carries its random-effect covariates (`data$zt`, q x n: 1 for the intercept, then the slopes'
-# covariates as the design has them) and its group's sums over the rows before it (`data$st`,
+# Linear regression with random effects per group (`y ~ x + (1 | g)`, or random slopes,
+# correlated `y ~ x + (1 + x | g)` or independent `(1 + x || g)`, in linear_regression()), the
+# group effects integrated out: src/linear_mixed.c says how, and why each row then has a
+# likelihood of its own. Each row carries its random-effect covariates (`data$zt`, q x n: 1 for
+# the intercept, then the slopes' covariates as the design has them) and its group's sums over the rows before it (`data$st`,
 # w x n, w = q (q + 1) / 2 + q + q p: sum z z', sum z y, sum z x'), computed when the rows are
 # added (in C, ffi_group_prefix()) from the model's running totals `group_sums` (w x groups,
 # over every row it has seen) and its group keys `groups` (as character, in the order first
@@ -43,10 +43,10 @@ drop_bars <- function(x) {
   NULL # a random-effect term inside another call: refused by the caller
 }
 
-# The fixed-effects formula, the grouping column and the random effects (`intercept`, and the
-# `slopes`' names) of a formula with one random-effect term: `(1 | g)`, `(0 + x | g)` (one
-# effect), or independent effects `(1 + x || g)`; a classed error for what the model cannot
-# represent yet.
+# The fixed-effects formula, the grouping column and the random effects (`intercept`, the
+# `slopes`' names, and whether they are `correlated`) of a formula with one random-effect term:
+# `(1 | g)`, `(0 + x | g)` (one effect), independent effects `(1 + x || g)` or correlated ones
+# `(1 + x | g)`; a classed error for what the model cannot represent yet.
 parse_random_effects <- function(formula, call) {
   bars <- formula_bars(formula[[3L]])
   refuse <- function(message) abort(message, call, "sgais_error_random_effects")
@@ -70,12 +70,6 @@ parse_random_effects <- function(formula, call) {
   slopes <- attr(lhs, "term.labels")
   q <- intercept + length(slopes)
   if (q == 0L) refuse(sprintf("`(%s)` has no random effect.", shown))
-  if (q > 1L && identical(bar[[1L]], as.name("|"))) {
-    refuse(sprintf(paste("`(%s)` asks for correlated random effects, which are not supported",
-                         "yet; `(%s || %s)` gives independent ones (a normal effect per term,",
-                         "each with its own sd)."), shown, paste(deparse(bar[[2L]]), collapse = " "),
-                   as.character(group)))
-  }
   if (q > 8L) refuse(sprintf("`(%s)` has %d random effects; the most is 8.", shown, q))
   rhs <- drop_bars(formula[[3L]])
   if (length(formula_bars(rhs %||% 1))) {
@@ -87,7 +81,7 @@ parse_random_effects <- function(formula, call) {
   fixed <- formula
   fixed[[3L]] <- rhs
   list(fixed = fixed, group = as.character(group), intercept = intercept, slopes = slopes,
-       shown = shown)
+       shown = shown, correlated = q > 1L && identical(bar[[1L]], as.name("|")))
 }
 
 # The random-effect covariates (q x n) of the rows' design `a`: 1 for the intercept, then the
@@ -222,8 +216,14 @@ model_for_prediction.sgais_linear_mixed <- function(model, new_data, call = NULL
 
 # Builds the random-effects model for linear_regression() (see its "Random effects").
 linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_missing, prior,
-                         prior_intercept, variance_shape, variance_scale, call) {
+                         prior_intercept, variance_shape, variance_scale, call, group_cor = NULL) {
   parsed <- parse_random_effects(formula, call)
+  if (!parsed$correlated && !is.null(group_cor)) {
+    abort(sprintf(paste("`group_cor` is the correlation of correlated random effects, such as",
+                        "`(1 + x | g)`; `(%s)` has %s."), parsed$shown,
+                  if (length(parsed$slopes) + parsed$intercept > 1) "independent ones" else "one"),
+          call, "sgais_error_random_effects")
+  }
   check_data_frame(data, "`data`", call)
   if (!parsed$group %in% names(data)) {
     abort(sprintf("`formula` groups by `%s`, which is not a column of `data`.", parsed$group),
@@ -316,13 +316,27 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
                                 group_prior[[k]]$blocks[[1]]$label, fixed = TRUE))
     }
   }
+  if (parsed$correlated) {
+    hyper$correlated <- TRUE
+    cor <- correlation_prior(group_cor %||% lkj_prior(1), effects, length(names), call)
+    if (is.null(cor$block)) {
+      hyper$group_cor <- cor$matrix
+      prior_text <- sprintf("%s; group effects' correlation known", prior_text)
+    } else {
+      blocks <- c(blocks, list(cor$block))
+      names <- c(names, cor$names)
+      prior_text <- sprintf("%s; %s", prior_text,
+                            sub("correlation", "group effects' correlation", cor$label, fixed = TRUE))
+    }
+  }
   hyper$prior <- do.call(cbind, blocks)
   spec$hyper <- hyper
   rows <- linear_mixed_rows(spec, data, character(0), matrix(0, mixed_stats_width(p, q), 0), call,
                             "data", rows = design)
   n_groups <- length(rows$groups)
   effect_text <- if (q == 1L && parsed$intercept) "u_g ~ N(0, group_sd^2)" else
-    sprintf("independent normal effects of %s", paste(effects, collapse = ", "))
+    sprintf("%s normal effects of %s", if (parsed$correlated) "correlated" else "independent",
+            paste(effects, collapse = ", "))
   new_sgais_model(
     family = "linear_mixed",
     data = rows$data,
@@ -341,13 +355,50 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
         sub("; sigma ~ half-normal(sd(y))", "; sigma^2 ~ InvGamma(shape, var(y) scale)", auto$rule,
             fixed = TRUE),
       sampled = paste(c("theta", if (!known_noise) "log(sigma)",
-                        if (is.null(hyper$group_sd)) "log(group sds)"), collapse = ", ")
+                        if (is.null(hyper$group_sd)) "log(group sds)",
+                        if (parsed$correlated && is.null(hyper$group_cor))
+                          "atanh(their canonical partial correlations)"), collapse = ", ")
     ),
     formula = formula,
     groups = rows$groups,
     group_sums = rows$sums,
     class = "sgais_linear_mixed"
   )
+}
+
+# The correlation of correlated random effects (`effects`, their names) from `group_cor`: a known
+# correlation matrix (list(matrix)), or an LKJ prior as the block C reads at parameter `start`
+# (0-based), with the parameters' names and the prior's label (list(block, names, label)).
+correlation_prior <- function(group_cor, effects, start, call) {
+  q <- length(effects)
+  if (is.numeric(group_cor) && is.matrix(group_cor)) {
+    r <- group_cor
+    ok <- nrow(r) == q && ncol(r) == q && all(is.finite(r)) && isSymmetric(unname(r)) &&
+      all(diag(r) == 1) && all(abs(r) <= 1)
+    pd <- ok && !inherits(tryCatch(chol(r), error = function(e) e), "error") &&
+      min(eigen(r, symmetric = TRUE, only.values = TRUE)$values) > 1e-10
+    if (!pd) {
+      abort(sprintf(paste("`group_cor` must be a %d x %d correlation matrix (symmetric, unit",
+                          "diagonal, positive definite) of the effects %s, or `lkj_prior()`."),
+                    q, q, paste(effects, collapse = ", ")), call, "sgais_error_prior")
+    }
+    storage.mode(r) <- "double"
+    return(list(matrix = unname(r)))
+  }
+  if (!inherits(group_cor, "sgais_prior") || length(group_cor$blocks) != 1L ||
+      group_cor$blocks[[1]]$kind != "lkj") {
+    abort(sprintf(paste("`group_cor` must be `lkj_prior()` or a known %d x %d correlation matrix,",
+                        "not %s."), q, q,
+                  if (inherits(group_cor, "sgais_prior")) format_prior_kinds(group_cor) else
+                    describe(group_cor)), call, "sgais_error_prior")
+  }
+  m <- prior_matrix(group_cor, q * (q - 1L) / 2L, call, "group_cor")
+  m[2L, ] <- start
+  pairs <- which(lower.tri(diag(q)), arr.ind = TRUE)
+  pairs <- pairs[order(pairs[, 1L], pairs[, 2L]), , drop = FALSE] # by rows: (2,1), (3,1), (3,2)
+  names <- sprintf("atanh_group_%s[%s,%s]", ifelse(pairs[, 2L] == 1L, "cor", "pcor"),
+                   effects[pairs[, 1L]], effects[pairs[, 2L]])
+  list(block = m, names = names, label = group_cor$blocks[[1]]$label)
 }
 
 # A one-parameter prior of a scale (`arg`: noise_sd or group_sd) at parameter `start` (0-based)
@@ -384,19 +435,23 @@ exact_log_evidence.sgais_linear_mixed <- function(model, n = NULL) {
   }
   location <- rep(coef[4, ], coef[3, ])
   t2 <- rep(coef[5, ], coef[3, ])^2
-  known <- !is.null(h$noise_sd) && !is.null(h$group_sd)
+  known <- !is.null(h$noise_sd) && !is.null(h$group_sd) &&
+    (!isTRUE(h$correlated) || !is.null(h$group_cor))
   intercept_only <- nrow(model$data$zt) == 1L && isTRUE(model$spec$intercept)
   if (!known && !intercept_only) {
-    abort(paste("`model` has random slopes with unknown sds: its evidence has no closed form",
-                "(with known `noise_sd` and `group_sd` it has). Estimate it with `sgais()`."),
+    abort(paste("`model` has random slopes with unknown sds or correlation: its evidence has no",
+                "closed form (with known `noise_sd`, `group_sd` and `group_cor` it has). Estimate",
+                "it with `sgais()` or `importance_sampling()`."),
           call, "sgais_error_no_closed_form")
   }
   vapply(n, function(k) {
     rows <- seq_len(k)
     xt <- model$data$xt[, rows, drop = FALSE]
     if (!intercept_only) {
+      cov <- h$group_sd * (h$group_cor %||% diag(length(h$group_sd))) *
+        rep(h$group_sd, each = length(h$group_sd))
       return(mixed_effects_log_evidence(xt, model$data$y[rows], model$data$zt[, rows, drop = FALSE],
-                                        model$data$group[rows], h$noise_sd^2, h$group_sd^2,
+                                        model$data$group[rows], h$noise_sd^2, cov,
                                         location, t2))
     }
     stats <- mixed_statistics(xt, model$data$y[rows], model$data$group[rows], location)
@@ -405,11 +460,11 @@ exact_log_evidence.sgais_linear_mixed <- function(model, n = NULL) {
   }, numeric(1))
 }
 
-# The same with q random effects per group (covariates zt, q x n) of known variances g2 (q):
-# S_g^-1 = (I - Z_g M_g^-1 Z_g') / s2 with M_g = s2 diag(1 / g2) + Z_g'Z_g, and
-# log det S_g = (n_g - q) log s2 + log det M_g + sum(log g2), so that A'S^-1 A, A'S^-1 r and
+# The same with q random effects per group (covariates zt, q x n) of known covariance G (q x q):
+# S_g^-1 = (I - Z_g M_g^-1 Z_g') / s2 with M_g = s2 G^-1 + Z_g'Z_g, and
+# log det S_g = (n_g - q) log s2 + log det M_g + log det G, so that A'S^-1 A, A'S^-1 r and
 # r'S^-1 r take each group's Z'Z, Z'A and Z'r only (mixed_log_evidence() for the rest).
-mixed_effects_log_evidence <- function(xt, y, zt, group, s2, g2, m, t2) {
+mixed_effects_log_evidence <- function(xt, y, zt, group, s2, G, m, t2) {
   q <- nrow(zt)
   p <- nrow(xt)
   r <- y - drop(crossprod(xt, m))
@@ -425,9 +480,11 @@ mixed_effects_log_evidence <- function(xt, y, zt, group, s2, g2, m, t2) {
   a_s_a <- tcrossprod(xt)
   b <- drop(xt %*% r)
   quad <- sum(r^2)
-  log_det_s <- sum(count - q) * log(s2) + length(count) * sum(log(g2))
+  chol_g <- chol(G)
+  log_det_s <- sum(count - q) * log(s2) + length(count) * 2 * sum(log(diag(chol_g)))
+  prior_precision <- s2 * chol2inv(chol_g)
   for (g in seq_along(count)) {
-    M <- diag(s2 / g2, q)
+    M <- prior_precision
     M[pairs] <- M[pairs] + zz[g, ]
     M[pairs[, 2:1, drop = FALSE]] <- M[pairs]
     R <- chol(M)

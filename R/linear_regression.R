@@ -76,30 +76,34 @@
 #' group of the column `g` of `data`:
 #' \deqn{y_i = a_i^\top \theta + u_{g(i)} + e_i, \qquad u_g \sim N(0, \tau^2),}{y_i = a_i'theta
 #' + u_g(i) + e_i,  u_g ~ N(0, group_sd^2),}
-#' and `(1 + x || g)` independent random slopes as well: a normal effect per group for each term,
-#' each with its own sd, multiplying the covariate `x` as the design has it (centred at its mean
-#' under `prior = "autoscale"`); `(0 + x | g)` a random slope alone. Each slope must be a numeric
-#' covariate of the fixed effects too. The sds are known (`group_sd` numbers, one or one per
+#' and `(1 + x | g)` random slopes as well: a normal effect per group for each term, each with
+#' its own sd, multiplying the covariate `x` as the design has it (centred at its mean under
+#' `prior = "autoscale"`), the effects of a group correlated, their correlation matrix with the
+#' prior `group_cor` (by default [lkj_prior()]`(1)`, uniform over correlation matrices) or known
+#' (`group_cor` a matrix); `(1 + x || g)` makes them independent, and `(0 + x | g)` is a random
+#' slope alone. Each slope must be a numeric covariate of the fixed effects too. The sds are known (`group_sd` numbers, one or one per
 #' effect) or have priors (`group_sd` a prior for all of them, or a list of one per effect:
 #' [half_normal_prior()], [half_t_prior()], [inverse_gamma_prior()] on the square,
 #' [exponential_prior()] or [log_normal_prior()]; by default half-normal, with the scale of the
 #' noise sd when it is known, else of sd(y) under `prior = "autoscale"`, else 1, divided by the
 #' covariate's sd for a slope). The group effects are integrated out, not sampled: given the
 #' variances they are conjugate, so the model keeps the parameters of the regression plus
-#' `log_sigma` (unknown noise) and `log_group_sd` (`log_group_sd[x]` per effect with slopes)
-#' however many groups there are, and each row's likelihood is its predictive density given the
+#' `log_sigma` (unknown noise), `log_group_sd` (`log_group_sd[x]` per effect with slopes) and,
+#' for correlated effects, the atanh of their correlation's canonical partial correlations
+#' (`atanh_group_cor[x,(Intercept)]`, a correlation, then `atanh_group_pcor[x2,x]`, partial
+#' correlations given the effects before: see [lkj_prior()]), however many groups there are, and each row's likelihood is its predictive density given the
 #' earlier rows of its group, so the model streams like any other (groups first seen in later
 #' rows start from the prior; see `src/linear_mixed.c` for the algebra). With an unknown noise
 #' variance, \eqn{\sigma^2 \sim \mathrm{InvGamma}}{sigma^2 ~ InvGamma}(`variance_shape`,
 #' `variance_scale`) (scale var(y) under `"autoscale"`), and the coefficients' prior is not
 #' conditional on \eqn{\sigma}{sigma} but uses sd(y) in its place (the rule of
-#' [robust_regression()]). With known `noise_sd` and `group_sd` and normal priors the evidence
-#' has a closed form ([exact_log_evidence()]), and with a random intercept alone also with
-#' unknown sds (by quadrature over them). The model has class `sgais_linear_mixed`.
+#' [robust_regression()]). With known `noise_sd`, `group_sd` (and `group_cor`) and normal
+#' priors the evidence has a closed form ([exact_log_evidence()]), and with a random intercept
+#' alone also with unknown sds (by quadrature over them). The model has class
+#' `sgais_linear_mixed`.
 #'
-#' Not supported yet, and errors of class `sgais_error_random_effects` that say so: correlated
-#' random effects (`(1 + x | g)`; write `||` for independent ones), more than one grouping
-#' factor, and random effects in the other families. A bounded `reservoir_size` is refused, since
+#' Not supported yet, and errors of class `sgais_error_random_effects` that say so: more than
+#' one grouping factor, and more than 8 random effects per group. A bounded `reservoir_size` is refused, since
 #' a row's likelihood depends on all the earlier rows of its group. `vignette("choosing-models")`
 #' compares models with and without a random intercept on `nlme::Orthodont`.
 #'
@@ -157,6 +161,10 @@
 #'   random effects, positive numbers (known; one, or one per effect), a prior for each, or a
 #'   list of one prior per effect (see "Random effects"); `NULL` (the default): half-normal
 #'   priors. An error without such a term.
+#' @param group_cor With correlated random effects such as `(1 + x | g)`: the prior of their
+#'   correlation matrix, [lkj_prior()] (`NULL`, the default: `lkj_prior(1)`), or the known
+#'   correlation matrix (one row and column per effect, in the term's order). An error with
+#'   independent effects or a random intercept alone.
 #' @return A model of class `c("sgais_linear_mixed", "sgais_model")` with a random-effect term,
 #'   else of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
 #'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
@@ -198,10 +206,13 @@
 #' linear_regression(y ~ x + (1 | g), grouped, noise_sd = NULL, group_sd = half_t_prior(3, 1))
 #' # and an independent random slope of x
 #' linear_regression(y ~ x + (1 + x || g), grouped, noise_sd = NULL)
+#' # or a random slope correlated with the intercept, an LKJ(2) prior on their correlation
+#' linear_regression(y ~ x + (1 + x | g), grouped, noise_sd = NULL, group_cor = lkj_prior(2))
 linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_sd = 1,
                               x = NULL, y = NULL, variance_shape = 1, variance_scale = 1,
                               prior = NULL, prior_intercept = NULL, group_sd = NULL,
-                              weights = NULL, subset = NULL, na.action = NULL, family = NULL) {
+                              group_cor = NULL, weights = NULL, subset = NULL, na.action = NULL,
+                              family = NULL) {
   call <- sys.call()
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
@@ -213,7 +224,11 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_s
     }
     return(linear_mixed(formula, data, noise_sd, group_sd, prior_sd, missing(prior_sd), prior,
                         prior_intercept, variance_shape,
-                        if (missing(variance_scale)) NULL else variance_scale, call))
+                        if (missing(variance_scale)) NULL else variance_scale, call, group_cor))
+  }
+  if (!is.null(group_cor)) {
+    abort(paste("`group_cor` is the correlation of correlated random effects: give it with a",
+                "term such as `(1 + x | g)` in `formula`."), call, "sgais_error_random_effects")
   }
   prior <- default_prior(prior, missing(prior_sd))
   if (inherits(prior, "sgais_zellner_prior")) {

@@ -57,7 +57,7 @@
 #' takes a group's rows in one importance step and warns from 20 rows a group (measured: 32
 #' nats off on 2,000 Poisson rows in 40 groups). Random slopes, correlated
 #' effects and several grouping factors are refused with errors of class
-#' `sgais_error_random_effects` ([linear_regression()] takes independent random slopes). The
+#' `sgais_error_random_effects` ([linear_regression()] takes random slopes, correlated or not). The
 #' model has class `sgais_glm_mixed`.
 #'
 #' @inheritParams linear_regression

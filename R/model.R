@@ -67,8 +67,10 @@ model_rules <- list(
     data = c(xt = "double", y = "double", group = "integer", zt = "double", st = "double"),
     matrices = c("zt", "st"),
     dim = function(m) {
+      q <- nrow(m$data$zt)
       nrow(m$data$xt) + is.null(m$hyper[["noise_sd"]]) +
-        if (is.null(m$hyper[["group_sd"]])) nrow(m$data$zt) else 0L
+        (if (is.null(m$hyper[["group_sd"]])) q else 0L) +
+        if (isTRUE(m$hyper[["correlated"]]) && is.null(m$hyper[["group_cor"]])) q * (q - 1L) / 2L else 0L
     },
     check = function(m) {
       d <- m$data
@@ -87,6 +89,16 @@ model_rules <- list(
       if (!is.null(v) && !(is.numeric(v) && length(v) == q && all(in_hyper_range(v)))) {
         return(sprintf("its `hyper$group_sd` must be %d numbers in [%g, %g] or absent, not %s.", q,
                        hyper_range[1], hyper_range[2], describe(v)))
+      }
+      v <- m$hyper[["correlated"]]
+      if (!is.null(v) && !(is.logical(v) && length(v) == 1L && !is.na(v) && (!v || q > 1L))) {
+        return("its `hyper$correlated` must be TRUE (with 2 or more random effects) or absent.")
+      }
+      v <- m$hyper[["group_cor"]]
+      if (!is.null(v) && !(isTRUE(m$hyper[["correlated"]]) && is.matrix(v) &&
+                           typeof(v) == "double" && all(dim(v) == q) && all(is.finite(v)))) {
+        return(sprintf("its `hyper$group_cor` must be a finite %d x %d matrix, with `correlated`, or absent.",
+                       q, q))
       }
       if (!is.character(m$groups) || anyNA(m$groups) || anyDuplicated(m$groups)) {
         return("its `groups` must be distinct group keys (character).")

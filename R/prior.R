@@ -6,7 +6,7 @@
 
 # C's codes for the kinds (src/model.h, SG_PRIOR_*).
 prior_kinds <- c(normal = 1, student_t = 2, half_normal = 3, exponential = 4, half_t = 5,
-                 inverse_gamma = 6)
+                 inverse_gamma = 6, lkj = 7)
 
 new_sgais_prior <- function(blocks) {
   structure(list(blocks = blocks), class = "sgais_prior")
@@ -55,7 +55,8 @@ prior_label <- function(kind, location, scale, df) {
     exponential = sprintf("exp(theta) ~ Exp(rate = %s)", format(1 / scale)),
     half_t = sprintf("exp(theta) ~ half-t(df = %s, scale = %s)", format(df), format(scale)),
     inverse_gamma = sprintf("exp(2 theta) ~ InvGamma(shape = %s, scale = %s)", format(df),
-                            format(scale))
+                            format(scale)),
+    lkj = sprintf("correlation ~ LKJ(eta = %s)", format(df))
   )
 }
 
@@ -203,6 +204,61 @@ log_normal_prior <- function(meanlog = 0, sdlog = 1, dim = NULL) {
   sdlog <- check_positive(sdlog, "sdlog", call)
   prior_block("normal", dim, meanlog, sdlog, NA_real_,
               sprintf("exp(theta) ~ log-N(%s, sdlog = %s)", format(meanlog), format(sdlog)), call)
+}
+
+#' LKJ prior of a correlation matrix
+#'
+#' The prior of Lewandowski, Kurowicka and Joe (2009) on a \eqn{q \times q}{q x q} correlation
+#' matrix \eqn{R}: density proportional to \eqn{\det(R)^{\eta - 1}}{det(R)^(eta - 1)}. `eta = 1`
+#' is uniform over correlation matrices; larger `eta` favours weaker correlations (with
+#' \eqn{q = 2}, \eqn{(\rho + 1)/2 \sim \mathrm{Beta}(\eta, \eta)}{(rho + 1) / 2 ~ Beta(eta,
+#' eta)}), smaller `eta` stronger ones. It is the default prior of correlated random effects,
+#' `(1 + x | g)` in [linear_regression()] (its `group_cor` argument).
+#'
+#' The samplers move on the whole real line, so the model's parameters are the
+#' \eqn{q(q-1)/2}{q (q - 1) / 2} values \eqn{\theta = \mathrm{atanh}(z)}{theta = atanh(z)} of
+#' \eqn{R}'s canonical partial correlations \eqn{z_{ij}}{z_ij} (\eqn{i > j}, in the order
+#' (2,1), (3,1), (3,2), (4,1), ...): \eqn{z_{i1}}{z_i1} is the correlation of effects
+#' \eqn{i} and 1, and \eqn{z_{ij}}{z_ij} the partial correlation of effects \eqn{i} and \eqn{j}
+#' given effects \eqn{1, \ldots, j-1}{1..j-1}. Under the LKJ prior they are independent, with
+#' \eqn{(z_{ij} + 1)/2 \sim \mathrm{Beta}(b_j, b_j)}{(z_ij + 1) / 2 ~ Beta(b_j, b_j)},
+#' \eqn{b_j = \eta + (q - 1 - j)/2}{b_j = eta + (q - 1 - j) / 2} (the Jacobian of the
+#' \eqn{\mathrm{atanh}}{atanh} included); \eqn{R = LL^\top}{R = L L'} with
+#' \eqn{L_{ij} = z_{ij}\prod_{k<j}\sqrt{1 - z_{ik}^2}}{L_ij = z_ij prod_{k < j} sqrt(1 - z_ik^2)}
+#' (\eqn{j < i}) and \eqn{L_{ii} = \prod_{k<i}\sqrt{1 - z_{ik}^2}}{L_ii = prod_{k < i} sqrt(1 -
+#' z_ik^2)}, as Stan builds it. In [custom_model()] and [compiled_model()] the block covers
+#' `dim` = \eqn{q(q-1)/2}{q (q - 1) / 2} parameters, \eqn{q} from 2 to 64.
+#'
+#' @param eta The LKJ shape, a positive number.
+#' @param dim How many parameters the block covers, \eqn{q(q-1)/2}{q (q - 1) / 2} (1, 3, 6, 10,
+#'   ...); `NULL` (the default): set by the model (as in [linear_regression()]) or all the
+#'   parameters the other blocks leave.
+#' @return A prior of class `sgais_prior`.
+#' @references Lewandowski, D., Kurowicka, D. and Joe, H. (2009). Generating random correlation
+#'   matrices based on vines and extended onion method. *Journal of Multivariate Analysis* 100,
+#'   1989-2001.
+#' @seealso [normal_prior()] for the other blocks.
+#' @export
+#' @examples
+#' lkj_prior(2)
+#'
+#' # a random intercept and slope per group, correlated, with an LKJ(2) prior on the correlation
+#' set.seed(1)
+#' d <- data.frame(x = rnorm(200), g = rep(1:10, each = 20))
+#' b <- matrix(rnorm(20), 10) %*% chol(matrix(c(1, 0.5, 0.5, 1), 2))
+#' d$y <- 1 + d$x + b[d$g, 1] + b[d$g, 2] * d$x + rnorm(200, sd = 0.5)
+#' linear_regression(y ~ x + (1 + x | g), d, noise_sd = NULL, group_cor = lkj_prior(2))
+lkj_prior <- function(eta = 1, dim = NULL) {
+  call <- sys.call()
+  eta <- check_positive(eta, "eta", call)
+  if (!is.null(dim)) {
+    dim <- check_whole_number(dim, "dim", 1, call)
+    if (!dim %in% choose(2:64, 2)) {
+      abort(sprintf(paste("`dim` must be q (q - 1) / 2, the number of correlations of a q x q",
+                          "matrix (1, 3, 6, 10, ...; q up to 64), not %d."), dim), call)
+    }
+  }
+  prior_block("lkj", dim, 0, 1, eta, prior_label("lkj", 0, 1, eta), call)
 }
 
 #' @export
@@ -408,6 +464,10 @@ prior_matrix <- function(prior, dim, call, arg = "prior") {
                       length(b[[v]]), v, n), call)
       }
     }
+    if (b$kind == "lkj" && !n %in% (choose(2:64, 2))) {
+      abort(sprintf(paste("`%s`: an LKJ block covers the q (q - 1) / 2 correlation parameters of",
+                          "a q x q matrix (1, 3, 6, 10, ...), not %d."), arg, n), call)
+    }
     if (length(b$location) == 1L && length(b$scale) == 1L) {
       return(cbind(c(prior_kinds[[b$kind]], start[i], n, b$location, b$scale, b$df)))
     }
@@ -495,7 +555,8 @@ format_prior_kinds <- function(prior) {
   kinds <- vapply(prior$blocks, function(b) {
     if (b$kind == "student_t" && isTRUE(b$df == 1)) return("Cauchy")
     c(normal = "normal", student_t = "Student-t", half_normal = "half-normal",
-      exponential = "exponential", half_t = "half-t", inverse_gamma = "inverse-gamma")[[b$kind]]
+      exponential = "exponential", half_t = "half-t", inverse_gamma = "inverse-gamma",
+      lkj = "LKJ")[[b$kind]]
   }, character(1))
   if (length(kinds) == 1L) return(sprintf("a %s prior", kinds))
   sprintf("a prior of %d blocks (%s)", length(kinds), paste(kinds, collapse = ", "))

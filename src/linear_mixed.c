@@ -1,17 +1,18 @@
 /* Linear regression with random effects per group, integrated out:
- *   y_i = a_i' beta + z_i' b_g(i) + e_i,  b_g ~ N(0, T),  T = diag(tau_1^2..tau_q^2),
- *   e_i ~ N(0, sigma^2),
+ *   y_i = a_i' beta + z_i' b_g(i) + e_i,  b_g ~ N(0, T),  e_i ~ N(0, sigma^2),
  * z_i the row's q random-effect covariates (1 for a random intercept, then the covariates of
- * independent random slopes), beta, sigma and the tau_k with the independent prior blocks of
- * prior.c (sigma and the taus either known or parameters, theta = (beta_1..beta_p, [log sigma],
- * [log tau_1..log tau_q])).
+ * random slopes), T = D R D with D = diag(tau_1..tau_q) the group sds and R their correlation
+ * matrix: the identity for independent effects (`||`), known, or a parameter with an LKJ prior
+ * (`|`). beta, sigma, the tau_k and R have the independent prior blocks of prior.c (sigma, the
+ * taus and R each known or parameters, theta = (beta_1..beta_p, [log sigma], [log tau_1..log
+ * tau_q], [atanh of R's q (q - 1) / 2 canonical partial correlations, sg_lkj_cholesky()])).
  *
  * Why integrated out rather than sampled: given (beta, sigma, T) the group effects are
- * conjugate, so the model keeps p + 1 + q parameters however many groups there are (5,000
- * groups would otherwise be thousands of parameters whose posterior widths differ by the
- * groups' sizes, for the samplers' metric to learn), and the evidence is that of the same model.
- * The collapsed likelihood does not factor over rows, but it factors sequentially: in the order
- * the rows arrived,
+ * conjugate, so the model keeps p + 1 + q (+ q (q - 1) / 2) parameters however many groups
+ * there are (5,000 groups would otherwise be thousands of parameters whose posterior widths
+ * differ by the groups' sizes, for the samplers' metric to learn), and the evidence is that of
+ * the same model. The collapsed likelihood does not factor over rows, but it factors
+ * sequentially: in the order the rows arrived,
  *   p(y | theta) = prod_i p(y_i | theta, the earlier rows of i's group),
  * and each factor is a normal whose mean and variance depend on those earlier rows only through
  * their sums S = sum z_j z_j', c_y = sum z_j y_j and C = sum z_j a_j' (per-group sufficient
@@ -29,8 +30,13 @@
  * Gradients, with w = P^-1 z_i, e = y_i - a_i' beta - z_i' m, h_m = e / V and
  * h_V = (e^2 / V - 1) / (2 V) (from d(z'm) and dV, with d P^-1 = -P^-1 dP P^-1):
  *   d/d beta      = h_m (a_i - C' w / sigma^2),
- *   d/d log tau_k = 2 (h_m w_k m_k + h_V w_k^2) / tau_k^2,
- *   d/d log sigma = 2 h_m (w'S m / sigma^2 - z_i'm) + 2 h_V (sigma^2 + w'S w / sigma^2).
+ *   d/d log sigma = 2 h_m (w'S m / sigma^2 - z_i'm) + 2 h_V (sigma^2 + w'S w / sigma^2),
+ * and through Lambda = T^-1 (dP = dLambda) the row's log-density changes by -<G_i, dLambda>,
+ * G_i = h_m (m w' + w m') / 2 + h_V w w'. Lambda is the same for every row, so the G_i are
+ * summed over the rows and, with dLambda = -Lambda dT Lambda and H = Lambda (sum G_i) Lambda,
+ *   d/d log tau_k = 2 sum_l H_kl T_kl,   d/d R = D H D (then through R = L L' and L's CPCs,
+ * sg_lkj_cholesky_grad()); for independent effects this is d/d log tau_k =
+ * 2 (h_m w_k m_k + h_V w_k^2) / tau_k^2 summed over the rows, computed so.
  * The data are packed rows (rows_r.c, model.h): a_i, y_i, z_i, then S (its lower triangle by
  * rows: S_11, S_21, S_22, S_31, ...), c_y and C (q x p, by rows). */
 #include "model.h"
@@ -45,21 +51,33 @@ typedef struct {
   const double *rows;   /* observation i at rows + i * stride (see above) */
   int p, q, stride;
   int sigma_at, tau_at; /* the index of log sigma / log tau_1 in theta, or -1 when known */
+  int cor_at;           /* the index of R's first CPC in theta, or -1 when R is known */
+  int full;             /* 0: R = I (independent effects), T diagonal */
   double sigma;         /* the known noise sd (NA when a parameter) */
   double tau[SG_MIXED_MAX_Q]; /* the known group sds (NA when parameters) */
+  double cor_chol[SG_MIXED_MAX_Q * SG_MIXED_MAX_Q]; /* a known R's lower Cholesky factor */
 } lm_data;
+
+#define LM_QQ (SG_MIXED_MAX_Q * SG_MIXED_MAX_Q)
+
+/* The random effects' covariance at theta: t2 = the tau_k^2; with full, also Lambda = T^-1
+ * (q x q, row-major), and the tau_k and R's Cholesky factor Lc for the gradients. */
+typedef struct {
+  double s2, t2[SG_MIXED_MAX_Q], tau[SG_MIXED_MAX_Q], lam[LM_QQ], Lc[LM_QQ];
+} lm_cov;
 
 /* The offset in a row of the statistics: S (q (q + 1) / 2), c_y (q), C (q p). */
 static inline int lm_stats_at(int p, int q) {
   return p + 1 + q;
 }
 
-/* log p(y_i | theta, earlier rows) with s2 = sigma^2 and t2 = the tau_k^2; with a gradient,
- * adds scale times its gradient in beta to grad and its derivatives in log sigma and the log
- * tau_k (without the scale) to *gs and gt[0..q-1]. */
+/* log p(y_i | theta, earlier rows) with s2 = sigma^2 and t2 = the tau_k^2, or lam = T^-1 when
+ * not NULL; with a gradient, adds scale times its gradient in beta to grad and its derivative in
+ * log sigma (without the scale) to *gs, and to gt (without the scale) the derivatives in the
+ * log tau_k (lam NULL) or the lower triangle of G_i (q x q, row-major; see above). */
 static inline double lm_obs(const lm_data *d, const double *beta, sg_index i, double s2,
-                            const double *t2, double scale, double *grad, double *gs,
-                            double *gt) {
+                            const double *t2, const double *lam, double scale, double *grad,
+                            double *gs, double *gt) {
   const int p = d->p, q = d->q;
   const double *x = d->rows + i * d->stride, *z = x + p + 1, *S = x + lm_stats_at(p, q);
   const double *cy = S + q * (q + 1) / 2, *C = cy + q;
@@ -72,7 +90,8 @@ static inline double lm_obs(const lm_data *d, const double *beta, sg_index i, do
     double ck = cy[k];
     for (int j = 0; j < p; j++) ck -= C[k * p + j] * beta[j];
     c[k] = ck;
-    for (int l = 0; l <= k; l++, at++) L[k * q + l] = S[at] / s2 + (k == l ? 1.0 / t2[k] : 0.0);
+    for (int l = 0; l <= k; l++, at++)
+      L[k * q + l] = S[at] / s2 + (lam ? lam[k * q + l] : k == l ? 1.0 / t2[k] : 0.0);
   }
   for (int k = 0; k < q; k++) {
     for (int l = 0; l < k; l++) {
@@ -124,17 +143,95 @@ static inline double lm_obs(const lm_data *d, const double *beta, sg_index i, do
         wSw += f * S[at] * w[k] * w[l];
       }
     *gs += 2.0 * hm * (wSm / s2 - zm) + 2.0 * hV * (s2 + wSw / s2);
-    for (int k = 0; k < q; k++) gt[k] += 2.0 * (hm * w[k] * m[k] + hV * w[k] * w[k]) / t2[k];
+    if (lam) {
+      for (int k = 0; k < q; k++)
+        for (int l = 0; l <= k; l++)
+          gt[k * q + l] += 0.5 * hm * (m[k] * w[l] + w[k] * m[l]) + hV * w[k] * w[l];
+    } else {
+      for (int k = 0; k < q; k++) gt[k] += 2.0 * (hm * w[k] * m[k] + hV * w[k] * w[k]) / t2[k];
+    }
   }
   return -0.5 * (LOG_2PI + log(V) + e * e / V);
 }
 
-static void lm_variances(const lm_data *d, const double *theta, double *s2, double *t2) {
+static void lm_variances(const lm_data *d, const double *theta, lm_cov *v) {
+  const int q = d->q;
   const double s = d->sigma_at >= 0 ? exp(theta[d->sigma_at]) : d->sigma;
-  *s2 = s * s;
-  for (int k = 0; k < d->q; k++) {
+  v->s2 = s * s;
+  for (int k = 0; k < q; k++) {
     const double t = d->tau_at >= 0 ? exp(theta[d->tau_at + k]) : d->tau[k];
-    t2[k] = t * t;
+    v->tau[k] = t;
+    v->t2[k] = t * t;
+  }
+  if (!d->full) return;
+  if (d->cor_at >= 0) {
+    sg_lkj_cholesky(theta + d->cor_at, q, v->Lc);
+  } else {
+    for (int k = 0; k < q * q; k++) v->Lc[k] = d->cor_chol[k];
+  }
+  /* T = B B', B = D Lc lower triangular; Lambda = B^-T B^-1 from Bi = B^-1 (lower) */
+  double Bi[LM_QQ] = {0.0};
+  for (int k = 0; k < q; k++) {
+    Bi[k * q + k] = 1.0 / (v->tau[k] * v->Lc[k * q + k]);
+    for (int j = 0; j < k; j++) {
+      double a = 0.0;
+      for (int r = j; r < k; r++) a += v->tau[k] * v->Lc[k * q + r] * Bi[r * q + j];
+      Bi[k * q + j] = -a * Bi[k * q + k];
+    }
+  }
+  for (int k = 0; k < q; k++)
+    for (int l = 0; l <= k; l++) {
+      double a = 0.0;
+      for (int r = k; r < q; r++) a += Bi[r * q + k] * Bi[r * q + l];
+      v->lam[k * q + l] = v->lam[l * q + k] = a;
+    }
+}
+
+/* Adds scale times the gradient in the log tau_k and R's CPCs (those that are parameters) from
+ * G = the sum of the rows' G_i (its lower triangle; see above). */
+static void lm_cov_grad(const lm_data *d, const double *theta, const lm_cov *v, double *G,
+                        double scale, double *grad) {
+  const int q = d->q;
+  double H[LM_QQ], A[LM_QQ], T[LM_QQ];
+  for (int k = 0; k < q; k++)
+    for (int l = 0; l < k; l++) G[l * q + k] = G[k * q + l];
+  /* H = Lambda G Lambda */
+  for (int k = 0; k < q; k++)
+    for (int l = 0; l < q; l++) {
+      double a = 0.0;
+      for (int r = 0; r < q; r++) a += G[k * q + r] * v->lam[r * q + l];
+      A[k * q + l] = a;
+    }
+  for (int k = 0; k < q; k++)
+    for (int l = 0; l < q; l++) {
+      double a = 0.0;
+      for (int r = 0; r < q; r++) a += v->lam[k * q + r] * A[r * q + l];
+      H[k * q + l] = a;
+    }
+  if (d->tau_at >= 0) {
+    for (int k = 0; k < q; k++)
+      for (int l = 0; l < q; l++) {
+        double r = 0.0; /* R_kl = (Lc Lc')_kl */
+        for (int c = 0; c <= (k < l ? k : l); c++) r += v->Lc[k * q + c] * v->Lc[l * q + c];
+        T[k * q + l] = v->tau[k] * v->tau[l] * r;
+      }
+    for (int k = 0; k < q; k++) {
+      double a = 0.0;
+      for (int l = 0; l < q; l++) a += H[k * q + l] * T[k * q + l];
+      grad[d->tau_at + k] += scale * 2.0 * a;
+    }
+  }
+  if (d->cor_at >= 0) {
+    /* d/dR = D H D; d/dLc = 2 (D H D) Lc (R = Lc Lc', the derivative symmetric) */
+    double dL[LM_QQ], g[LM_QQ] = {0.0};
+    for (int k = 0; k < q; k++)
+      for (int l = 0; l < q; l++) {
+        double a = 0.0;
+        for (int r = l; r < q; r++) a += v->tau[k] * H[k * q + r] * v->tau[r] * v->Lc[r * q + l];
+        dL[k * q + l] = 2.0 * a;
+      }
+    sg_lkj_cholesky_grad(theta + d->cor_at, q, dL, g);
+    for (int j = 0; j < q * (q - 1) / 2; j++) grad[d->cor_at + j] += scale * g[j];
   }
 }
 
@@ -143,22 +240,27 @@ static double lm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   (void) ws;
   const lm_data *d = m->data;
   const int width = lm_stats_at(d->p, d->q) + sg_mixed_stats_width(d->p, d->q);
-  double s2, t2[SG_MIXED_MAX_Q], sum = 0.0, gs = 0.0, gt[SG_MIXED_MAX_Q] = {0.0};
-  lm_variances(d, theta, &s2, t2);
+  lm_cov v;
+  double sum = 0.0, gs = 0.0, gt[LM_QQ] = {0.0};
+  lm_variances(d, theta, &v);
+  const double *lam = d->full ? v.lam : NULL;
   if (idx) {
     sg_rows_prefetch_start(d->rows, d->stride, width, idx, n);
     for (int k = 0; k < n; k++) {
       sg_rows_prefetch(d->rows, d->stride, width, idx, k, n);
-      sum += lm_obs(d, theta, idx[k], s2, t2, scale, grad, &gs, gt);
+      sum += lm_obs(d, theta, idx[k], v.s2, v.t2, lam, scale, grad, &gs, gt);
     }
   } else {
     for (int k = 0; k < n; k++)
-      sum += lm_obs(d, theta, (sg_index) start + k, s2, t2, scale, grad, &gs, gt);
+      sum += lm_obs(d, theta, (sg_index) start + k, v.s2, v.t2, lam, scale, grad, &gs, gt);
   }
   if (grad) {
     if (d->sigma_at >= 0) grad[d->sigma_at] += scale * gs;
-    if (d->tau_at >= 0)
+    if (d->full) {
+      lm_cov_grad(d, theta, &v, gt, scale, grad);
+    } else if (d->tau_at >= 0) {
       for (int k = 0; k < d->q; k++) grad[d->tau_at + k] += scale * gt[k];
+    }
   }
   return sum;
 }
@@ -167,14 +269,15 @@ static void lm_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const doub
                                  int start, int n, double *out) {
   (void) ws;
   const lm_data *d = m->data;
-  double s2, t2[SG_MIXED_MAX_Q];
-  lm_variances(d, theta, &s2, t2);
+  lm_cov v;
+  lm_variances(d, theta, &v);
   for (int k = 0; k < n; k++)
-    out[k] = lm_obs(d, theta, (sg_index) start + k, s2, t2, 0.0, NULL, NULL, NULL);
+    out[k] = lm_obs(d, theta, (sg_index) start + k, v.s2, v.t2, d->full ? v.lam : NULL, 0.0, NULL,
+                    NULL, NULL);
 }
 
 int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, double sigma,
-                         const double *tau, sg_prior prior, sg_status *st) {
+                         const double *tau, const double *cor, sg_prior prior, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   if (q < 1 || q > SG_MIXED_MAX_Q)
     return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: it has %d random effects per group (1 to %d).",
@@ -194,10 +297,39 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, d
   d->stride = sg_rows_stride(lm_stats_at(p, q) + sg_mixed_stats_width(p, q));
   d->sigma = sigma;
   for (int k = 0; k < q; k++) d->tau[k] = tau[k];
+  /* R: the identity (cor NULL), a parameter (cor[0] NaN) or known (cor a q x q matrix) */
+  d->full = cor != NULL;
+  const int known_cor = cor != NULL && !ISNAN(cor[0]);
+  if (cor && q < 2)
+    return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: a correlation needs 2 random effects.");
+  if (known_cor) {
+    /* its Cholesky factor; not positive definite, or not a correlation matrix: refused */
+    double *L = d->cor_chol;
+    for (int k = 0; k < q; k++) {
+      if (cor[k * q + k] != 1.0)
+        return sg_fail(st, SG_ERR_INPUT, "`group_cor` must have a unit diagonal.");
+      for (int l = 0; l <= k; l++) {
+        double v = cor[k * q + l];
+        if (!R_FINITE(v) || v != cor[l * q + k])
+          return sg_fail(st, SG_ERR_INPUT, "`group_cor` must be finite and symmetric.");
+        for (int r = 0; r < l; r++) v -= L[k * q + r] * L[l * q + r];
+        if (l < k) {
+          L[k * q + l] = v / L[l * q + l];
+        } else {
+          if (!(v > 1e-12))
+            return sg_fail(st, SG_ERR_INPUT, "`group_cor` must be positive definite.");
+          L[k * q + k] = sqrt(v);
+        }
+      }
+      for (int l = k + 1; l < q; l++) L[k * q + l] = 0.0;
+    }
+  }
   int dim = p;
   d->sigma_at = ISNAN(sigma) ? dim++ : -1;
   d->tau_at = known_tau ? -1 : dim;
   if (!known_tau) dim += q;
+  d->cor_at = cor != NULL && !known_cor ? dim : -1;
+  if (d->cor_at >= 0) dim += q * (q - 1) / 2;
   d->prior = prior;
   if (sg_prior_check(&d->prior, dim, st)) return st->code;
 

@@ -262,9 +262,12 @@ int sg_model_to_region(const sg_model *m, sg_workspace *ws, const double *region
  *   HALF_T        theta_j = log sigma_j, sigma_j ~ scale |t_dof|            (Jacobian included)
  *   INV_GAMMA     theta_j = log sigma_j, sigma_j^2 ~ InvGamma(shape = dof, scale = scale)
  *                                                                         (Jacobian included)
+ *   LKJ           n = q (q - 1) / 2 parameters theta_j = atanh of the canonical partial
+ *                 correlations of a q x q correlation matrix R ~ LKJ(eta = dof), R = L L' with
+ *                 sg_lkj_cholesky() below (location 0 and scale 1, unused; Jacobian included)
  * (a log-normal prior on sigma is NORMAL on theta = log sigma). */
 enum { SG_PRIOR_NORMAL = 1, SG_PRIOR_STUDENT_T = 2, SG_PRIOR_HALF_NORMAL = 3,
-       SG_PRIOR_EXPONENTIAL = 4, SG_PRIOR_HALF_T = 5, SG_PRIOR_INV_GAMMA = 6 };
+       SG_PRIOR_EXPONENTIAL = 4, SG_PRIOR_HALF_T = 5, SG_PRIOR_INV_GAMMA = 6, SG_PRIOR_LKJ = 7 };
 typedef struct {
   int kind, start, n;
   double location, scale, dof; /* dof: Student-t degrees of freedom */
@@ -280,6 +283,18 @@ int sg_prior_check(const sg_prior *p, int dim, sg_status *st);
 void sg_prior_draw(const sg_prior *p, double *theta);
 /* log p(theta), with its gradient added to grad when grad is not NULL. */
 double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad);
+/* The q of an LKJ block of n parameters (n = q (q - 1) / 2), or 0 when n is not of that form. */
+int sg_lkj_dim(int n);
+/* The lower Cholesky factor L (q x q, row-major; its upper triangle set to 0) of the correlation
+ * matrix whose canonical partial correlations are tanh(u), u the q (q - 1) / 2 parameters of an
+ * LKJ block in the order of the lower triangle by rows, (2,1), (3,1), (3,2), (4,1), ...: the
+ * partial correlation of effects i and j given effects 1..j-1, so (i,1) is the correlation.
+ * Row i: L_ij = z_ij s_ij for j < i and L_ii = s_ii, s_ij = prod_{k<j} sqrt(1 - z_ik^2)
+ * (Lewandowski, Kurowicka & Joe 2009, the C-vine; Stan's "CPCs"). */
+void sg_lkj_cholesky(const double *u, int q, double *L);
+/* Adds to grad (q (q - 1) / 2) the gradient in u of a function whose gradient in the entries of
+ * L = sg_lkj_cholesky(u) is dL (q x q, row-major, lower triangle read). */
+void sg_lkj_cholesky_grad(const double *u, int q, const double *dL, double *grad);
 
 /* The independent N(0, sd^2) prior on every parameter that the paper's regression models share:
  * a draw, and log p(theta) with its gradient added to grad (when not NULL). */
@@ -411,11 +426,13 @@ int sg_count_rows_check(const double *rows, int p, int n, int stride, sg_status 
  * overdispersion (Var y = mu + omega^2 mu^2) with a half-normal(omega_sd) prior. */
 int sg_negative_binomial_regression_init(sg_model *m, const double *rows, int p, int n,
                                          sg_coef_prior prior, double omega_sd, sg_status *st);
-/* Linear regression with q independent random effects per group, integrated out
- * (linear_mixed.c): rows of the p covariates, y, the q random-effect covariates z, and the
- * group's sums over its earlier rows (from sg_group_prefix); sigma the known noise sd or NaN
- * for a parameter (log sigma, after the p coefficients), tau the q known group sds or all NaN
- * for parameters (log tau_1..tau_q, last); `prior` covers them all. */
+/* Linear regression with q random effects per group, integrated out (linear_mixed.c): rows of
+ * the p covariates, y, the q random-effect covariates z, and the group's sums over its earlier
+ * rows (from sg_group_prefix); sigma the known noise sd or NaN for a parameter (log sigma,
+ * after the p coefficients), tau the q known group sds or all NaN for parameters (log
+ * tau_1..tau_q, next); cor the effects' correlation matrix: NULL for independent effects, a
+ * known q x q matrix, or cor[0] NaN for q (q - 1) / 2 parameters (atanh of its canonical partial
+ * correlations, last); `prior` covers them all. */
 #define SG_MIXED_MAX_Q 8
 /* The sums a row of that model carries (sg_group_prefix): sum z z' (its lower triangle),
  * sum z y and sum z x'. */
@@ -423,7 +440,7 @@ static inline int sg_mixed_stats_width(int p, int q) {
   return q * (q + 1) / 2 + q * (1 + p);
 }
 int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, double sigma,
-                         const double *tau, sg_prior prior, sg_status *st);
+                         const double *tau, const double *cor, sg_prior prior, sg_status *st);
 /* For each of the n rows in order (covariates xt, p x n; response y; random-effect covariates
  * zt, q x n; group index group[i] in 0..G-1), writes to st (w x n, w = q (q + 1) / 2 + q + q p)
  * its group's sums over the rows before it: the lower triangle of sum z z' by rows, sum z y and

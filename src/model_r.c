@@ -135,7 +135,8 @@ static double known_or_nan(SEXP model, const char *name) {
 
 /* data: xt (p x n), y, zt (q x n: the random-effect covariates) and st (w x n: each row's
  * group sums before it, R/linear_mixed.R); hyper: noise_sd and group_sd (q values) when known,
- * and `prior`, the blocks of all the parameters. */
+ * `correlated` (TRUE for correlated effects) with `group_cor` (q x q) when their correlation
+ * is known, and `prior`, the blocks of all the parameters. */
 static void linear_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
@@ -155,10 +156,20 @@ static void linear_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   if (known != R_NilValue && (TYPEOF(known) != REALSXP || Rf_length(known) != q))
     sg_input_error("`model` is corrupt: `group_sd` must be %d numbers.", q);
   for (int k = 0; k < q; k++) tau[k] = known == R_NilValue ? R_NaN : REAL(known)[k];
-  const int dim = p + ISNAN(sigma) + (known == R_NilValue ? q : 0);
-  sg_prior prior = sg_prior_from_r(sg_list_get(sg_list_get(model, "hyper"), "prior"), dim);
-  sg_linear_mixed_init(m, sg_rows_extra_from_r(xt, &y, 1, extra, 2), p, q, n, sigma, tau, prior,
-                       st);
+  SEXP hyper = sg_list_get(model, "hyper");
+  SEXP correlated = sg_list_get_optional(hyper, "correlated");
+  const int full = correlated != R_NilValue && Rf_asLogical(correlated) == TRUE;
+  SEXP cor = sg_list_get_optional(hyper, "group_cor");
+  if (full && cor != R_NilValue &&
+      (TYPEOF(cor) != REALSXP || !Rf_isMatrix(cor) || Rf_nrows(cor) != q || Rf_ncols(cor) != q))
+    sg_input_error("`model` is corrupt: `group_cor` must be a %d x %d matrix.", q, q);
+  const double unknown = R_NaN; /* cor[0] NaN: R is a parameter */
+  const double *r = !full ? NULL : cor == R_NilValue ? &unknown : REAL(cor);
+  const int dim = p + ISNAN(sigma) + (known == R_NilValue ? q : 0) +
+                  (full && cor == R_NilValue ? q * (q - 1) / 2 : 0);
+  sg_prior prior = sg_prior_from_r(sg_list_get(hyper, "prior"), dim);
+  sg_linear_mixed_init(m, sg_rows_extra_from_r(xt, &y, 1, extra, 2), p, q, n, sigma, tau, r,
+                       prior, st);
 }
 
 /* data: xt (p x rows), y, offset (rows), unit_rows and unit_context (one per observation, a

@@ -10,12 +10,65 @@
 #define LOG_SQRT_2PI 0.918938533204672741780329736406 /* log(2 pi) / 2 */
 #define LOG_SQRT_PI_2 0.225791352644727432363097614947 /* log(pi / 2) / 2 */
 
+int sg_lkj_dim(int n) {
+  for (int q = 2; q <= 64; q++)
+    if (q * (q - 1) / 2 == n) return q;
+  return 0;
+}
+
+/* The Beta(b, b) shape, on (z + 1) / 2, of a canonical partial correlation in column j (0-based)
+ * of a q x q matrix under LKJ(eta): b = eta + (q - 2 - j) / 2; the CPCs are independent
+ * (Lewandowski, Kurowicka & Joe 2009, Section 3.2). */
+static inline double lkj_shape(double eta, int q, int j) {
+  return eta + 0.5 * (q - 2 - j);
+}
+
+/* log(1 - tanh(u)^2) = 2 log(2 / (e^u + e^-u)), without overflow for large |u| */
+static inline double log1m_tanh2(double u) {
+  const double a = fabs(u);
+  return 2.0 * (M_LN2 - a - log1p(exp(-2.0 * a)));
+}
+
+void sg_lkj_cholesky(const double *u, int q, double *L) {
+  for (int i = 0, at = 0; i < q; i++) {
+    double s = 1.0;
+    for (int j = 0; j < i; j++, at++) {
+      const double z = tanh(u[at]);
+      L[i * q + j] = z * s;
+      s *= sqrt(1.0 - z * z);
+    }
+    L[i * q + i] = s;
+    for (int j = i + 1; j < q; j++) L[i * q + j] = 0.0;
+  }
+}
+
+void sg_lkj_cholesky_grad(const double *u, int q, const double *dL, double *grad) {
+  double z[64], s[65];
+  for (int i = 1, at = 0; i < q; at += i, i++) {
+    s[0] = 1.0;
+    for (int j = 0; j < i; j++) {
+      z[j] = tanh(u[at + j]);
+      s[j + 1] = s[j] * sqrt(1.0 - z[j] * z[j]);
+    }
+    /* back along the row: tail = sum_{k > j} c_k s_k, c_k = dL_ik z_k (k < i), c_i = dL_ii */
+    double tail = dL[i * q + i] * s[i];
+    for (int j = i - 1; j >= 0; j--) {
+      grad[at + j] += dL[i * q + j] * s[j] * (1.0 - z[j] * z[j]) - z[j] * tail;
+      tail += dL[i * q + j] * z[j] * s[j];
+    }
+  }
+}
+
 int sg_prior_check(const sg_prior *p, int dim, sg_status *st) {
   int next = 0;
   for (int b = 0; b < p->n_blocks; b++) {
     const sg_prior_block *k = &p->block[b];
-    if (k->kind < SG_PRIOR_NORMAL || k->kind > SG_PRIOR_INV_GAMMA)
+    if (k->kind < SG_PRIOR_NORMAL || k->kind > SG_PRIOR_LKJ)
       return sg_fail(st, SG_ERR_INPUT, "prior block %d has an unknown kind.", b + 1);
+    if (k->kind == SG_PRIOR_LKJ && (sg_lkj_dim(k->n) < 2 || !(k->dof > 0) || !R_FINITE(k->dof)))
+      return sg_fail(st, SG_ERR_INPUT,
+                     "prior block %d (LKJ) must cover q (q - 1) / 2 parameters and have eta > 0.",
+                     b + 1);
     if (k->start != next || k->n < 1 || k->n > dim - next)
       return sg_fail(st, SG_ERR_INPUT, "prior block %d does not follow the one before it.", b + 1);
     if (!R_FINITE(k->location) || !(k->scale > 0) || !R_FINITE(k->scale) ||
@@ -56,6 +109,16 @@ void sg_prior_draw(const sg_prior *p, double *theta) {
         /* sigma^2 = scale / G, G ~ Gamma(shape); log G from log of a draw, kept above 1e-300 */
         double g = rgamma(k->dof, 1.0);
         th[j] = 0.5 * (log(k->scale) - log(g > 1e-300 ? g : 1e-300));
+        break;
+      }
+      case SG_PRIOR_LKJ: {
+        /* j in the lower triangle by rows: row i = 1, 2, ..., column j - i (i - 1) / 2 */
+        int i = 1;
+        while ((i + 1) * i / 2 <= j) i++;
+        const double b = lkj_shape(k->dof, sg_lkj_dim(k->n), j - i * (i - 1) / 2);
+        double z = 2.0 * rbeta(b, b) - 1.0;
+        const double edge = 1.0 - 1e-15;
+        th[j] = atanh(z > edge ? edge : z < -edge ? -edge : z);
         break;
       }
       }
@@ -124,6 +187,18 @@ double sg_prior_log_density(const sg_prior *p, const double *theta, double *grad
         lp += c - 2.0 * a * th[j] - u;
         if (g) g[j] += -2.0 * a + 2.0 * u;
       }
+      break;
+    }
+    case SG_PRIOR_LKJ: {
+      /* z = tanh(theta) with (z + 1) / 2 ~ Beta(b, b): the density of z is
+       * (1 - z^2)^(b - 1) / (2^(2b - 1) B(b, b)), and dz / dtheta = 1 - z^2 */
+      const int q = sg_lkj_dim(k->n);
+      for (int i = 1, j = 0; i < q; i++)
+        for (int c = 0; c < i; c++, j++) {
+          const double b = lkj_shape(k->dof, q, c);
+          lp += b * log1m_tanh2(th[j]) - (2.0 * b - 1.0) * M_LN2 - lbeta(b, b);
+          if (g) g[j] -= 2.0 * b * tanh(th[j]);
+        }
       break;
     }
     }

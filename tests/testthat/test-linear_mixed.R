@@ -250,15 +250,143 @@ test_that("random slopes: exact evidence with known sds, estimators, continuatio
   expect_identical(sgais:::model_keep_first(build(1:800), 300)$group_sums, build(1:300)$group_sums)
 })
 
+# a random intercept and slope with correlation rho, sds 0.7 and 0.4
+correlated_data <- function(n, groups, seed, rho = 0.6) {
+  withr::with_seed(seed, {
+    g <- sample(groups, n, TRUE)
+    x <- rnorm(n)
+    b <- matrix(rnorm(2 * groups), groups) %*% chol(matrix(c(1, rho, rho, 1), 2)) %*%
+      diag(c(0.7, 0.4))
+    data.frame(y = 1 + (0.5 + b[g, 2]) * x + b[g, 1] + rnorm(n, 0, 0.5), x = x, g = paste0("s", g))
+  })
+}
+
+# log N(y; A beta, s2 I + Z_g T Z_g' per group) by dense linear algebra
+dense_correlated <- function(model, beta, s2, T, rows = seq_len(model$n)) {
+  z <- t(model$data$zt[, rows, drop = FALSE])
+  g <- model$data$group[rows]
+  S <- diag(s2, length(rows)) + outer(g, g, "==") * (z %*% T %*% t(z))
+  r <- model$data$y[rows] - drop(crossprod(model$data$xt[, rows, drop = FALSE], beta))
+  -0.5 * (length(r) * log(2 * pi) + determinant(S)$modulus[[1]] + sum(r * solve(S, r)))
+}
+
+test_that("correlated random effects: the rows' likelihoods sum to the marginal likelihood", {
+  d <- correlated_data(150, 10, seed = 14)
+  d$x2 <- withr::with_seed(15, rnorm(150))
+  m <- linear_regression(y ~ x + x2 + (1 + x + x2 | g), d, noise_sd = NULL, prior_sd = 2)
+  expect_equal(m$parameter_names[8:10], c("atanh_group_cor[x,(Intercept)]",
+                                          "atanh_group_cor[x2,(Intercept)]",
+                                          "atanh_group_pcor[x2,x]"))
+  expect_match(paste(format(m), collapse = "\n"), "correlated normal effects")
+  expect_match(paste(format(m), collapse = "\n"), "LKJ\\(eta = 1\\)")
+  # the CPCs (0.5, -0.3; 0.4) make R = L L' with L's rows (1), (z1, s1), (z2, z3 s2, s2 s3)
+  z <- c(0.5, -0.3, 0.4)
+  L <- rbind(c(1, 0, 0), c(z[1], sqrt(1 - z[1]^2), 0),
+             c(z[2], z[3] * sqrt(1 - z[2]^2), sqrt((1 - z[2]^2) * (1 - z[3]^2))))
+  tau <- c(0.8, 0.5, 0.3)
+  theta <- c(0.9, 0.4, -0.2, log(0.6), log(tau), atanh(z))
+  expect_equal(sgais:::model_evaluate(m, theta)$log_lik,
+               dense_correlated(m, theta[1:3], 0.36, diag(tau) %*% tcrossprod(L) %*% diag(tau)),
+               tolerance = 1e-10)
+  expect_lt(max(check_gradients(m, seed = 1)$rel_error), 1e-6)
+  # in another order, the same sum
+  shuffled <- linear_regression(y ~ x + x2 + (1 + x + x2 | g), d[withr::with_seed(2, sample(150)), ],
+                                noise_sd = NULL, prior_sd = 2)
+  expect_equal(sgais:::model_evaluate(shuffled, theta)$log_lik,
+               sgais:::model_evaluate(m, theta)$log_lik, tolerance = 1e-10)
+})
+
+test_that("correlated random effects: exact evidence with a known correlation, and over an LKJ prior", {
+  d <- correlated_data(300, 15, seed = 16)
+  build <- function(cor) {
+    linear_regression(y ~ x + (1 + x | g), d, noise_sd = 0.5, group_sd = c(0.7, 0.4),
+                      group_cor = cor)
+  }
+  known <- build(matrix(c(1, 0.6, 0.6, 1), 2))
+  prior <- known$hyper$prior
+  A <- t(known$data$xt)
+  T <- diag(c(0.7, 0.4)) %*% matrix(c(1, 0.6, 0.6, 1), 2) %*% diag(c(0.7, 0.4))
+  z <- t(known$data$zt)
+  S <- diag(0.25, 300) + outer(known$data$group, known$data$group, "==") * (z %*% T %*% t(z)) +
+    A %*% diag(rep(prior[5, ], prior[3, ])^2) %*% t(A)
+  e <- known$data$y - drop(A %*% rep(prior[4, ], prior[3, ]))
+  expect_equal(exact_log_evidence(known),
+               -0.5 * (300 * log(2 * pi) + determinant(S)$modulus[[1]] + sum(e * solve(S, e))),
+               tolerance = 1e-10)
+  # the correlation unknown, LKJ(2): (rho + 1) / 2 ~ Beta(2, 2); the evidence is the integral of
+  # the exact evidence given rho over that prior (integrate()), which every estimator recovers
+  lkj <- build(lkj_prior(2))
+  expect_error(exact_log_evidence(lkj), class = "sgais_error_no_closed_form")
+  given <- function(r) exact_log_evidence(build(matrix(c(1, r, r, 1), 2)))
+  peak <- given(0.6)
+  f <- Vectorize(function(r) exp(given(r) - peak) * dbeta((r + 1) / 2, 2, 2) / 2)
+  reference <- peak + log(integrate(f, -1, 1, rel.tol = 1e-10)$value)
+  fits <- list(sgais(lkj, seed = 1, progress = FALSE), ais(lkj, seed = 1, progress = FALSE),
+               nested_sampling(lkj, seed = 1, progress = FALSE),
+               importance_sampling(lkj, seed = 1, progress = FALSE))
+  for (fit in fits) expect_lt(abs(fit$log_evidence - reference), max(1, 3 * fit$log_evidence_se))
+  expect_lt(abs(fits[[4]]$log_evidence - reference), 0.1)
+})
+
+test_that("correlated random effects continue on new rows as one run, and predict", {
+  d <- correlated_data(400, 12, seed = 17)
+  build <- function(rows) {
+    linear_regression(y ~ x + (1 + x | g), d[rows, ], noise_sd = NULL, variance_scale = 1,
+                      prior = normal_prior(0, 1), prior_intercept = normal_prior(0, 2),
+                      group_sd = half_normal_prior(1), group_cor = lkj_prior(1.5))
+  }
+  whole <- sgais(build(1:400), seed = 2, progress = FALSE)
+  part <- sgais(sgais(build(1:150), seed = 2, progress = FALSE), d[151:400, ])
+  expect_identical(part$log_evidence, whole$log_evidence)
+  # a known group's row is predicted from its rows (the normal conditional on them), a new
+  # group's from the prior of the effects
+  m <- build(1:400)
+  new <- data.frame(x = c(0.5, -1), g = c("s1", "new"), y = c(1.5, 0.2))
+  pm <- sgais:::model_for_prediction(m, new)
+  tau <- c(0.7, 0.4)
+  theta <- c(0.9, 0.45, log(0.5), log(tau), atanh(0.6))
+  got <- drop(.Call(sgais:::C_ffi_model_pointwise_log_lik, pm, cbind(theta)))
+  T <- diag(tau) %*% matrix(c(1, 0.6, 0.6, 1), 2) %*% diag(tau)
+  old <- which(m$data$group == match("s1", m$groups))
+  z <- rbind(t(m$data$zt[, old]), t(pm$data$zt[, 1]))
+  a <- rbind(t(m$data$xt[, old]), t(pm$data$xt[, 1]))
+  S <- diag(0.25, nrow(z)) + z %*% T %*% t(z)
+  r <- c(m$data$y[old], new$y[1]) - drop(a %*% theta[1:2])
+  k <- nrow(z)
+  mean1 <- drop(S[k, -k] %*% solve(S[-k, -k], r[-k]))
+  var1 <- S[k, k] - drop(S[k, -k] %*% solve(S[-k, -k], S[-k, k]))
+  z2 <- pm$data$zt[, 2]
+  want <- c(dnorm(r[k], mean1, sqrt(var1), log = TRUE),
+            dnorm(new$y[2], sum(pm$data$xt[, 2] * theta[1:2]),
+                  sqrt(0.25 + drop(z2 %*% T %*% z2)), log = TRUE))
+  expect_equal(got, want, tolerance = 1e-10)
+  lp <- predictive_density(whole, new)
+  expect_length(lp, 2)
+  expect_true(all(is.finite(lp)))
+})
+
 test_that("random effects the model cannot represent are refused, naming what to write", {
   d <- slopes_data(100, 5, seed = 13)
   d$w <- rnorm(100)
-  expect_error(linear_regression(y ~ x + (1 + x | g), d), "\\(1 \\+ x \\|\\| g\\)",
-               class = "sgais_error_random_effects")
   expect_error(linear_regression(y ~ x + (1 + w || g), d), "`w`",
                class = "sgais_error_random_effects")
   expect_error(linear_regression(y ~ x + (1 + x || g), d, group_sd = c(1, 2, 3)), "`group_sd`",
                class = "sgais_error_prior")
+  # group_cor: only with correlated effects; a correlation matrix or lkj_prior()
+  expect_error(linear_regression(y ~ x + (1 + x || g), d, group_cor = lkj_prior()), "`group_cor`",
+               class = "sgais_error_random_effects")
+  expect_error(linear_regression(y ~ x, d, group_cor = lkj_prior()), "`group_cor`",
+               class = "sgais_error_random_effects")
+  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = half_normal_prior()),
+               "`group_cor`.*half-normal", class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = matrix(c(1, 2, 2, 1), 2)),
+               "correlation matrix", class = "sgais_error_prior")
+  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = diag(3)),
+               "2 x 2", class = "sgais_error_prior")
+  expect_s3_class(linear_regression(y ~ x + (1 + x | g), d, group_cor = diag(2)),
+                  "sgais_linear_mixed")
+  expect_error(logistic_regression(I(y > 1) ~ x + (1 + x | g), d), "linear_regression",
+               class = "sgais_error_random_effects")
 })
 
 test_that("a random-intercept model streams in blocks as one fit, and passes its audit", {

@@ -54,6 +54,59 @@ test_that("draws follow the blocks (Kolmogorov-Smirnov at fixed seeds)", {
   expect_gt(ks.test(exp(-2 * draws(inverse_gamma_prior(2, 3))), "pgamma", 2, 3)$p.value, 1e-3)
 })
 
+test_that("the LKJ block is LKJ's density of R through its canonical partial correlations", {
+  # q = 2: (rho + 1) / 2 ~ Beta(eta, eta), rho = tanh(theta)
+  m <- prior_model(lkj_prior(2.5))
+  for (t in c(-1.2, 0.3, 2)) {
+    expect_equal(log_prior(m, t), dbeta((tanh(t) + 1) / 2, 2.5, 2.5, log = TRUE) - log(2) +
+                   log(1 - tanh(t)^2))
+  }
+  expect_equal(integrate(Vectorize(function(t) exp(log_prior(m, t))), -Inf, Inf)$value, 1,
+               tolerance = 1e-7)
+  # q = 3: the density of (r21, r31, r32) is c det(R)^(eta - 1) (c = 2 / pi^2 at eta = 1, the
+  # volume of the 3 x 3 correlation matrices being pi^2 / 2), times the Jacobian of theta -> r
+  corr <- function(t) {
+    z <- tanh(t)
+    L <- rbind(c(1, 0, 0), c(z[1], sqrt(1 - z[1]^2), 0),
+               c(z[2], z[3] * sqrt(1 - z[2]^2), sqrt((1 - z[2]^2) * (1 - z[3]^2))))
+    R <- tcrossprod(L)
+    c(R[2, 1], R[3, 1], R[3, 2])
+  }
+  log_jacobian <- function(t) {
+    J <- vapply(1:3, function(k) {
+      h <- replace(numeric(3), k, 1e-6)
+      (corr(t + h) - corr(t - h)) / 2e-6
+    }, numeric(3))
+    log(abs(det(J)))
+  }
+  det_r <- function(r) 1 + 2 * r[1] * r[2] * r[3] - sum(r^2)
+  m1 <- prior_model(lkj_prior(1), 3)
+  m3 <- prior_model(lkj_prior(3), 3)
+  points <- list(c(0.2, -0.5, 0.7), c(-1.1, 0.4, 0.1), c(0.9, 1.3, -0.6))
+  for (t in points) {
+    expect_equal(log_prior(m1, t), log(2 / pi^2) + log_jacobian(t), tolerance = 1e-7)
+    h <- 1e-5
+    fd <- vapply(1:3, function(k) {
+      e <- replace(numeric(3), k, h)
+      (log_prior(m3, t + e) - log_prior(m3, t - e)) / (2 * h)
+    }, numeric(1))
+    expect_equal(sgais:::model_evaluate(m3, t)$grad_log_prior, fd, tolerance = 1e-7)
+  }
+  # at eta = 3, the ratio of densities between two points is that of det(R)^2 and the Jacobians
+  ratio <- log_prior(m3, points[[1]]) - log_prior(m3, points[[2]])
+  expect_equal(ratio, 2 * (log(det_r(corr(points[[1]]))) - log(det_r(corr(points[[2]])))) +
+                 log_jacobian(points[[1]]) - log_jacobian(points[[2]]), tolerance = 1e-7)
+  # draws: every correlation of a 3 x 3 LKJ(eta) matrix has (r + 1) / 2 ~ Beta(eta + 1/2, eta + 1/2)
+  draws <- withr::with_seed(1, sgais:::model_prior_draw(prior_model(lkj_prior(2), 3), 4000))
+  r <- apply(draws, 2, corr)
+  for (k in 1:3) expect_gt(ks.test((r[k, ] + 1) / 2, "pbeta", 2.5, 2.5)$p.value, 1e-3)
+  # its arguments
+  expect_error(lkj_prior(0), "`eta`")
+  expect_error(lkj_prior(1, dim = 2), "q \\(q - 1\\) / 2")
+  expect_error(prior_model(lkj_prior(1), 2), "LKJ block")
+  expect_equal(format(lkj_prior(2)), "rest: correlation ~ LKJ(eta = 2)")
+})
+
 test_that("blocks join with c() in the order of the parameters", {
   prior <- c(normal_prior(sd = 10, dim = 2), half_normal_prior(1))
   expect_s3_class(prior, "sgais_prior")
