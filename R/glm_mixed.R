@@ -1,7 +1,7 @@
-# Logistic, Poisson and negative binomial regression with a random intercept per group
-# (`y ~ x + (1 | g)` in logistic_regression(), poisson_regression() and
-# negative_binomial_regression()), each group's effect integrated out by adaptive Gauss-Hermite
-# quadrature (src/glm_mixed.c says how, and why). The model's observations are units of rows of
+# Logistic, Poisson and negative binomial regression with random effects per group (`y ~ x +
+# (1 | g)`, or up to three effects such as `(1 + x | g)`, in logistic_regression(),
+# poisson_regression() and negative_binomial_regression()), each group's effects integrated out
+# by adaptive Gauss-Hermite quadrature (src/glm_mixed.c says how, and why). The model's observations are units of rows of
 # one group: its data hold the rows (`xt`, `y`, `offset`, one column or element per row, the
 # rows of a unit together and the units in order) and, one per unit, `unit_rows` (how many rows),
 # `unit_context` (how many of them, first, are the group's earlier rows, which the others are
@@ -26,16 +26,25 @@ gauss_hermite <- function(q) {
 }
 
 # The Gauss-Hermite rules, as the 3-row matrix C reads (the fewest rows of an integral a rule is
-# for, then its nodes and log weights): 21 nodes for integrals over fewer than 200 rows, 15 from
+# for, then its nodes and log weights), for q random effects per group (a rule's grid is the
+# product of q copies of it, so a node costs a pass over a group's rows and q nodes per axis
+# cost q^nodes passes). One effect: 21 nodes for integrals over fewer than 200 rows, 15 from
 # 200. A group of few rows, and of rare events with a large group sd, has an integrand far from a
 # Gaussian (its left tail is the prior's), where the rule converges slowly. Measured per group
 # against 48 nodes (logistic, Poisson and negative binomial; 5 to 400 rows per group; group sd
 # 0.3, 1 and 2.5; intercept -3, 0 and 2): with a group sd up to 1, at most 1e-8 nats with these
 # rules; with sd 2.5, at most 3.7e-5 (rare events, 5 rows, 21 nodes) and 2.1e-5 (200 rows, 15
 # nodes). So over 5,000 groups the error is below 1e-4 nats at ordinary group sds and 0.2 at
-# the worst measured. Each node costs a pass over a group's rows.
-glmm_quadrature <- function() {
-  cbind(rbind(0, gauss_hermite(21L)), rbind(200, gauss_hermite(15L)), deparse.level = 0)
+# the worst measured. Two effects: 9 nodes per axis below 200 rows, 7 from 200 (81 and 49
+# nodes); three: 7 and 5 (343 and 125). Measured per group against 31 and 13 nodes per axis
+# (inst/validation/glmm-grid-rules.R, output glmm-grid-rules-2026-11-27.txt: logistic and
+# Poisson, 5 to 400 rows per group, intercept sd 0.3 to 2, the slopes' sds 0.7 and 0.5 of it,
+# correlated): with an intercept sd up to 1, at most 3.2e-5 nats (two effects) and 5e-5
+# (three); with sd 2, 5.1e-4 and 7.1e-4. Over 5,000 groups that is 0.16 to 0.25 nats at sds up
+# to 1, and 2.5 to 3.5 nats at sd 2.
+glmm_quadrature <- function(q = 1L) {
+  nodes <- switch(q, c(21L, 15L), c(9L, 7L), c(7L, 5L))
+  cbind(rbind(0, gauss_hermite(nodes[1])), rbind(200, gauss_hermite(nodes[2])), deparse.level = 0)
 }
 
 glmm_family_codes <- c(logistic = 1L, poisson = 2L, negative_binomial = 3L)
@@ -147,7 +156,7 @@ model_for_prediction.sgais_glm_mixed <- function(model, new_data, call = NULL) {
 # Whether a regression constructor's call asks for random effects (a `( | )` term in `formula`),
 # with the errors of a call that mixes them with what they do not take (linear_regression() and
 # the GLMs; `offset` for the count models).
-random_effects_call <- function(formula, x, y, group_sd, call, offset = NULL) {
+random_effects_call <- function(formula, x, y, group_sd, call, offset = NULL, group_cor = NULL) {
   if (has_bars(formula)) {
     if (!is.null(x) || !is.null(y)) abort("Give either `formula` and `data` or `x` and `y`, not both.", call)
     if (!is.null(offset)) {
@@ -160,19 +169,18 @@ random_effects_call <- function(formula, x, y, group_sd, call, offset = NULL) {
     abort("`group_sd` is the sd of random effects: give it with a term such as `(1 | g)` in `formula`.",
           call, "sgais_error_random_effects")
   }
+  if (!is.null(group_cor)) {
+    abort(paste("`group_cor` is the correlation of correlated random effects: give it with a",
+                "term such as `(1 + x | g)` in `formula`."), call, "sgais_error_random_effects")
+  }
   FALSE
 }
 
 # Builds the random-intercept model for logistic_regression(), poisson_regression() and
 # negative_binomial_regression() (`kind`, a name of glmm_family_codes); `base_args` are the
 # arguments of the family's constructor but the formula and data.
-glm_mixed <- function(kind, formula, data, base_args, group_sd, call) {
+glm_mixed <- function(kind, formula, data, base_args, group_sd, call, group_cor = NULL) {
   parsed <- parse_random_effects(formula, call)
-  if (length(parsed$slopes) || !parsed$intercept) {
-    abort(sprintf(paste("`(%s)`: random slopes are supported in `linear_regression()` only, so",
-                        "far; this family takes a random intercept, `(1 | %s)`."), parsed$shown,
-                  parsed$group), call, "sgais_error_random_effects")
-  }
   check_data_frame(data, "`data`", call)
   if (!parsed$group %in% names(data)) {
     abort(sprintf("`formula` groups by `%s`, which is not a column of `data`.", parsed$group),
@@ -186,6 +194,14 @@ glm_mixed <- function(kind, formula, data, base_args, group_sd, call) {
                      stop(e)
                    })
   p <- nrow(base$data$xt)
+  columns <- base$parameter_names[seq_len(p)]
+  slopes <- slope_columns(parsed, columns, call)
+  effects <- c(if (parsed$intercept) "(Intercept)", parsed$slopes)
+  if (length(effects) > 3L) {
+    abort(sprintf(paste("`(%s)` has %d random effects; a GLM takes at most 3 per group (each",
+                        "group's integral is on a grid of nodes^q points)."),
+                  parsed$shown, length(effects)), call, "sgais_error_random_effects")
+  }
   spec <- c(base$spec, list(group = parsed$group, full_formula = formula,
                             mixed_rows = attr(data, "sgais_rows"), base_class = class(base)[1L]))
   rows <- glm_mixed_rows(spec, data, call, "data")
@@ -198,42 +214,46 @@ glm_mixed <- function(kind, formula, data, base_args, group_sd, call) {
     blocks <- c(blocks, list(scale_block(half_normal_prior(hyper$overdispersion_prior), p,
                                          "overdispersion_prior", call)))
   }
-  if (is.numeric(group_sd) && !inherits(group_sd, "sgais_prior")) {
-    if (length(group_sd) != 1L) {
-      abort(sprintf("`group_sd` must be one number for a random intercept, not %d.",
-                    length(group_sd)), call, "sgais_error_prior")
-    }
-    hyper$group_sd <- check_hyper(group_sd, "group_sd", call)
-    prior_text <- sprintf("%s; group sd %s (known)", prior_text, format(hyper$group_sd))
-  } else {
-    # the default: half-normal(1) on the linear predictor's scale, where a group sd of 1 moves
-    # the odds (or the mean) of a group by a factor of e
-    group_prior <- group_sd %||% half_normal_prior(1)
-    blocks <- c(blocks, list(scale_block(group_prior, length(names), "group_sd", call)))
-    names <- c(names, "log_group_sd")
-    prior_text <- sprintf("%s; %s", prior_text,
-                          sub("exp(theta)", "group sd", group_prior$blocks[[1]]$label, fixed = TRUE))
-  }
+  # the default sd priors: half-normal(1) on the linear predictor's scale for an intercept, where
+  # a group sd of 1 moves the odds (or the mean) of a group by a factor of e, and half-normal(1 /
+  # sd(x)) for a slope of x, the same effect at one sd of x
+  spread <- apply(rows$rows$xt[slopes, , drop = FALSE], 1L, stats::sd)
+  scales <- c(if (parsed$intercept) 1, 1 / ifelse(is.finite(spread) & spread > 0, spread, 1))
+  ge <- group_effects_prior(parsed, effects, group_sd, group_cor, scales, length(names), call)
+  hyper[names(ge$hyper)] <- ge$hyper
+  blocks <- c(blocks, ge$blocks)
+  names <- c(names, ge$names)
+  prior_text <- paste0(prior_text, ge$text)
+  hyper$effects <- as.integer(c(if (parsed$intercept) 0L, slopes))
   hyper$glmm_family <- glmm_family_codes[[kind]]
-  hyper$quadrature <- glmm_quadrature()
+  hyper$quadrature <- glmm_quadrature(length(effects))
   hyper$prior <- do.call(cbind, blocks)
   spec$hyper <- hyper
   n_groups <- length(units$groups)
   details <- base$details
+  intercept_only <- length(effects) == 1L && parsed$intercept
   details[["likelihood"]] <- sprintf(
-    "%s, with u_g ~ N(0, group_sd^2) added to a'theta for each of the %s groups of `%s`, integrated out",
+    "%s, with %s added to a'theta for each of the %s groups of `%s`, integrated out",
     sub(", a = row of the design", "", details[["likelihood"]], fixed = TRUE),
+    if (intercept_only) "u_g ~ N(0, group_sd^2)" else
+      sprintf("z'u_g, %s normal effects of %s,", if (parsed$correlated) "correlated" else
+                "independent", paste(effects, collapse = ", ")),
     format_count(n_groups), parsed$group)
   details[["prior"]] <- prior_text
   details[["sampled"]] <- paste(c("theta", if (kind == "negative_binomial") "log(omega)",
-                                  if (is.null(hyper$group_sd)) "log(group sd)"), collapse = ", ")
+                                  if (is.null(hyper$group_sd))
+                                    if (length(effects) == 1L) "log(group sd)" else "log(group sds)",
+                                  if (parsed$correlated && is.null(hyper$group_cor))
+                                    "atanh(their canonical partial correlations)"),
+                                collapse = ", ")
   new_sgais_model(
     family = "glm_mixed",
     data = units$data,
     spec = spec,
     n = n_groups,
     parameter_names = names,
-    label = sprintf("%s with a random intercept", base$label),
+    label = sprintf("%s with %s", base$label,
+                    if (intercept_only) "a random intercept" else "random effects"),
     details = details,
     formula = formula,
     groups = units$groups,

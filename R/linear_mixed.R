@@ -84,10 +84,10 @@ parse_random_effects <- function(formula, call) {
        shown = shown, correlated = q > 1L && identical(bar[[1L]], as.name("|")))
 }
 
-# The random-effect covariates (q x n) of the rows' design `a`: 1 for the intercept, then the
-# slopes' columns, which must be numeric columns of the fixed-effects design.
-random_covariates <- function(spec, a, call) {
-  missing <- setdiff(spec$slopes, colnames(a))
+# The design columns (indices into `columns`) of the random slopes of `spec`, which must be
+# numeric columns of the fixed-effects design; a classed error naming those that are not.
+slope_columns <- function(spec, columns, call) {
+  missing <- setdiff(spec$slopes, columns)
   if (length(missing)) {
     abort(sprintf(paste("The random slope%s on %s must be %s of the fixed effects too (numeric",
                         "covariates, as the design has them): add %s to the formula."),
@@ -95,7 +95,14 @@ random_covariates <- function(spec, a, call) {
                   if (length(missing) > 1) "columns" else "a column", backticked(missing)),
           call, "sgais_error_random_effects")
   }
-  rbind(if (spec$intercept) rep(1, nrow(a)), t(a[, spec$slopes, drop = FALSE]), deparse.level = 0)
+  match(spec$slopes, columns)
+}
+
+# The random-effect covariates (q x n) of the rows' design `a`: 1 for the intercept, then the
+# slopes' columns (slope_columns()).
+random_covariates <- function(spec, a, call) {
+  cols <- slope_columns(spec, colnames(a), call)
+  rbind(if (spec$intercept) rep(1, nrow(a)), t(a[, cols, drop = FALSE]), deparse.level = 0)
 }
 
 # The group keys of a column: its values as character (a factor's labels), missing ones refused.
@@ -218,12 +225,6 @@ model_for_prediction.sgais_linear_mixed <- function(model, new_data, call = NULL
 linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_missing, prior,
                          prior_intercept, variance_shape, variance_scale, call, group_cor = NULL) {
   parsed <- parse_random_effects(formula, call)
-  if (!parsed$correlated && !is.null(group_cor)) {
-    abort(sprintf(paste("`group_cor` is the correlation of correlated random effects, such as",
-                        "`(1 + x | g)`; `(%s)` has %s."), parsed$shown,
-                  if (length(parsed$slopes) + parsed$intercept > 1) "independent ones" else "one"),
-          call, "sgais_error_random_effects")
-  }
   check_data_frame(data, "`data`", call)
   if (!parsed$group %in% names(data)) {
     abort(sprintf("`formula` groups by `%s`, which is not a column of `data`.", parsed$group),
@@ -280,55 +281,15 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
   zt <- random_covariates(spec, design$a, call) # (checks the slopes before the priors)
   q <- nrow(zt)
   effects <- c(if (parsed$intercept) "(Intercept)", parsed$slopes)
-  sd_names <- if (q == 1L && parsed$intercept) "log_group_sd" else
-    sprintf("log_group_sd[%s]", effects)
-  if (is.numeric(group_sd) && !inherits(group_sd, "sgais_prior")) {
-    if (!length(group_sd) %in% c(1L, q)) {
-      abort(sprintf("`group_sd` has %d values for %d random effects: give one, or one per effect.",
-                    length(group_sd), q), call, "sgais_error_prior")
-    }
-    hyper$group_sd <- rep_len(vapply(group_sd, check_hyper, numeric(1), "group_sd", call), q)
-    prior_text <- sprintf("%s; group sd%s %s (known)", prior_text, if (q > 1) "s" else "",
-                          paste(format(hyper$group_sd), collapse = ", "))
-  } else {
-    # the default: half-normal, its scale the unit's for the intercept and the unit over the
-    # covariate's sd for a slope (the rule of prior = "autoscale")
-    spread <- apply(zt, 1L, stats::sd)
-    group_prior <- if (is.null(group_sd)) {
-      lapply(seq_len(q), function(k) {
-        half_normal_prior(if (parsed$intercept && k == 1L) unit else unit / spread[k])
-      })
-    } else if (inherits(group_sd, "sgais_prior")) {
-      rep(list(group_sd), q)
-    } else if (is.list(group_sd) && length(group_sd) == q) {
-      group_sd
-    } else {
-      abort(sprintf(paste("`group_sd` must be a positive number (a known sd), one per effect, a",
-                          "prior such as `half_normal_prior()` or a list of %d of them; not %s."),
-                    q, describe(group_sd)), call, "sgais_error_prior")
-    }
-    for (k in seq_len(q)) {
-      blocks <- c(blocks, list(scale_block(group_prior[[k]], length(names), "group_sd", call)))
-      names <- c(names, sd_names[k])
-      prior_text <- sprintf("%s; %s", prior_text,
-                            sub("exp(theta)", if (q == 1L) "group sd" else
-                                  sprintf("group sd of %s", effects[k]),
-                                group_prior[[k]]$blocks[[1]]$label, fixed = TRUE))
-    }
-  }
-  if (parsed$correlated) {
-    hyper$correlated <- TRUE
-    cor <- correlation_prior(group_cor %||% lkj_prior(1), effects, length(names), call)
-    if (is.null(cor$block)) {
-      hyper$group_cor <- cor$matrix
-      prior_text <- sprintf("%s; group effects' correlation known", prior_text)
-    } else {
-      blocks <- c(blocks, list(cor$block))
-      names <- c(names, cor$names)
-      prior_text <- sprintf("%s; %s", prior_text,
-                            sub("correlation", "group effects' correlation", cor$label, fixed = TRUE))
-    }
-  }
+  # default group sd priors: half-normal, its scale the unit's for the intercept and the unit
+  # over the covariate's sd for a slope (the rule of prior = "autoscale")
+  spread <- apply(zt, 1L, stats::sd)
+  scales <- ifelse(parsed$intercept & seq_len(q) == 1L, unit, unit / spread)
+  ge <- group_effects_prior(parsed, effects, group_sd, group_cor, scales, length(names), call)
+  hyper[names(ge$hyper)] <- ge$hyper
+  blocks <- c(blocks, ge$blocks)
+  names <- c(names, ge$names)
+  prior_text <- paste0(prior_text, ge$text)
   hyper$prior <- do.call(cbind, blocks)
   spec$hyper <- hyper
   rows <- linear_mixed_rows(spec, data, character(0), matrix(0, mixed_stats_width(p, q), 0), call,
@@ -364,6 +325,69 @@ linear_mixed <- function(formula, data, noise_sd, group_sd, prior_sd, prior_sd_m
     group_sums = rows$sums,
     class = "sgais_linear_mixed"
   )
+}
+
+# The priors of the q random effects of `parsed` (parse_random_effects(); `effects`, their
+# names): their sds from `group_sd` (known numbers, one or one per effect, a prior for each, or a
+# list of one prior per effect; NULL: half-normal with the `scales` given) and, when correlated,
+# their correlation from `group_cor` (NULL: LKJ(1)). The parameters start at `start` (0-based).
+# Returns list(hyper = the known `group_sd`, `correlated` and known `group_cor`, blocks = their
+# prior blocks, names = their parameters' names, text = "; ..." for the model's prior line).
+group_effects_prior <- function(parsed, effects, group_sd, group_cor, scales, start, call) {
+  q <- length(effects)
+  out <- list(hyper = list(), blocks = list(), names = character(0), text = "")
+  add <- function(block, name, text) {
+    out$blocks[[length(out$blocks) + 1L]] <<- block
+    out$names <<- c(out$names, name)
+    out$text <<- sprintf("%s; %s", out$text, text)
+  }
+  sd_names <- if (q == 1L && parsed$intercept) "log_group_sd" else
+    sprintf("log_group_sd[%s]", effects)
+  if (is.numeric(group_sd) && !inherits(group_sd, "sgais_prior")) {
+    if (!length(group_sd) %in% c(1L, q)) {
+      abort(sprintf("`group_sd` has %d values for %d random effect%s: give one, or one per effect.",
+                    length(group_sd), q, if (q == 1L) "" else "s"), call, "sgais_error_prior")
+    }
+    out$hyper$group_sd <- rep_len(vapply(group_sd, check_hyper, numeric(1), "group_sd", call), q)
+    out$text <- sprintf("; group sd%s %s (known)", if (q > 1) "s" else "",
+                        paste(format(out$hyper$group_sd), collapse = ", "))
+  } else {
+    group_prior <- if (is.null(group_sd)) {
+      lapply(scales, half_normal_prior)
+    } else if (inherits(group_sd, "sgais_prior")) {
+      rep(list(group_sd), q)
+    } else if (is.list(group_sd) && length(group_sd) == q) {
+      group_sd
+    } else {
+      abort(sprintf(paste("`group_sd` must be a positive number (a known sd), one per effect, a",
+                          "prior such as `half_normal_prior()` or a list of %d of them; not %s."),
+                    q, describe(group_sd)), call, "sgais_error_prior")
+    }
+    for (k in seq_len(q)) {
+      add(scale_block(group_prior[[k]], start + k - 1L, "group_sd", call), sd_names[k],
+          sub("exp(theta)", if (q == 1L) "group sd" else sprintf("group sd of %s", effects[k]),
+              group_prior[[k]]$blocks[[1]]$label, fixed = TRUE))
+    }
+  }
+  if (!parsed$correlated) {
+    if (!is.null(group_cor)) {
+      abort(sprintf(paste("`group_cor` is the correlation of correlated random effects, such as",
+                          "`(1 + x | g)`; `(%s)` has %s."), parsed$shown,
+                    if (q > 1) "independent ones" else "one"),
+            call, "sgais_error_random_effects")
+    }
+    return(out)
+  }
+  out$hyper$correlated <- TRUE
+  cor <- correlation_prior(group_cor %||% lkj_prior(1), effects, start + length(out$names), call)
+  if (is.null(cor$block)) {
+    out$hyper$group_cor <- cor$matrix
+    out$text <- sprintf("%s; group effects' correlation known", out$text)
+  } else {
+    add(cor$block, cor$names,
+        sub("correlation", "group effects' correlation", cor$label, fixed = TRUE))
+  }
+  out
 }
 
 # The correlation of correlated random effects (`effects`, their names) from `group_cor`: a known

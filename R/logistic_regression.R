@@ -26,7 +26,7 @@
 #' an error of class `sgais_error_unseen_class`. A response with one class only is allowed (its
 #' evidence is well defined). Missing or infinite values are errors, not silently dropped.
 #'
-#' @section Random intercepts:
+#' @section Random effects:
 #' A term `(1 | g)` in `formula` gives each group of the column `g` (a factor, character or
 #' numbers) its own intercept, \eqn{\eta_i = a_i^\top\theta + u_{g(i)}}{eta_i = a_i'theta +
 #' u_g(i)} with \eqn{u_g \sim N(0, \sigma_g^2)}{u_g ~ N(0, group_sd^2)}, and the group sd
@@ -39,6 +39,21 @@
 #' however many groups there are. The quadrature's error was measured below 1e-4 nats over
 #' 5,000 groups with group sds up to 1, and at most 0.2 with a group sd of 2.5 and rare events,
 #' whose integrands are furthest from a Gaussian (`R/glm_mixed.R`).
+#'
+#' Random slopes, up to three effects per group, are lme4's terms as in [linear_regression()]:
+#' `(1 + x | g)` a random intercept and slope of `x` (a numeric column of the fixed effects'
+#' design), correlated, their correlation with the prior `group_cor` ([lkj_prior()]`(1)` by
+#' default) or known (a matrix); `(1 + x || g)` independent; `(0 + x | g)` a slope alone. Their
+#' sds are `group_sd` as for the intercept (one value or prior, or one per effect; by default
+#' half-normal(1) for the intercept and half-normal(1 / sd(x)) for a slope of `x`, the same
+#' effect at one sd of `x`), and the parameters `log_group_sd[x]` and
+#' `atanh_group_cor[x,(Intercept)]` as in [linear_regression()]. The effects are integrated out
+#' together on a product grid of Gauss-Hermite nodes about the integrand's mode (two effects: 9
+#' nodes per axis below 200 rows, 7 from 200; three: 7 and 5), measured within 3.2e-5 nats a
+#' group (5e-5 with three effects) of far finer grids with an intercept sd up to 1, and within
+#' 7.1e-4 with sd 2 (`inst/validation/glmm-grid-rules.R`).
+#' A group's integral costs a pass over its rows per node, so two effects cost about 4 to 6
+#' times a random intercept per row.
 #'
 #' The model's observations are then the groups, not the rows: its `n` counts groups, its
 #' evidence trajectory has a point per group in the order they first appear, and each group's
@@ -53,18 +68,17 @@
 #' rows the posterior is close to a Gaussian, and [importance_sampling()] is the fast estimator
 #' of the evidence of all the data (measured at 10^4 rows in 50 groups: 0.8 s against SGAIS's
 #' 8 s, with an SE of 0.02 nats against 0.3); [sgais()] gives the evidence after every group,
-#' online. [sir()]
-#' takes a group's rows in one importance step and warns from 20 rows a group (measured: 32
-#' nats off on 2,000 Poisson rows in 40 groups). Random slopes, correlated
-#' effects and several grouping factors are refused with errors of class
-#' `sgais_error_random_effects` ([linear_regression()] takes random slopes, correlated or not). The
-#' model has class `sgais_glm_mixed`.
+#' online. [sir()] takes a group's rows in one importance step and warns from 20 rows a group
+#' (measured: 32 nats off on 2,000 Poisson rows in 40 groups). More than three effects per group
+#' and several grouping factors are refused with errors of class `sgais_error_random_effects`.
+#' The model has class `sgais_glm_mixed`.
 #'
 #' @inheritParams linear_regression
-#' @param group_sd With a random-intercept term `(1 | g)` in `formula`: the sd of the group
-#'   effects, a positive number (known) or its prior, such as [half_normal_prior()],
-#'   [half_t_prior()] or [inverse_gamma_prior()] (see "Random intercepts"); `NULL` (the default):
-#'   half-normal(1). An error without such a term.
+#' @param group_sd With a random-effect term such as `(1 | g)` in `formula`: the sds of the group
+#'   effects, positive numbers (known; one, or one per effect), a prior for each, such as
+#'   [half_normal_prior()], [half_t_prior()] or [inverse_gamma_prior()], or a list of one prior
+#'   per effect (see "Random effects"); `NULL` (the default): half-normal(1) for an intercept,
+#'   half-normal(1 / sd(x)) for a slope of `x`. An error without such a term.
 #' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
 #'   under `prior = "paper"` (default 2.5); giving it selects that prior unless `prior` is given.
 #' @param y The binary response: 0/1 numbers, logical, or a two-level factor, with one element
@@ -98,19 +112,22 @@
 #'   with_patient
 #'   fit <- sgais(with_patient, seed = 1)
 #'   log_evidence(fit) - log_evidence(sgais(logistic_regression(y ~ trt + week, bacteria), seed = 1))
+#'   # and a random slope of week per patient, correlated with its intercept
+#'   logistic_regression(y ~ trt + week + (1 + week | ID), bacteria)
 #' }
 logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
                                 prior = NULL, prior_intercept = NULL, group_sd = NULL,
-                                weights = NULL, subset = NULL, na.action = NULL, family = NULL) {
+                                group_cor = NULL, weights = NULL, subset = NULL, na.action = NULL,
+                                family = NULL) {
   call <- sys.call()
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
                    parent.frame(), call)
   prior <- default_prior(prior, missing(prior_sd))
-  if (random_effects_call(formula, x, y, group_sd, call)) {
+  if (random_effects_call(formula, x, y, group_sd, call, group_cor = group_cor)) {
     return(glm_mixed("logistic", formula, data, list(prior_sd = prior_sd, prior = prior,
                                                      prior_intercept = prior_intercept),
-                     group_sd, call))
+                     group_sd, call, group_cor))
   }
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)

@@ -22,11 +22,34 @@ new_sgais_model <- function(family, data, spec, n, parameter_names, label, detai
   )
 }
 
+# What is wrong, if anything, with the random effects' hyperparameters of a model with q
+# effects per group (linear_mixed and glm_mixed): known `group_sd` (q numbers), `correlated`
+# (TRUE, with q > 1) and a known `group_cor` (q x q); NULL when nothing.
+random_effects_hyper_problem <- function(h, q) {
+  v <- h[["group_sd"]]
+  if (!is.null(v) && !(is.numeric(v) && length(v) == q && all(in_hyper_range(v)))) {
+    return(sprintf("its `hyper$group_sd` must be %d number%s in [%g, %g] or absent, not %s.", q,
+                   if (q == 1L) "" else "s", hyper_range[1], hyper_range[2], describe(v)))
+  }
+  v <- h[["correlated"]]
+  if (!is.null(v) && !(isTRUE(v) && q > 1L)) {
+    return("its `hyper$correlated` must be TRUE (with 2 or more random effects) or absent.")
+  }
+  v <- h[["group_cor"]]
+  if (!is.null(v) && !(isTRUE(h[["correlated"]]) && is.matrix(v) && typeof(v) == "double" &&
+                       all(dim(v) == q) && all(is.finite(v)))) {
+    return(sprintf("its `hyper$group_cor` must be a finite %d x %d matrix, with `correlated`, or absent.",
+                   q, q))
+  }
+  NULL
+}
+
 # What every family's object holds, checked by validate_sgais_model(): the hyperparameters
 # (`scale`: a positive number in [1e-100, 1e100]; `whole`: a whole number >= the given minimum;
 # `numeric`: finite numbers), the elements of `data` and their types (the first is a matrix
 # with one column per observation, the others vectors), the response's kind, and the number of
 # parameters its data and hyperparameters make.
+
 model_rules <- list(
   linear_regression = list(
     hyper = list(noise_sd = "scale", prior_sd = "scale"),
@@ -85,21 +108,8 @@ model_rules <- list(
         return(sprintf("its `hyper$noise_sd` must be a number in [%g, %g] or absent, not %s.",
                        hyper_range[1], hyper_range[2], describe(v)))
       }
-      v <- m$hyper[["group_sd"]]
-      if (!is.null(v) && !(is.numeric(v) && length(v) == q && all(in_hyper_range(v)))) {
-        return(sprintf("its `hyper$group_sd` must be %d numbers in [%g, %g] or absent, not %s.", q,
-                       hyper_range[1], hyper_range[2], describe(v)))
-      }
-      v <- m$hyper[["correlated"]]
-      if (!is.null(v) && !(is.logical(v) && length(v) == 1L && !is.na(v) && (!v || q > 1L))) {
-        return("its `hyper$correlated` must be TRUE (with 2 or more random effects) or absent.")
-      }
-      v <- m$hyper[["group_cor"]]
-      if (!is.null(v) && !(isTRUE(m$hyper[["correlated"]]) && is.matrix(v) &&
-                           typeof(v) == "double" && all(dim(v) == q) && all(is.finite(v)))) {
-        return(sprintf("its `hyper$group_cor` must be a finite %d x %d matrix, with `correlated`, or absent.",
-                       q, q))
-      }
+      problem <- random_effects_hyper_problem(m$hyper, q)
+      if (!is.null(problem)) return(problem)
       if (!is.character(m$groups) || anyNA(m$groups) || anyDuplicated(m$groups)) {
         return("its `groups` must be distinct group keys (character).")
       }
@@ -121,7 +131,10 @@ model_rules <- list(
     data = c(xt = "double", y = "double", offset = "double", unit_rows = "integer",
              unit_context = "integer", unit_group = "integer"),
     dim = function(m) {
-      nrow(m$data$xt) + identical(m$hyper$glmm_family, 3L) + is.null(m$hyper[["group_sd"]])
+      q <- length(m$hyper[["effects"]] %||% 0L)
+      nrow(m$data$xt) + identical(m$hyper$glmm_family, 3L) +
+        (if (is.null(m$hyper[["group_sd"]])) q else 0L) +
+        if (isTRUE(m$hyper[["correlated"]]) && is.null(m$hyper[["group_cor"]])) q * (q - 1L) / 2L else 0L
     },
     check = function(m) {
       d <- m$data
@@ -133,11 +146,14 @@ model_rules <- list(
         return(paste("its `hyper$quadrature` must be a finite numeric matrix of 3 rows (rules",
                      "for integrals of at least so many rows, from 0 up) and 1 to 256 columns."))
       }
-      v <- h[["group_sd"]]
-      if (!is.null(v) && !(is_number(v) && in_hyper_range(v))) {
-        return(sprintf("its `hyper$group_sd` must be a number in [%g, %g] or absent, not %s.",
-                       hyper_range[1], hyper_range[2], describe(v)))
+      q <- length(h[["effects"]] %||% 0L)
+      v <- h[["effects"]]
+      if (!is.null(v) && !(is.integer(v) && length(v) %in% 1:3 && !anyNA(v) &&
+                           all(v >= 0L & v <= nrow(d$xt)))) {
+        return("its `hyper$effects` must be 1 to 3 design columns (0 for an intercept) or absent.")
       }
+      problem <- random_effects_hyper_problem(h, q)
+      if (!is.null(problem)) return(problem)
       if (h$glmm_family == 3L && !(is_number(h$overdispersion_prior) &&
                                    in_hyper_range(h$overdispersion_prior))) {
         return("its `hyper$overdispersion_prior` must be a positive number.")

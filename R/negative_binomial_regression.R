@@ -18,7 +18,7 @@
 #' `log_overdispersion`, with the log-Jacobian in the prior. Data, offsets and new rows are
 #' given as for [poisson_regression()].
 #'
-#' @inheritSection logistic_regression Random intercepts
+#' @inheritSection logistic_regression Random effects
 #' @inheritParams poisson_regression
 #' @param overdispersion_prior The scale of the half-normal prior of the overdispersion
 #'   \eqn{\omega}{omega} (default 1: \eqn{\omega}{omega} has prior median 0.67, a gamma noise
@@ -40,8 +40,8 @@
 negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5,
                                          overdispersion_prior = 1, x = NULL, y = NULL,
                                          offset = NULL, prior = NULL, prior_intercept = NULL,
-                                         group_sd = NULL, weights = NULL, subset = NULL,
-                                         na.action = NULL, family = NULL) {
+                                         group_sd = NULL, group_cor = NULL, weights = NULL,
+                                         subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
@@ -49,10 +49,11 @@ negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd =
   prior <- default_prior(prior, missing(prior_sd))
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   overdispersion_prior <- check_hyper(overdispersion_prior, "overdispersion_prior", call)
-  if (random_effects_call(formula, x, y, group_sd, call, offset)) {
+  if (random_effects_call(formula, x, y, group_sd, call, offset, group_cor)) {
     return(glm_mixed("negative_binomial", formula, data,
                      list(prior_sd = prior_sd, overdispersion_prior = overdispersion_prior,
-                          prior = prior, prior_intercept = prior_intercept), group_sd, call))
+                          prior = prior, prior_intercept = prior_intercept), group_sd, call,
+                     group_cor))
   }
   # the design, offset and counts of a Poisson regression; then this model's prior and names
   pois <- tryCatch(

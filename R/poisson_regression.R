@@ -35,7 +35,7 @@
 #' a fit seems stuck near \eqn{\lambda = 0}{lambda = 0}, or give a narrower prior (the default's
 #' slopes have sd 2.5 / sd(x_j); `prior = normal_prior(0, s / apply(x, 2, sd))` with a smaller s).
 #'
-#' @inheritSection logistic_regression Random intercepts
+#' @inheritSection logistic_regression Random effects
 #' @inheritParams logistic_regression
 #' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
 #'   under `prior = "paper"` (default 2.5); giving it selects that prior unless `prior` is given.
@@ -64,17 +64,17 @@
 #' poisson_regression(x = visits$age, y = visits$events, offset = log(visits$years))
 poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
                                offset = NULL, prior = NULL, prior_intercept = NULL,
-                               group_sd = NULL, weights = NULL, subset = NULL, na.action = NULL,
-                               family = NULL) {
+                               group_sd = NULL, group_cor = NULL, weights = NULL, subset = NULL,
+                               na.action = NULL, family = NULL) {
   call <- sys.call()
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
                    parent.frame(), call)
   prior <- default_prior(prior, missing(prior_sd))
-  if (random_effects_call(formula, x, y, group_sd, call, offset)) {
+  if (random_effects_call(formula, x, y, group_sd, call, offset, group_cor)) {
     return(glm_mixed("poisson", formula, data, list(prior_sd = prior_sd, prior = prior,
                                                     prior_intercept = prior_intercept),
-                     group_sd, call))
+                     group_sd, call, group_cor))
   }
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   if (!is.null(formula) && !is.null(offset)) {

@@ -1,7 +1,12 @@
-/* Logistic, Poisson and negative binomial regression with a random intercept per group, the
- * group effects integrated out group by group:
- *   eta_i = o_i + a_i' beta + u_g(i),  u_g ~ N(0, tau^2),  y_i | eta_i by the family
- * (glm_family.h), theta = (beta_1..beta_p, [log omega], [log tau]).
+/* Logistic, Poisson and negative binomial regression with random effects per group, the group
+ * effects integrated out group by group:
+ *   eta_i = o_i + a_i' beta + z_i' b_g(i),  b_g ~ N(0, T),  y_i | eta_i by the family
+ * (glm_family.h), z_i the row's q random-effect covariates (1 for an intercept, then design
+ * columns for slopes), T = D R D as in linear_mixed.c (D the group sds, R their correlation:
+ * the identity, known, or LKJ), theta = (beta_1..beta_p, [log omega], [log tau_1..tau_q],
+ * [atanh of R's canonical partial correlations]). A random intercept alone, q = 1 and z = 1,
+ * has the one-dimensional code below (u = b, T = tau^2); the others the q-dimensional one after
+ * it (gmx_log_integral_q).
  *
  * The model's observations are units: some rows of one group, the first `context` of which are
  * the group's earlier rows. A unit's log-likelihood is the predictive density of its own rows
@@ -43,6 +48,8 @@
 #define GMX_MAX_NODES 64
 #define GMX_MAX_RULES 4
 #define GMX_NEWTON_MAX 200
+/* q-dimensional integrals (gmx_log_integral_q): the most Newton steps halved for the mode */
+#define GMX_HALVINGS 40
 /* The logistic and Poisson terms at eta + u are computed from e^eta (once per row) and e^u (once
  * per node or Newton step), not by an exp() per row and node, when every |eta| and |u| is below
  * this: their products then stay far inside the doubles (e^600 < 1e300), and a term that is
@@ -51,6 +58,8 @@
  * 0.037, Poisson 0.033 to 0.010, the values the same to 15 digits. */
 #define GMX_FAST_BOUND 300.0
 
+#define GMX_QQ (SG_MIXED_MAX_Q * SG_MIXED_MAX_Q)
+
 typedef struct {
   sg_prior prior;       /* first (sg_blocks_model_log_prior()): over all dim parameters */
   const double *rows;   /* row r at rows + r * stride: a_r, y_r, o_r */
@@ -58,23 +67,42 @@ typedef struct {
   int rules, rule_min[GMX_MAX_RULES], rule_at[GMX_MAX_RULES], rule_q[GMX_MAX_RULES];
   const sg_index *start; /* unit u's rows: start[u] .. start[u + 1] - 1 */
   const int *context;    /* the first context[u] of them are conditioned on */
-  int omega_at, tau_at;  /* -1: no overdispersion; a known tau */
-  double tau;            /* the known group sd (tau_at < 0) */
+  int omega_at, tau_at;  /* -1: no overdispersion; known taus */
+  int cor_at;            /* R's first CPC in theta, or -1 (R known or the identity) */
+  int n_eff;             /* q, the random effects */
+  int general;           /* 0: a random intercept alone (the one-dimensional code) */
+  int grid;              /* the most nodes of a grid: max rule nodes ^ n_eff */
+  int zcol[SG_MIXED_MAX_Q]; /* effect k's design column, or -1 for 1 */
+  double tau[SG_MIXED_MAX_Q]; /* the known group sds (tau_at < 0) */
+  double cor_chol[GMX_QQ];    /* R's Cholesky factor when known (cor_at < 0) */
   const double *node, *log_weight; /* x_k, and log w_k + x_k^2, of every rule */
   double *log_factorial;
   sg_index max_rows;
 } gmx_data;
 
-/* What a unit's integrals share: the scales from theta. */
+/* What a unit's integrals share: the scales from theta; with q effects also B = D Lc, the
+ * lower Cholesky factor of T (q x q, row-major), its parts and the log-determinant of B. */
 typedef struct {
   double tau, phi, log_phi;
+  double taus[SG_MIXED_MAX_Q], Lc[GMX_QQ], B[GMX_QQ];
 } gmx_scales;
 
 static gmx_scales gmx_scales_of(const gmx_data *d, const double *theta) {
   gmx_scales s;
-  s.tau = d->tau_at >= 0 ? exp(theta[d->tau_at]) : d->tau;
+  s.tau = d->tau_at >= 0 ? exp(theta[d->tau_at]) : d->tau[0];
   s.log_phi = d->omega_at >= 0 ? -2.0 * theta[d->omega_at] : INFINITY;
   s.phi = exp(s.log_phi);
+  if (d->general) {
+    const int q = d->n_eff;
+    for (int k = 0; k < q; k++) s.taus[k] = d->tau_at >= 0 ? exp(theta[d->tau_at + k]) : d->tau[k];
+    if (d->cor_at >= 0) {
+      sg_lkj_cholesky(theta + d->cor_at, q, s.Lc);
+    } else {
+      for (int k = 0; k < q * q; k++) s.Lc[k] = d->cor_chol[k];
+    }
+    for (int k = 0; k < q; k++)
+      for (int l = 0; l < q; l++) s.B[k * q + l] = s.taus[k] * s.Lc[k * q + l];
+  }
   return s;
 }
 
@@ -214,16 +242,12 @@ static double gmx_log_integral(const gmx_data *d, const double *eta, const doubl
       }
     }
   }
-  double top = -INFINITY;
-  for (int k = 0; k < q; k++)
-    if (h[k] > top) top = h[k];
-  if (!R_FINITE(top)) return top == INFINITY ? NAN : -INFINITY;
-  double sum = 0.0;
-  for (int k = 0; k < q; k++) sum += exp(h[k] - top);
-  const double value = top + log(sum) + log(width);
+  const double lse = sg_log_sum_exp(h, q);
+  if (!R_FINITE(lse)) return lse == INFINITY ? NAN : -INFINITY;
+  const double value = lse + log(width);
   if (grad) {
     for (int k = 0; k < q; k++) {
-      const double pk = weight * exp(h[k] - top) / sum;
+      const double pk = weight * exp(h[k] - lse);
       const double *g = gb + k * p;
       for (int j = 0; j < p; j++) grad[j] += pk * g[j];
       *gt += pk * ((u[k] / s->tau) * (u[k] / s->tau) - 1.0);
@@ -233,15 +257,210 @@ static double gmx_log_integral(const gmx_data *d, const double *eta, const doubl
   return value;
 }
 
+/* ---- q effects: b = B v, v ~ N(0, I), so I(R) = integral of e^h(v) dv with
+ *   h(v) = sum_i log p(y_i | eta_i + w_i'v) - v'v / 2 - (q / 2) log(2 pi),  w_i = B' z_i,
+ * by adaptive Gauss-Hermite quadrature on the product grid of a rule (Pinheiro & Bates 1995,
+ * Section 3.2; Liu & Pierce 1994): Newton's method, each step halved until h rises (h is
+ * strictly concave: each family is log-concave in eta), finds h's mode m, and with
+ * -h''(m) = L L' (Cholesky) the nodes v_k = m + sqrt(2) L^-T x_k,
+ *   I = 2^(q/2) det(L)^-1 sum_k W_k e^(|x_k|^2) e^(h(v_k)),  W_k = the product of the weights.
+ * The gradient is E[dh/dtheta] under the normalised terms pi_k, as in one dimension: in beta,
+ * sum_i e_i a_i; in B (v fixed, the integration variable), sum_i e_i z_i v' (its lower
+ * triangle), which gmx_log_lik takes to log tau_k (dB_kl / dlog tau_k = B_kl) and to R's CPCs
+ * (dB_kl / dLc_kl = tau_k, then sg_lkj_cholesky_grad()). */
+
+/* The q-vector z of row x (a design row). */
+static inline void gmx_z(const gmx_data *d, const double *x, double *z) {
+  for (int k = 0; k < d->n_eff; k++) z[k] = d->zcol[k] < 0 ? 1.0 : x[d->zcol[k]];
+}
+
+/* h(v) over the n rows from `first` (eta their linear predictors without the effects, w their
+ * w_i, n x q), with its gradient g and Hessian H (q x q) when g is not NULL. */
+static double gmx_h(const gmx_data *d, const double *eta, const double *w, sg_index first,
+                    sg_index n, const gmx_scales *s, const double *v, double *g, double *H) {
+  const int q = d->n_eff;
+  double h = 0.0;
+  for (int k = 0; k < q; k++) {
+    h -= 0.5 * v[k] * v[k];
+    if (g) {
+      g[k] = -v[k];
+      for (int l = 0; l < q; l++) H[k * q + l] = k == l ? -1.0 : 0.0;
+    }
+  }
+  for (sg_index r = 0; r < n; r++) {
+    const double *wr = w + r * q, y = d->rows[(first + r) * d->stride + d->p];
+    double lin = eta[r];
+    for (int k = 0; k < q; k++) lin += wr[k] * v[k];
+    h += gmx_term(d, y, lin, s, NULL, NULL);
+    if (g) {
+      double d1, d2;
+      sg_glm_newton_terms(d->family, y, lin, s->phi, s->log_phi, &d1, &d2);
+      for (int k = 0; k < q; k++) {
+        g[k] += d1 * wr[k];
+        for (int l = 0; l <= k; l++) H[k * q + l] += d2 * wr[k] * wr[l];
+      }
+    }
+  }
+  return h - 0.5 * q * log(2.0 * M_PI);
+}
+
+/* The lower Cholesky factor of -H (q x q, its lower triangle read) into L; 0 when not
+ * positive definite. */
+static int gmx_chol_neg(const double *H, int q, double *L) {
+  for (int k = 0; k < q; k++)
+    for (int l = 0; l <= k; l++) {
+      double v = -H[k * q + l];
+      for (int r = 0; r < l; r++) v -= L[k * q + r] * L[l * q + r];
+      if (l < k) {
+        L[k * q + l] = v / L[l * q + l];
+      } else {
+        if (!(v > 0.0) || !R_FINITE(v)) return 0;
+        L[k * q + k] = sqrt(v);
+      }
+    }
+  return 1;
+}
+
+/* The mode of h (to m) and the Cholesky factor L of -h'' there; 0 when not found. */
+static int gmx_mode_q(const gmx_data *d, const double *eta, const double *w, sg_index first,
+                      sg_index n, const gmx_scales *s, double *m, double *L) {
+  const int q = d->n_eff;
+  double v[SG_MIXED_MAX_Q] = {0.0}, g[SG_MIXED_MAX_Q], H[GMX_QQ], step[SG_MIXED_MAX_Q],
+      last[SG_MIXED_MAX_Q];
+  double h_last = -INFINITY;
+  int halvings = 0;
+  for (int it = 0; it < GMX_NEWTON_MAX; it++) {
+    const double h = gmx_h(d, eta, w, first, n, s, v, g, H);
+    int finite = R_FINITE(h);
+    for (int k = 0; k < q; k++) finite = finite && R_FINITE(g[k]);
+    if (!finite || h < h_last) { /* overshot: halve the step from the last point */
+      if (it == 0 || ++halvings > GMX_HALVINGS) return 0;
+      for (int k = 0; k < q; k++) {
+        step[k] *= 0.5;
+        v[k] = last[k] + step[k];
+      }
+      continue;
+    }
+    if (!gmx_chol_neg(H, q, L)) return 0;
+    /* the Newton step -H^-1 g, by L L' step = g */
+    for (int k = 0; k < q; k++) {
+      double a = g[k];
+      for (int r = 0; r < k; r++) a -= L[k * q + r] * step[r];
+      step[k] = a / L[k * q + k];
+    }
+    double decrement = 0.0; /* g' (-H)^-1 g: the squared step in units of the widths */
+    for (int k = 0; k < q; k++) decrement += step[k] * step[k];
+    for (int k = q - 1; k >= 0; k--) {
+      double a = step[k];
+      for (int r = k + 1; r < q; r++) a -= L[r * q + k] * step[r];
+      step[k] = a / L[k * q + k];
+    }
+    for (int k = 0; k < q; k++) {
+      last[k] = v[k];
+      v[k] += step[k];
+    }
+    h_last = h;
+    halvings = 0;
+    /* as in one dimension: a step below 1e-3 of the widths, taken, and L from before it */
+    if (decrement <= 1e-6) {
+      for (int k = 0; k < q; k++) m[k] = v[k];
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* log I over the n rows from `first`, q effects (eta as gmx_mode's; w their w_i). With grad,
+ * adds `weight` times the gradient: in beta to grad[0..p-1], in B to gB (q x q, the lower
+ * triangle), in phi to *gphi. work: gmx_grid_work(). */
+static double gmx_log_integral_q(const gmx_data *d, const double *eta, const double *w,
+                                 sg_index first, sg_index n, const gmx_scales *s, double weight,
+                                 double *grad, double *gB, double *gphi, double *work) {
+  if (n == 0) return 0.0;
+  const int q = d->n_eff, p = d->p;
+  int r = 0;
+  while (r + 1 < d->rules && n >= d->rule_min[r + 1]) r++;
+  const int nq = d->rule_q[r];
+  const double *node = d->node + d->rule_at[r], *log_weight = d->log_weight + d->rule_at[r];
+  double m[SG_MIXED_MAX_Q], L[GMX_QQ];
+  if (!gmx_mode_q(d, eta, w, first, n, s, m, L)) return -INFINITY;
+  int K = 1;
+  for (int k = 0; k < q; k++) K *= nq;
+  /* per node: h, v (q), e z (q), e a (p), d/dphi */
+  double *h = work, *vk = work + K, *ez = vk + (sg_index) K * q, *ea = ez + (sg_index) K * q,
+         *gp = ea + (sg_index) K * p;
+  int idx[SG_MIXED_MAX_Q] = {0};
+  double log_det = 0.0;
+  for (int k = 0; k < q; k++) log_det += log(L[k * q + k]);
+  for (int k = 0; k < K; k++) {
+    /* node k's multi-index idx, its x, and v = m + sqrt(2) L^-T x */
+    double *v = vk + (sg_index) k * q, lw = 0.0;
+    for (int j = 0; j < q; j++) {
+      v[j] = M_SQRT2 * node[idx[j]];
+      lw += log_weight[idx[j]];
+    }
+    for (int j = q - 1; j >= 0; j--) {
+      double a = v[j];
+      for (int l = j + 1; l < q; l++) a -= L[l * q + j] * v[l];
+      v[j] = a / L[j * q + j];
+    }
+    h[k] = lw - 0.5 * q * log(2.0 * M_PI);
+    for (int j = 0; j < q; j++) {
+      v[j] += m[j];
+      h[k] -= 0.5 * v[j] * v[j];
+    }
+    gp[k] = 0.0;
+    for (int j = 0; j < q; j++) ez[(sg_index) k * q + j] = 0.0;
+    for (int j = 0; j < p; j++) ea[(sg_index) k * p + j] = 0.0;
+    for (int j = 0; j < q && ++idx[j] == nq; j++) idx[j] = 0;
+  }
+  double z[SG_MIXED_MAX_Q];
+  for (sg_index i = 0; i < n; i++) {
+    const double *x = d->rows + (first + i) * d->stride, *wi = w + i * q, y = x[p];
+    if (grad) gmx_z(d, x, z);
+    for (int k = 0; k < K; k++) {
+      const double *v = vk + (sg_index) k * q;
+      double lin = eta[i], e;
+      for (int j = 0; j < q; j++) lin += wi[j] * v[j];
+      h[k] += gmx_term(d, y, lin, s, grad ? &e : NULL, grad ? gp + k : NULL);
+      if (grad) {
+        double *a = ea + (sg_index) k * p, *b = ez + (sg_index) k * q;
+        for (int j = 0; j < p; j++) a[j] += e * x[j];
+        for (int j = 0; j < q; j++) b[j] += e * z[j];
+      }
+    }
+  }
+  const double lse = sg_log_sum_exp(h, K);
+  if (!R_FINITE(lse)) return lse == INFINITY ? NAN : -INFINITY;
+  const double value = lse + 0.5 * q * M_LN2 - log_det;
+  if (grad) {
+    for (int k = 0; k < K; k++) {
+      const double pk = weight * exp(h[k] - lse);
+      const double *a = ea + (sg_index) k * p, *b = ez + (sg_index) k * q,
+                   *v = vk + (sg_index) k * q;
+      for (int j = 0; j < p; j++) grad[j] += pk * a[j];
+      for (int j = 0; j < q; j++)
+        for (int l = 0; l <= j; l++) gB[j * q + l] += pk * b[j] * v[l];
+      *gphi += pk * gp[k];
+    }
+  }
+  return value;
+}
+
+/* The doubles gmx_log_integral_q's work takes: a grid of `grid` nodes. */
+static inline sg_index gmx_grid_work(int grid, int p, int q) {
+  return (sg_index) grid * (2 + 2 * q + p);
+}
+
 /* log p(unit u's rows | its context, theta); with grad, adds `scale` times its gradient in beta
- * to grad and (without the scale) in log tau and phi to *gt and *gphi. eta, ex: scratch of the
- * unit's rows; work: gmx_work(). */
+ * to grad and (without the scale) in log tau (one dimension) or B (q effects, q x q) and phi to
+ * gt and *gphi. eta, ex: scratch of the unit's rows (ex: n x q); work: gmx_work()'s. */
 static double gmx_unit(const gmx_data *d, const double *theta, int u, const gmx_scales *s,
                        double scale, double *grad, double *gt, double *gphi, double *eta,
                        double *ex, double *work) {
   const sg_index first = d->start[u], n = d->start[u + 1] - first;
   const int p = d->p;
-  int fast = d->family != SG_GLMM_NEGATIVE_BINOMIAL;
+  int fast = d->family != SG_GLMM_NEGATIVE_BINOMIAL && !d->general;
   for (sg_index r = 0; r < n; r++) {
     const double *x = d->rows + (first + r) * d->stride;
     double e = x[p + 1];
@@ -249,27 +468,70 @@ static double gmx_unit(const gmx_data *d, const double *theta, int u, const gmx_
     eta[r] = e;
     if (!(fabs(e) < GMX_FAST_BOUND)) fast = 0;
   }
-  if (fast)
-    for (sg_index r = 0; r < n; r++) ex[r] = exp(eta[r]);
-  const double *exr = fast ? ex : NULL;
-  double *gb = grad ? work + d->q * (p + 5) : NULL; /* the unit's beta gradient, unscaled */
+  double *gb = grad ? work : NULL; /* the unit's beta gradient, unscaled */
+  work += p;
   if (grad)
     for (int j = 0; j < p; j++) gb[j] = 0.0;
-  double v = gmx_log_integral(d, eta, exr, first, n, s, 1.0, gb, gt, gphi, work);
-  if (d->context[u] > 0)
-    v -= gmx_log_integral(d, eta, exr, first, d->context[u], s, -1.0, gb, gt, gphi, work);
+  double v;
+  if (d->general) {
+    /* ex holds the rows' w_i = B' z_i (n x q); gt the gradient in B (q x q) */
+    const int q = d->n_eff;
+    double z[SG_MIXED_MAX_Q];
+    for (sg_index r = 0; r < n; r++) {
+      gmx_z(d, d->rows + (first + r) * d->stride, z);
+      for (int l = 0; l < q; l++) {
+        double a = 0.0;
+        for (int k = l; k < q; k++) a += s->B[k * q + l] * z[k];
+        ex[r * q + l] = a;
+      }
+    }
+    v = gmx_log_integral_q(d, eta, ex, first, n, s, 1.0, gb, gt, gphi, work);
+    if (d->context[u] > 0)
+      v -= gmx_log_integral_q(d, eta, ex, first, d->context[u], s, -1.0, gb, gt, gphi, work);
+  } else {
+    if (fast)
+      for (sg_index r = 0; r < n; r++) ex[r] = exp(eta[r]);
+    const double *exr = fast ? ex : NULL;
+    v = gmx_log_integral(d, eta, exr, first, n, s, 1.0, gb, gt, gphi, work);
+    if (d->context[u] > 0)
+      v -= gmx_log_integral(d, eta, exr, first, d->context[u], s, -1.0, gb, gt, gphi, work);
+  }
   if (grad)
     for (int j = 0; j < p; j++) grad[j] += scale * gb[j];
   return v;
 }
 
-/* The workspace's scratch: work (q (p + 5)), a unit's beta gradient (p), then its rows' linear
- * predictors and their exponentials (max_rows each). */
+/* The workspace's scratch: a unit's beta gradient (p), work for its integrals (one dimension:
+ * q (p + 5); q effects: gmx_grid_work()), then its rows' linear predictors (max_rows) and their
+ * exponentials or w_i (max_rows x n_eff). */
+static inline sg_index gmx_work_size(const gmx_data *d) {
+  return d->general ? gmx_grid_work(d->grid, d->p, d->n_eff) : (sg_index) d->q * (d->p + 5);
+}
+
 static double *gmx_work(const gmx_data *d, sg_workspace *ws, double **eta, double **ex) {
   double *work = (double *) ws->scratch;
-  *eta = work + (sg_index) d->q * (d->p + 5) + d->p;
+  *eta = work + d->p + gmx_work_size(d);
   *ex = *eta + d->max_rows;
   return work;
+}
+
+/* Adds scale times the gradient in log tau_k and R's CPCs from gB, that in B. */
+static void gmx_cov_grad(const gmx_data *d, const double *theta, const gmx_scales *s,
+                         const double *gB, double scale, double *grad) {
+  const int q = d->n_eff;
+  if (d->tau_at >= 0)
+    for (int k = 0; k < q; k++) {
+      double a = 0.0;
+      for (int l = 0; l <= k; l++) a += gB[k * q + l] * s->B[k * q + l];
+      grad[d->tau_at + k] += scale * a;
+    }
+  if (d->cor_at >= 0) {
+    double dL[GMX_QQ], g[GMX_QQ] = {0.0};
+    for (int k = 0; k < q; k++)
+      for (int l = 0; l < q; l++) dL[k * q + l] = l <= k ? gB[k * q + l] * s->taus[k] : 0.0;
+    sg_lkj_cholesky_grad(theta + d->cor_at, q, dL, g);
+    for (int j = 0; j < q * (q - 1) / 2; j++) grad[d->cor_at + j] += scale * g[j];
+  }
 }
 
 static double gmx_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
@@ -277,12 +539,16 @@ static double gmx_log_lik(const sg_model *m, sg_workspace *ws, const double *the
   const gmx_data *d = m->data;
   const gmx_scales s = gmx_scales_of(d, theta);
   double *eta, *ex, *work = gmx_work(d, ws, &eta, &ex);
-  double gt = 0.0, gphi = 0.0, sum = 0.0;
+  double gt[GMX_QQ] = {0.0}, gphi = 0.0, sum = 0.0;
   for (int k = 0; k < n; k++)
-    sum += gmx_unit(d, theta, idx ? idx[k] : start + k, &s, scale, grad, &gt, &gphi, eta, ex,
+    sum += gmx_unit(d, theta, idx ? idx[k] : start + k, &s, scale, grad, gt, &gphi, eta, ex,
                     work);
   if (grad) {
-    if (d->tau_at >= 0) grad[d->tau_at] += scale * gt;
+    if (d->general) {
+      gmx_cov_grad(d, theta, &s, gt, scale, grad);
+    } else if (d->tau_at >= 0) {
+      grad[d->tau_at] += scale * gt[0];
+    }
     if (d->omega_at >= 0) grad[d->omega_at] += scale * (-2.0 * s.phi * gphi);
   }
   return sum;
@@ -336,8 +602,8 @@ static int gmx_rules(gmx_data *d, const double *quad, int total, sg_status *st) 
 }
 
 int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_units,
-                      const int *unit_rows, const int *context, double tau, const double *quad,
-                      int total, sg_prior prior, sg_status *st) {
+                      const int *unit_rows, const int *context, sg_glmm_effects effects,
+                      const double *quad, int total, sg_prior prior, sg_status *st) {
   if (p < 1 || n_units < 0)
     return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
   if (family < SG_GLMM_LOGISTIC || family > SG_GLMM_NEGATIVE_BINOMIAL)
@@ -347,8 +613,35 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
   const int q = d->q;
   if (p > INT_MAX / (4 * GMX_MAX_NODES) - 64)
     return sg_fail(st, SG_ERR_INPUT, "`model` has too many design columns.");
-  if (!ISNAN(tau) && (!(tau > 0) || !R_FINITE(tau)))
-    return sg_fail(st, SG_ERR_INPUT, "`group_sd` must be positive and finite.");
+  const int ne = effects.q;
+  if (ne < 1 || ne > SG_MIXED_MAX_Q)
+    return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: it has %d random effects per group (1 to %d).",
+                   ne, SG_MIXED_MAX_Q);
+  const int known_tau = !ISNAN(effects.tau[0]);
+  for (int k = 0; k < ne; k++) {
+    if (ISNAN(effects.tau[k]) != !known_tau ||
+        (known_tau && (!(effects.tau[k] > 0) || !R_FINITE(effects.tau[k]))))
+      return sg_fail(st, SG_ERR_INPUT, "`group_sd` must be positive and finite, or all unknown.");
+    if (effects.zcol[k] < -1 || effects.zcol[k] >= p)
+      return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: random effect %d has no design column.",
+                     k + 1);
+    d->zcol[k] = effects.zcol[k];
+    d->tau[k] = effects.tau[k];
+  }
+  d->n_eff = ne;
+  d->general = ne > 1 || effects.zcol[0] != -1 || effects.cor != NULL;
+  const int known_cor = effects.cor != NULL && !ISNAN(effects.cor[0]);
+  if (effects.cor && ne < 2)
+    return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: a correlation needs 2 random effects.");
+  for (int k = 0; k < ne * ne; k++) d->cor_chol[k] = k % (ne + 1) == 0 ? 1.0 : 0.0;
+  if (known_cor && sg_correlation_cholesky(effects.cor, ne, d->cor_chol, st)) return st->code;
+  d->grid = 1;
+  for (int k = 0; k < ne; k++) {
+    if (d->grid > SG_GLMM_MAX_GRID / q)
+      return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: its quadrature grid has over %d nodes.",
+                     SG_GLMM_MAX_GRID);
+    d->grid *= q;
+  }
   sg_index *start = (sg_index *) R_alloc((size_t) n_units + 1, sizeof(sg_index));
   sg_index max_rows = 0;
   start[0] = 0;
@@ -381,12 +674,14 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
   d->family = family;
   d->start = start;
   d->context = context;
-  d->tau = tau;
   d->log_factorial = family == SG_GLMM_LOGISTIC ? NULL : sg_log_factorial_table();
   d->max_rows = max_rows;
   int dim = p;
   d->omega_at = family == SG_GLMM_NEGATIVE_BINOMIAL ? dim++ : -1;
-  d->tau_at = ISNAN(tau) ? dim++ : -1;
+  d->tau_at = known_tau ? -1 : dim;
+  if (!known_tau) dim += ne;
+  d->cor_at = effects.cor != NULL && !known_cor ? dim : -1;
+  if (d->cor_at >= 0) dim += ne * (ne - 1) / 2;
   d->prior = prior;
   if (sg_prior_check(&d->prior, dim, st)) return st->code;
 
@@ -394,7 +689,8 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
   m->n_obs = n_units;
   m->data = d;
   /* gmx_work() */
-  m->scratch_bytes = ((size_t) q * (p + 5) + p + 2 * (size_t) max_rows) * sizeof(double);
+  m->scratch_bytes =
+      ((size_t) gmx_work_size(d) + p + (size_t) max_rows * (1 + ne)) * sizeof(double);
   m->prior_draw = sg_blocks_model_prior_draw;
   m->log_prior = sg_blocks_model_log_prior;
   m->log_lik = gmx_log_lik;

@@ -302,28 +302,7 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, d
   const int known_cor = cor != NULL && !ISNAN(cor[0]);
   if (cor && q < 2)
     return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: a correlation needs 2 random effects.");
-  if (known_cor) {
-    /* its Cholesky factor; not positive definite, or not a correlation matrix: refused */
-    double *L = d->cor_chol;
-    for (int k = 0; k < q; k++) {
-      if (cor[k * q + k] != 1.0)
-        return sg_fail(st, SG_ERR_INPUT, "`group_cor` must have a unit diagonal.");
-      for (int l = 0; l <= k; l++) {
-        double v = cor[k * q + l];
-        if (!R_FINITE(v) || v != cor[l * q + k])
-          return sg_fail(st, SG_ERR_INPUT, "`group_cor` must be finite and symmetric.");
-        for (int r = 0; r < l; r++) v -= L[k * q + r] * L[l * q + r];
-        if (l < k) {
-          L[k * q + l] = v / L[l * q + l];
-        } else {
-          if (!(v > 1e-12))
-            return sg_fail(st, SG_ERR_INPUT, "`group_cor` must be positive definite.");
-          L[k * q + k] = sqrt(v);
-        }
-      }
-      for (int l = k + 1; l < q; l++) L[k * q + l] = 0.0;
-    }
-  }
+  if (known_cor && sg_correlation_cholesky(cor, q, d->cor_chol, st)) return st->code;
   int dim = p;
   d->sigma_at = ISNAN(sigma) ? dim++ : -1;
   d->tau_at = known_tau ? -1 : dim;

@@ -295,6 +295,10 @@ void sg_lkj_cholesky(const double *u, int q, double *L);
 /* Adds to grad (q (q - 1) / 2) the gradient in u of a function whose gradient in the entries of
  * L = sg_lkj_cholesky(u) is dL (q x q, row-major, lower triangle read). */
 void sg_lkj_cholesky_grad(const double *u, int q, const double *dL, double *grad);
+/* The lower Cholesky factor L (q x q, row-major) of a known correlation matrix cor (q x q);
+ * SG_ERR_INPUT, naming `group_cor`, when it is not symmetric, finite, of unit diagonal and
+ * positive definite. */
+int sg_correlation_cholesky(const double *cor, int q, double *L, sg_status *st);
 
 /* The independent N(0, sd^2) prior on every parameter that the paper's regression models share:
  * a draw, and log p(theta) with its gradient added to grad (when not NULL). */
@@ -448,20 +452,31 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, d
  * then updates with the row. */
 void sg_group_prefix(const double *xt, const double *y, const double *zt, const int *group,
                      int p, int q, int n, double *sums, double *st);
-/* Logistic, Poisson or negative binomial regression (family: SG_GLMM_*, glm_family.h) with a
- * random intercept per group, integrated out group by group (glm_mixed.c). Its n_obs
- * observations are units: unit u is rows[start_u .. start_u + unit_rows[u] - 1] (start_u the sum
- * of the units before it), some rows of one group, the first context[u] of which (0 <= context[u]
- * < unit_rows[u]) are the group's earlier rows that the others are conditioned on. Rows: the p
- * covariates, y and the offset. tau: the known group sd, or NaN for a parameter (last);
- * negative binomial: log omega after the p coefficients. quad (3 x total, column-major): the
- * Gauss-Hermite rules for the weight e^(-x^2), a column per node: the fewest rows of an integral
- * its rule is for, the node x_k and its log weight (a rule's nodes together, the rules by
- * increasing rows, the first for 0). `prior` covers all dim parameters. */
+/* Logistic, Poisson or negative binomial regression (family: SG_GLMM_*, glm_family.h) with
+ * random effects per group, integrated out group by group (glm_mixed.c). Its n_obs observations
+ * are units: unit u is rows[start_u .. start_u + unit_rows[u] - 1] (start_u the sum of the units
+ * before it), some rows of one group, the first context[u] of which (0 <= context[u] <
+ * unit_rows[u]) are the group's earlier rows that the others are conditioned on. Rows: the p
+ * covariates, y and the offset. The effects (sg_glmm_effects): q of them, effect k multiplying
+ * design column zcol[k] (0-based), or 1 when zcol[k] is -1 (an intercept); tau the q known group
+ * sds, or tau[0] NaN for parameters (log tau_1..tau_q, after the coefficients and, negative
+ * binomial, log omega); cor their correlation matrix as in sg_linear_mixed_init (NULL:
+ * independent; cor[0] NaN: q (q - 1) / 2 parameters, last; else known, q x q). quad (3 x total,
+ * column-major): the Gauss-Hermite rules for the weight e^(-x^2), a column per node: the fewest
+ * rows of an integral its rule is for, the node x_k and its log weight (a rule's nodes together,
+ * the rules by increasing rows, the first for 0); with q effects a rule's grid is the product of
+ * q copies of it. `prior` covers all dim parameters. */
 enum { SG_GLMM_LOGISTIC = 1, SG_GLMM_POISSON = 2, SG_GLMM_NEGATIVE_BINOMIAL = 3 };
+/* The most nodes of a grid of q effects (a rule's nodes to the power q). */
+#define SG_GLMM_MAX_GRID 4096
+typedef struct {
+  int q;
+  const int *zcol;
+  const double *tau, *cor;
+} sg_glmm_effects;
 int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_units,
-                      const int *unit_rows, const int *context, double tau, const double *quad,
-                      int total, sg_prior prior, sg_status *st);
+                      const int *unit_rows, const int *context, sg_glmm_effects effects,
+                      const double *quad, int total, sg_prior prior, sg_status *st);
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 /* The most components with jump proposals: the sums over relabellings cost O(2^K K) per jump

@@ -133,6 +133,27 @@ static double known_or_nan(SEXP model, const char *name) {
   return v == R_NilValue ? R_NaN : sg_scalar_double(v, name);
 }
 
+/* The q group sds from hyper: `group_sd` when known, else NaN (parameters); whether known. */
+static int group_sds_from_r(SEXP hyper, int q, double *tau) {
+  SEXP known = sg_list_get_optional(hyper, "group_sd");
+  if (known != R_NilValue && (TYPEOF(known) != REALSXP || Rf_length(known) != q))
+    sg_input_error("`model` is corrupt: `group_sd` must be %d numbers.", q);
+  for (int k = 0; k < q; k++) tau[k] = known == R_NilValue ? R_NaN : REAL(known)[k];
+  return known != R_NilValue;
+}
+
+/* The correlation of q random effects from hyper: NULL (independent: no `correlated`), *unknown
+ * (a parameter), or the known `group_cor` (q x q). */
+static const double *correlation_from_r(SEXP hyper, int q, const double *unknown) {
+  SEXP correlated = sg_list_get_optional(hyper, "correlated");
+  if (correlated == R_NilValue || Rf_asLogical(correlated) != TRUE) return NULL;
+  SEXP cor = sg_list_get_optional(hyper, "group_cor");
+  if (cor == R_NilValue) return unknown;
+  if (TYPEOF(cor) != REALSXP || !Rf_isMatrix(cor) || Rf_nrows(cor) != q || Rf_ncols(cor) != q)
+    sg_input_error("`model` is corrupt: `group_cor` must be a %d x %d matrix.", q, q);
+  return REAL(cor);
+}
+
 /* data: xt (p x n), y, zt (q x n: the random-effect covariates) and st (w x n: each row's
  * group sums before it, R/linear_mixed.R); hyper: noise_sd and group_sd (q values) when known,
  * `correlated` (TRUE for correlated effects) with `group_cor` (q x q) when their correlation
@@ -151,31 +172,23 @@ static void linear_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
     sg_input_error("`model` data are corrupt: `st` must be a %d x %d matrix.",
                    sg_mixed_stats_width(p, q), n);
   const double sigma = known_or_nan(model, "noise_sd");
-  double tau[SG_MIXED_MAX_Q];
-  SEXP known = sg_list_get_optional(sg_list_get(model, "hyper"), "group_sd");
-  if (known != R_NilValue && (TYPEOF(known) != REALSXP || Rf_length(known) != q))
-    sg_input_error("`model` is corrupt: `group_sd` must be %d numbers.", q);
-  for (int k = 0; k < q; k++) tau[k] = known == R_NilValue ? R_NaN : REAL(known)[k];
   SEXP hyper = sg_list_get(model, "hyper");
-  SEXP correlated = sg_list_get_optional(hyper, "correlated");
-  const int full = correlated != R_NilValue && Rf_asLogical(correlated) == TRUE;
-  SEXP cor = sg_list_get_optional(hyper, "group_cor");
-  if (full && cor != R_NilValue &&
-      (TYPEOF(cor) != REALSXP || !Rf_isMatrix(cor) || Rf_nrows(cor) != q || Rf_ncols(cor) != q))
-    sg_input_error("`model` is corrupt: `group_cor` must be a %d x %d matrix.", q, q);
+  double tau[SG_MIXED_MAX_Q];
+  const int known = group_sds_from_r(hyper, q, tau);
   const double unknown = R_NaN; /* cor[0] NaN: R is a parameter */
-  const double *r = !full ? NULL : cor == R_NilValue ? &unknown : REAL(cor);
-  const int dim = p + ISNAN(sigma) + (known == R_NilValue ? q : 0) +
-                  (full && cor == R_NilValue ? q * (q - 1) / 2 : 0);
+  const double *r = correlation_from_r(hyper, q, &unknown);
+  const int dim = p + ISNAN(sigma) + (known ? 0 : q) + (r == &unknown ? q * (q - 1) / 2 : 0);
   sg_prior prior = sg_prior_from_r(sg_list_get(hyper, "prior"), dim);
   sg_linear_mixed_init(m, sg_rows_extra_from_r(xt, &y, 1, extra, 2), p, q, n, sigma, tau, r,
                        prior, st);
 }
 
 /* data: xt (p x rows), y, offset (rows), unit_rows and unit_context (one per observation, a
- * unit of rows of one group: R/glm_mixed.R); hyper: glmm_family (SG_GLMM_*), group_sd when
- * known, quadrature (3 x nodes: the Gauss-Hermite rules, as sg_glm_mixed_init takes them) and
- * `prior`, the blocks of all the parameters. */
+ * unit of rows of one group: R/glm_mixed.R); hyper: glmm_family (SG_GLMM_*), `effects` (each
+ * random effect's design column, 1-based, or 0 for an intercept; absent: an intercept alone),
+ * group_sd (one per effect) when known, `correlated` and `group_cor` as linear_mixed_from_r's,
+ * quadrature (3 x nodes: the Gauss-Hermite rules, as sg_glm_mixed_init takes them) and `prior`,
+ * the blocks of all the parameters. */
 static void glm_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data"), hyp = sg_list_get(model, "hyper");
   SEXP xt = data_matrix(data, "xt", REALSXP);
@@ -194,11 +207,30 @@ static void glm_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP quad = sg_list_get(hyp, "quadrature");
   if (TYPEOF(quad) != REALSXP || !Rf_isMatrix(quad) || Rf_nrows(quad) != 3 || Rf_ncols(quad) < 1)
     sg_input_error("`model` is corrupt: `quadrature` must be a numeric matrix of 3 rows.");
-  const double tau = known_or_nan(model, "group_sd");
-  const int dim = p + (family == SG_GLMM_NEGATIVE_BINOMIAL) + ISNAN(tau);
+  SEXP eff = sg_list_get_optional(hyp, "effects");
+  int zcol[SG_MIXED_MAX_Q] = {-1};
+  int q = 1;
+  if (eff != R_NilValue) {
+    if (TYPEOF(eff) != INTSXP || Rf_length(eff) < 1 || Rf_length(eff) > SG_MIXED_MAX_Q)
+      sg_input_error("`model` is corrupt: `effects` must be 1 to %d integers.", SG_MIXED_MAX_Q);
+    q = Rf_length(eff);
+    for (int k = 0; k < q; k++) {
+      const int c = INTEGER(eff)[k];
+      if (c == NA_INTEGER || c < 0 || c > p)
+        sg_input_error("`model` is corrupt: `effects` must be design columns (1 to %d) or 0.", p);
+      zcol[k] = c - 1;
+    }
+  }
+  double tau[SG_MIXED_MAX_Q];
+  const int known = group_sds_from_r(hyp, q, tau);
+  const double unknown = R_NaN;
+  const double *cor = correlation_from_r(hyp, q, &unknown);
+  const int dim = p + (family == SG_GLMM_NEGATIVE_BINOMIAL) + (known ? 0 : q) +
+                  (cor == &unknown ? q * (q - 1) / 2 : 0);
   sg_prior prior = sg_prior_from_r(sg_list_get(hyp, "prior"), dim);
+  sg_glmm_effects effects = {.q = q, .zcol = zcol, .tau = tau, .cor = cor};
   sg_glm_mixed_init(m, sg_rows_from_r(xt, cols, 2), p, family, n, INTEGER(unit_rows),
-                    INTEGER(context), tau, REAL(quad), Rf_ncols(quad), prior, st);
+                    INTEGER(context), effects, REAL(quad), Rf_ncols(quad), prior, st);
 }
 
 static void gaussian_mixture_from_r(SEXP model, sg_model *m, sg_status *st) {

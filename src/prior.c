@@ -42,6 +42,28 @@ void sg_lkj_cholesky(const double *u, int q, double *L) {
   }
 }
 
+int sg_correlation_cholesky(const double *cor, int q, double *L, sg_status *st) {
+  for (int k = 0; k < q; k++) {
+    if (cor[k * q + k] != 1.0)
+      return sg_fail(st, SG_ERR_INPUT, "`group_cor` must have a unit diagonal.");
+    for (int l = 0; l <= k; l++) {
+      double v = cor[k * q + l];
+      if (!R_FINITE(v) || v != cor[l * q + k])
+        return sg_fail(st, SG_ERR_INPUT, "`group_cor` must be finite and symmetric.");
+      for (int r = 0; r < l; r++) v -= L[k * q + r] * L[l * q + r];
+      if (l < k) {
+        L[k * q + l] = v / L[l * q + l];
+      } else {
+        if (!(v > 1e-12))
+          return sg_fail(st, SG_ERR_INPUT, "`group_cor` must be positive definite.");
+        L[k * q + k] = sqrt(v);
+      }
+    }
+    for (int l = k + 1; l < q; l++) L[k * q + l] = 0.0;
+  }
+  return SG_OK;
+}
+
 void sg_lkj_cholesky_grad(const double *u, int q, const double *dL, double *grad) {
   double z[64], s[65];
   for (int i = 1, at = 0; i < q; at += i, i++) {

@@ -29,3 +29,29 @@ glmm_data <- function(family, n, groups, seed) {
 # binomial) the overdispersion omega half-normal(1), the package's default for it.
 glmm_prior_sd <- 2.5
 glmm_group_sd_scale <- 1
+
+# Random slopes: the same designs with a random intercept and a random slope of x1 per group,
+# correlated 0.5, eta = b0 + b1 x1 + b2 x2 + u_g + v_g x1, sds (0.6, 0.4) (logistic) or (0.4,
+# 0.3) (Poisson), b as above; and the priors the validation and its references share: every
+# coefficient N(0, 2.5^2) (prior = "paper"), both group sds half-normal(1), their correlation
+# LKJ(2).
+glmm_slopes_data <- function(family, n, groups, seed) {
+  family <- match.arg(family, c("logistic", "poisson"))
+  withr::with_seed(seed, {
+    x1 <- stats::rnorm(n)
+    x2 <- stats::rnorm(n)
+    g <- sample.int(groups, n, replace = TRUE)
+    b <- if (family == "logistic") c(-0.3, 0.8, -0.5) else c(0.5, 0.3, -0.2)
+    sds <- if (family == "logistic") c(0.6, 0.4) else c(0.4, 0.3)
+    e <- matrix(stats::rnorm(2 * groups), groups) %*% chol(matrix(c(1, 0.5, 0.5, 1), 2))
+    eta <- b[1] + b[2] * x1 + b[3] * x2 + sds[1] * e[g, 1] + sds[2] * e[g, 2] * x1
+    y <- if (family == "logistic") stats::rbinom(n, 1, stats::plogis(eta)) else
+      stats::rpois(n, exp(eta))
+  })
+  data.frame(y = y, x1 = x1, x2 = x2, g = sprintf("g%04d", g))
+}
+glmm_slopes_model <- function(family, d) {
+  ctor <- if (family == "logistic") sgais::logistic_regression else sgais::poisson_regression
+  ctor(y ~ x1 + x2 + (1 + x1 | g), d, prior = "paper", prior_sd = glmm_prior_sd,
+       group_sd = sgais::half_normal_prior(1), group_cor = sgais::lkj_prior(2))
+}

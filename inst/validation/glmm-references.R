@@ -16,23 +16,15 @@
 # r-cran-rstan r-cran-bridgesampling). Writes glmm-references.csv and the printed summary to
 # glmm-references-<date>.txt, both beside this script. Timings are wall seconds and indicative.
 #   Rscript inst/validation/glmm-references.R      (from the package root; 10-30 minutes)
-suppressMessages({
-  library(rstan)
-  library(bridgesampling)
-})
 here <- local({
   file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
   if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
 })
+source(file.path(here, "stan-setup.R"))
 source(file.path(here, "glmm-data.R"))
 source(file.path(here, "glmm-reference-functions.R"))
 out_csv <- file.path(here, "glmm-references.csv")
 out_txt <- file.path(here, sprintf("glmm-references-%s.txt", format(Sys.Date())))
-
-rstan_options(auto_write = TRUE)
-options(mc.cores = 2)
-if (!nzchar(system.file("include", "boost", package = "BH")) && dir.exists("/usr/include/boost"))
-  rstan_options(boost_lib = "/usr/include")
 
 chains <- 4L
 warmup <- 4000L

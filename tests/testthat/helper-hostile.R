@@ -240,7 +240,16 @@ hostile_table <- function() {
   add(hostile_values(linear_regression(y ~ x1 + (1 | g), d_groups, group_sd = .bad), "group_sd",
                      list(-1, 0, NA, "a", Inf, 1e-200, quote(normal_prior(sd = 1:2)),
                           quote(c(half_normal_prior(dim = 1), half_normal_prior())))))
-  one(linear_regression(y ~ x1 + (1 + x2 | g), d_groups), "correlated random effects",
+  one(linear_regression(y ~ x1 + (1 + x2 | g), d_groups), "`x2`.*fixed effects",
+      class = "sgais_error_random_effects")
+  # correlated effects: the correlation's prior or known matrix, named when wrong
+  add(hostile_values(linear_regression(y ~ x1 + (1 + x1 | g), d_groups, group_cor = .bad),
+                     "group_cor", list(1, "a", quote(diag(3)), quote(matrix(c(1, 2, 2, 1), 2)),
+                                       quote(matrix(c(1, 1, 1, 1), 2)), quote(half_normal_prior()),
+                                       quote(matrix(c(1, NA, NA, 1), 2)))))
+  add(hostile_values(lkj_prior(.bad), "eta", list(-1, 0, NA, "a", Inf, c(1, 2))))
+  add(hostile_values(lkj_prior(1, dim = .bad), "dim", list(0, 2, 4, -1, NA, 1.5)))
+  one(linear_regression(y ~ x1 + (1 + x1 || g), d_groups, group_cor = lkj_prior()), "`group_cor`",
       class = "sgais_error_random_effects")
   one(linear_regression(y ~ x1 + (1 | g) + (1 | cl), d_groups), "2 random-effect terms",
       class = "sgais_error_random_effects")
@@ -250,9 +259,13 @@ hostile_table <- function() {
       class = "sgais_error_missing_column")
   one(linear_regression(y ~ x1, d_groups, group_sd = 1), "`group_sd`",
       class = "sgais_error_random_effects")
-  # a random intercept in a GLM: slopes, several factors and bad sds are refused
-  one(logistic_regression(b ~ x1 + (1 + x1 || g), d_groups), "random intercept",
+  # random effects in a GLM: more than 3, several factors and bad sds are refused
+  one(logistic_regression(b ~ x1 + x2 + y + (1 + x1 + x2 + y | g), d_groups), "at most 3",
       class = "sgais_error_random_effects")
+  one(logistic_regression(b ~ x1 + (1 + x2 | g), d_groups), "`x2`",
+      class = "sgais_error_random_effects")
+  add(hostile_values(poisson_regression(b ~ x1 + (1 + x1 | g), d_groups, group_cor = .bad),
+                     "group_cor", list(1, quote(diag(3)), quote(matrix(c(1, 2, 2, 1), 2)))))
   one(poisson_regression(b ~ x1 + (1 | g) + (1 | cl), d_groups), "2 random-effect terms",
       class = "sgais_error_random_effects")
   add(hostile_values(logistic_regression(b ~ x1 + (1 | g), d_groups, group_sd = .bad), "group_sd",

@@ -135,8 +135,15 @@ test_that("a fit streams, continues and predicts rows of known and new groups", 
 test_that("what the model cannot take is a classed error naming it", {
   d <- glmm_test_data("logistic", 60, 5, seed = 4)
   d$z <- rnorm(60)
-  expect_error(logistic_regression(y ~ x + (1 + x | g), d), class = "sgais_error_random_effects")
-  expect_error(logistic_regression(y ~ x + (0 + x | g), d), "random intercept",
+  d$z2 <- rnorm(60)
+  d$z3 <- rnorm(60)
+  expect_error(logistic_regression(y ~ x + z + z2 + z3 + (1 + x + z + z2 | g), d), "at most 3",
+               class = "sgais_error_random_effects")
+  expect_error(logistic_regression(y ~ x + (1 + z | g), d), "`z`",
+               class = "sgais_error_random_effects")
+  expect_error(logistic_regression(y ~ x + (1 + x || g), d, group_cor = lkj_prior()),
+               "`group_cor`", class = "sgais_error_random_effects")
+  expect_error(poisson_regression(y ~ x, d, group_cor = lkj_prior()), "`group_cor`",
                class = "sgais_error_random_effects")
   expect_error(logistic_regression(y ~ x + (1 | h), d), "`h`", class = "sgais_error_missing_column")
   expect_error(logistic_regression(y ~ x, d, group_sd = 1), class = "sgais_error_random_effects")
@@ -153,6 +160,78 @@ test_that("what the model cannot take is a classed error naming it", {
   bad <- m
   bad$hyper$quadrature[1, 1] <- NaN
   expect_error(sgais(bad, progress = FALSE), class = "sgais_error_invalid_model")
+})
+
+# log p(y | beta, T) with q = 2 effects (intercept and slope of x) per group, each group's
+# integral by the trapezoid rule on a fine grid in standardised effects v (b = chol(T)' v), in
+# R, independent of the model's Gauss-Hermite grids
+grid_log_lik_2d <- function(family, d, beta, T, size = NULL) {
+  axis <- seq(-8, 8, length.out = 321)
+  v <- as.matrix(expand.grid(axis, axis))
+  b <- v %*% chol(T)
+  log_prior <- dnorm(v[, 1], log = TRUE) + dnorm(v[, 2], log = TRUE) + 2 * log(axis[2] - axis[1])
+  sum(vapply(split(seq_len(nrow(d)), d$g), function(rows) {
+    lp <- log_prior
+    for (i in rows) {
+      eta <- beta[1] + beta[2] * d$x[i] + b[, 1] + b[, 2] * d$x[i]
+      lp <- lp + switch(family,
+        logistic = dbinom(d$y[i], 1, plogis(eta), log = TRUE),
+        poisson = dpois(d$y[i], exp(eta), log = TRUE),
+        negative_binomial = dnbinom(d$y[i], size = size, mu = exp(eta), log = TRUE))
+    }
+    top <- max(lp)
+    top + log(sum(exp(lp - top)))
+  }, numeric(1)))
+}
+
+test_that("random slopes: each family's likelihood matches a fine grid over both effects", {
+  T <- function(s, r) diag(s) %*% matrix(c(1, r, r, 1), 2) %*% diag(s)
+  for (family in c("logistic", "poisson", "negative_binomial")) {
+    d <- glmm_test_data(family, 90, 6, seed = 6)
+    nb <- family == "negative_binomial"
+    m <- glmm_constructor(family)(y ~ x + (1 + x | g), d, prior = "paper")
+    expect_equal(m$parameter_names, c("(Intercept)", "x", if (nb) "log_overdispersion",
+                                      "log_group_sd[(Intercept)]", "log_group_sd[x]",
+                                      "atanh_group_cor[x,(Intercept)]"))
+    theta <- c(-0.1, 0.6, if (nb) log(0.4), log(0.8), log(0.5), atanh(0.4))
+    reference <- grid_log_lik_2d(family, d, theta[1:2], T(c(0.8, 0.5), 0.4), 0.4^-2)
+    # 9 nodes per axis (groups of fewer than 200 rows): within 5e-5 nats over 6 groups (the
+    # rule's error, measured up to 3.2e-5 a group at these sds); 31 nodes: to 1e-8
+    expect_lt(abs(sgais:::model_evaluate(m, theta)$log_lik - reference), 5e-5)
+    fine <- m
+    fine$hyper$quadrature <- rbind(0, sgais:::gauss_hermite(31))
+    expect_lt(abs(sgais:::model_evaluate(fine, theta)$log_lik - reference), 1e-8)
+    # the gradient is the nodes' estimate of the integral's: it agrees to the quadrature's error,
+    # and on the fine rule to finite differences' own
+    expect_lt(max(check_gradients(m, seed = 1)$rel_error), 5e-3)
+    expect_lt(max(check_gradients(fine, seed = 1)$rel_error), 1e-5)
+  }
+  # independent effects, and a slope alone
+  d <- glmm_test_data("poisson", 90, 6, seed = 7)
+  m <- poisson_regression(y ~ x + (1 + x || g), d, prior = "paper", group_sd = c(0.8, 0.5))
+  expect_equal(m$parameter_names, c("(Intercept)", "x"))
+  expect_lt(abs(sgais:::model_evaluate(m, c(0.2, 0.4))$log_lik -
+                  grid_log_lik_2d("poisson", d, c(0.2, 0.4), T(c(0.8, 0.5), 0))), 5e-5)
+  slope <- poisson_regression(y ~ x + (0 + x | g), d, prior = "paper", group_sd = 0.5)
+  both <- poisson_regression(y ~ x + (1 + x || g), d, prior = "paper", group_sd = c(1e-6, 0.5))
+  expect_equal(sgais:::model_evaluate(slope, c(0.2, 0.4))$log_lik,
+               sgais:::model_evaluate(both, c(0.2, 0.4))$log_lik, tolerance = 1e-6)
+})
+
+test_that("random slopes: SGAIS agrees with importance sampling; rows added later for known groups", {
+  d <- glmm_test_data("poisson", 200, 10, seed = 8)
+  m <- poisson_regression(y ~ x + (1 + x | g), d, prior = "paper")
+  is <- importance_sampling(m, draws = 1000, seed = 1, progress = FALSE)
+  fit <- sgais(m, seed = 1, progress = FALSE)
+  expect_lt(abs(log_evidence(fit) - log_evidence(is)),
+            3 * sqrt(fit$log_evidence_se^2 + is$log_evidence_se^2))
+  # rows added later for groups already seen: the same likelihood as all at once
+  grown <- sgais:::model_add_rows(poisson_regression(y ~ x + (1 + x | g), d[1:120, ],
+                                                     prior = "paper"), d[121:200, ])
+  theta <- c(-0.1, 0.6, log(0.8), log(0.5), atanh(0.4))
+  expect_equal(sgais:::model_evaluate(grown, theta)$log_lik,
+               sgais:::model_evaluate(m, theta)$log_lik, tolerance = 1e-6)
+
 })
 
 test_that("compare_models() sets models with and without the random intercept side by side", {

@@ -1,0 +1,12 @@
+# What the Stan + bridgesampling reference scripts share, sourced once they know `here` (their
+# folder): rstan and bridgesampling (development references, never dependencies: apt-get install
+# r-cran-rstan r-cran-bridgesampling), compiled models cached beside the Stan programs, two
+# cores, and the system's Boost headers when the BH package is not installed (Debian's rstan).
+suppressMessages({
+  library(rstan)
+  library(bridgesampling)
+})
+rstan_options(auto_write = TRUE)
+options(mc.cores = 2)
+if (!nzchar(system.file("include", "boost", package = "BH")) && dir.exists("/usr/include/boost"))
+  rstan_options(boost_lib = "/usr/include")
