@@ -1,12 +1,15 @@
-# Issue 45's accuracy target for random intercepts in GLMs (R/glm_mixed.R): every estimator at
+# Issue 45's accuracy target for random effects in GLMs (R/glm_mixed.R): every estimator at
 # its defaults (sgais, ais, nested_sampling, online_nested_sampling, sir, sequential_sgmcmc,
-# importance_sampling)
-# within max(3 nats, 3 SE) of the Stan + bridgesampling references of glmm-references.csv
-# (computed by glmm-references.R, which also checks them against an independent importance
-# sampler; the data and priors are glmm-data.R's: 2,000 rows in 40 groups, prior = "paper",
-# group sd half-normal(1), negative binomial omega half-normal(1)). The SE is each fit's own.
-# Prints one row per case and estimator, and the count that pass.
-#   Rscript inst/validation/glmm.R [--cases=all|first] [--out=file.csv]   (tens of minutes)
+# importance_sampling) within max(3 nats, 3 SE) of the Stan + bridgesampling references
+#   random intercepts   glmm-references.csv (computed by glmm-references.R, which also checks
+#                       them against an independent importance sampler; glmm-data.R's data
+#                       and priors: 2,000 rows in 40 groups, prior = "paper", group sd
+#                       half-normal(1), negative binomial omega half-normal(1));
+#   random slopes       glmm-slopes-references.csv (glmm-slopes-references.R; a random
+#                       intercept and slope of x1, correlated, glmm_slopes_model());
+# the SE is each fit's own. Prints one row per case and estimator, and the count that pass.
+#   Rscript inst/validation/glmm.R [--cases=all|first] [--effects=both|intercept|slopes]
+#     [--out=file.csv]   (tens of minutes)
 suppressMessages(library(sgais))
 opt <- function(name, default) {
   hit <- grep(sprintf("^--%s=", name), commandArgs(TRUE), value = TRUE)
@@ -22,6 +25,14 @@ refs <- utils::read.csv(file.path(here, "glmm-references.csv"))
 refs <- refs[refs$n == 2000, ]
 # one case per family unless --cases=all
 if (opt("cases", "first") != "all") refs <- refs[!duplicated(refs$family), ]
+refs$effects <- "intercept"
+slopes <- utils::read.csv(file.path(here, "glmm-slopes-references.csv"))
+if (opt("cases", "first") != "all") slopes <- slopes[!duplicated(slopes$family), ]
+slopes$effects <- "slopes"
+columns <- c("family", "n", "groups", "seed", "stan_log_evidence", "effects")
+refs <- rbind(refs[, columns], slopes[, columns])
+effects <- opt("effects", "both")
+if (effects != "both") refs <- refs[refs$effects == effects, ]
 cat(sprintf("sgais %s, GLMs with a random intercept, %s\n\n", utils::packageVersion("sgais"),
             format(Sys.time(), "%F %H:%M")))
 constructors <- list(logistic = logistic_regression, poisson = poisson_regression,
@@ -32,10 +43,13 @@ estimators <- list(sgais = sgais, ais = ais, nested_sampling = nested_sampling,
 rows <- list()
 for (k in seq_len(nrow(refs))) {
   r <- refs[k, ]
-  d <- glmm_data(r$family, r$n, r$groups, r$seed)
-  model <- constructors[[r$family]](y ~ x1 + x2 + (1 | g), d, prior = "paper",
-                                    prior_sd = glmm_prior_sd,
-                                    group_sd = half_normal_prior(glmm_group_sd_scale))
+  model <- if (r$effects == "slopes") {
+    glmm_slopes_model(r$family, glmm_slopes_data(r$family, r$n, r$groups, r$seed))
+  } else {
+    constructors[[r$family]](y ~ x1 + x2 + (1 | g), glmm_data(r$family, r$n, r$groups, r$seed),
+                             prior = "paper", prior_sd = glmm_prior_sd,
+                             group_sd = half_normal_prior(glmm_group_sd_scale))
+  }
   reference <- r$stan_log_evidence
   for (est in names(estimators)) {
     t0 <- proc.time()[["elapsed"]]
@@ -46,12 +60,13 @@ for (k in seq_len(nrow(refs))) {
     bound <- max(3, 3 * se, na.rm = TRUE)
     verdict <- if (abs(error) <= bound) "pass" else "FAIL"
     rows[[length(rows) + 1L]] <- data.frame(
-      family = r$family, rows = r$n, groups = r$groups, seed = r$seed, estimator = est,
+      family = r$family, effects = r$effects, rows = r$n, groups = r$groups, seed = r$seed,
+      estimator = est,
       reference = reference, estimate = fit$log_evidence, error = error, se = se, bound = bound,
       verdict = verdict, seconds = seconds
     )
-    cat(sprintf("%-17s seed %d %-23s: error %+7.3f (SE %.2f, bound %.2f) %s %7.1f s\n", r$family,
-                r$seed, est, error, se, bound, verdict, seconds))
+    cat(sprintf("%-17s %-9s seed %d %-23s: error %+7.3f (SE %.2f, bound %.2f) %s %7.1f s\n",
+                r$family, r$effects, r$seed, est, error, se, bound, verdict, seconds))
   }
 }
 res <- do.call(rbind, rows)
