@@ -18,10 +18,11 @@
 #' wider prior has few particles.
 #'
 #' What is scaled: the coefficients' priors of the regressions (`prior_sd`, and the scales of
-#' `prior` and `prior_intercept`; the priors of noise scales and overdispersion keep theirs; the
-#' scale of [g_prior()] and [zellner_siow_prior()], \eqn{\sqrt g}{sqrt(g)} or \eqn{r}, so that
-#' scales 1.41 and 2 take `"medium"` to `"wide"` and `"ultrawide"`), and
-#' every block of a prior from building blocks ([custom_model()], [compiled_model()]). Models
+#' `prior` and `prior_intercept`; the priors of noise scales, overdispersion, group sds and
+#' correlations keep theirs; the scale of [g_prior()] and [zellner_siow_prior()],
+#' \eqn{\sqrt g}{sqrt(g)} or \eqn{r}, so that scales 1.41 and 2 take `"medium"` to `"wide"` and
+#' `"ultrawide"`), and every block of a prior from building blocks ([custom_model()],
+#' [compiled_model()]; an [lkj_prior()] block has no scale, and keeps its prior). Models
 #' whose prior has no such scale ([gaussian_mixture()], a [custom_prior()]) are an error of
 #' class `sgais_error_prior_sensitivity`.
 #'
@@ -129,7 +130,14 @@ scaled_prior_model <- function(model, k, call) {
     h$g <- h$g * k^2
   } else if (!is.null(h[["prior_sd"]])) {
     h$prior_sd <- h$prior_sd * k
-    if (!is.null(blocks)) h$prior[5, ] <- blocks[5, ] * k
+    # the coefficients' blocks only: with random effects the blocks go on to the noise's, the
+    # group sds' and their correlation's, which keep their priors
+    coef <- if (inherits(model, c("sgais_linear_mixed", "sgais_glm_mixed")) && !is.null(blocks)) {
+      blocks[2, ] < nrow(model$data$xt)
+    } else {
+      TRUE
+    }
+    if (!is.null(blocks)) h$prior[5, coef] <- blocks[5, coef] * k
   } else if (is.matrix(blocks)) {
     h$prior[5, ] <- blocks[5, ] * k
   } else {

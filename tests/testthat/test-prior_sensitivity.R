@@ -87,3 +87,28 @@ test_that("too few effective particles warn, and unscalable priors are errors", 
   expect_error(prior_sensitivity(fit, min_ess = 0), "`min_ess`", class = "sgais_error")
   expect_error(prior_sensitivity(1), "`x` must be a fit or a comparison", class = "sgais_error")
 })
+
+test_that("with random effects only the coefficients' priors scale, not the sds' or correlation's", {
+  set.seed(3)
+  d <- data.frame(x = rnorm(120), g = rep(letters[1:8], 15))
+  d$y <- 1 + 0.5 * d$x + rnorm(8)[match(d$g, letters)] + rnorm(120)
+  d$k <- rpois(120, 2)
+  models <- list(
+    linear_regression(y ~ x + (1 + x | g), d, noise_sd = NULL),
+    poisson_regression(k ~ x + (1 + x | g), d)
+  )
+  for (m in models) {
+    scaled <- sgais:::scaled_prior_model(m, 2, NULL)
+    p <- nrow(m$data$xt)
+    coef <- m$hyper$prior[2, ] < p
+    expect_equal(scaled$hyper$prior[5, coef], 2 * m$hyper$prior[5, coef])
+    expect_identical(scaled$hyper$prior[, !coef], m$hyper$prior[, !coef])
+    # the log prior changes by the coefficients' part alone
+    theta <- c(0.3, -0.2, seq(-0.5, 0.5, length.out = length(m$parameter_names) - p))
+    change <- sgais:::model_evaluate(scaled, theta)$log_prior - sgais:::model_evaluate(m, theta)$log_prior
+    sds <- rep(m$hyper$prior[5, coef], m$hyper$prior[3, coef])
+    means <- rep(m$hyper$prior[4, coef], m$hyper$prior[3, coef])
+    expect_equal(change, sum(dnorm(theta[1:p], means, 2 * sds, log = TRUE) -
+                               dnorm(theta[1:p], means, sds, log = TRUE)))
+  }
+})
