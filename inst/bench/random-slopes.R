@@ -14,7 +14,7 @@
 # prints the reference, the estimate, its error and predicted SE, and seconds.
 # Run with: Rscript inst/bench/random-slopes.R [--max-n=1e6] [--groups=5000] [--seed=1]
 #   [--out=file.csv]
-# (stored: inst/validation/random-slopes-scale-<date>.{txt,csv})
+# (stored: inst/validation/random-slopes-scale-2026-11-27.{txt,csv})
 suppressPackageStartupMessages(library(sgais))
 options(width = 150)
 opt <- function(name, default) {
