@@ -1,14 +1,14 @@
 # Logistic, Poisson and negative binomial regression with random effects per group (`y ~ x +
 # (1 | g)`, or up to three effects such as `(1 + x | g)`, in logistic_regression(),
 # poisson_regression() and negative_binomial_regression()), each group's effects integrated out
-# by adaptive Gauss-Hermite quadrature (src/glm_mixed.c says how, and why). The model's observations are units of rows of
-# one group: its data hold the rows (`xt`, `y`, `offset`, one column or element per row, the
-# rows of a unit together and the units in order) and, one per unit, `unit_rows` (how many rows),
-# `unit_context` (how many of them, first, are the group's earlier rows, which the others are
-# conditioned on) and `unit_group` (which of the model's `groups`, the group keys as character
-# in the order first seen). A model built on data makes one unit of each group's rows; rows
-# added later (a stream's next block) make a unit for each group they have rows of, with the
-# group's earlier rows as its context.
+# by adaptive Gauss-Hermite quadrature (src/glm_mixed.c says how, and why). The model's
+# observations are units of rows of one group: its data hold the rows (`xt`, `y`, `offset`, one
+# column or element per row, the rows of a unit together and the units in order) and, one per
+# unit, `unit_rows` (how many rows), `unit_context` (how many of them, first, are the group's
+# earlier rows, which the others are conditioned on) and `unit_group` (which of the model's
+# `groups`, the group keys as character in the order first seen). A model built on data makes
+# one unit of each group's rows; rows added later (a stream's next block) make a unit for each
+# group they have rows of, with the group's earlier rows as its context.
 
 # The Gauss-Hermite rule for the weight e^(-x^2) with q nodes, as the 2 x q matrix C reads
 # (nodes, log weights), by Golub and Welsch (1969): the nodes are the eigenvalues of the
@@ -27,8 +27,8 @@ gauss_hermite <- function(q) {
 
 # The Gauss-Hermite rules, as the 3-row matrix C reads (the fewest rows of an integral a rule is
 # for, then its nodes and log weights), for q random effects per group (a rule's grid is the
-# product of q copies of it, so a node costs a pass over a group's rows and q nodes per axis
-# cost q^nodes passes). One effect: 21 nodes for integrals over fewer than 200 rows, 15 from
+# product of q copies of it: a node costs a pass over a group's rows, and n nodes per axis cost
+# n^q passes). One effect: 21 nodes for integrals over fewer than 200 rows, 15 from
 # 200. A group of few rows, and of rare events with a large group sd, has an integrand far from a
 # Gaussian (its left tail is the prior's), where the rule converges slowly. Measured per group
 # against 48 nodes (logistic, Poisson and negative binomial; 5 to 400 rows per group; group sd
@@ -176,7 +176,7 @@ random_effects_call <- function(formula, x, y, group_sd, call, offset = NULL, gr
   FALSE
 }
 
-# Builds the random-intercept model for logistic_regression(), poisson_regression() and
+# Builds the random-effects model for logistic_regression(), poisson_regression() and
 # negative_binomial_regression() (`kind`, a name of glmm_family_codes); `base_args` are the
 # arguments of the family's constructor but the formula and data.
 glm_mixed <- function(kind, formula, data, base_args, group_sd, call, group_cor = NULL) {
@@ -240,9 +240,9 @@ glm_mixed <- function(kind, formula, data, base_args, group_sd, call, group_cor 
                 "independent", paste(effects, collapse = ", ")),
     format_count(n_groups), parsed$group)
   details[["prior"]] <- prior_text
+  sds <- if (length(effects) == 1L) "log(group sd)" else "log(group sds)"
   details[["sampled"]] <- paste(c("theta", if (kind == "negative_binomial") "log(omega)",
-                                  if (is.null(hyper$group_sd))
-                                    if (length(effects) == 1L) "log(group sd)" else "log(group sds)",
+                                  if (is.null(hyper$group_sd)) sds,
                                   if (parsed$correlated && is.null(hyper$group_cor))
                                     "atanh(their canonical partial correlations)"),
                                 collapse = ", ")

@@ -1,13 +1,12 @@
-# Linear regression with random effects per group (`y ~ x + (1 | g)`, or random slopes,
-# correlated `y ~ x + (1 + x | g)` or independent `(1 + x || g)`, in linear_regression()), the
-# group effects integrated out: src/linear_mixed.c says how, and why each row then has a
-# likelihood of its own. Each row carries its random-effect covariates (`data$zt`, q x n: 1 for
-# the intercept, then the slopes' covariates as the design has them) and its group's sums over the rows before it (`data$st`,
-# w x n, w = q (q + 1) / 2 + q + q p: sum z z', sum z y, sum z x'), computed when the rows are
-# added (in C, ffi_group_prefix()) from the model's running totals `group_sums` (w x groups,
-# over every row it has seen) and its group keys `groups` (as character, in the order first
-# seen; `data$group` indexes them). A row keeps its statistics when rows are shuffled or
-# subsampled.
+# Linear regression with random effects per group (`y ~ x + (1 | g)`, or random slopes, correlated
+# `y ~ x + (1 + x | g)` or independent `(1 + x || g)`, in linear_regression()), the group effects
+# integrated out: src/linear_mixed.c says how, and why each row then has a likelihood of its own.
+# Each row carries its random-effect covariates (`data$zt`, q x n: 1 for the intercept, then the
+# slopes' covariates as the design has them) and its group's sums over the rows before it
+# (`data$st`, w x n, w = q (q + 1) / 2 + q + q p: sum z z', sum z y, sum z x'), computed when the
+# rows are added (in C, ffi_group_prefix()) from the model's running totals `group_sums` (w x
+# groups, over every row it has seen) and its group keys `groups` (as character, in the order first
+# seen; `data$group` indexes them). A row keeps its statistics when rows are shuffled or subsampled.
 
 # Whether `x` is a random-effect term, `( ... | g)` or `( ... || g)`.
 is_bar_term <- function(x) {

@@ -72,40 +72,40 @@
 #' `log_sigma2`; `noise_sd`, `prior_sd`, `prior_intercept`, `variance_shape` and
 #' `variance_scale` do not apply.
 #'
-#' **Random effects.** A formula with a term `(1 | g)`, lme4's syntax, adds an intercept per
-#' group of the column `g` of `data`:
-#' \deqn{y_i = a_i^\top \theta + u_{g(i)} + e_i, \qquad u_g \sim N(0, \tau^2),}{y_i = a_i'theta
-#' + u_g(i) + e_i,  u_g ~ N(0, group_sd^2),}
-#' and `(1 + x | g)` random slopes as well: a normal effect per group for each term, each with
-#' its own sd, multiplying the covariate `x` as the design has it (centred at its mean under
-#' `prior = "autoscale"`), the effects of a group correlated, their correlation matrix with the
-#' prior `group_cor` (by default [lkj_prior()]`(1)`, uniform over correlation matrices) or known
-#' (`group_cor` a matrix); `(1 + x || g)` makes them independent, and `(0 + x | g)` is a random
-#' slope alone. Each slope must be a numeric covariate of the fixed effects too. The sds are known (`group_sd` numbers, one or one per
+#' **Random effects.** A formula with a term `(1 | g)`, lme4's syntax, adds an intercept per group
+#' of the column `g` of `data`: \deqn{y_i = a_i^\top \theta + u_{g(i)} + e_i, \qquad u_g \sim N(0,
+#' \tau^2),}{y_i = a_i'theta + u_g(i) + e_i,  u_g ~ N(0, group_sd^2),} and `(1 + x | g)` random
+#' slopes as well: a normal effect per group for each term, each with its own sd, multiplying the
+#' covariate `x` as the design has it (centred at its mean under `prior = "autoscale"`), the effects
+#' of a group correlated, their correlation matrix with the prior `group_cor` (by default
+#' [lkj_prior()]`(1)`, uniform over correlation matrices) or known (`group_cor` a matrix); `(1 + x
+#' || g)` makes them independent, and `(0 + x | g)` is a random slope alone. Each slope must be a
+#' numeric covariate of the fixed effects too. The sds are known (`group_sd` numbers, one or one per
 #' effect) or have priors (`group_sd` a prior for all of them, or a list of one per effect:
 #' [half_normal_prior()], [half_t_prior()], [inverse_gamma_prior()] on the square,
 #' [exponential_prior()] or [log_normal_prior()]; by default half-normal, with the scale of the
 #' noise sd when it is known, else of sd(y) under `prior = "autoscale"`, else 1, divided by the
 #' covariate's sd for a slope). The group effects are integrated out, not sampled: given the
 #' variances they are conjugate, so the model keeps the parameters of the regression plus
-#' `log_sigma` (unknown noise), `log_group_sd` (`log_group_sd[x]` per effect with slopes) and,
-#' for correlated effects, the atanh of their correlation's canonical partial correlations
+#' `log_sigma` (unknown noise), `log_group_sd` (`log_group_sd[x]` per effect with slopes) and, for
+#' correlated effects, the atanh of their correlation's canonical partial correlations
 #' (`atanh_group_cor[x,(Intercept)]`, a correlation, then `atanh_group_pcor[x2,x]`, partial
-#' correlations given the effects before: see [lkj_prior()]), however many groups there are, and each row's likelihood is its predictive density given the
-#' earlier rows of its group, so the model streams like any other (groups first seen in later
-#' rows start from the prior; see `src/linear_mixed.c` for the algebra). With an unknown noise
-#' variance, \eqn{\sigma^2 \sim \mathrm{InvGamma}}{sigma^2 ~ InvGamma}(`variance_shape`,
-#' `variance_scale`) (scale var(y) under `"autoscale"`), and the coefficients' prior is not
-#' conditional on \eqn{\sigma}{sigma} but uses sd(y) in its place (the rule of
-#' [robust_regression()]). With known `noise_sd`, `group_sd` (and `group_cor`) and normal
-#' priors the evidence has a closed form ([exact_log_evidence()]), and with a random intercept
-#' alone also with unknown sds (by quadrature over them). The model has class
+#' correlations given the effects before: see [lkj_prior()]), however many groups there are, and
+#' each row's likelihood is its predictive density given the earlier rows of its group, so the model
+#' streams like any other (groups first seen in later rows start from the prior; see
+#' `src/linear_mixed.c` for the algebra). With an unknown noise variance, \eqn{\sigma^2 \sim
+#' \mathrm{InvGamma}}{sigma^2 ~ InvGamma}(`variance_shape`, `variance_scale`) (scale var(y) under
+#' `"autoscale"`), and the coefficients' prior is not conditional on \eqn{\sigma}{sigma} but uses
+#' sd(y) in its place (the rule of [robust_regression()]). With known `noise_sd`, `group_sd` (and
+#' `group_cor`) and normal priors the evidence has a closed form ([exact_log_evidence()]), and with
+#' a random intercept alone also with unknown sds (by quadrature over them). The model has class
 #' `sgais_linear_mixed`.
 #'
-#' Not supported yet, and errors of class `sgais_error_random_effects` that say so: more than
-#' one grouping factor, and more than 8 random effects per group. A bounded `reservoir_size` is refused, since
-#' a row's likelihood depends on all the earlier rows of its group. `vignette("choosing-models")`
-#' compares models with and without a random intercept on `nlme::Orthodont`.
+#' Not supported yet, and errors of class `sgais_error_random_effects` that say so: more than one
+#' grouping factor, and more than 8 random effects per group. A bounded `reservoir_size` is refused,
+#' since a row's likelihood depends on all the earlier rows of its group.
+#' `vignette("choosing-models")` compares models with and without a random intercept on
+#' `nlme::Orthodont`.
 #'
 #' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
 #' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
