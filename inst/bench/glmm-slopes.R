@@ -7,6 +7,7 @@
 # Prints seconds and errors; the same model's random intercept alone is timed alongside, the
 # cost of the second effect.
 #   Rscript inst/bench/glmm-slopes.R [--max-n=1e5] [--seed=1] [--max-seconds=400] [--out=file.csv]
+# (stored: inst/validation/glmm-slopes-scale-2026-11-27.{txt,csv})
 suppressPackageStartupMessages(library(sgais))
 options(width = 150)
 opt <- function(name, default) {
