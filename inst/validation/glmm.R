@@ -33,7 +33,7 @@ columns <- c("family", "n", "groups", "seed", "stan_log_evidence", "effects")
 refs <- rbind(refs[, columns], slopes[, columns])
 effects <- opt("effects", "both")
 if (effects != "both") refs <- refs[refs$effects == effects, ]
-cat(sprintf("sgais %s, GLMs with a random intercept, %s\n\n", utils::packageVersion("sgais"),
+cat(sprintf("sgais %s, GLMs with random effects, %s\n\n", utils::packageVersion("sgais"),
             format(Sys.time(), "%F %H:%M")))
 constructors <- list(logistic = logistic_regression, poisson = poisson_regression,
                      negative_binomial = negative_binomial_regression)
