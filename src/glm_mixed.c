@@ -333,8 +333,14 @@ static int gmx_mode_q(const gmx_data *d, const double *eta, const double *w, sg_
     const double h = gmx_h(d, eta, w, first, n, s, v, g, H);
     int finite = R_FINITE(h);
     for (int k = 0; k < q; k++) finite = finite && R_FINITE(g[k]);
-    if (!finite || h < h_last) { /* overshot: halve the step from the last point */
-      if (it == 0 || ++halvings > GMX_HALVINGS) return 0;
+    /* overshot (h fell by more than its rounding): halve the step from the last point; when the
+     * halvings run out, the last point is the mode as far as doubles can tell (L is its own) */
+    if (!finite || h < h_last - 1e-13 * fabs(h_last)) {
+      if (it == 0) return 0;
+      if (++halvings > GMX_HALVINGS) {
+        for (int k = 0; k < q; k++) m[k] = last[k];
+        return 1;
+      }
       for (int k = 0; k < q; k++) {
         step[k] *= 0.5;
         v[k] = last[k] + step[k];
