@@ -398,8 +398,7 @@ correlation_prior <- function(group_cor, effects, start, call) {
     r <- group_cor
     ok <- nrow(r) == q && ncol(r) == q && all(is.finite(r)) && isSymmetric(unname(r)) &&
       all(diag(r) == 1) && all(abs(r) <= 1)
-    pd <- ok && !inherits(tryCatch(chol(r), error = function(e) e), "error") &&
-      min(eigen(r, symmetric = TRUE, only.values = TRUE)$values) > 1e-10
+    pd <- ok && min(eigen(r, symmetric = TRUE, only.values = TRUE)$values) > 1e-10
     if (!pd) {
       abort(sprintf(paste("`group_cor` must be a %d x %d correlation matrix (symmetric, unit",
                           "diagonal, positive definite) of the effects %s, or `lkj_prior()`."),

@@ -119,12 +119,6 @@ elapsed <- function(expr) {
 }
 
 started <- proc.time()[["elapsed"]]
-lines <- character()
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  lines <<- c(lines, line)
-}
 say(paste0("glmm bacteria references (Stan + bridgesampling; multivariate-t IS, AGHQ for the ",
            "patient effects), rstan %s, bridgesampling %s, %s, %s"),
     utils::packageVersion("rstan"), utils::packageVersion("bridgesampling"),
@@ -212,5 +206,5 @@ say("log Bayes factor patient vs plain: stan %.3f (error %.3f); warp3 %.3f; chec
 say("largest |stan - check|: %.3f nats; total %.1f min", max(abs(tab$difference)),
     (proc.time()[["elapsed"]] - started) / 60)
 say("written to %s", normalizePath(out_csv))
-writeLines(lines, out_txt)
+writeLines(stan_log, out_txt)
 cat(sprintf("summary written to %s\n", normalizePath(out_txt)))

@@ -89,15 +89,7 @@ elapsed <- function(expr) {
 }
 
 started <- proc.time()[["elapsed"]]
-lines <- character()
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  lines <<- c(lines, line)
-}
-say("glmm references (Stan + bridgesampling, AGHQ-IS), rstan %s, bridgesampling %s, %s",
-    utils::packageVersion("rstan"), utils::packageVersion("bridgesampling"),
-    format(Sys.time(), "%F %H:%M"))
+say("glmm references (Stan + bridgesampling, AGHQ-IS), %s", stan_versions())
 say("%d chains x (%d warmup + %d sampling); bridge_sampler(method = \"normal\"), warp3 as check",
     chains, warmup, iter - warmup)
 say("")
@@ -171,5 +163,5 @@ say("")
 say("largest |stan - aghq_is|: %.3f nats; total %.1f min", max(abs(tab$difference)),
     (proc.time()[["elapsed"]] - started) / 60)
 say("written to %s", normalizePath(out_csv))
-writeLines(lines, out_txt)
+writeLines(stan_log, out_txt)
 cat(sprintf("summary written to %s\n", normalizePath(out_txt)))

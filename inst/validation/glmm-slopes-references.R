@@ -57,15 +57,7 @@ program <- function(family) {
     "}"), collapse = "\n")
 }
 
-lines <- character()
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  lines <<- c(lines, line)
-}
-say("glmm slopes references (Stan + bridgesampling), rstan %s, bridgesampling %s, %s",
-    utils::packageVersion("rstan"), utils::packageVersion("bridgesampling"),
-    format(Sys.time(), "%F %H:%M"))
+say("glmm slopes references (Stan + bridgesampling), %s", stan_versions())
 models <- list()
 rows <- list()
 for (i in seq_len(nrow(cases))) {
@@ -115,4 +107,4 @@ for (i in seq_len(nrow(cases))) {
 tab <- do.call(rbind, rows)
 utils::write.csv(tab, out_csv, row.names = FALSE)
 say("written to %s", normalizePath(out_csv))
-writeLines(lines, out_txt)
+writeLines(stan_log, out_txt)

@@ -101,15 +101,7 @@ stan_data <- function(d) {
        tau_scale = 1, eta = 2)
 }
 
-lines <- character()
-say <- function(...) {
-  line <- sprintf(...)
-  cat(line, "\n", sep = "")
-  lines <<- c(lines, line)
-}
-say("random-effects-cor references (Stan + bridgesampling), rstan %s, bridgesampling %s, %s",
-    utils::packageVersion("rstan"), utils::packageVersion("bridgesampling"),
-    format(Sys.time(), "%F %H:%M"))
+say("random-effects-cor references (Stan + bridgesampling), %s", stan_versions())
 t0 <- proc.time()[["elapsed"]]
 model <- rstan::stan_model(model_code = program, model_name = "random_effects_cor")
 say("compiled in %.0f s", proc.time()[["elapsed"]] - t0)
@@ -149,4 +141,4 @@ for (seed in seeds) {
 tab <- do.call(rbind, rows)
 utils::write.csv(tab, out_csv, row.names = FALSE)
 say("written to %s", normalizePath(out_csv))
-writeLines(lines, out_txt)
+writeLines(stan_log, out_txt)
