@@ -189,11 +189,11 @@ struct sg_model {
    * mixture: a cluster for each component), which a stream's restarts wait for (sgais.c,
    * restart_due). A mixture has none when the data show more clusters than components (q0
    * would pick one merge of them), is complete when the data show as many clusters as it has
-   * components, and usable with fewer
-   * only when the components left over would stay empty (gaussian_mixture.c, gm_ref_ok): a
-   * q0 whose left-over components are at the prior missed the mass of a posterior that splits
-   * a cluster or bridges two (scale(faithful), 3 components: -3.85 +/- 0.08 nats against -1.17
-   * from the prior, seeds 1-10). */
+   * components, and usable with fewer when the components left over would stay empty, or
+   * when EM finds where they go (gaussian_mixture.c, gm_ref_ok, gm_bridge): a q0 whose
+   * left-over components are at the prior missed the mass of a posterior that bridges two
+   * clusters (scale(faithful), 3 components: -3.85 +/- 0.08 nats against -1.17 from the prior,
+   * seeds 1-10). */
   int (*ref_ok)(const sg_model *m, const double *aux);
   void (*ref_draw)(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
 };
