@@ -928,7 +928,7 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
   head[GM_HEAD_CLAIM] = gm_empty_claim(d, pts, n_pts, x, aux, n_obs);
   const double *from = aux;
   for (int k = 2; k <= K; k++) gm_bridge_set(d, aux, k)[0] = 0.0;
-  if (head[GM_HEAD_MORE] == 0.0 && head[GM_HEAD_CLAIM] > GM_EMPTY_CLAIM)
+  if (aux[0] >= 1 && head[GM_HEAD_MORE] == 0.0 && head[GM_HEAD_CLAIM] > GM_EMPTY_CLAIM)
     for (int k = (int) aux[0] + 1; k <= K; k++) {
       double *to = gm_bridge_set(d, aux, k);
       gm_bridge(d, pts, n_pts, from, mean, sd, centre, var, lf, to);
@@ -1251,7 +1251,7 @@ static double gm_ref_one(const gm_data *d, gm_scratch *g, const double *aux, dou
 static int gm_ref_sets(const gm_data *d, const double *aux, const double **set,
                        double *count_scale) {
   int J = 0;
-  for (int k = (int) aux[0] + 1; k <= d->K; k++) {
+  for (int k = (int) aux[0] + 1; aux[0] >= 1 && k <= d->K; k++) {
     const double *x = gm_bridge_set(d, aux, k);
     if (x[0] == 0) break;
     set[J++] = x;
@@ -1317,7 +1317,8 @@ static int gm_ref_ok(const sg_model *m, const double *aux) {
   const double *head = gm_head(d, aux);
   if (head[GM_HEAD_MORE] != 0.0) return 0;
   if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
-  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM || gm_bridge_set(d, aux, (int) aux[0] + 1)[0] > 0
+  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM ||
+                 (aux[0] >= 1 && gm_bridge_set(d, aux, (int) aux[0] + 1)[0] > 0)
              ? SG_REF_USABLE
              : 0;
 }
