@@ -79,12 +79,10 @@
 #'     for models that have them, such as mixtures (10, nested sampling 80 / 0);}
 #'   \item{`reference`}{start from a reference distribution the model builds from the data
 #'     instead of from the prior, for models that have one (mixtures of 2 to 12 components whose
-#'     data show as many clusters as components, not more: each component's conjugate posterior
-#'     given one k-means cluster, summed over the relabellings; with fewer clusters, when the
-#'     data lie far outside the prior's scale of a component, such as raw `faithful`, so that
-#'     the components left over stay at the prior, or else from the clusters with the left-over
-#'     components fitted by EM one at a time, such as the small component between the two
-#'     clusters of `scale(faithful)` with 3 components). AIS and SGAIS's first chunk anneal
+#'     data show no more clusters than components: each component's conjugate posterior given
+#'     one k-means cluster, summed over the relabellings; components left over stay at the
+#'     prior where the data lie far outside its scale, as raw `faithful` does, or are fitted by
+#'     EM). AIS and SGAIS's first chunk anneal
 #'     from it; SGAIS's restarts then anneal all the data so far at once from the reference
 #'     built on them, and a restart is due as soon as the data show as many clusters as
 #'     components; nested sampling (the first chunk of an online run) takes it as its prior
