@@ -137,7 +137,7 @@ sgais.sgais_model <- function(model, ..., control = sgais_control(), replicates 
 sgais_estimate <- function(model, dots, control, method, replicates, progress, seed, call,
                            hybrid = NULL, schedule = NULL) {
   check_all_rows(model, call)
-  if (method == "sir") warn_sir_unsuited(model, call)
+  if (method %in% c("sir", "sequential")) warn_unannealed(model, method, call)
   settings <- check_kernel_model(control_settings(control, dots, method, call, model), model,
                                  call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
@@ -152,22 +152,25 @@ sgais_estimate <- function(model, dots, control, method, replicates, progress, s
   warn_if_unreliable(warn_if_interrupted(fit, model$n, call))
 }
 
-# SIR takes each observation in one importance step from the particles it has (no annealing),
-# which two kinds of model defeat, with standard errors that do not show it; a classed warning
-# says so before the run.
+# SIR and the sequential estimator take each chunk in one step from the particles they have
+# (no annealing), which two kinds of model defeat, with standard errors that do not show it; a
+# classed warning says so before the run.
 # - An observation of a model of groups (R/glm_mixed.R) is all a group's rows: with 20 rows and
-#   more a step was measured hundreds of nats off on regressions (R/settings.R, the SIR
+#   more an SIR step was measured hundreds of nats off on regressions (R/settings.R, the SIR
 #   presets), and on 2,000 Poisson rows in 40 groups -32 nats with a predicted SE of 0.91
 #   (inst/validation/glmm.R).
 # - A mixture's posterior changes its mode as observations arrive (broad components over
-#   several clusters giving way to one per cluster, inst/design.md, "Mixtures"), which
-#   importance steps cannot follow: on 2,000 points of separated clusters
-#   (inst/validation/mixture-clusters.R) -1.8 and -4.6 nats with 3 components (seeds 1 and 2),
-#   -3.7 and -4.7 with 5, -12.6 with 6, -9.5 with 8, and -126 with clusters appearing over the
-#   stream, each with an SE of 1 to 3; with 2 components -1.5.
-warn_sir_unsuited <- function(model, call) {
+#   several clusters giving way to one per cluster, inst/design.md, "Mixtures"), which one step
+#   per chunk cannot follow: on 2,000 points of separated clusters
+#   (inst/validation/mixture-clusters-others-2026-11-27.txt) SIR was -1.8 and -4.6 nats off
+#   with 3 components (seeds 1 and 2), -3.7 and -4.7 with 5, -12.6 with 6, -9.5 with 8 and -126
+#   with clusters appearing over the stream, with SEs of 1 to 3 (with 2 components -1.5); the
+#   sequential estimator -0.04, +0.73, -7.2 and -145 with 3, 4, 5 and 6 components (SEs 0.5 to
+#   3.8).
+warn_unannealed <- function(model, method, call) {
+  name <- c(sir = "SIR", sequential = "The sequential estimator")[[method]]
   rows <- model$data$unit_rows
-  if (!is.null(rows) && mean(rows) >= 20) {
+  if (method == "sir" && !is.null(rows) && mean(rows) >= 20) {
     warn(sprintf(paste(
       "SIR takes each observation of this model, a group of %.0f rows on average, in one",
       "importance step without annealing; from 20 rows a step its estimates were measured tens",
@@ -175,12 +178,12 @@ warn_sir_unsuited <- function(model, call) {
       "`importance_sampling()`."), mean(rows)), call, "sgais_warning_unreliable")
   }
   if (inherits(model, "sgais_gaussian_mixture") && model$hyper$components >= 3) {
-    warn(paste(
-      "SIR takes each observation of a mixture in one importance step, which cannot follow its",
-      "posterior's change of mode as clusters show in the data: with 3 or more components its",
-      "estimates were measured 1.8 to 126 nats low, with standard errors of 1 to 3 that did not",
-      "show it. Use `sgais()`, `ais()` or `nested_sampling()`."), call,
-      "sgais_warning_unreliable")
+    warn(sprintf(paste(
+      "%s takes each chunk of a mixture in one step, which cannot follow its posterior's",
+      "change of mode as clusters show in the data: with 3 to 8 components its estimates were",
+      "measured up to %s nats low, with standard errors of 1 to 4 that did not show it. Use",
+      "`sgais()`, `ais()` or `nested_sampling()`."), name,
+      if (method == "sir") "126" else "145"), call, "sgais_warning_unreliable")
   }
   invisible()
 }
