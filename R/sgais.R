@@ -178,12 +178,14 @@ warn_unannealed <- function(model, method, call) {
       "`importance_sampling()`."), mean(rows)), call, "sgais_warning_unreliable")
   }
   if (inherits(model, "sgais_gaussian_mixture") && model$hyper$components >= 3) {
+    measured <- if (method == "sir") c("3 to 8", "126", "1 to 3") else
+      c("3 to 6", "145", "0.5 to 4")
     warn(sprintf(paste(
       "%s takes each chunk of a mixture in one step, which cannot follow its posterior's",
-      "change of mode as clusters show in the data: with 3 to 8 components its estimates were",
-      "measured up to %s nats low, with standard errors of 1 to 4 that did not show it. Use",
-      "`sgais()`, `ais()` or `nested_sampling()`."), name,
-      if (method == "sir") "126" else "145"), call, "sgais_warning_unreliable")
+      "change of mode as clusters show in the data: with %s components its estimates were",
+      "measured up to %s nats low, with standard errors of %s that did not show it. Use",
+      "`sgais()`, `ais()` or `nested_sampling()`."), name, measured[1], measured[2],
+      measured[3]), call, "sgais_warning_unreliable")
   }
   invisible()
 }
