@@ -708,9 +708,10 @@ static double gm_clusters_log_marginal(const gm_data *d, const double *aux, doub
 
 /* aux = the chosen clusters (C, then for each cluster: f_c, m_c (d), log v_c (d)); then k*, the
  * number of k-means clusters they came from, E (gm_empty_claim), whether the data show more
- * clusters than components (gm_jump_prepare), and the clusters from
- * k = 1..K k-means clusters (C = 0 where k-means did not run: k > n_pts), for the reference of
- * an overfitted mixture (gm_ref_log_density); then scratch. */
+ * clusters than components (gm_jump_prepare), the clusters from k = 1..K k-means clusters
+ * (C = 0 where k-means did not run: k > n_pts) and the bridge sets of 2..K components
+ * (gm_bridge; C = 0 where there is none), for the reference of an overfitted mixture
+ * (gm_ref_log_density); then scratch. */
 enum { GM_HEAD_KSTAR, GM_HEAD_CLAIM, GM_HEAD_MORE, GM_HEAD_LEN };
 static size_t gm_set_len(const gm_data *d) {
   return 1 + (size_t) d->K * (2 * d->d + 1);
@@ -726,6 +727,14 @@ static double *gm_clusters_set(const gm_data *d, const double *aux, int k) {
  * sets */
 static double *gm_bridge_set(const gm_data *d, const double *aux, int k) {
   return gm_clusters_set(d, aux, d->K + k - 1);
+}
+/* The first bridge set (one component more than the chosen clusters), or NULL where there is
+ * none: q0 is then built from the k-means sets (gm_ref_sets, gm_ref_ok). */
+static const double *gm_first_bridge(const gm_data *d, const double *aux) {
+  const int C = (int) aux[0];
+  if (C < 1 || C >= d->K) return NULL;
+  const double *x = gm_bridge_set(d, aux, C + 1);
+  return x[0] > 0 ? x : NULL;
 }
 
 /* How many of the n_obs observations a component without a cluster would claim: E = sum over
@@ -777,11 +786,11 @@ static double gm_empty_claim(const gm_data *d, const int *pts, int n_pts, double
  * component and where none of the k-means sets does. One call fits the components of aux
  * (C' clusters) and one more, in aux's layout into out (shares, weighted means and variances,
  * whose conjugate posteriors gm_cluster_nig takes as if allocated), or C = 0 when a component
- * ends with fewer than 2 points' worth. Data units; mean, sd: the points'; sum_y, sum_yy
- * (C' + 1) x D and count (C' + 1): scratch. */
+ * ends with fewer than 2 points' worth. Data units; mean, sd: the points'; sum_y, sum_yy,
+ * inv_var (C' + 1) x D and count (C' + 1): scratch. */
 static void gm_bridge(const gm_data *d, const int *pts, int n_pts, const double *aux,
                       const double *mean, const double *sd, double *sum_y, double *sum_yy,
-                      double *count, double *out) {
+                      double *count, double *inv_var, double *out) {
   const int D = d->d, C = (int) aux[0] + 1;
   const size_t stride = 2 * (size_t) D + 1;
   double *par = out + 1; /* C x (log f, m (D), log v (D)) while fitting */
@@ -807,15 +816,18 @@ static void gm_bridge(const gm_data *d, const int *pts, int n_pts, const double 
     memset(sum_y, 0, (size_t) C * D * sizeof(double));
     memset(sum_yy, 0, (size_t) C * D * sizeof(double));
     memset(count, 0, (size_t) C * sizeof(double));
+    /* the precisions, once per iteration rather than per point */
+    for (size_t cj = 0; cj < (size_t) C * D; cj++)
+      inv_var[cj] = exp(-par[(cj / D) * stride + 1 + D + cj % D]);
     double ll = 0.0;
     for (int p = 0; p < n_pts; p++) {
       const double *y = d->yt + (sg_index) pts[p] * D;
       for (int c = 0; c < C; c++) {
-        const double *pc = par + c * stride;
+        const double *pc = par + c * stride, *iv = inv_var + (size_t) c * D;
         double v = pc[0];
         for (int j = 0; j < D; j++) {
           const double e = y[j] - pc[1 + j];
-          v -= 0.5 * (GM_LOG_2PI + pc[1 + D + j] + e * e * exp(-pc[1 + D + j]));
+          v -= 0.5 * (GM_LOG_2PI + pc[1 + D + j] + e * e * iv[j]);
         }
         lc[c] = v;
       }
@@ -937,7 +949,9 @@ static void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double
       head[GM_HEAD_CLAIM] > GM_EMPTY_CLAIM)
     for (int k = (int) aux[0] + 1; k <= K; k++) {
       double *to = gm_bridge_set(d, aux, k);
-      gm_bridge(d, pts, n_pts, from, mean, sd, centre, var, lf, to);
+      /* x (the standardised points, n_pts x D) is free after gm_empty_claim, and C' + 1 <=
+       * n_pts / 2 + 1 <= n_pts (each cluster holds 2 points' worth at least) */
+      gm_bridge(d, pts, n_pts, from, mean, sd, centre, var, lf, x, to);
       if (to[0] == 0.0) break;
       from = to;
     }
@@ -1257,12 +1271,9 @@ static double gm_ref_one(const gm_data *d, gm_scratch *g, const double *aux, dou
 static int gm_ref_sets(const gm_data *d, const double *aux, const double **set,
                        double *count_scale) {
   int J = 0;
-  for (int k = (int) aux[0] + 1; aux[0] >= 1 && k <= d->K; k++) {
-    const double *x = gm_bridge_set(d, aux, k);
-    if (x[0] == 0) break;
-    set[J++] = x;
-  }
-  if (J > 0) {
+  if (gm_first_bridge(d, aux)) {
+    for (int k = (int) aux[0] + 1; k <= d->K && gm_bridge_set(d, aux, k)[0] > 0; k++)
+      set[J++] = gm_bridge_set(d, aux, k);
     *count_scale = GM_BRIDGE_COUNTS;
     return J;
   }
@@ -1323,10 +1334,7 @@ static int gm_ref_ok(const sg_model *m, const double *aux) {
   const double *head = gm_head(d, aux);
   if (head[GM_HEAD_MORE] != 0.0) return 0;
   if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
-  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM ||
-                 (aux[0] >= 1 && gm_bridge_set(d, aux, (int) aux[0] + 1)[0] > 0)
-             ? SG_REF_USABLE
-             : 0;
+  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM || gm_first_bridge(d, aux) ? SG_REF_USABLE : 0;
 }
 
 static void gm_ref_draw(const sg_model *m, const double *aux, double n, double *theta,
@@ -1379,9 +1387,9 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
     m->ref_draw = gm_ref_draw;
     m->ref_ok = gm_ref_ok;
     /* the chosen clusters (C, then 1 + 2 d each), the head (k*, E and the flag of more
-     * clusters), the K sets of k-means clusters, then gm_jump_prepare's scratch: trial clusters
-     * (K + 1 of them), the standardised points, centres, variances and log-shares, distances,
-     * sd and mean, and three int arrays */
+     * clusters), the K sets of k-means clusters and K - 1 bridge sets, then gm_jump_prepare's
+     * scratch: trial clusters (K + 1 of them), the standardised points, centres, variances and
+     * log-shares, distances, sd and mean, and three int arrays */
     const size_t cl = gm_set_len(d);
     m->jump_aux = (2 * (size_t) K + 1) * cl + GM_HEAD_LEN + (2 * (size_t) D + 1) +
                   (size_t) SG_JUMP_POINTS * (D + 1) + (size_t) (K + 1) * (2 * D + 1) + 2 * D +
