@@ -77,7 +77,8 @@
 #'     `log_evidence_per_obs`, `log_predictive` and `log_predictive_per_obs` (of the chunk
 #'     given the earlier data); diagnostics (replicates' means) `annealing_steps`, `min_ess`,
 #'     `ess`, `resamples`, `sghmc_steps`, `acceptance`, `step_size`, `divergent`,
-#'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance` and `restarts` (see
+#'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance`, `exact_fallback` and
+#'     `restarts` (see
 #'     [sgais_control()]); costs `chunk_seconds`, `chunk_gradient_evaluations` and, so far,
 #'     `seconds`, `gradient_evaluations`, `likelihood_evaluations`; and `partial`;}
 #'   \item{`diagnostics`}{per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
@@ -208,7 +209,7 @@ hybrid_start <- function(model, state, settings) {
     ess = as.double(M), predicted_var = 0, acceptance = NA_real_, step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
-    jump_acceptance = NA_real_, restarts = 0L,
+    jump_acceptance = NA_real_, exact_fallback = 0L, restarts = 0L,
     partial = FALSE
   )
   list(state = state, trace = trace)
@@ -557,12 +558,16 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
 # run split into pieces restarts identically. `state` is the run's state after the chunks
 # before the flagged one; returns the state after the restart and one trace row for it
 # (`restarts` = 1; its costs the whole run's, its annealing steps all of the run's chunks').
-# With `whole` (restart_in_one_chunk()), when the model's reference applies to the `at`
-# observations, the run is one chunk of all of them, annealed from the model's reference
-# distribution built from them (src/anneal.h): a mixture's posterior
-# can change its mode as data accumulate (ten separated clusters: at 500 observations it prefers
-# broad components over pairs of clusters, at 2,000 one per cluster), and a run in chunks must
-# then cross that change between chunks, which importance weights cannot (-13 to -40 nats).
+# With `whole` (restart_in_one_chunk()), when the model's reference built from the `at`
+# observations is usable (model_reference_level(): complete, or a mixture with components to
+# spare whose reference says where they go), the run is one chunk of all of them, annealed from
+# it (src/anneal.h): a mixture's posterior can change its mode as data accumulate (ten
+# separated clusters: at 500 observations it prefers broad components over pairs of clusters,
+# at 2,000 one per cluster), and a run in chunks must then cross that change between chunks,
+# which importance weights cannot (-13 to -40 nats). With components to spare the run in
+# chunks was also far off: the paper's shifting stream in order, 7 components, 5 clusters at
+# 6,000 points, 6,600 nats below AIS on the same points; in one chunk 2 nats from it
+# (inst/validation/restart-chunks-2026-11-27.txt).
 sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   seed <- as.integer((sum(state$key * c(1, 65536)) + at) %% .Machine$integer.max)
   M <- cs$early_particles
@@ -577,7 +582,7 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   # shifting stream, 7 components)
   again$restart_threshold <- again$restart_due <- Inf
   again$restart_on_reference <- FALSE
-  whole <- whole && model_reference_applies(shuffled)
+  whole <- whole && model_reference_level(shuffled) != "none"
   if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
   # every observation is held, from the first (the C side allows restarts only then)
   start <- sgais_initial_state(drawn$theta, drawn$key, restart_n = at)
@@ -601,7 +606,8 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
     gradient_evaluations = sum(tr$gradient_evaluations),
     likelihood_evaluations = sum(tr$likelihood_evaluations),
     data_fraction = mean_or_na(tr$data_fraction), step_halvings = sum(tr$step_halvings),
-    jump_acceptance = mean_or_na(tr$jump_acceptance), restarts = 1L
+    jump_acceptance = mean_or_na(tr$jump_acceptance),
+    exact_fallback = sum(tr$exact_fallback), restarts = 1L
   )[names(tr)]
   out
 }
@@ -666,6 +672,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     reanchors = mean_of("reanchors"),
     data_fraction = mean_of("data_fraction"),
     jump_acceptance = mean_of("jump_acceptance"),
+    exact_fallback = mean_of("exact_fallback"),
     restarts = sum_of("restarts"),
     chunk_seconds = sum_of("seconds"),
     chunk_gradient_evaluations = sum_of("gradient_evaluations"),

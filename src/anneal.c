@@ -170,7 +170,7 @@ double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *
  * its widths. */
 sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n) {
   sg_reference r = {NULL, 0.0};
-  if (reference && aux && m->ref_log_density && m->ref_draw && (!m->ref_ok || m->ref_ok(m, aux)))
+  if (reference && sg_reference_level(m, aux) > 0)
     r = (sg_reference){aux, n < SG_JUMP_POINTS ? n : SG_JUMP_POINTS};
   return r;
 }
@@ -182,7 +182,11 @@ void sg_reference_start_draw(const sg_model *m, const sg_reference *ref, uint64_
   m->ref_draw(m, ref->aux, ref->n, theta, &rng);
 }
 
+int sg_reference_level(const sg_model *m, const double *aux) {
+  if (!aux || !m->ref_log_density || !m->ref_draw) return 0;
+  return m->ref_ok ? m->ref_ok(m, aux) : SG_REF_COMPLETE;
+}
+
 int sg_reference_complete(const sg_model *m, const double *aux) {
-  return aux && m->ref_log_density && m->ref_draw &&
-         (!m->ref_ok || m->ref_ok(m, aux) == SG_REF_COMPLETE);
+  return sg_reference_level(m, aux) == SG_REF_COMPLETE;
 }

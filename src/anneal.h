@@ -42,8 +42,10 @@ double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *
 /* The reference for a run whose setting `reference` is on, if the model has one and aux (its
  * jump summary) is set; else none. */
 sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n);
-/* Whether the model has a reference and aux (its jump summary) makes it complete (model.h,
- * ref_ok): what a stream's restarts wait for. */
+/* What the model's reference is worth with aux (its jump summary): 0 none (no reference, or
+ * ref_ok refuses it), SG_REF_USABLE or SG_REF_COMPLETE (model.h, ref_ok). */
+int sg_reference_level(const sg_model *m, const double *aux);
+/* Whether it is complete: what a stream's restarts wait for. */
 int sg_reference_complete(const sg_model *m, const double *aux);
 /* Point i of a run's start drawn from q0 into theta, from the stream (key, SG_REF_START_STREAM,
  * i), which no iteration of any method uses (AIS and nested sampling: ais_start, ns_start). */

@@ -50,7 +50,8 @@ typedef struct {
 
 /* One entry per processed chunk. */
 typedef struct {
-  int *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors, *step_halvings;
+  int *annealing_steps, *resamples, *sghmc_steps, *divergent, *reanchors, *step_halvings,
+      *exact_fallback;
   double *n, *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
       *gradient_evaluations, *likelihood_evaluations, *data_fraction, *jump_acceptance;
   /* the end of the chunk that called for a restart (shift_score; 0: none), where the run

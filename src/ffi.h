@@ -128,7 +128,7 @@ SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP
 SEXP ffi_gaussian_mixture_canonicalize(SEXP model, SEXP theta, SEXP logw);
 SEXP ffi_gaussian_mixture_to_region(SEXP model, SEXP theta, SEXP logw, SEXP x);
 SEXP ffi_gaussian_mixture_reference(SEXP model, SEXP theta, SEXP n, SEXP seed);
-SEXP ffi_model_reference_applies(SEXP model);
+SEXP ffi_model_reference_level(SEXP model);
 SEXP ffi_settings_table(void);
 SEXP ffi_threads_get(void);
 SEXP ffi_threads_set(SEXP threads);

@@ -129,16 +129,16 @@ SEXP ffi_gaussian_mixture_reference(SEXP model, SEXP theta, SEXP n, SEXP seed) {
   return out;
 }
 
-/* Whether the model's reference built on all its observations is complete (anneal.h,
- * sg_reference_complete): a restart run then anneals them as one chunk from it (R/sgais.R,
- * sgais_restart). TRUE or FALSE. */
-SEXP ffi_model_reference_applies(SEXP model) {
+/* What the model's reference built on all its observations is worth (anneal.h,
+ * sg_reference_level): 0 none, 1 usable (a restart run then anneals them as one chunk from it,
+ * R/sgais.R, sgais_restart), 2 complete (what a stream's restarts wait for). An integer. */
+SEXP ffi_model_reference_level(SEXP model) {
   sg_model m;
   sg_model_from_r(model, &m);
-  if (!m.jump_propose || !m.ref_log_density || m.n_obs < 1) return Rf_ScalarLogical(0);
+  if (!m.jump_propose || !m.ref_log_density || m.n_obs < 1) return Rf_ScalarInteger(0);
   double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
   sg_jump_set(&m, m.n_obs, NULL, 0, m.n_obs, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
-  return Rf_ScalarLogical(sg_reference_complete(&m, aux));
+  return Rf_ScalarInteger(sg_reference_level(&m, aux));
 }
 
 /* theta (dim x M, a column each) after the model's canonicalize with log-weights logw. */

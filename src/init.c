@@ -32,7 +32,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_gaussian_mixture_canonicalize", (DL_FUNC) &ffi_gaussian_mixture_canonicalize, 3},
   {"ffi_gaussian_mixture_to_region", (DL_FUNC) &ffi_gaussian_mixture_to_region, 4},
   {"ffi_gaussian_mixture_reference", (DL_FUNC) &ffi_gaussian_mixture_reference, 4},
-  {"ffi_model_reference_applies", (DL_FUNC) &ffi_model_reference_applies, 1},
+  {"ffi_model_reference_level", (DL_FUNC) &ffi_model_reference_level, 1},
   {"ffi_threads_get", (DL_FUNC) &ffi_threads_get, 0},
   {"ffi_threads_set", (DL_FUNC) &ffi_threads_set, 1},
   {"ffi_threads_max", (DL_FUNC) &ffi_threads_max, 0},

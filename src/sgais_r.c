@@ -79,7 +79,7 @@ static const sg_column trace_columns[] = {
     COL(predicted_var, REALSXP), COL(acceptance, REALSXP), COL(step_size, REALSXP),
     COL(seconds, REALSXP), COL(gradient_evaluations, REALSXP),
     COL(likelihood_evaluations, REALSXP), COL(data_fraction, REALSXP),
-    COL(step_halvings, INTSXP), COL(jump_acceptance, REALSXP)};
+    COL(step_halvings, INTSXP), COL(jump_acceptance, REALSXP), COL(exact_fallback, INTSXP)};
 #undef COL
 
 /* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;

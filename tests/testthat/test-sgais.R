@@ -47,7 +47,7 @@ test_that("the trajectory has the documented columns and a consistent cost", {
   expect_named(tr, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                      "gradient_evaluations", "likelihood_evaluations", "log_evidence_per_obs",
                      "log_predictive", "log_predictive_per_obs", "annealing_steps", "min_ess", "resamples", "sghmc_steps", "acceptance",
-                     "step_size", "divergent", "step_halvings", "reanchors", "data_fraction", "jump_acceptance", "restarts", "chunk_seconds",
+                     "step_size", "divergent", "step_halvings", "reanchors", "data_fraction", "jump_acceptance", "exact_fallback", "restarts", "chunk_seconds",
                      "chunk_gradient_evaluations", "partial"))
   expect_equal(cumsum(tr$chunk_gradient_evaluations), tr$gradient_evaluations)
   expect_equal(cumsum(tr$chunk_seconds), tr$seconds)
@@ -250,16 +250,26 @@ test_that("a diverging sampler stops with an error instead of returning NaN", {
   expect_true(is.finite(fit$log_evidence))
   expect_lt(fit$trajectory$acceptance[1], 0.5)
   expect_lt(fit$trajectory$step_size[2], 1e3)
-  # without a Metropolis test, moves that fling the particles apart are an error, not a number
-  settings <- sgais:::control_settings(sgais_control(exact_until = 0, step_size = 1e4,
-                                                     momentum_decay = 1), list(), "sgais", NULL)
-  state <- withr::with_seed(1, {
-    first <- sgais:::sgais_advance(model, initial_sgais_state(model, 100), 500L, settings, FALSE)
-    first$state
-  })
-  state$step_size <- 1e4
-  expect_error(sgais:::sgais_advance(model, state, 1000L, settings, FALSE),
+  # without a Metropolis test, moves that fling the particles apart are an error, not a number,
+  # where the earlier observations are not all held (a reservoir of 400 of 500)...
+  second_chunk <- function(...) {
+    settings <- sgais:::control_settings(sgais_control(exact_until = 0, step_size = 1e4,
+                                                       momentum_decay = 1, ...),
+                                         list(), "sgais", NULL)
+    state <- withr::with_seed(1, {
+      first <- sgais:::sgais_advance(model, initial_sgais_state(model, 100), 500L, settings,
+                                     FALSE)
+      first$state
+    })
+    state$step_size <- 1e4
+    sgais:::sgais_advance(model, state, 1000L, settings, FALSE)
+  }
+  expect_error(second_chunk(reservoir_size = 400),
                "spread the particles .* times wider .*`step_size`")
+  # ... and where they are, the chunk's moves are redone Metropolis-adjusted on all of them
+  second <- second_chunk()
+  expect_identical(second$trace$exact_fallback, 1L)
+  expect_true(is.finite(second$state$log_z))
 })
 
 # The robust defaults off the paper's model. Tolerances from seeds 1-10 (calibration; the tests
@@ -319,26 +329,36 @@ test_that("an abrupt change in the data re-anchors the control variates instead 
   expect_gt(sum(tr$reanchors[tr$n > 2500]), 0)
 })
 
-test_that("mini-batch moves that spread the particles are redone with half the step", {
+test_that("mini-batch moves that spread the particles are redone exactly, or with half the step", {
   # The paper's mixture on data whose smallest component has a wide, correlated posterior: when
-  # the exact phase ends (n = 2,500) the moves with the configured 0.3 widths spread the
-  # particles 9 to 24 times (seeds 2-6; the run used to stop with an error there). They are
-  # undone and redone with 0.15, which stays for the rest of the run. The run is made in three
-  # calls (continuing is bit for bit the run at once: test-sgais_state.R), so that the halved
-  # step is seen to be carried in the fit's state into the last call.
-  data <- simulate_gaussian_mixture(3500, components = 3, seed = 102)
-  first <- quietly(sgais(gaussian_mixture(data[1:2500, ], components = 3), seed = 2,
-                         progress = FALSE))
-  # The run warns: the moves broke down once.
-  expect_warning(halved <- sgais(first, data[2501:3000, ], progress = FALSE),
+  # the exact phase ends the moves with the configured 0.3 widths spread the particles (9 to
+  # 24 times at n = 2,500, seeds 2-6; the run used to stop with an error there). They are
+  # undone and, every earlier observation being held, that chunk moves Metropolis-adjusted on
+  # all of them (src/sgais.c, chunk_go_exact), without a warning; the next chunk tries
+  # mini-batches again (periodic restarts off, so that it is not a restart).
+  data <- simulate_gaussian_mixture(2500, components = 3, seed = 102)
+  expect_no_warning(fit <- sgais(gaussian_mixture(data[1:2000, ], components = 3), seed = 2,
+                                 exact_until = 500, restart_every = Inf, progress = FALSE))
+  tr <- fit$trajectory
+  expect_equal(tr$exact_fallback, c(0, 0, 1, 0))
+  expect_equal(tr$step_halvings, rep(0, 4))
+  expect_false(is.na(tr$acceptance[3])) # Metropolis-adjusted
+  expect_true(is.na(tr$acceptance[4]))
+  # With a reservoir that holds only some of the earlier observations they are redone with
+  # half the step, 0.15, which stays for the rest of the run, and the run warns. The run is
+  # made in three calls (continuing is bit for bit the run at once: test-sgais_state.R), so
+  # that the halved step is seen to be carried in the fit's state into the last call.
+  first <- quietly(sgais(gaussian_mixture(data[1:1500, ], components = 3), seed = 2,
+                         exact_until = 1000, reservoir_size = 1000, progress = FALSE))
+  expect_warning(halved <- sgais(first, data[1501:2000, ], progress = FALSE),
                  "redone with half the step \\(1 in all, down to 0.15",
                  class = "sgais_warning_unreliable")
-  fit <- quietly(sgais(halved, data[3001:3500, ], progress = FALSE))
-  tr <- fit$trajectory
-  expect_identical(tr$n, seq(500L, 3500L, by = 500L))
-  expect_equal(tr$step_size[tr$n > 2500], c(0.15, 0.15))
-  expect_equal(tr$step_halvings, c(0, 0, 0, 0, 0, 1, 0))
-  expect_true(is.finite(fit$log_evidence))
+  tr <- quietly(sgais(halved, data[2001:2500, ], progress = FALSE))$trajectory
+  expect_identical(tr$n, seq(500L, 2500L, by = 500L))
+  expect_equal(tr$step_size[tr$n > 1500], c(0.15, 0.15))
+  expect_equal(tr$step_halvings, c(0, 0, 0, 1, 0))
+  expect_equal(tr$exact_fallback, rep(0, 5))
+  expect_true(is.finite(tr$log_evidence[5]))
 })
 
 # Restarts (sgais_control(): restart_threshold, restart_every; R/sgais.R, sgais_restart()): the

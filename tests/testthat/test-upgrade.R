@@ -12,7 +12,7 @@ as_version_0 <- function(fit) {
       r
     })
     fit$state$traces <- lapply(fit$state$traces, function(t) {
-      t[c("data_fraction", "step_halvings", "jump_acceptance", "restarts")] <- NULL
+      t[c("data_fraction", "step_halvings", "jump_acceptance", "exact_fallback", "restarts")] <- NULL
       t
     })
   }
