@@ -19,10 +19,9 @@
 #'     potential is exact; SGAIS adds control-variate gradients and an exact early phase;
 #'     particles are resampled when their ESS falls; mixtures get jump proposals between
 #'     modes; an online run restarts after a shift; nested sampling walks within the contour.
-#'     Mini-batch moves that spread the particles over 4 times are redone Metropolis-adjusted
-#'     on all the data when every observation is held (that chunk's `exact_fallback`), else
-#'     with half the step (`step_halvings`, with a warning); the control-variate anchor moves
-#'     when the data double or the posterior moves away (`reanchors`).}
+#'     Moves that spread the particles over 4 times are redone on all the data (`exact_fallback`),
+#'     or with half the step if only a reservoir is held (`step_halvings`, with a warning); the
+#'     control-variate anchor moves when the data double or the posterior moves away (`reanchors`).}
 #'   \item{`"paper"`}{Cameron, Eggers and Kroon (2019), Algorithm 1 and their reference AIS and
 #'     nested sampling with their Section 6.1 settings: use it to reproduce the paper. Its
 #'     mini-batch noise heats the particles, so log Z comes out low by about
