@@ -624,6 +624,22 @@ static int restart_due(sgais_run *r, const sgais_chunk *c) {
              s->restart_threshold;
 }
 
+/* The target's phase for the rest of chunk c, set at its start (chunk_begin) and when the
+ * spread guard gives up mini-batch moves (chunk_go_exact). Exact: Metropolis-adjusted moves
+ * (robust kernel) on the exact potential, with jumps built from the observations seen so far
+ * (the earlier ones held, then the chunk) and an unsmoothed preconditioner. Mini-batch: no
+ * log target, no jumps; chunk_begin sets the control variates' anchor after this. */
+static void target_set_phase(sgais_run *r, const sgais_chunk *c, int exact) {
+  sgais_target *t = &r->target;
+  t->exact = exact;
+  t->anchor = NULL;
+  r->pot.log_target = exact ? sgais_log_target : NULL;
+  r->pot.jump.aux = (r->jumps && exact) ?
+      sg_jump_set(r->m, t->past + c->cn, t->slot, 0, t->past, c->base, r->jump_pts, r->jump_aux) :
+      NULL;
+  if (r->pcp) r->pcp->smoothing = exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
+}
+
 /* A chunk's start (paper Algorithm 1, lines 2-4): its streams, the target over it and the
  * earlier observations, the phase (exact or mini-batch), the anchor, and the particles'
  * log-likelihoods of it. Returns 1 when the run stops before it for a restart, -1 after a
@@ -654,8 +670,7 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   t->past = r->res->cap ? r->res->size : (int) n_done;
   t->slot = r->res->cap ? r->res->slot : NULL;
   /* exact while every earlier observation is held (the settings make exact_until <= cap) */
-  t->exact = n_done <= s->exact_until && t->past == n_done;
-  t->anchor = NULL;
+  target_set_phase(r, c, n_done <= s->exact_until && t->past == n_done);
   if (!t->exact && r->M > s->a.particles) {
     resample_down(r->theta, r->logw, r->M, s->a.particles, dim, &r->scratch);
     r->M = *r->M_io = s->a.particles;
@@ -667,21 +682,12 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
    * how many moves follow it (sg_move_steps) */
   c->target_ess = s->a.target_ess * M / s->a.particles;
   c->step_ess = s->update == SGAIS_UPDATE_ANNEALED ? c->target_ess : 0.0;
-  /* Metropolis-adjusted moves (robust kernel) wherever the potential is exact */
-  r->pot.log_target = t->exact ? sgais_log_target : NULL;
-  /* jumps built from the observations seen so far: the earlier ones held, then the chunk */
-  r->pot.jump.aux = (r->jumps && t->exact) ?
-      sg_jump_set(r->m, t->past + c->cn, t->slot, 0, t->past, c->base, r->jump_pts, r->jump_aux) :
-      NULL;
   /* the MH kernels' test subsamples the earlier observations held, standing for all n_prev */
   r->pot.data.slot = t->slot;
   r->pot.data.start = 0;
   r->pot.data.n = t->past;
   r->pot.data.factor = t->past > 0 ? n_done / t->past : 0.0;
-  if (r->pcp) {
-    r->pcp->n = c->n_now;
-    r->pcp->smoothing = t->exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
-  }
+  if (r->pcp) r->pcp->n = c->n_now;
   if (s->control_variates && !t->exact) {
     if (refresh_anchor(r->m, r->anchor, t, r->theta, r->logw, M, r->pcp, r->mean, r->work,
                        &c->reanchors))
@@ -793,12 +799,7 @@ static int anneal_reweight(sgais_run *r, sgais_chunk *c, double *ess, int *resam
 static int chunk_go_exact(sgais_run *r, sgais_chunk *c) {
   sgais_target *t = &r->target;
   if (t->exact || t->past != (int) t->n_prev) return 0;
-  t->exact = 1;
-  t->anchor = NULL;
-  r->pot.log_target = sgais_log_target;
-  r->pot.jump.aux = r->jumps ? sg_jump_set(r->m, t->past + c->cn, t->slot, 0, t->past, c->base,
-                                           r->jump_pts, r->jump_aux) : NULL;
-  if (r->pcp) r->pcp->smoothing = 1.0;
+  target_set_phase(r, c, 1);
   c->exact_moves = 1;
   return 1;
 }
