@@ -26,7 +26,10 @@
 #'     root of a Poisson count: 2 steps where the baseline takes 1 score 0.8, 10 steps 4.3, 60
 #'     steps where it takes 2 score 12.7. A chunk where the run restarted (trajectory column
 #'     `restarts`; see `restart_threshold` in [sgais_control()]) reports the steps of the whole
-#'     restart, not its own: its effort is not scored, nor part of a baseline.}
+#'     restart, not its own: its effort is not scored, nor part of a baseline. Its log
+#'     predictive is mostly the restart's correction of the estimate, so its surprise is
+#'     scored only where the particles had predicted the chunk far worse than the one before
+#'     (column `shift_restarts`), whatever called for the restart.}
 #' }
 #' A chunk is flagged when the larger of the two scores exceeds `threshold`, the one tuning
 #' knob: a larger threshold flags only larger shifts. The change is located to the chunk: it
@@ -111,21 +114,28 @@ shift_scores <- function(trajectory, threshold) {
   x <- tr$log_predictive_per_obs
   steps <- sqrt(tr$annealing_steps)
   # a restart's row counts the steps of the whole shuffled run it made (sgais_control(),
-  # restart_threshold): not the chunk's effort, so not scored and not in a baseline
-  if (!is.null(tr$restarts)) steps[tr$restarts > 0] <- NA_real_
+  # restart_threshold): not the chunk's effort, so not scored and not in a baseline. Its log
+  # predictive is mostly the restart's correction of the estimate (the sampler's, not the
+  # data's): scored only where the particles had predicted the chunk far worse than the one
+  # before (`shift_restarts`), whatever called for the restart
+  lp <- x
+  if (!is.null(tr$restarts)) {
+    steps[tr$restarts > 0] <- NA_real_
+    if (!is.null(tr$shift_restarts)) lp[tr$restarts > 0 & tr$shift_restarts == 0] <- NA_real_
+  }
   # the chunk-to-chunk noise of the log predictive: successive differences of a stationary
-  # stretch have twice its variance, and a few shifts do not move their median
+  # stretch have twice its variance, and a few shifts (or restarts) do not move their median
   noise <- if (n_chunks >= 4L) stats::mad(diff(x[-1L])) / sqrt(2) else NA_real_
   surprise <- effort <- base_x <- base_steps <- rep(NA_real_, n_chunks)
   flagged <- logical(n_chunks)
   start <- 2L
   for (t in seq_len(n_chunks)[-(1:2)]) {
     base <- max(start, t - shift_window):(t - 1L)
-    base_x[t] <- stats::median(x[base])
+    base_x[t] <- stats::median(lp[base], na.rm = TRUE)
     base_steps[t] <- stats::median(steps[base], na.rm = TRUE)
-    scale_x <- max(stats::mad(x[base]), noise, na.rm = TRUE)
+    scale_x <- max(stats::mad(lp[base], na.rm = TRUE), noise, na.rm = TRUE)
     scale_steps <- max(stats::mad(steps[base], na.rm = TRUE), 0.5, na.rm = TRUE)
-    surprise[t] <- if (scale_x > 0) (base_x[t] - x[t]) / scale_x else NA_real_
+    surprise[t] <- if (scale_x > 0) (base_x[t] - lp[t]) / scale_x else NA_real_
     effort[t] <- (steps[t] - base_steps[t]) / scale_steps
     if (any(c(surprise[t], effort[t]) > threshold, na.rm = TRUE)) {
       flagged[t] <- TRUE

@@ -77,9 +77,10 @@
 #'     `log_evidence_per_obs`, `log_predictive` and `log_predictive_per_obs` (of the chunk
 #'     given the earlier data); diagnostics (replicates' means) `annealing_steps`, `min_ess`,
 #'     `ess`, `resamples`, `sghmc_steps`, `acceptance`, `step_size`, `divergent`,
-#'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance`, `exact_fallback` and
-#'     `restarts` (see
-#'     [sgais_control()]); costs `chunk_seconds`, `chunk_gradient_evaluations` and, so far,
+#'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance`, `exact_fallback`
+#'     and, summed over replicates, `restarts` and `shift_restarts` (those whose chunk the
+#'     particles had predicted far worse than the one before: `restart_threshold` in
+#'     [sgais_control()], [detect_shifts()]); costs `chunk_seconds`, `chunk_gradient_evaluations` and, so far,
 #'     `seconds`, `gradient_evaluations`, `likelihood_evaluations`; and `partial`;}
 #'   \item{`diagnostics`}{per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
 #'     `final_log_weight_var`, `many_steps_fraction`;}
@@ -209,7 +210,7 @@ hybrid_start <- function(model, state, settings) {
     ess = as.double(M), predicted_var = 0, acceptance = NA_real_, step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
-    jump_acceptance = NA_real_, exact_fallback = 0L, restarts = 0L,
+    jump_acceptance = NA_real_, exact_fallback = 0L, restarts = 0L, shift_restarts = 0L,
     partial = FALSE
   )
   list(state = state, trace = trace)
@@ -498,8 +499,9 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
                   reference_restart = state$reference_restart)
     }
     trace$n <- as_count(trace$n)
-    trace$restarts <- integer(nrow(trace))
-    list(state = new, trace = trace, restart_at = attr(res, "restart_at"))
+    trace$restarts <- trace$shift_restarts <- integer(nrow(trace))
+    list(state = new, trace = trace, restart_at = attr(res, "restart_at"),
+         restart_shift = attr(res, "restart_shift"))
   }
   # periodic restarts (sgais_restart()): by default (restart_every NULL) only for models whose
   # posteriors have separated modes that local moves cannot travel between (those with jump
@@ -526,6 +528,8 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
       shifted <- out$restart_at < cs$restart_due
       again <- sgais_restart(model, out$state, out$restart_at, cs, run, whole)
       again$state$shift_restart_n <- if (shifted) out$restart_at else state$shift_restart_n
+      # whether the restart's chunk was a shift, whatever called for the restart (?detect_shifts)
+      again$trace$shift_restarts <- as.integer(isTRUE(out$restart_shift))
       out$state <- again$state
       out$trace <- rbind(out$trace, again$trace)
     }
@@ -607,7 +611,7 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
     likelihood_evaluations = sum(tr$likelihood_evaluations),
     data_fraction = mean_or_na(tr$data_fraction), step_halvings = sum(tr$step_halvings),
     jump_acceptance = mean_or_na(tr$jump_acceptance),
-    exact_fallback = sum(tr$exact_fallback), restarts = 1L
+    exact_fallback = sum(tr$exact_fallback), restarts = 1L, shift_restarts = 0L
   )[names(tr)]
   out
 }
@@ -674,6 +678,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     jump_acceptance = mean_of("jump_acceptance"),
     exact_fallback = mean_of("exact_fallback"),
     restarts = sum_of("restarts"),
+    shift_restarts = sum_of("shift_restarts"),
     chunk_seconds = sum_of("seconds"),
     chunk_gradient_evaluations = sum_of("gradient_evaluations"),
     seconds = cumsum(sum_of("seconds")),

@@ -54,9 +54,11 @@ typedef struct {
       *exact_fallback;
   double *n, *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
       *gradient_evaluations, *likelihood_evaluations, *data_fraction, *jump_acceptance;
-  /* the end of the chunk that called for a restart (shift_score; 0: none), where the run
-   * stopped before it */
+  /* the end of the chunk that called for a restart (0: none), where the run stopped before it,
+   * and whether the particles predicted that chunk far worse than the one before (shift_score
+   * over restart_threshold; also checked when the restart was periodic or the reference's) */
   double restart_at;
+  int restart_shift;
 } sgais_trace;
 
 /* A fixed annealing schedule (a pilot run's, R/sgais.R): for the chunk ending at n[j], steps[j]

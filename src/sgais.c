@@ -599,29 +599,37 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, d
                                          sizeof(double))
                     : NULL;
   tr->restart_at = 0.0;
+  tr->restart_shift = 0;
 }
 
 /* Whether the run stops before chunk c for a restart: a chunk the particles predict far worse
  * than the one before (a shift the particles may not follow: clusters that appear where no
  * component is, which local moves cannot reach through the earlier data's likelihood), or one
- * at whose end a periodic restart is due. R (sgais_restart) then replaces the particles by those
- * of a run on every observation up to its end in a random order, and goes on from there. */
+ * at whose end a periodic restart is due, or where the model's reference has become complete.
+ * R (sgais_restart) then replaces the particles by those of a run on every observation up to
+ * its end in a random order, and goes on from there. Sets tr->restart_shift. */
 static int restart_due(sgais_run *r, const sgais_chunk *c) {
   const sgais_settings *s = r->s;
-  const int nx = c->base < c->cn ? c->base : c->cn;
-  if (c->n_now >= s->restart_due) return 1;
+  const int periodic = c->n_now >= s->restart_due;
   /* the model's reference is complete for the observations so far, held from the first (restarts
    * need them: run_init), where it did not at the last restart: for a mixture, clusters that
    * were merged are now told apart, and a restart from the reference built on them puts a
    * component on each (R/sgais.R, sgais_restart) */
-  if (s->restart_on_reference && r->jump_aux &&
+  const int reference =
+      !periodic && s->restart_on_reference && r->jump_aux &&
       sg_reference_complete(r->m, sg_jump_set(r->m, (int) c->n_now, NULL, 0, (int) c->n_now, 0,
-                                              r->jump_pts, r->jump_aux)))
-    return 1;
-  return R_FINITE(s->restart_threshold) && c->n_now >= s->restart_after && nx >= 2 &&
-         c->cn >= 2 &&
-         shift_score(r->m, &r->ws, r->theta, r->logw, r->M, c->base, nx, c->cn, r->shift_lp) >
-             s->restart_threshold;
+                                              r->jump_pts, r->jump_aux));
+  /* a shift calls for a restart only 1.5 times the data after the last shift restart
+   * (restart_after); it is also checked for the other restarts, to record whether their chunk
+   * was one (detect_shifts() scores the surprise of a restart's chunk only then: the others'
+   * log predictive is mostly the restart's correction of the estimate) */
+  const int nx = c->base < c->cn ? c->base : c->cn;
+  const int shift = (periodic || reference || c->n_now >= s->restart_after) &&
+                    R_FINITE(s->restart_threshold) && nx >= 2 && c->cn >= 2 &&
+                    shift_score(r->m, &r->ws, r->theta, r->logw, r->M, c->base, nx, c->cn,
+                                r->shift_lp) > s->restart_threshold;
+  r->tr->restart_shift = shift;
+  return periodic || reference || shift;
 }
 
 /* The target's phase for the rest of chunk c, set at its start (chunk_begin) and when the

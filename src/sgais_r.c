@@ -278,6 +278,8 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
   if (chunks < 0) sg_raise(&st);
   SEXP restart_at = PROTECT(Rf_ScalarReal(tr.restart_at)); nprot++;
   Rf_setAttrib(out, Rf_install("restart_at"), restart_at);
+  SEXP restart_shift = PROTECT(Rf_ScalarLogical(tr.restart_shift)); nprot++;
+  Rf_setAttrib(out, Rf_install("restart_shift"), restart_shift);
   result_finish(out, dim, M, M_in, score, &res, &taken, step_size, pcp, acc_len, &anchor);
   sg_columns_cut(trace, chunks);
   UNPROTECT(nprot);

@@ -47,7 +47,7 @@ test_that("the trajectory has the documented columns and a consistent cost", {
   expect_named(tr, c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                      "gradient_evaluations", "likelihood_evaluations", "log_evidence_per_obs",
                      "log_predictive", "log_predictive_per_obs", "annealing_steps", "min_ess", "resamples", "sghmc_steps", "acceptance",
-                     "step_size", "divergent", "step_halvings", "reanchors", "data_fraction", "jump_acceptance", "exact_fallback", "restarts", "chunk_seconds",
+                     "step_size", "divergent", "step_halvings", "reanchors", "data_fraction", "jump_acceptance", "exact_fallback", "restarts", "shift_restarts", "chunk_seconds",
                      "chunk_gradient_evaluations", "partial"))
   expect_equal(cumsum(tr$chunk_gradient_evaluations), tr$gradient_evaluations)
   expect_equal(cumsum(tr$chunk_seconds), tr$seconds)
@@ -379,6 +379,9 @@ test_that("a chunk from a new distribution restarts the run, reproducibly and in
   tr <- fit$trajectory
   expect_identical(tr$n[tr$restarts > 0], c(2000L, 3000L))
   expect_true(all(tr$restarts %in% 0:1))
+  # the first for the change, the second periodic (its chunk predicted as well as the last)
+  expect_equal(tr$shift_restarts, as.numeric(tr$n == 2000))
+  expect_identical(detect_shifts(fit)$shifts$at, 1500)
   # each restarted estimate is one of its observations shuffled: within the tolerance of the
   # regressions' accuracy tests of the exact evidence
   for (m in c(2000L, 3000L)) {

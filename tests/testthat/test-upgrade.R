@@ -12,7 +12,8 @@ as_version_0 <- function(fit) {
       r
     })
     fit$state$traces <- lapply(fit$state$traces, function(t) {
-      t[c("data_fraction", "step_halvings", "jump_acceptance", "exact_fallback", "restarts")] <- NULL
+      t[c("data_fraction", "step_halvings", "jump_acceptance", "exact_fallback", "restarts",
+        "shift_restarts")] <- NULL
       t
     })
   }
@@ -38,6 +39,7 @@ test_that("fits carry their format version, and older fits are upgraded in one p
   expect_identical(up$settings$first_chunk_size, up$settings$chunk_size)
   expect_identical(up$state$resume[[1]]$restart_n, 0)
   expect_identical(up$state$traces[[1]]$restarts, rep(0L, nrow(fit$state$traces[[1]])))
+  expect_identical(up$state$traces[[1]]$shift_restarts, rep(0L, nrow(fit$state$traces[[1]])))
   # an upgraded fit prints and continues like the fit whose settings it now states: the paper
   # preset's values are the ones the earlier versions used
   expect_output(print(old), "SGAIS")
