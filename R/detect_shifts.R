@@ -28,8 +28,9 @@
 #'     `restarts`; see `restart_threshold` in [sgais_control()]) reports the steps of the whole
 #'     restart, not its own: its effort is not scored, nor part of a baseline. Its log
 #'     predictive is mostly the restart's correction of the estimate, so its surprise is
-#'     scored only where the particles had predicted the chunk far worse than the one before
-#'     (column `shift_restarts`), whatever called for the restart.}
+#'     scored, and part of a baseline, only where the particles had predicted the chunk far
+#'     worse than the one before (column `shift_restarts`), whatever called for the restart
+#'     (or where a baseline has no other chunk).}
 #' }
 #' A chunk is flagged when the larger of the two scores exceeds `threshold`, the one tuning
 #' knob: a larger threshold flags only larger shifts. The change is located to the chunk: it
@@ -131,7 +132,9 @@ shift_scores <- function(trajectory, threshold) {
   start <- 2L
   for (t in seq_len(n_chunks)[-(1:2)]) {
     base <- max(start, t - shift_window):(t - 1L)
-    base_x[t] <- stats::median(lp[base], na.rm = TRUE)
+    # a window of restarts alone (the second chunk's, where the run restarted) is the baseline
+    # as it is: there is no other
+    base_x[t] <- stats::median(if (all(is.na(lp[base]))) x[base] else lp[base], na.rm = TRUE)
     base_steps[t] <- stats::median(steps[base], na.rm = TRUE)
     scale_x <- max(stats::mad(lp[base], na.rm = TRUE), noise, na.rm = TRUE)
     scale_steps <- max(stats::mad(steps[base], na.rm = TRUE), 0.5, na.rm = TRUE)
