@@ -46,8 +46,8 @@
 #' these estimators cannot follow it, and their standard errors do not show it. A mixture's
 #' does, as its clusters show in the data (components spread over several clusters give way to
 #' one per cluster): on 2,000 points of separated clusters (`inst/validation/mixture-clusters.R`)
-#' SIR was 1.8 to 4.7 nats low with 3 and 5 components, 9.5 to 12.6 with 6, 8 and 10, and 126 with
-#' clusters appearing over the stream, with standard errors of 1 to 3; the sequential estimator
+#' SIR was 1.8 to 4.7 nats low with 3 and 5 components, 9.5 to 12.6 with 6, 8 and 10, and 126
+#' with clusters appearing over the stream, with standard errors of 1 to 3; the sequential estimator
 #' was within 0.8 nats with 3 and 4 components, 7.2 low with 5 and 145 with 6. Both warn (class
 #' `sgais_warning_unreliable`) before a mixture of 3 or more components, and `sir()` before a
 #' model of groups of 20 rows or more on average, each group one observation. [sgais()] restarts such a

@@ -80,8 +80,9 @@
 #'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance`, `exact_fallback`
 #'     and, summed over replicates, `restarts` and `shift_restarts` (those whose chunk the
 #'     particles had predicted far worse than the one before: `restart_threshold` in
-#'     [sgais_control()], [detect_shifts()]); costs `chunk_seconds`, `chunk_gradient_evaluations` and, so far,
-#'     `seconds`, `gradient_evaluations`, `likelihood_evaluations`; and `partial`;}
+#'     [sgais_control()], [detect_shifts()]); costs `chunk_seconds`,
+#'     `chunk_gradient_evaluations` and, so far, `seconds`, `gradient_evaluations`,
+#'     `likelihood_evaluations`; and `partial`;}
 #'   \item{`diagnostics`}{per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
 #'     `final_log_weight_var`, `many_steps_fraction`;}
 #'   \item{`state`, `annealing`, `pilot`}{the final `particles` and `log_weights` (and what a
@@ -167,9 +168,8 @@ sgais_estimate <- function(model, dots, control, method, replicates, progress, s
 #   (inst/validation/mixture-clusters-others-2026-11-27.txt) SIR was -1.8 and -4.6 nats off
 #   with 3 components (seeds 1 and 2), -3.7 and -4.7 with 5, -12.6 with 6, -9.5 with 8, -12.1
 #   with 10 (mixture-clusters-others-2026-11-27b.txt) and -126 with clusters appearing over the
-#   stream, with SEs of 1 to 3 (with 2 components -1.5); the
-#   sequential estimator -0.04, +0.73, -7.2 and -145 with 3, 4, 5 and 6 components (SEs 0.5 to
-#   3.8).
+#   stream, with SEs of 1 to 3 (with 2 components -1.5); the sequential estimator -0.04, +0.73,
+#   -7.2 and -145 with 3, 4, 5 and 6 components (SEs 0.5 to 3.8).
 warn_unannealed <- function(model, method, call) {
   name <- c(sir = "SIR", sequential = "The sequential estimator")[[method]]
   rows <- model$data$unit_rows
