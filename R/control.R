@@ -91,8 +91,8 @@
 #'     See `inst/design.md`, "Mixtures";}
 #'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
-#'     SEs, or the data grew `restart_every` times (5, `NULL`: 2 for mixtures, else `Inf` /
-#'     `Inf`); needs every observation in memory. The trajectory's `restarts` says where;}
+#'     SEs, or on a grid of ratio `restart_every` (5, `NULL`: 2 for mixtures, else `Inf` /
+#'     `Inf`; `inst/design.md`); needs all data in memory. The trajectory says where;}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up

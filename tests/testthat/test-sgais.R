@@ -403,6 +403,25 @@ test_that("a chunk from a new distribution restarts the run, reproducibly and in
   expect_identical(default$trajectory$n[default$trajectory$restarts > 0], 2000L)
 })
 
+# Periodic restarts on the grid base x every^j (R/sgais.R, periodic_restart_due()): a stream
+# without other restarts restarts at every point (as when each doubled the last), and one after
+# a shift between two points moves the next periodic restart to a later point, not off the grid
+# (the paper's stream in order, 7 components: 21,000, 42,000, 84,000 after a shift at 10,500).
+test_that("periodic restarts fall on a grid that other restarts do not move", {
+  due <- sgais:::periodic_restart_due
+  at <- 0
+  for (i in 1:6) at <- c(at, due(2, at[i], 500))
+  expect_identical(at[-1], 1000 * 2^(0:5))
+  expect_identical(due(2, 1500, 500), 4000)
+  expect_identical(due(2, 10500, 500), 32000)
+  expect_identical(due(2, 16000, 500), 32000)
+  expect_identical(due(5, 0, 2000), 10000)
+  expect_identical(due(5, 12000, 2000), 250000)
+  expect_equal(due(1.3, 2000, 2000), 2600)
+  expect_equal(due(1.3, 3000, 2000), 2000 * 1.3^3)
+  expect_identical(due(Inf, 1000, 500), Inf)
+})
+
 test_that("restart settings are checked", {
   expect_error(sgais_control(restart_threshold = 0), "restart_threshold", class = "sgais_error")
   expect_error(sgais_control(restart_every = 1), "restart_every", class = "sgais_error")
