@@ -550,13 +550,14 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
 
 # Periodic restarts fall on the grid base * every^j, j >= 1 (base: the first chunk, or the exact
 # phase when a restart runs in chunks): at the first of its points at least `every` times the
-# last restart. A stream without other restarts restarts at each point, every = 2 making all its
-# restarts cost about one run on all the data; one after a shift or from the reference, between
-# two points, moves the next periodic restart to a later point, not off the grid. Measured on
-# the paper's shifting stream in order (7 components): doubling from the shift restart at 10,500
-# put the periodic ones at 21,000, 42,000 and 84,000 (147,000 observations annealed, against
-# 96,000 shuffled, whose restarts are on the grid), and the in-order run cost 2.2 times the
-# shuffled one (inst/validation/shift-stream-2026-11-28.txt).
+# last restart. A stream without other restarts restarts at each point that is a chunk end (all
+# of them with every = 2), all its restarts costing about one run on all the data; a restart
+# after a shift or from the reference, between two points, moves the next periodic one to a
+# later point, not off the grid. Measured on the paper's shifting stream in order (7
+# components): doubling from the shift restart at 10,500 put the periodic ones at 21,000, 42,000
+# and 84,000 (147,000 observations annealed; the shuffled run's restarts after 10,500 anneal
+# 112,000, and the grid's now 96,000), and the in-order run cost 2.2 times the shuffled one
+# (inst/validation/shift-stream-2026-11-28.txt).
 periodic_restart_due <- function(every, last, base) {
   if (!is.finite(every)) return(Inf)
   due <- every * max(last, base)
