@@ -446,10 +446,18 @@ test_that("a default-prior model built on a few rows warns when given more rows 
   d <- simulate_linear_regression(300, dim = 2, seed = 10)
   expect_warning(sgais_stream(linear_regression(y ~ ., head(d)), d, seed = 1, progress = FALSE),
                  "built on 6 rows", class = "sgais_warning_autoscale_rows")
-  expect_warning(compare_models(list(a = linear_regression(y ~ x1, d[1:20, ]),
-                                     b = linear_regression(y ~ ., d[1:20, ])), d, seed = 1,
-                                progress = FALSE),
-                 "Model `a` was built on 20 rows", class = "sgais_warning_autoscale_rows")
+  # one warning for each model
+  said <- character(0)
+  withCallingHandlers(
+    compare_models(list(a = linear_regression(y ~ x1, d[1:20, ]),
+                        b = linear_regression(y ~ ., d[1:20, ])), d, seed = 1, progress = FALSE),
+    sgais_warning_autoscale_rows = function(w) {
+      said <<- c(said, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  expect_length(said, 2)
+  expect_match(said[1], "Model `a` was built on 20 rows")
+  expect_match(said[2], "Model `b` was built on 20 rows")
   # a small data set compared on itself, a model of the paper's prior, or one built on enough rows
   small <- d[1:30, ]
   expect_no_warning(compare_models(list(a = y ~ x1, b = y ~ .), small, family = "gaussian",
