@@ -548,8 +548,8 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
   )
 }
 
-# Periodic restarts fall on the grid base * every^j, j >= 1 (base: the first chunk, or the exact
-# phase when a restart runs in chunks): at the first of its points at least `every` times the
+# Periodic restarts fall on the grid base * every^j, j >= 1 (base: `chunk_size`, or `exact_until`
+# when restarts run in chunks): at the first of its points at least `every` times the
 # last restart. A stream without other restarts restarts at each point that is a chunk end (all
 # of them with every = 2), all its restarts costing about one run on all the data; a restart
 # after a shift or from the reference, between two points, moves the next periodic one to a
