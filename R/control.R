@@ -191,14 +191,21 @@ new_control <- function(method, preset, given, call) {
   )
 }
 
-# NULL (by the model), a number above 1, or Inf (never).
+# NULL (by the model), a number above 1, or Inf (never): SGAIS's setting, and
+# online_nested_sampling()'s argument (check_restart_ratio()).
 check_restart_every <- function(x, update, call) {
-  if (is.null(x) || (is_number(x) && x == Inf)) return(x)
+  x <- check_restart_ratio(x, call)
+  if (is.null(x) || x == Inf) return(x)
+  check_restarts_anneal(x, "restart_every", update, call)
+}
+
+check_restart_ratio <- function(x, call) {
+  if (is.null(x) || (is_number(x) && x == Inf)) return(if (is.null(x)) x else Inf)
   if (!is_number(x) || !is.finite(x) || x <= 1) {
     abort(sprintf("`restart_every` must be NULL, a number above 1 or Inf, not %s.", describe(x)),
           call)
   }
-  check_restarts_anneal(as.double(x), "restart_every", update, call)
+  as.double(x)
 }
 
 # A positive number or Inf (never).

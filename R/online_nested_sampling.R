@@ -58,6 +58,25 @@
 #'     \eqn{b_{c-1}}{b_(c-1)}.}
 #' }
 #'
+#' @section Restarts:
+#' A mixture's posterior can change its mode as observations arrive: on separated clusters it
+#' prefers broad components over several clusters at first and one component per cluster later.
+#' A chunk whose prior is the reservoir of the earlier posterior cannot follow that change when
+#' the reservoir holds too few points of the new mode, and the chunk's \eqn{\hat Z_c}{Z_c} then
+#' misses it without its standard error showing it (6 separated clusters, 2,000 points in chunks
+#' of 200: 4.7 to 27.0 nats low with seeds 1-3, predicted sd 1.3 to 1.5). So on the grid
+#' `chunk_size` \eqn{	imes}{x} `restart_every`\eqn{^j}{^j} (as [sgais()]'s periodic restarts:
+#' at the first chunk end on or after the first grid point at least `restart_every` times the
+#' last restart) the run restarts: the chunk is replaced by nested sampling of all the
+#' observations so far from the model's prior (from its reference where it has one, as
+#' [nested_sampling()] starts), whose estimate replaces the trajectory's, and whose posterior the
+#' next chunk starts from. The trajectory's column `restarts` marks these chunks; their
+#' `log_predictive` is the difference of the restart's estimate and the trajectory before it, and
+#' `log_evidence_sd` counts the information since the last restart. With the default
+#' `restart_every = NULL` only models with jump proposals (the mixtures) restart, every time the
+#' data double: their restarts cost about two plain runs on all the data, which for a mixture is
+#' far less than the chunks themselves (see Accuracy and cost); other models never restart.
+#'
 #' @section Accuracy and cost:
 #' The thesis found no gain over plain nested sampling on a fixed data set: each chunk has its
 #' own run from its prior to its posterior with its own stopping rule, so the iterations add up
@@ -90,16 +109,21 @@
 #'   up.
 #' @param batch_size The mini-batch of earlier observations for `move = "sghmc"` (a whole
 #'   number >= 1).
+#' @param restart_every Restarts on the grid `chunk_size` \eqn{\times}{x}
+#'   `restart_every`\eqn{^j}{^j} (see Restarts): a number above 1, `Inf` (never) or `NULL` (the
+#'   default: 2 for models with jump proposals, the mixtures; `Inf` otherwise).
 #' @return An object of class `c("sgais_online_ns_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z} of all the data,
-#'     its standard error \eqn{\sqrt{\sum_c H_c / M}} and the information \eqn{\sum_c H_c};}
+#'     its standard error \eqn{\sqrt{\sum_c H_c / M}} and the information \eqn{\sum_c H_c}
+#'     (over the chunks since the last restart, which counts its own information);}
 #'   \item{`trajectory`}{a data frame with one row per chunk: `n` (observations so far),
 #'     `log_evidence`, `log_evidence_se` (from replicates, at least `log_evidence_sd`; for one
-#'     run, `log_evidence_sd`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative),
-#'     `log_evidence_per_obs`, `log_predictive` (the chunk's \eqn{\log \hat Z_c}),
-#'     `log_predictive_per_obs`, `iterations`, `information`
-#'     (\eqn{H_c}), `live_points`, `converged` (the chunk reached `tolerance`), `ess` (of the
+#'     run, `log_evidence_sd`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative since
+#'     the last restart), `log_evidence_per_obs`, `log_predictive` (the chunk's
+#'     \eqn{\log \hat Z_c}), `log_predictive_per_obs`, `iterations`, `information`
+#'     (\eqn{H_c}), `restarts` (the chunk was a restart; summed over replicates),
+#'     `live_points`, `converged` (the chunk reached `tolerance`), `ess` (of the
 #'     chunk's posterior weights, from which the next live points were drawn), `steps` and
 #'     `rejected_steps` (of the moves, summed over the chunk), and the cumulative `seconds`,
 #'     `gradient_evaluations` and `likelihood_evaluations` (per observation); summed over
@@ -107,9 +131,9 @@
 #'   \item{`dead`}{the last chunk's removed points and final live points: a matrix of the
 #'     parameters, `log_likelihood` (of the chunk) and `log_weight` (unnormalised posterior
 #'     weight); see [posterior_samples()];}
-#'   \item{`iterations`, `converged`, `settings` (with `chunk_size` and `batch_size`), `call`,
-#'     `seed`, `initial_seed`, `final_seed`, `seconds`, `gradient_evaluations`,
-#'     `likelihood_evaluations`, `model`}{as for [nested_sampling()].}
+#'   \item{`iterations`, `converged`, `settings` (with `chunk_size`, `batch_size` and
+#'     `restart_every`), `call`, `seed`, `initial_seed`, `final_seed`, `seconds`,
+#'     `gradient_evaluations`, `likelihood_evaluations`, `model`}{as for [nested_sampling()].}
 #'   }
 #' @references Cameron, S. A. (2020). *Efficient Bayesian Model Selection with Stochastic
 #'   Gradient Methods* (MSc thesis, Stellenbosch University), Section 4.3.
@@ -129,7 +153,8 @@
 #' fit$trajectory[c("n", "log_evidence", "log_predictive", "iterations")]
 #' exact_log_evidence(model, n = fit$trajectory$n)
 online_nested_sampling <- function(model, ..., chunk_size = NULL, batch_size = 500,
-                                   control = nested_control(), replicates = 1,
+                                   restart_every = NULL, control = nested_control(),
+                                   replicates = 1,
                                    progress = default_progress(), seed = NULL) {
   call <- sys.call()
   check_all_rows(model, call)
@@ -139,6 +164,8 @@ online_nested_sampling <- function(model, ..., chunk_size = NULL, batch_size = 5
   settings$chunk_size <- if (is.null(chunk_size)) as.integer(ceiling(model$n / 10)) else
     check_whole_number(chunk_size, "chunk_size", 1, call)
   settings$batch_size <- check_whole_number(batch_size, "batch_size", 1, call)
+  settings$restart_every <- check_restart_ratio(restart_every, call) %||%
+    (if (model_has_jumps(model)) 2 else Inf)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
@@ -147,7 +174,7 @@ online_nested_sampling <- function(model, ..., chunk_size = NULL, batch_size = 5
 
   runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
     run_in_slices(
-      function(state, budget) online_slice(model, state, cs, ends, budget),
+      function(state, budget) online_slice(model, state, cs, settings, ends, budget),
       ons_chunk_state(model, settings, ends, 0L, model_prior_draw(model, settings$live_points),
                       rng_key()),
       finished = function(state) is.null(state$ns),
@@ -178,29 +205,60 @@ chunk_ends <- function(n, chunk_size) {
 }
 
 # The state of an online run at the start of chunk c (0-based) of `ends`, from the live points
-# `theta` (dim x M: prior draws for the first chunk, the previous chunk's reservoir after):
-# `ns`, the nested-sampling state of the chunk (nested_slice()), with a reservoir of M points;
-# `rows`, nothing yet; `tally`, the chunk's running cost and weight sums. walk_scale and
+# `theta` (dim x M: prior draws for the first chunk and for a restart, the previous chunk's
+# reservoir after): `ns`, the nested-sampling state of the chunk (nested_slice()), with a
+# reservoir of M points; `tally`, the chunk's running cost and weight sums; `run`, the
+# trajectory's log Z and information at the chunk's start and the observations at the last
+# restart; `restart`, whether the chunk is a restart (ons_next_state()): nested sampling of all
+# the observations to its end from the model's prior, as the first chunk is. walk_scale and
 # walk_jump, adapted by the previous chunk, carry over (0: the C core's start values).
-ons_chunk_state <- function(model, settings, ends, c, theta, key, walk = c(0, 0)) {
+ons_chunk_state <- function(model, settings, ends, c, theta, key, walk = c(0, 0),
+                            run = list(log_z = 0, information = 0, restart_n = 0),
+                            restart = FALSE) {
   M <- settings$live_points
   ns <- c(
     list(theta = theta, loglik = numeric(0), iteration = 0, log_z = -Inf, information = 0,
          status = 0L, walk_scale = walk[1], walk_jump = walk[2], key = key),
-    ns_chunk_fields(model, prior_n = if (c == 0L) 0 else ends[c], n_end = ends[c + 1L],
+    ns_chunk_fields(model, prior_n = if (c == 0L || restart) 0 else ends[c],
+                    n_end = ends[c + 1L],
                     batch_size = settings$batch_size, chunk = c, reservoir_size = M)
   )
-  list(ns = ns, chunk = c,
+  list(ns = ns, chunk = c, restart = restart, run = run,
        tally = list(seconds = 0, gradient_evaluations = 0, likelihood_evaluations = 0,
                     steps = 0, rejected_steps = 0, log_w = -Inf, log_w2 = -Inf, dead = NULL))
 }
 
+# The state for chunk c after the previous chunk's nested-sampling state `ns`: from its
+# reservoir, or a restart when the chunk ends on or after the next point of the restart grid
+# (periodic_restart_due(), base `chunk_size`, as SGAIS's). A mixture's posterior can change its
+# mode as observations arrive (separated clusters: broad components over several clusters at
+# first, one per cluster later), and a chunk whose prior is the reservoir of the earlier
+# posterior cannot follow it when that posterior held too few points of the new mode (6
+# separated clusters, 2,000 points in chunks of 200: 4.7 to 27.0 nats low, seeds 1-3); a run on
+# all the observations so far from the model's prior (with its reference, as nested_sampling()
+# starts) can. Its prior draws and new key come from R's generator seeded from the old key and
+# the chunk's end (restart_seed()), so a run split into pieces restarts identically.
+ons_next_state <- function(model, settings, ends, c, ns, run) {
+  at <- ends[c + 1L]
+  if (at >= periodic_restart_due(settings$restart_every, run$restart_n, settings$chunk_size)) {
+    drawn <- with_seed(restart_seed(ns$key, at),
+                       list(theta = model_prior_draw(model, settings$live_points),
+                            key = rng_key()))
+    return(ons_chunk_state(model, settings, ends, c, drawn$theta, drawn$key, run = run,
+                           restart = TRUE))
+  }
+  ons_chunk_state(model, settings, ends, c, ns$reservoir, ns$key, c(ns$walk_scale, ns$walk_jump),
+                  run)
+}
+
 # One slice of an online run: continues the current chunk's nested sampling (nested_slice());
 # when the chunk stops, returns its row of the trajectory as the trace and starts the next chunk
-# from the reservoir (or, after the last chunk, sets `ns` to NULL and keeps the last chunk's
-# removed points and final state in `last`).
-online_slice <- function(model, state, settings, ends, budget) {
-  res <- nested_slice(model, state$ns, settings, budget)
+# (ons_next_state(); after the last chunk, sets `ns` to NULL and keeps the last chunk's removed
+# points and final state in `last`). A chunk adds its log Z_c to the trajectory; a restart
+# replaces the trajectory's log Z with its own estimate of all the observations so far, and its
+# row's log predictive is the difference.
+online_slice <- function(model, state, cs, settings, ends, budget) {
+  res <- nested_slice(model, state$ns, cs, budget)
   tr <- res$trace
   t <- state$tally
   for (col in c("seconds", "gradient_evaluations", "likelihood_evaluations", "steps",
@@ -216,9 +274,22 @@ online_slice <- function(model, state, settings, ends, budget) {
                                   log_weight = tr$log_weight))
   }
   ns <- res$state
-  if (ns$status == 0L) return(list(state = list(ns = ns, chunk = c, tally = t), trace = NULL))
+  if (ns$status == 0L) {
+    state$ns <- ns
+    state$tally <- t
+    return(list(state = state, trace = NULL))
+  }
+  was <- state$run
+  run <- if (state$restart) {
+    list(log_z = ns$log_z, information = ns$information, restart_n = ends[c + 1L])
+  } else {
+    list(log_z = was$log_z + ns$log_z, information = was$information + ns$information,
+         restart_n = was$restart_n)
+  }
   row <- data.frame(
-    chunk = c + 1L, n = ends[c + 1L], log_predictive = ns$log_z, information = ns$information,
+    chunk = c + 1L, n = ends[c + 1L], log_evidence = run$log_z,
+    log_predictive = run$log_z - was$log_z, information = ns$information,
+    information_total = run$information, restarts = as.integer(state$restart),
     iterations = ns$iteration, converged = ns$status == 1L,
     ess = if (t$log_w > -Inf) exp(2 * t$log_w - t$log_w2) else 0,
     steps = t$steps, rejected_steps = t$rejected_steps, seconds = t$seconds,
@@ -226,10 +297,9 @@ online_slice <- function(model, state, settings, ends, budget) {
     likelihood_evaluations = t$likelihood_evaluations
   )
   next_state <- if (last) {
-    list(ns = NULL, chunk = c, tally = t, last = ns)
+    list(ns = NULL, chunk = c, tally = t, last = ns, run = run)
   } else {
-    ons_chunk_state(model, list(live_points = ncol(ns$theta), batch_size = ns$batch_size), ends,
-                    c + 1L, ns$reservoir, ns$key, c(ns$walk_scale, ns$walk_jump))
+    ons_next_state(model, settings, ends, c + 1L, ns, run)
   }
   list(state = next_state, trace = row)
 }
@@ -243,8 +313,10 @@ ons_progress <- function(state, settings, ends, dim) {
 
 ons_status <- function(state, ends) {
   if (is.null(state$ns)) return(sprintf("%d chunks done", length(ends)))
-  sprintf("chunk %d/%d (observations to %s), iteration %s", state$chunk + 1L, length(ends),
-          format_count(ends[state$chunk + 1L]), format_count(state$ns$iteration))
+  sprintf("chunk %d/%d (observations %s to %s%s), iteration %s", state$chunk + 1L, length(ends),
+          if (state$restart) "1" else format_count(state$ns$prior_n + 1),
+          format_count(ends[state$chunk + 1L]), if (state$restart) ", a restart" else "",
+          format_count(state$ns$iteration))
 }
 
 new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
@@ -253,14 +325,14 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   traces <- lapply(runs, `[[`, "trace")
   n <- traces[[1]]$n
   each <- function(col) matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n))
-  log_z <- apply(each("log_predictive"), 2, cumsum)
-  log_z <- matrix(log_z, nrow = length(n))
+  log_z <- each("log_evidence")
   le <- rowMeans(log_z)
   info <- rowMeans(each("information"))
   lp <- rowMeans(each("log_predictive"))
-  # each run's sqrt(H_r / M), cumulative, and that of the mean of R runs (se_floor()); the SE
-  # from the replicates, by the whole fit's rule (replicate_se()), is never below it
-  run_sd <- sqrt(matrix(apply(each("information"), 2, cumsum), nrow = length(n)) / M)
+  # each run's sqrt(H / M), H its information so far (since its last restart), and that of the
+  # mean of R runs (se_floor()); the SE from the replicates, by the whole fit's rule
+  # (replicate_se()), is never below it
+  run_sd <- sqrt(each("information_total") / M)
   sd_h <- if (R > 1L) apply(run_sd, 1, se_floor, r = R) else run_sd[, 1]
   se <- vapply(seq_along(n), function(i) replicate_se(log_z[i, ], "log", run_sd[i, ]), numeric(1))
   trajectory <- data.frame(
@@ -273,6 +345,7 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
     log_predictive_per_obs = lp / diff(c(0, n)),
     iterations = rowMeans(each("iterations")),
     information = info,
+    restarts = as.integer(rowSums(each("restarts"))),
     live_points = M,
     converged = Reduce(`&`, lapply(traces, `[[`, "converged")),
     ess = rowMeans(each("ess")),
@@ -283,7 +356,7 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
     likelihood_evaluations = cumsum(rowSums(each("likelihood_evaluations")))
   )
   last <- log_z[length(n), ]
-  total_info <- colSums(each("information"))
+  total_info <- each("information_total")[length(n), ]
   combined <- replicate_summary(last, unbiased = "log", predicted_sd = sqrt(total_info / M))
   # every replicate's last-chunk points, each replicate's weights rescaled to the combined
   # estimate of the last chunk's log Z_c (as new_sgais_ns_fit() does)
@@ -328,6 +401,10 @@ format.sgais_online_ns_fit <- function(x, ...) {
             if (s$move == "walk") format_ns_move(s, NULL) else
               sprintf("%s, mini-batches of %s", format_settings(s), format_count(s$batch_size)),
             format(s$tolerance)),
+    if (is.finite(s$restart_every %||% Inf)) {
+      sprintf("  restarts:  %d, on a grid of ratio %s from %s observations", sum(tr$restarts > 0),
+              format(s$restart_every), format_count(s$chunk_size))
+    },
     format_ns_sampling(x, "some chunks stopped at max_iterations")
   )
 }

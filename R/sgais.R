@@ -591,7 +591,7 @@ periodic_restart_due <- function(every, last, base) {
 # 6,000 points, 6,600 nats below AIS on the same points; in one chunk 2 nats from it
 # (inst/validation/restart-chunks-2026-11-27.txt).
 sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
-  seed <- as.integer((sum(state$key * c(1, 65536)) + at) %% .Machine$integer.max)
+  seed <- restart_seed(state$key, at)
   M <- cs$early_particles
   drawn <- with_seed(seed, list(order = sample.int(at), theta = model_prior_draw(model, M),
                                 key = rng_key()))
@@ -632,6 +632,13 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
     exact_fallback = sum(tr$exact_fallback), restarts = 1L, shift_restarts = 0L
   )[names(tr)]
   out
+}
+
+# The seed of R's generator for a restart at `at` observations of a run whose random-stream key
+# is `key` (sgais_restart(), ons_restart_state()): from both, so that a run split into pieces
+# restarts identically and restarts at different points draw differently.
+restart_seed <- function(key, at) {
+  as.integer((sum(key * c(1, 65536)) + at) %% .Machine$integer.max)
 }
 
 # Whether restarts anneal all their observations as one chunk from the model's reference

@@ -189,6 +189,8 @@ hostile_table <- function() {
                      c(bad_wholes, list(0))))
   add(hostile_values(online_nested_sampling(m, batch_size = .bad, progress = FALSE), "batch_size",
                      c(bad_wholes, list(0))))
+  add(hostile_values(online_nested_sampling(m, restart_every = .bad, progress = FALSE),
+                     "restart_every", list(1, 0.5, -Inf, NA, NaN, "2", c(2, 3), TRUE)))
   one(sgais_control("fast"), "`preset`")
   one(ais_control(NA), "`preset`")
   one(nested_control(1), "`preset`")

@@ -75,7 +75,8 @@ test_that("online nested sampling is reproducible and does not depend on slicing
       rows <- list()
       calls <- 0
       while (!is.null(state$ns)) {
-        res <- sgais:::online_slice(model, state, sgais:::c_settings(settings), ends, 0)
+        res <- sgais:::online_slice(model, state, sgais:::c_settings(settings), settings,
+                                    ends, 0)
         state <- res$state
         rows <- c(rows, list(res$trace))
         calls <- calls + 1
@@ -87,6 +88,57 @@ test_that("online nested sampling is reproducible and does not depend on slicing
     expect_identical(pieces$rows$likelihood_evaluations,
                      diff(c(0, a$trajectory$likelihood_evaluations)))
   }
+  # with restarts (their draws come from the run's key: the same in pieces)
+  a <- quiet_online(model, chunk_size = 100, live_points = 10, seed = 3, restart_every = 2)
+  expect_identical(without_timing(a),
+                   without_timing(quiet_online(model, chunk_size = 100, live_points = 10,
+                                               seed = 3, restart_every = 2)))
+  settings <- a$settings
+  ends <- sgais:::chunk_ends(model$n, settings$chunk_size)
+  rows <- withr_seed(3, {
+    state <- sgais:::ons_chunk_state(model, settings, ends, 0L,
+                                     sgais:::model_prior_draw(model, 10), sgais:::rng_key())
+    rows <- list()
+    while (!is.null(state$ns)) {
+      res <- sgais:::online_slice(model, state, sgais:::c_settings(settings), settings, ends, 0)
+      state <- res$state
+      rows <- c(rows, list(res$trace))
+    }
+    do.call(rbind, rows)
+  })
+  expect_identical(rows$restarts, c(0L, 1L, 0L, 1L))
+  expect_identical(rows$log_evidence, a$trajectory$log_evidence)
+})
+
+test_that("restarts re-estimate the evidence of all the data so far on the grid", {
+  # A regression has no restarts by default (restart_every NULL: only for models with jump
+  # proposals); with restart_every = 2 and chunks of 100, the grid is 200, 400, 800, ...
+  model <- online_model()
+  plain <- quiet_online(model, chunk_size = 100, live_points = 30, seed = 7)
+  expect_identical(plain$settings$restart_every, Inf)
+  expect_identical(plain$trajectory$restarts, rep(0L, 4))
+  fit <- quiet_online(model, chunk_size = 100, live_points = 30, seed = 7, restart_every = 2)
+  tr <- fit$trajectory
+  expect_identical(tr$restarts, c(0L, 1L, 0L, 1L))
+  # before the first restart the run is the same; a restart's log Z is its own estimate of
+  # all the observations so far, with its own sqrt(H / M), and its row's log predictive the
+  # difference from the trajectory before it
+  expect_identical(tr$log_evidence[1], plain$trajectory$log_evidence[1])
+  expect_equal(tr$log_evidence_sd[c(2, 4)], sqrt(tr$information[c(2, 4)] / 30))
+  expect_equal(tr$log_evidence_sd[3], sqrt((tr$information[2] + tr$information[3]) / 30))
+  expect_equal(tr$log_evidence, cumsum(tr$log_predictive))
+  # the restarts estimate the prefix's evidence from the prior (as many iterations as a run on
+  # 200 and 400 observations, more than a chunk's), within the tolerance of the first test
+  expect_gt(tr$iterations[2], 1.5 * plain$trajectory$iterations[2])
+  expect_lt(max(abs(tr$log_evidence - exact_log_evidence(model, n = tr$n))), 3.5)
+  expect_identical(fit$log_evidence_sd, tr$log_evidence_sd[4])
+  # a non-integer ratio: the grid 130, 169, 219.7, 285.6, 371.3, 482.6 (periodic_restart_due()):
+  # restarts at the chunk ends 200 (due 130) and 300 (due from 1.3 x 200 = 260: 285.6), not at
+  # 400 (due from 390: 482.6)
+  odd <- quiet_online(model, chunk_size = 100, live_points = 10, seed = 7, restart_every = 1.3)
+  expect_identical(odd$trajectory$restarts, c(0L, 1L, 1L, 0L))
+  expect_error(online_nested_sampling(model, restart_every = 1, progress = FALSE),
+               class = "sgais_error", regexp = "`restart_every`")
 })
 
 test_that("the SGHMC move uses mini-batches of the earlier data at a cost that does not grow", {
