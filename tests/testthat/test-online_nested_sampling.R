@@ -139,6 +139,17 @@ test_that("restarts re-estimate the evidence of all the data so far on the grid"
   expect_identical(odd$trajectory$restarts, c(0L, 1L, 1L, 0L))
   expect_error(online_nested_sampling(model, restart_every = 1, progress = FALSE),
                class = "sgais_error", regexp = "`restart_every`")
+  # a mixture restarts by default with the robust preset, not with the paper's (the thesis's
+  # method); the grid from 20: 40, 80
+  mix <- gaussian_mixture(scale(datasets::faithful)[1:60, ], components = 2)
+  robust <- quiet_online(mix, chunk_size = 20, live_points = 10, seed = 1)
+  expect_identical(robust$settings$restart_every, 2)
+  expect_identical(robust$trajectory$restarts, c(0L, 1L, 0L))
+  expect_output(print(robust), "restarts:  1, on a grid of ratio 2 from 20 observations")
+  paper <- quiet_online(mix, chunk_size = 20, live_points = 10, seed = 1,
+                        control = nested_control("paper"))
+  expect_identical(paper$settings$restart_every, Inf)
+  expect_identical(paper$trajectory$restarts, rep(0L, 3))
 })
 
 test_that("the SGHMC move uses mini-batches of the earlier data at a cost that does not grow", {
