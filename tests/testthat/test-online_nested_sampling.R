@@ -128,9 +128,10 @@ test_that("restarts re-estimate the evidence of all the data so far on the grid"
   expect_equal(tr$log_evidence_sd[3], sqrt((tr$information[2] + tr$information[3]) / 30))
   expect_equal(tr$log_evidence, cumsum(tr$log_predictive))
   # the restarts estimate the prefix's evidence from the prior (as many iterations as a run on
-  # 200 and 400 observations, more than a chunk's), within the tolerance of the first test
+  # 200 and 400 observations, more than a chunk's), within the tolerance of the first test for
+  # 30 live points rather than 50: 3.5 x sqrt(50 / 30) = 4.5 nats
   expect_gt(tr$iterations[2], 1.5 * plain$trajectory$iterations[2])
-  expect_lt(max(abs(tr$log_evidence - exact_log_evidence(model, n = tr$n))), 3.5)
+  expect_lt(max(abs(tr$log_evidence - exact_log_evidence(model, n = tr$n))), 4.5)
   expect_identical(fit$log_evidence_sd, tr$log_evidence_sd[4])
   # a non-integer ratio: the grid 130, 169, 219.7, 285.6, 371.3, 482.6 (periodic_restart_due()):
   # restarts at the chunk ends 200 (due 130) and 300 (due from 1.3 x 200 = 260: 285.6), not at
