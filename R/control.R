@@ -200,7 +200,8 @@ check_restart_every <- function(x, update, call) {
 }
 
 check_restart_ratio <- function(x, call) {
-  if (is.null(x) || (is_number(x) && x == Inf)) return(if (is.null(x)) x else Inf)
+  if (is.null(x)) return(NULL)
+  if (is_number(x) && x == Inf) return(Inf)
   if (!is_number(x) || !is.finite(x) || x <= 1) {
     abort(sprintf("`restart_every` must be NULL, a number above 1 or Inf, not %s.", describe(x)),
           call)

@@ -635,7 +635,7 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
 }
 
 # The seed of R's generator for a restart at `at` observations of a run whose random-stream key
-# is `key` (sgais_restart(), ons_restart_state()): from both, so that a run split into pieces
+# is `key` (sgais_restart(), ons_next_state()): from both, so that a run split into pieces
 # restarts identically and restarts at different points draw differently.
 restart_seed <- function(key, at) {
   as.integer((sum(key * c(1, 65536)) + at) %% .Machine$integer.max)
