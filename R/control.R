@@ -92,7 +92,9 @@
 #'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
 #'     SEs, or on a grid of ratio `restart_every` (5, `NULL`: 2 for mixtures, else `Inf` /
-#'     `Inf`; `inst/design.md`); needs all data in memory. The trajectory says where;}
+#'     `Inf`; `inst/design.md`); needs all data in memory. The trajectory says where. SIR and
+#'     the sequential estimator restart on the grid too, annealed (`restart_every`, as SGAIS's,
+#'     `Inf` in their `"paper"` presets; `restart_threshold` is `Inf`; see [sir()]);}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up
@@ -191,14 +193,9 @@ new_control <- function(method, preset, given, call) {
   )
 }
 
-# NULL (by the model), a number above 1, or Inf (never): SGAIS's setting, and
-# online_nested_sampling()'s argument (check_restart_ratio()).
-check_restart_every <- function(x, update, call) {
-  x <- check_restart_ratio(x, call)
-  if (is.null(x) || x == Inf) return(x)
-  check_restarts_anneal(x, "restart_every", update, call)
-}
-
+# NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR and the
+# sequential estimator (whose restarts anneal too: restart_settings()), and
+# online_nested_sampling()'s argument.
 check_restart_ratio <- function(x, call) {
   if (is.null(x)) return(NULL)
   if (is_number(x) && x == Inf) return(Inf)
@@ -209,18 +206,16 @@ check_restart_ratio <- function(x, call) {
   as.double(x)
 }
 
-# A positive number or Inf (never).
+# A positive number or Inf (never); finite only for SGAIS ("annealed" update): SIR and the
+# sequential estimator restart on the grid of `restart_every` only.
 check_restart_threshold <- function(x, update, call) {
   if (is_number(x) && x == Inf) return(Inf)
-  check_restarts_anneal(check_positive(x, "restart_threshold", call), "restart_threshold",
-                        update, call)
-}
-
-# x, a finite restart setting, where restarts can happen: they are SGAIS's ("annealed" update).
-check_restarts_anneal <- function(x, arg, update, call) {
+  x <- check_positive(x, "restart_threshold", call)
   if (update != "annealed") {
-    abort(sprintf("`%s` must be Inf with `update = \"%s\"`: restarts re-anneal, and only SGAIS anneals.",
-                  arg, update), call)
+    abort(sprintf(paste(
+      "`restart_threshold` must be Inf with `update = \"%s\"`: only SGAIS restarts after a",
+      "shift (SIR and the sequential estimator restart on the grid of `restart_every`)."),
+      update), call)
   }
   x
 }

@@ -45,14 +45,25 @@
 #' A chunk enters in one step, so where the posterior changes its mode as observations arrive
 #' these estimators cannot follow it, and their standard errors do not show it. A mixture's
 #' does, as its clusters show in the data (components spread over several clusters give way to
-#' one per cluster): on 2,000 points of separated clusters (`inst/validation/mixture-clusters.R`)
-#' SIR was 1.8 to 4.7 nats low with 3 and 5 components, 9.5 to 12.6 with 6, 8 and 10, and 126
-#' with clusters appearing over the stream, with standard errors of 1 to 3; the sequential estimator
-#' was within 0.8 nats with 3 and 4 components, 7.2 low with 5 and 145 with 6. Both warn (class
-#' `sgais_warning_unreliable`) before a mixture of 3 or more components, and `sir()` before a
-#' model of groups of 20 rows or more on average, each group one observation. [sgais()] restarts such a
-#' stream from a fresh reference as the data grow, and [audit_evidence()] checks an online
-#' estimate against the same data shuffled.
+#' one per cluster). So with the `"robust"` presets both **restart** as [sgais()] does, on models
+#' with jump proposals (mixtures): as soon as the data show as many clusters as the mixture has
+#' components, and then each time the data double (`restart_every`, `NULL`: 2 for such models,
+#' `Inf` for others and in the `"paper"` presets). A restart replaces the particles and the
+#' estimate of log Z so far by those of SGAIS's annealing of all the observations so far at once,
+#' from the model's reference distribution (see `reference` in [sgais_control()]), whatever the
+#' estimator's own update; the chunks between restarts are the estimator's own. The trajectory's
+#' `restarts` column and `print()` say where. Restarts need every observation
+#' (`reservoir_size = Inf`).
+#'
+#' Measured on 2,000 points of separated clusters (`inst/validation/mixture-clusters.R`,
+#' `inst/validation/mixture-clusters-others-2026-11-28b.txt`), without restarts SIR was 1.8 to
+#' 4.7 nats low with 3 and 5 components, 9.5 to 12.6 with 6, 8 and 10, and 126 with clusters
+#' appearing over the stream, with standard errors of 1 to 3; the sequential estimator was within
+#' 0.8 nats with 3 and 4 components, 7.2 low with 5 and 145 with 6. With restarts see that file.
+#' Without restarts both warn (class `sgais_warning_unreliable`) before a mixture of 3 or more
+#' components; `sir()` warns before a model of groups of 20 rows or more on average, each group
+#' one observation, restarts or not. [audit_evidence()] checks an online estimate against the
+#' same data shuffled.
 #'
 #' @inheritParams sgais
 #' @param control Settings: `sir_control()` or `sequential_control()` (see [sgais_control()]).

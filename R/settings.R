@@ -186,7 +186,7 @@ settings_schema <- list(
   }),
   # NULL: by the model (2 for models with jump proposals, else Inf; sgais_advance())
   restart_every = setting("custom", sgais_methods, preset(Inf, NULL), nullable = TRUE,
-                          check = function(x, s, call) check_restart_every(x, s$update, call))
+                          check = function(x, s, call) check_restart_ratio(x, call))
 )
 
 # The presets of sgais(), ais() and nested_sampling(), from the schema's defaults: for each method
@@ -225,8 +225,7 @@ control_presets$sir <- list(
     reference = FALSE
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
-    update = "importance", first_chunk_size = 1, restart_threshold = Inf, restart_every = Inf,
-    reference = FALSE
+    update = "importance", first_chunk_size = 1, restart_threshold = Inf, reference = FALSE
   ))
 )
 control_presets$sequential <- list(
@@ -235,7 +234,7 @@ control_presets$sequential <- list(
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
     update = "averaged", resample = FALSE, first_chunk_size = 1, restart_threshold = Inf,
-    restart_every = Inf, reference = FALSE
+    reference = FALSE
   ))
 )
 

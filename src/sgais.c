@@ -590,10 +590,11 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, d
   r->jump_pts = r->jumps ? (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)) : NULL;
   r->jump_aux = r->jumps ? (double *) R_alloc(m->jump_aux, sizeof(double)) : NULL;
   /* restarts (R/sgais.R, sgais_restart) re-run every observation so far in a random order, so
-   * they need all of them in the buffer, from the first */
+   * they need all of them in the buffer, from the first; they anneal whatever the update (R
+   * allows a shift's restart_threshold only for SGAIS's) */
   r->restarts = (R_FINITE(s->restart_threshold) || R_FINITE(s->restart_due) ||
                  s->restart_on_reference) &&
-                s->update == SGAIS_UPDATE_ANNEALED && buffer_start == 0.0 && !res->cap;
+                buffer_start == 0.0 && !res->cap;
   r->shift_lp = r->restarts && R_FINITE(s->restart_threshold)
                     ? (double *) R_alloc((size_t) SGAIS_SHIFT_PARTICLES * 2 * s->chunk_size,
                                          sizeof(double))

@@ -169,6 +169,9 @@ hostile_table <- function() {
   add(hostile_values(sequential_sgmcmc(m, hybrid = .bad, progress = FALSE), "hybrid",
                      list(NA, -1, 2.5, "a", 300, 1e6, c(10, 20))))
   add(hostile_values(sir(m, particles = .bad, progress = FALSE), "particles", bad_wholes))
+  add(hostile_values(sequential_sgmcmc(m, restart_every = .bad, progress = FALSE),
+                     "restart_every", list(1, 0.5, -Inf, NA, NaN, "2", c(2, 3), TRUE)))
+  one(sir(m, restart_threshold = 5, progress = FALSE), "`restart_threshold` must be Inf")
   ais_settings <- list(particles = bad_wholes, target_ess = c(list(100, 0.5), bad_numbers),
                        sghmc_steps = bad_wholes, learning_rate = bad_numbers,
                        step_scale = bad_choices, resample = bad_numbers)

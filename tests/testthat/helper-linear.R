@@ -25,6 +25,18 @@ quietly <- function(code) {
   withCallingHandlers(code, sgais_warning_unreliable = muffle,
                       sgais_warning_degenerate_state = muffle)
 }
+# The value of `code` and the warnings of `class` it gave, muffled: their messages and classes
+# (others pass on).
+collect_warnings <- function(code, class = "warning") {
+  messages <- classes <- character(0)
+  value <- withCallingHandlers(code, warning = function(w) {
+    if (!inherits(w, class)) return()
+    messages <<- c(messages, conditionMessage(w))
+    classes <<- c(classes, class(w))
+    invokeRestart("muffleWarning")
+  })
+  list(value = value, warnings = messages, classes = classes)
+}
 paper_sgais <- function(model, ...) {
   quietly(sgais(model, ..., control = sgais_control("paper"), progress = FALSE))
 }

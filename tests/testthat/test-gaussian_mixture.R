@@ -517,28 +517,15 @@ test_that("a mixture's reference distribution is a normalised, symmetric density
   }
 })
 
-# The evidence of data in well-separated clusters z (one component each, Dirichlet(alpha)
-# weights): log K! + the Dirichlet-multinomial of the allocation + each cluster's one-component
-# evidence, up to a negligible error (inst/validation/mixture-reference.R).
-separated_log_evidence <- function(y, z, alpha = 1) {
-  K <- length(unique(z))
-  lfactorial(K) + lgamma(K * alpha) - lgamma(K * alpha + length(z)) +
-    sum(lgamma(alpha + table(z)) - lgamma(alpha)) +
-    sum(vapply(sort(unique(z)), function(k) {
-      exact_log_evidence(gaussian_mixture(y[z == k, , drop = FALSE], components = 1))
-    }, 0))
-}
-
 # A cluster that appears mid-stream (2 clusters, then 3): a run in chunks cannot move a
 # component onto it through the earlier data's likelihood, nor split the component that covered
 # both (importance weights cannot cross the change of mode). Once the data show as many
 # clusters as components the run restarts from the reference built on all of them (sgais.c,
 # restart_due), with periodic and surprise restarts off here, and ends at the closed form.
 test_that("SGAIS restarts from the reference once a mixture's data show all its clusters", {
-  set.seed(11)
-  centres <- rbind(c(0, 0), c(2, 0), c(1, 2))
-  z <- c(rep(1:2, 150), rep(1:3, 100))
-  y <- centres[z, ] + matrix(rnorm(2 * length(z), sd = 0.1), ncol = 2)
+  d <- appearing_clusters()
+  y <- d$y
+  z <- d$z
   model <- gaussian_mixture(y, components = 3)
   fit <- sgais(model, chunk_size = 100, restart_every = Inf, restart_threshold = Inf, seed = 1,
                progress = FALSE)

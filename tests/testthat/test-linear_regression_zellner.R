@@ -197,15 +197,10 @@ test_that("the model says what it is, keeps its centring for new rows, and check
   new <- sgais:::model_data(model, attitude[1:3, ])
   expect_equal(new$xt[2, ], attitude$complaints[1:3] - mean(attitude$complaints))
   # built on fewer rows than it is given: its prior keeps their scales, and it says so
-  classes <- character()
-  withCallingHandlers(
+  classes <- collect_warnings(
     compare_models(list(a = zs_model(rating ~ complaints, attitude[1:20, ]),
                         b = zs_model(rating ~ learning, attitude[1:20, ])),
-                   attitude, seed = 1, progress = FALSE),
-    warning = function(w) {
-      classes <<- c(classes, class(w))
-      invokeRestart("muffleWarning")
-    })
+                   attitude, seed = 1, progress = FALSE))$classes
   expect_true("sgais_warning_autoscale_rows" %in% classes)
   # a few rows of the data the model was built with: the posterior is wider than the flat parts
   expect_error(exact_log_evidence(model, n = 5), class = "sgais_error_no_closed_form")

@@ -447,14 +447,10 @@ test_that("a default-prior model built on a few rows warns when given more rows 
   expect_warning(sgais_stream(linear_regression(y ~ ., head(d)), d, seed = 1, progress = FALSE),
                  "built on 6 rows", class = "sgais_warning_autoscale_rows")
   # one warning for each model
-  said <- character(0)
-  withCallingHandlers(
+  said <- collect_warnings(
     compare_models(list(a = linear_regression(y ~ x1, d[1:20, ]),
                         b = linear_regression(y ~ ., d[1:20, ])), d, seed = 1, progress = FALSE),
-    sgais_warning_autoscale_rows = function(w) {
-      said <<- c(said, conditionMessage(w))
-      invokeRestart("muffleWarning")
-    })
+    "sgais_warning_autoscale_rows")$warnings
   expect_length(said, 2)
   expect_match(said[1], "Model `a` was built on 20 rows")
   expect_match(said[2], "Model `b` was built on 20 rows")
