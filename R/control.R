@@ -87,14 +87,12 @@
 #'     built on them, and a restart is due as soon as the data show as many clusters as
 #'     components; nested sampling (the first chunk of an online run) takes it as its prior
 #'     and the likelihood times prior / reference as its likelihood, which leaves the evidence
-#'     unchanged (`TRUE` / `FALSE`).
-#'     See `inst/design.md`, "Mixtures";}
+#'     unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
 #'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
 #'     SEs, or on a grid of ratio `restart_every` (5, `NULL`: 2 for mixtures, else `Inf` /
-#'     `Inf`; `inst/design.md`); needs all data in memory. The trajectory says where. SIR and
-#'     the sequential estimator restart on the grid too, annealed (`restart_every`, as SGAIS's,
-#'     `Inf` in their `"paper"` presets; `restart_threshold` is `Inf`; see [sir()]);}
+#'     `Inf`); needs all data in memory. The trajectory says where. SIR and the sequential
+#'     estimator take `restart_every` too ([sir()]);}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up
