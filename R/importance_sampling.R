@@ -18,13 +18,23 @@
 #' the package, e.g. a GLM with a random intercept per group ([logistic_regression()], "Random
 #' intercepts": 10^6 rows in 5,000 groups in under 100 s on one thread, within 0.01 nats, see
 #' `vignette("validation")`). It is not an online estimator (no trajectory: the evidence of all
-#' the observations only), and it is wrong, not just slow, when the posterior has several modes
-#' (mixtures are refused, with an error of class `sgais_error_multimodal`) or is far from
+#' the observations only), and it is wrong, not just slow, when the posterior is far from
 #' Gaussian in its parameters; the Pareto \eqn{\hat k}{k-hat} of the largest weights (a
 #' generalised Pareto fitted to their tail, Zhang and Stephens 2009, as in Pareto-smoothed
 #' importance sampling, Vehtari et al. 2024) measures this: above 0.7 the estimate cannot be
 #' trusted and a warning of class `sgais_warning_unreliable` says so, with the weights'
 #' effective sample size. Use [sgais()] or [ais()] there.
+#'
+#' A posterior with several modes defeats a proposal about one of them (a mixture's \eqn{K!}
+#' relabellings: the estimate would be \eqn{\log K!}{log K!} low, and no diagnostic of the
+#' weights could tell). For a mixture the proposal is therefore the reference distribution built
+#' on its data, the one [ais()] anneals from (see `reference` in [sgais_control()]): each
+#' component's conjugate posterior given one cluster of the data, summed over the relabellings,
+#' so it covers every mode (`df` and `inflation` do not apply). On well-separated clusters it is
+#' close to the posterior; where the clusters overlap the Pareto \eqn{\hat k}{k-hat} says how
+#' far it is. A mixture whose data have no such reference (more clusters than components, or
+#' fewer, with no room for the rest) is refused, with an error of class
+#' `sgais_error_multimodal`.
 #'
 #' @inheritParams ais
 #' @param draws The number of draws from the proposal (at least 10).
@@ -75,32 +85,35 @@ importance_sampling <- function(model, draws = 500, df = 10, inflation = 1.1, se
   }
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
-  caps <- model_capabilities(model)
-  if (isTRUE(caps[["canonicalize"]]) || isTRUE(caps[["jumps"]])) {
-    # a proposal about one mode would miss the others (for a mixture, its K! relabellings: the
-    # estimate would be low by log K! and no diagnostic of the weights could tell)
-    abort(sprintf(paste("`model` (%s) has a posterior with several modes, and importance sampling",
-                        "from one of them would miss the others: use `sgais()` or `ais()`."),
-                  model$label), call, "sgais_error_multimodal")
-  }
   check_request_size(8 * draws * (model$dim + 2), sprintf("%s draws of %d parameters",
                                                          format_count(draws), model$dim), call)
   t0 <- proc.time()[["elapsed"]]
-  laplace <- laplace_mode(model, call)
-  k <- model$dim
-  scale <- tryCatch(chol(solve(laplace$hessian) * inflation), error = function(e) NULL)
-  if (is.null(scale)) {
-    abort(paste("The log posterior's Hessian at the mode found is not negative definite, so the",
-                "Laplace approximation has no proposal to offer: use `sgais()` or `ais()`."),
-          call, "sgais_error_no_mode")
+  caps <- model_capabilities(model)
+  laplace <- NULL
+  if (isTRUE(caps[["jumps"]])) {
+    # a proposal about one mode would miss the others (for a mixture, its K! relabellings: the
+    # estimate would be low by log K! and no diagnostic of the weights could tell); models
+    # whose posteriors may have such modes are those with jump proposals between them
+    proposal <- reference_proposal(model, draws, seed, call)
+    theta <- proposal$theta
+    log_q <- proposal$log_q
+  } else {
+    laplace <- laplace_mode(model, call)
+    k <- model$dim
+    scale <- tryCatch(chol(solve(laplace$hessian) * inflation), error = function(e) NULL)
+    if (is.null(scale)) {
+      abort(paste("The log posterior's Hessian at the mode found is not negative definite, so",
+                  "the Laplace approximation has no proposal to offer: use `sgais()` or `ais()`."),
+            call, "sgais_error_no_mode")
+    }
+    theta <- with_seed(seed, {
+      z <- matrix(stats::rnorm(draws * k), draws, k)
+      w <- if (is.finite(df)) sqrt(df / stats::rchisq(draws, df)) else rep(1, draws)
+      sweep(z %*% scale * w, 2L, laplace$mode, `+`)
+    })
+    log_q <- t_log_density(theta, laplace$mode, scale, df)
   }
-  theta <- with_seed(seed, {
-    z <- matrix(stats::rnorm(draws * k), draws, k)
-    w <- if (is.finite(df)) sqrt(df / stats::rchisq(draws, df)) else rep(1, draws)
-    sweep(z %*% scale * w, 2L, laplace$mode, `+`)
-  })
   colnames(theta) <- model$parameter_names
-  log_q <- t_log_density(theta, laplace$mode, scale, df)
   density <- evaluate_draws(model, theta, progress)
   log_w <- density[1L, ] + density[2L, ] - log_q
   log_w[is.na(log_w)] <- -Inf
@@ -115,11 +128,13 @@ importance_sampling <- function(model, draws = 500, df = 10, inflation = 1.1, se
   pareto_k <- pareto_shape(log_w)
   seconds <- proc.time()[["elapsed"]] - t0
   run <- list(seconds = seconds, trace = data.frame(
-    gradient_evaluations = laplace$gradients * as.double(model$n),
+    gradient_evaluations = (laplace$gradients %||% 0) * as.double(model$n),
     likelihood_evaluations = draws * as.double(model$n)))
+  settings <- if (is.null(laplace)) list(preset = "reference", draws = draws) else
+    list(preset = "laplace", draws = draws, df = df, inflation = inflation)
   fit <- new_sgais_evidence(
     method = "importance sampling", log_evidence = log_z, model = model, run = run,
-    settings = list(preset = "laplace", draws = draws, df = df, inflation = inflation),
+    settings = settings,
     call = call, seed = seed, log_evidence_se = se, ess = ess, pareto_k = pareto_k,
     mode = laplace$mode, hessian = laplace$hessian,
     state = list(particles = theta, log_weights = log_w), class = "sgais_is_fit"
@@ -127,11 +142,32 @@ importance_sampling <- function(model, draws = 500, df = 10, inflation = 1.1, se
   if (!is.na(pareto_k) && pareto_k > 0.7) {
     warn(sprintf(paste(
       "The importance weights' Pareto k is %.2f (above 0.7; effective sample size %.1f of %s):",
-      "the Laplace proposal misses part of the posterior, and the estimate cannot be trusted.",
-      "Use `sgais()` or `ais()`."), pareto_k, ess, format_count(draws)), call,
+      "the %s proposal misses part of the posterior, and the estimate cannot be trusted.",
+      "Use `sgais()` or `ais()`."), pareto_k, ess, format_count(draws),
+      if (is.null(laplace)) "reference" else "Laplace"), call,
       "sgais_warning_unreliable")
   }
   fit
+}
+
+# For a model whose posterior has separated modes (a mixture's K! relabellings): draws from
+# the reference distribution built on its data (the q0 AIS anneals from; `reference` in
+# ?sgais_control), which sums over the relabellings and so covers every mode, and their log
+# densities (src/model_r.c, ffi_reference_draws). An error where the model has none for these
+# data (more clusters than components, or a component with no cluster inside the prior's scale).
+reference_proposal <- function(model, draws, seed, call) {
+  key <- with_seed(seed, rng_key())
+  out <- if (model_has_reference(model)) {
+    with_model_errors(.Call(C_ffi_reference_draws, model, as.integer(draws), key))
+  }
+  if (is.null(out)) {
+    abort(sprintf(paste(
+      "`model` (%s) has a posterior with several modes, and no reference distribution for",
+      "these data to propose from (its data show more clusters than it has components, or",
+      "fewer, with no room for the rest): importance sampling from one mode would miss the",
+      "others. Use `sgais()` or `ais()`."), model$label), call, "sgais_error_multimodal")
+  }
+  list(theta = t(out$theta), log_q = out$log_q)
 }
 
 # The posterior mode of `model` and the Hessian of its log posterior there (finite differences
@@ -240,8 +276,11 @@ format.sgais_is_fit <- function(x, ...) {
   s <- x$settings
   c(
     NextMethod(),
-    sprintf("  proposal:  Student-t (%s df) at the posterior mode, scale %s x the inverse Hessian",
-            format(s$df), format(s$inflation)),
+    if (identical(s$preset, "reference"))
+      "  proposal:  the reference distribution of the data's clusters, over their relabellings"
+    else
+      sprintf("  proposal:  Student-t (%s df) at the posterior mode, scale %s x the inverse Hessian",
+              format(s$df), format(s$inflation)),
     sprintf("  weights:   %s draws, effective sample size %.1f, Pareto k %s%s",
             format_count(s$draws), x$ess,
             if (is.na(x$pareto_k)) "NA (too few draws: 25 or more give one)" else

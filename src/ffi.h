@@ -113,6 +113,7 @@ SEXP ffi_rng_draws(SEXP key, SEXP a, SEXP b, SEXP n, SEXP kind, SEXP range);
 SEXP ffi_annealing_step(SEXP loglik, SEXP logw, SEXP max_delta, SEXP target);
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta);
 SEXP ffi_model_log_density(SEXP model, SEXP theta);
+SEXP ffi_reference_draws(SEXP model, SEXP draws, SEXP key);
 SEXP ffi_api_model_class(SEXP name);
 SEXP ffi_custom_model_failed(void);
 void sg_stop_hooks_init(void);

@@ -16,6 +16,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_annealing_step", (DL_FUNC) &ffi_annealing_step, 4},
   {"ffi_model_pointwise_log_lik", (DL_FUNC) &ffi_model_pointwise_log_lik, 2},
   {"ffi_model_log_density", (DL_FUNC) &ffi_model_log_density, 2},
+  {"ffi_reference_draws", (DL_FUNC) &ffi_reference_draws, 3},
   {"ffi_sgais_run", (DL_FUNC) &ffi_sgais_run, 6},
   {"ffi_ais_run", (DL_FUNC) &ffi_ais_run, 11},
   {"ffi_nested_sampling_run", (DL_FUNC) &ffi_nested_sampling_run, 4},

@@ -387,6 +387,45 @@ SEXP ffi_model_log_density(SEXP model, SEXP theta) {
   return out;
 }
 
+/* `draws` points from the model's reference distribution built on all its observations (the
+ * q0 AIS and nested sampling start from: anneal.h, sg_reference_for), each from its own stream
+ * (key, SG_REF_START_STREAM, i), and their log densities log q0: list(theta = dim x draws,
+ * log_q), or NULL where the model has no reference usable for these data. The proposal of
+ * importance_sampling() for a mixture (R/importance_sampling.R): q0 sums over the relabellings,
+ * so it covers all the posterior's K! modes. Interruptible between draws. */
+SEXP ffi_reference_draws(SEXP model, SEXP draws, SEXP key) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  const int M = sg_scalar_int(draws, "draws", 1);
+  const uint64_t k = sg_rng_key_from_state(key, "key");
+  if (!m.jump_propose || !m.ref_log_density || !m.ref_draw) return R_NilValue;
+  const int N = m.n_obs;
+  const double *aux = sg_jump_set(&m, N, NULL, 0, N, 0,
+                                  (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
+                                  (double *) R_alloc(m.jump_aux, sizeof(double)));
+  const sg_reference ref = sg_reference_for(&m, 1, aux, N);
+  if (!ref.aux) return R_NilValue;
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, m.dim, M));
+  SEXP log_q = PROTECT(Rf_allocVector(REALSXP, M));
+  for (int i = 0; i < M; i++) {
+    double *t = REAL(theta) + (size_t) i * m.dim;
+    sg_reference_start_draw(&m, &ref, k, i, t);
+    REAL(log_q)[i] = sg_path_log_base(&m, &ws, &ref, 0.0, t, NULL);
+    if (st.code) sg_raise(&st);
+    if (i % 64 == 63) R_CheckUserInterrupt();
+  }
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SET_VECTOR_ELT(out, 0, theta);
+  SET_VECTOR_ELT(out, 1, log_q);
+  const char *nm[] = {"theta", "log_q"};
+  sg_set_names(out, nm, 2);
+  UNPROTECT(3);
+  return out;
+}
+
 /* n prior draws as a dim x n matrix (column per draw). */
 SEXP ffi_model_prior_draw(SEXP model, SEXP n) {
   sg_model m;

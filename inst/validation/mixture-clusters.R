@@ -10,7 +10,8 @@
 # max(3, 3 x predicted sd) and the seconds; for SGAIS also audit_evidence() at the last
 # observation (the same data shuffled): whether it warned, and the shuffled estimate.
 #   Rscript inst/validation/mixture-clusters.R [--n=4000] [--limit=240] [--estimators=sgais,ais,ns]
-# (also offered: sir, sequential (sequential_sgmcmc()), online_ns (online_nested_sampling()))
+# (also offered: sir, sequential (sequential_sgmcmc()), online_ns (online_nested_sampling()),
+#  is (importance_sampling(), from the reference distribution))
 #                                              [--cases=stat_k2,...]
 suppressMessages(library(sgais))
 here <- local({
@@ -48,7 +49,7 @@ if (nzchar(only)) cases <- Filter(function(k) k$id %in% strsplit(only, ",")[[1]]
 
 estimators <- list(sgais = sgais, ais = ais, ns = nested_sampling, sir = sir,
                    sequential = sequential_sgmcmc,
-                   online_ns = online_nested_sampling)[which_estimators]
+                   online_ns = online_nested_sampling, is = importance_sampling)[which_estimators]
 # f(model) in a forked child, stopped after `limit` seconds (the C loops honour interrupts, but
 # an elapsed-time limit set from R outlives the call it was set for)
 run_limited <- function(f, model) {

@@ -224,8 +224,11 @@ hostile_table <- function() {
   add(hostile_values(importance_sampling(m, progress = .bad), "`progress`", bad_flags))
   add(hostile_values(importance_sampling(.bad), "`model`",
                      list(NULL, 1, "m", quote(d), list(family = "linear_regression"))))
-  one(importance_sampling(m_mix, progress = FALSE), "several modes",
-      class = "sgais_error_multimodal")
+  # four separated clusters and two components: no reference distribution to propose from
+  one(importance_sampling(gaussian_mixture(cbind(rep(c(0, 12, 0, 12), 20) + sin(1:80),
+                                                 rep(c(0, 0, 12, 12), 20) + cos(1:80)), 2),
+                          progress = FALSE),
+      "several modes", class = "sgais_error_multimodal")
 
   # ---- model constructors
   add(hostile_values(linear_regression(y ~ ., d, noise_sd = .bad), "noise_sd",
