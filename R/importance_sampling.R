@@ -1,4 +1,4 @@
-#' Evidence by importance sampling from the Laplace approximation
+#' Evidence by importance sampling from the Laplace approximation or a reference distribution
 #'
 #' Estimates the log evidence \eqn{\log p(y)} of a model whose posterior has one mode and few
 #' parameters by importance sampling (Geweke 1989): the posterior mode \eqn{\hat\theta} and the
@@ -279,8 +279,8 @@ format.sgais_is_fit <- function(x, ...) {
     if (identical(s$preset, "reference"))
       "  proposal:  the reference distribution of the data's clusters, over their relabellings"
     else
-      sprintf("  proposal:  Student-t (%s df) at the posterior mode, scale %s x the inverse Hessian",
-              format(s$df), format(s$inflation)),
+      sprintf(paste("  proposal:  Student-t (%s df) at the posterior mode, scale %s x the",
+                    "inverse Hessian"), format(s$df), format(s$inflation)),
     sprintf("  weights:   %s draws, effective sample size %.1f, Pareto k %s%s",
             format_count(s$draws), x$ess,
             if (is.na(x$pareto_k)) "NA (too few draws: 25 or more give one)" else
