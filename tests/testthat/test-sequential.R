@@ -97,7 +97,8 @@ test_that("SIR restarts on a mixture whose third cluster appears, also when cont
   expect_gt(tr$n[tr$restarts > 0], 300)
   expect_lt(abs(fit$value$log_evidence - separated_log_evidence(d$y, d$z)),
             max(1, 3 * fit$value$log_evidence_se))
-  expect_output(print(fit$value), sprintf("restarts:  1, annealed at n = %s", tr$n[tr$restarts > 0]))
+  expect_output(print(fit$value),
+                sprintf("restarts:  1, annealed at n = %s", tr$n[tr$restarts > 0]))
   # split in two, the run restarts where it did at once
   part <- quietly(sir(gaussian_mixture(d$y[1:250, ], components = 3), seed = 1, progress = FALSE))
   more <- quietly(sgais(part, d$y[251:600, ], progress = FALSE))
