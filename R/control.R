@@ -91,7 +91,7 @@
 #'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
 #'     SEs, or on a grid of ratio `restart_every` (5, `NULL`: 2 for mixtures, else `Inf` /
-#'     `Inf`); needs all data in memory. The trajectory says where. SIR and the sequential
+#'     `Inf`); needs all data in memory. SIR (`NULL`: 2 also on groups) and the sequential
 #'     estimator take `restart_every` too ([sir()]);}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
