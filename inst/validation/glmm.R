@@ -9,7 +9,8 @@
 #                       intercept and slope of x1, correlated, glmm_slopes_model());
 # the SE is each fit's own. Prints one row per case and estimator, and the count that pass.
 #   Rscript inst/validation/glmm.R [--cases=all|first] [--effects=both|intercept|slopes]
-#     [--out=file.csv]   (tens of minutes)
+#     [--estimators=sgais,sir,...,sir_without_restarts] [--out=file.csv]
+#   (tens of minutes; all but sir_without_restarts by default)
 suppressMessages(library(sgais))
 opt <- function(name, default) {
   hit <- grep(sprintf("^--%s=", name), commandArgs(TRUE), value = TRUE)
@@ -40,6 +41,16 @@ constructors <- list(logistic = logistic_regression, poisson = poisson_regressio
 estimators <- list(sgais = sgais, ais = ais, nested_sampling = nested_sampling,
                    online_nested_sampling = online_nested_sampling, sir = sir,
                    sequential_sgmcmc = sequential_sgmcmc, importance_sampling = importance_sampling)
+# on request only: SIR as published, without the robust preset's restarts on groups (?sir)
+extras <- list(sir_without_restarts = function(...) sir(..., restart_every = Inf))
+chosen <- opt("estimators", "")
+if (nzchar(chosen)) {
+  chosen <- strsplit(chosen, ",", fixed = TRUE)[[1]]
+  estimators <- c(estimators, extras)
+  unknown <- setdiff(chosen, names(estimators))
+  if (length(unknown)) stop("unknown estimators: ", paste(unknown, collapse = ", "))
+  estimators <- estimators[chosen]
+}
 rows <- list()
 for (k in seq_len(nrow(refs))) {
   r <- refs[k, ]
