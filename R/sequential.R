@@ -58,8 +58,8 @@
 #' `sir()`'s robust preset restarts too on a model whose observations are groups (the random
 #' effects of [logistic_regression()], [poisson_regression()] and
 #' [negative_binomial_regression()]), at each doubling of the groups from its first chunk on
-#' (its chunk ends 3, 10, 36, ...; no reference applies, so a restart anneals in SGAIS's chunks
-#' from the prior). Its chunks are then whole groups of rows, and the first ones, importance
+#' (with 40 groups of 50 rows at 3, 10 and 36; no reference applies, so a restart anneals in
+#' SGAIS's chunks from the prior). Its chunks are then whole groups of rows, and the first ones, importance
 #' steps from the prior or near it, leave few particles with weight: on 2,000 Poisson rows in 40
 #' groups it was 13 nats low after the first group and 31 after ten, against SGAIS; later
 #' chunks cost it about 1 more. Measured against Stan with bridge sampling on 2,000 rows in 40

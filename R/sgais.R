@@ -183,9 +183,8 @@ warn_unannealed <- function(model, method, settings, call) {
       "SIR without restarts takes each observation of this model, a group of %.0f rows on",
       "average, in one importance step without annealing; from 20 rows a step its estimates",
       "were measured tens to hundreds of nats off, with standard errors that did not show it.",
-      "Keep `restart_every` finite (the robust preset's default) and every observation",
-      "(`reservoir_size = Inf`), or use `sgais()` or `importance_sampling()`."), mean(rows)),
-      call, "sgais_warning_unreliable")
+      "Keep `restart_every` finite (the robust preset's default), or use `sgais()` or",
+      "`importance_sampling()`."), mean(rows)), call, "sgais_warning_unreliable")
   }
   # with restarts (restart_settings()) the run re-anneals as the clusters show
   if (inherits(model, "sgais_gaussian_mixture") && model$hyper$components >= 3 && !restarts) {
