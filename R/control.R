@@ -260,10 +260,17 @@ check_resample <- function(x, call) {
 
 check_control <- function(control, method, call) {
   if (!inherits(control, "sgais_control") || !identical(control$method, method)) {
-    maker <- c(sgais = "sgais_control()", ais = "ais_control()",
-               nested_sampling = "nested_control()", sir = "sir_control()",
-               sequential = "sequential_control()")[[method]]
-    abort(sprintf("`control` must come from `%s`, not %s.", maker, describe(control)), call)
+    makers <- c(sgais = "sgais_control()", ais = "ais_control()",
+                nested_sampling = "nested_control()", sir = "sir_control()",
+                sequential = "sequential_control()")
+    # another estimator's control is named by its maker, not by the class they share
+    given <- if (inherits(control, "sgais_control") && is.character(control$method) &&
+                 length(control$method) == 1L && control$method %in% names(makers)) {
+      sprintf("`%s`", makers[[control$method]])
+    } else {
+      describe(control)
+    }
+    abort(sprintf("`control` must come from `%s`, not %s.", makers[[method]], given), call)
   }
   control
 }

@@ -108,7 +108,9 @@ test_that("controls print and reject bad presets and settings", {
   expect_error(nested_control(walk_steps = -1), "`walk_steps` must be a whole number >= 0")
   expect_error(sgais_control(integrator = "leapfrog"), "`integrator` must be one of")
   expect_error(ais(small_model(100), control = nested_control()),
-               "`control` must come from `ais_control\\(\\)`")
+               "`control` must come from `ais_control()`, not `nested_control()`.", fixed = TRUE)
+  expect_error(sgais_stream(small_model(100), data.frame(y = 1, x = 1), control = sir_control()),
+               "`control` must come from `sgais_control()`, not `sir_control()`.", fixed = TRUE)
   expect_error(nested_sampling(small_model(100), control = list()),
                "`control` must come from `nested_control\\(\\)`")
 })
