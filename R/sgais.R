@@ -812,9 +812,11 @@ format.sgais_fit <- function(x, ...) {
             if (s$control_variates) ", control variates" else "",
             if (bounded_reservoir(s)) sprintf(", reservoir of %s", format_count(s$reservoir_size)) else "",
             if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
-    sprintf("  annealing: %s chunks, %s steps (at most %s in a chunk)%s, lowest ESS %.2f, final weight ESS %.2f",
-            format_count(nrow(tr)), format_count(round(sum(tr$annealing_steps))),
-            format(max(tr$annealing_steps)),
+    # steps are means over replicates that anneal adaptively: one decimal
+    sprintf("  annealing: %s, %s steps (at most %s in a chunk)%s, lowest ESS %.2f, final weight ESS %.2f",
+            ngettext(nrow(tr), "1 chunk", paste(format_count(nrow(tr)), "chunks")),
+            format_count(round(sum(tr$annealing_steps))),
+            format(round(max(tr$annealing_steps), 1)),
             if (identical(x$annealing, "pilot")) " on a pilot run's schedule" else "",
             min(tr$min_ess), tr$ess[nrow(tr)]),
     format_restarts(tr)

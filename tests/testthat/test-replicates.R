@@ -78,6 +78,9 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
   # each replicate choosing its own steps
   own <- quiet_sgais(model, replicates = 2, schedule = "adaptive", seed = 4)
   expect_identical(own$annealing, "adaptive")
+  # their steps in a chunk are means, printed with one decimal
+  own$trajectory$annealing_steps[1] <- 47 / 3
+  expect_match(format(own), "at most 15.7 in a chunk", fixed = TRUE, all = FALSE)
   expect_null(own$pilot)
   expect_null(own$state$pilot)
   expect_false(identical(own$state$resume[[1]]$lambdas, own$state$resume[[2]]$lambdas))
