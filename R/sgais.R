@@ -812,16 +812,19 @@ format.sgais_fit <- function(x, ...) {
             if (s$control_variates) ", control variates" else "",
             if (bounded_reservoir(s)) sprintf(", reservoir of %s", format_count(s$reservoir_size)) else "",
             if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
-    # steps are means over replicates that anneal adaptively: one decimal
     sprintf("  annealing: %s, %s steps (at most %s in a chunk)%s, lowest ESS %.2f, final weight ESS %.2f",
-            ngettext(nrow(tr), "1 chunk", paste(format_count(nrow(tr)), "chunks")),
-            format_count(round(sum(tr$annealing_steps))),
-            format(round(max(tr$annealing_steps), 1)),
+            format_chunks(nrow(tr)), format_count(round(sum(tr$annealing_steps))),
+            format_steps(max(tr$annealing_steps)),
             if (identical(x$annealing, "pilot")) " on a pilot run's schedule" else "",
             min(tr$min_ess), tr$ess[nrow(tr)]),
     format_restarts(tr)
   )
 }
+
+# "1 chunk", "12 chunks"; and a chunk's annealing steps, a mean over replicates that anneal
+# adaptively, with at most one decimal.
+format_chunks <- function(n) ngettext(n, "1 chunk", paste(format_count(n), "chunks"))
+format_steps <- function(x) format(round(x, 1))
 
 # The line saying where a run restarted (sgais_restart(); NULL without restarts): annealed
 # from the data so far, for SIR and the sequential estimator too (restart_settings()).
@@ -873,9 +876,9 @@ format.summary.sgais_fit <- function(x, ...) {
   c(
     NextMethod(),
     "",
-    sprintf("Annealing: %s chunks, %s steps (mean %.1f, most %s, in the chunk ending at n = %s);",
-            format_count(a[["chunks"]]), format_count(round(a[["steps"]])), a[["mean_steps"]],
-            format(a[["max_steps"]]), format_count(a[["max_steps_at"]])),
+    sprintf("Annealing: %s, %s steps (mean %.1f, most %s, in the chunk ending at n = %s);",
+            format_chunks(a[["chunks"]]), format_count(round(a[["steps"]])), a[["mean_steps"]],
+            format_steps(a[["max_steps"]]), format_count(a[["max_steps_at"]])),
     sprintf("  lowest incremental ESS %.2f, final weight ESS %.2f of %d particles.",
             a[["lowest_ess"]], a[["final_ess"]], as.integer(a[["final_particles"]])),
     "",
