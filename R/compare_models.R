@@ -232,7 +232,7 @@ family_constructor <- function(family, call) {
 # Models compared on the observations they hold must hold the same ones: as many, with the same
 # responses (the digest fits carry, extend_digest()).
 check_same_observations <- function(models, call) {
-  grouped <- any(vapply(models, function(m) !is.null(m$data$unit_rows), logical(1)))
+  grouped <- any(vapply(models, model_of_groups, logical(1)))
   n <- vapply(models, model_rows, numeric(1))
   digests <- vapply(models, function(m) {
     if (model_dropped(m) > 0) return(NA_character_)
@@ -376,7 +376,7 @@ validate_sgais_comparison <- function(x, call = NULL) {
   if (!ok) abort("A comparison must hold at least two named SGAIS fits.", call)
   # models whose observations are groups of rows (R/glm_mixed.R) are compared on the rows seen,
   # where their trajectories meet the others' (the ends of the blocks of data they were given)
-  grouped <- any(vapply(fits, function(f) !is.null(f$model$data$unit_rows), logical(1)))
+  grouped <- any(vapply(fits, function(f) model_of_groups(f$model), logical(1)))
   n <- vapply(fits, function(f) if (grouped) model_rows(f$model) else f$n, numeric(1))
   if (length(unique(n)) != 1L) {
     abort(sprintf("The fits have seen different numbers of %s (%s); they cannot be compared.",

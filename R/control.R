@@ -264,12 +264,8 @@ check_control <- function(control, method, call) {
                 nested_sampling = "nested_control()", sir = "sir_control()",
                 sequential = "sequential_control()")
     # another estimator's control is named by its maker, not by the class they share
-    given <- if (inherits(control, "sgais_control") && is.character(control$method) &&
-                 length(control$method) == 1L && control$method %in% names(makers)) {
-      sprintf("`%s`", makers[[control$method]])
-    } else {
-      describe(control)
-    }
+    given <- if (inherits(control, "sgais_control") && isTRUE(control$method %in% names(makers)))
+      sprintf("`%s`", makers[[control$method]]) else describe(control)
     abort(sprintf("`control` must come from `%s`, not %s.", makers[[method]], given), call)
   }
   control

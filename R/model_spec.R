@@ -177,8 +177,10 @@ data_rows <- function(data) {
 # the earlier rows of a group that a unit repeats as its context).
 model_rows <- function(model) {
   d <- model$data
-  if (is.null(d$unit_rows)) model$n else ncol(d$xt) - sum(d$unit_context)
+  if (!model_of_groups(model)) model$n else ncol(d$xt) - sum(d$unit_context)
 }
+# Whether the model's observations are units of several rows of a group (R/glm_mixed.R).
+model_of_groups <- function(model) !is.null(model$data$unit_rows)
 data_bind <- function(a, b) {
   Map(function(old, new) if (is.matrix(old)) cbind(old, new) else c(old, new), a, b)
 }

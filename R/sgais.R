@@ -574,7 +574,7 @@ restart_ratio <- function(model, settings) {
 # 31 after the first 10, against SGAIS on the same groups; 1 more in the other 30). So it
 # restarts by default (restart_ratio()), and from its first chunk on (restart_base()).
 sir_of_groups <- function(model, settings) {
-  settings$update == "importance" && !is.null(model$data$unit_rows)
+  settings$update == "importance" && model_of_groups(model)
 }
 
 # The base of the grid of periodic restarts (periodic_restart_due()): `chunk_size`, or
