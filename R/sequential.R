@@ -55,17 +55,17 @@
 #' `restarts` column and `print()` say where. Restarts need every observation
 #' (`reservoir_size = Inf`).
 #'
-#' `sir()`'s robust preset restarts too on a model whose observations are groups (the random
-#' effects of [logistic_regression()], [poisson_regression()] and
-#' [negative_binomial_regression()]), at each doubling of the groups from its first chunk on
-#' (with 40 groups of 50 rows at 3, 10 and 36; no reference applies, so a restart anneals in
-#' SGAIS's chunks from the prior). Its chunks are then whole groups of rows, and the first ones, importance
-#' steps from the prior or near it, leave few particles with weight: on 2,000 Poisson rows in 40
-#' groups it was 13 nats low after the first group and 31 after ten, against SGAIS; later
-#' chunks cost it about 1 more. Measured against Stan with bridge sampling on 2,000 rows in 40
-#' groups (`inst/validation/glmm.R`, `glmm-sir-2026-11-28.txt`), without restarts -32.1, -5.6
-#' and -5.0 nats (random-intercept Poisson, two seeds, and negative binomial) and -6.2 (Poisson
-#' random slopes); with them -0.42 to +0.44 on those and the four logistic cases.
+#' `sir()`'s robust preset restarts too on a model whose observations are groups (the random effects
+#' of [logistic_regression()], [poisson_regression()] and [negative_binomial_regression()]), at each
+#' doubling of the groups from its first chunk on (with 40 groups of 50 rows at 3, 10 and 36; no
+#' reference applies, so a restart anneals in SGAIS's chunks from the prior). Its chunks are then
+#' whole groups of rows, and the first ones, importance steps from the prior or near it, leave few
+#' particles with weight: on 2,000 Poisson rows in 40 groups it was 13 nats low after the first
+#' group and 31 after ten, against SGAIS; later chunks cost it about 1 more. Measured against Stan
+#' with bridge sampling on 2,000 rows in 40 groups (`inst/validation/glmm.R`,
+#' `glmm-sir-2026-11-28.txt`), without restarts -32.1, -5.6 and -5.0 nats (random-intercept Poisson,
+#' two seeds, and negative binomial) and -6.2 (Poisson random slopes); with them -0.42 to +0.44 on
+#' those and the four logistic cases.
 #'
 #' Measured on 2,000 points of separated clusters (`inst/validation/mixture-clusters.R`,
 #' `inst/validation/mixture-clusters-others-2026-11-28b.txt`), without restarts SIR was 1.8 to
