@@ -1,25 +1,29 @@
-#' Bayesian linear regression with known or unknown noise
+#' Bayesian linear regression with unknown or known noise
 #'
-#' The paper's first model (Cameron et al. 2019, Appendix B.1): \eqn{y_i = b + x_i^\top w +
-#' e_i}{y = b + x'w + e} with \eqn{e_i \sim N(0, \sigma^2)}{e ~ N(0, noise_sd^2)} of known
-#' `noise_sd`, and independent normal priors on the intercept \eqn{b} and on every weight in
-#' \eqn{w}: by default stated in the data's own units, or the paper's \eqn{N(0, \tau^2)}{N(0,
-#' prior_sd^2)} with `prior = "paper"` (see "Priors"). Its evidence has a closed form
-#' ([exact_log_evidence()]), which makes it the reference for checking estimators.
-#'
-#' With `noise_sd = NULL` the noise variance is unknown and has the conjugate
-#' normal-inverse-gamma prior, with the paper's prior
-#' \deqn{\sigma^2 \sim \mathrm{InvGamma}(a, b), \qquad \theta \mid \sigma^2 \sim N(0, \sigma^2
-#' \tau^2 I),}{sigma^2 ~ InvGamma(shape a, scale b),  theta | sigma^2 ~ N(0, sigma^2 prior_sd^2 I),}
-#' where \eqn{\theta = (b, w)}{theta = (b, w)}: `prior_sd` is then in units of \eqn{\sigma}{sigma}
-#' (the prior sd of a coefficient is `prior_sd` times the noise sd), and `variance_shape` \eqn{a}
-#' and `variance_scale` \eqn{b} (named as in [gaussian_mixture()]) give the prior of
-#' \eqn{\sigma^2}{sigma^2}: with the defaults \eqn{a = b = 1} its mode is 1/2 and its median
-#' about 1.44, with a heavy right tail (no finite mean). The samplers work on
+#' \eqn{y_i = b + x_i^\top w + e_i}{y = b + x'w + e} with \eqn{e_i \sim N(0, \sigma^2)}{e ~
+#' N(0, sigma^2)}. By default the noise variance is unknown (`noise_sd = NULL`) and has the
+#' conjugate normal-inverse-gamma prior
+#' \deqn{\sigma^2 \sim \mathrm{InvGamma}(a, b), \qquad \theta_j \mid \sigma^2 \sim N(m_j,
+#' \sigma^2 s_j^2),}{sigma^2 ~ InvGamma(shape a, scale b),  theta_j | sigma^2 ~ N(m_j, sigma^2
+#' s_j^2),}
+#' where \eqn{\theta = (b, w)}{theta = (b, w)}, so that coefficient priors are in units of
+#' \eqn{\sigma}{sigma}; with the default prior (`"autoscale"`, see "Priors") no Bayes factor
+#' depends on the units of the response or of a covariate. The samplers work on
 #' \eqn{(\theta, \log \sigma^2)}{(theta, log sigma^2)}, the log-variance last (parameter
-#' `log_sigma2`), with the log-Jacobian of the transform in the prior. The evidence still has a
+#' `log_sigma2`), with the log-Jacobian of the transform in the prior, and the evidence has a
 #' closed form, a multivariate Student-t density ([exact_log_evidence()]). The model has class
 #' `sgais_linear_regression_nig` before `sgais_linear_regression`.
+#'
+#' A known noise sd is something you state: `noise_sd = 1` is the paper's model (Cameron et al.
+#' 2019, Appendix B.1; [simulate_linear_regression()] draws its data), with independent normal
+#' priors on \eqn{b} and every weight, and a closed-form evidence too. A known `noise_sd` in
+#' the wrong units decides Bayes factors by itself, which is why it is not the default (versions
+#' before 0.1.0 assumed `noise_sd = 1`).
+#'
+#' With `prior = "paper"` (or `prior_sd` given) and unknown noise the prior is the paper's
+#' \eqn{\theta \mid \sigma^2 \sim N(0, \sigma^2 \tau^2 I)}{theta | sigma^2 ~ N(0, sigma^2
+#' prior_sd^2 I)}, and `variance_shape` \eqn{a} and `variance_scale` \eqn{b} (named as in
+#' [gaussian_mixture()], default 1 and 1) give the prior of \eqn{\sigma^2}{sigma^2}.
 #'
 #' **Priors.** By default (`prior = "autoscale"`) the priors are stated in the data's own units,
 #' so that no Bayes factor depends on the units of a covariate or of the response (kg for
@@ -135,8 +139,9 @@
 #'   weights' column and the rule for missing values apply to the new rows of a continuation too.
 #' @param family glm()'s argument, refused with an error that names the constructor for that
 #'   family (each family is its own constructor here).
-#' @param noise_sd The known standard deviation \eqn{\sigma} of the noise, or `NULL` for an
-#'   unknown noise variance with the normal-inverse-gamma prior (see Details).
+#' @param noise_sd `NULL` (the default): the noise variance is unknown, with the
+#'   normal-inverse-gamma prior (see Details). Or the known standard deviation \eqn{\sigma} of
+#'   the noise, in the response's units (the paper's model: `noise_sd = 1`).
 #' @param prior_sd The paper's prior standard deviation \eqn{\tau} of the intercept and each
 #'   weight (`prior = "paper"`); with `noise_sd = NULL`, in units of the noise sd
 #'   \eqn{\sigma}{sigma}. Giving it selects the paper's prior unless `prior` is given.
@@ -175,24 +180,27 @@
 #'   Student-t errors.
 #' @export
 #' @examples
-#' data <- simulate_linear_regression(500, seed = 1)
-#' model <- linear_regression(y ~ ., data)
-#' model
-#'
-#' # the same model through the matrix interface
-#' linear_regression(x = as.matrix(data[, 1:5]), y = data$y)
-#'
-#' # unknown noise variance: sigma^2 ~ InvGamma(2, 1), coefficients N(0, (3 sigma)^2)
-#' nig <- linear_regression(y ~ ., data, noise_sd = NULL, prior_sd = 3, variance_shape = 2)
-#' nig
-#' exact_log_evidence(nig)
-#'
-#' # priors of your own: the intercept N(20, 10^2), the slopes a mean and sd each
-#' cars <- linear_regression(mpg ~ wt + hp, mtcars, noise_sd = 3,
-#'                           prior = normal_prior(mean = c(-5, 0), sd = c(5, 0.1)),
-#'                           prior_intercept = normal_prior(20, 10))
+#' # unknown noise variance, priors in the data's units: Bayes factors do not depend on them
+#' cars <- linear_regression(mpg ~ wt + hp + qsec, mtcars)
 #' cars
-#' exact_log_evidence(cars)
+#' exact_log_evidence(cars) - exact_log_evidence(linear_regression(mpg ~ wt + hp, mtcars))
+#'
+#' # the paper's model: known noise sd 1, N(0, 1) priors, on its simulated data
+#' data <- simulate_linear_regression(500, seed = 1)
+#' paper <- linear_regression(y ~ ., data, noise_sd = 1, prior = "paper")
+#' exact_log_evidence(paper)
+#' # the same model through the matrix interface
+#' linear_regression(x = as.matrix(data[, 1:5]), y = data$y, noise_sd = 1, prior = "paper")
+#'
+#' # the paper's prior with unknown noise: sigma^2 ~ InvGamma(2, 1), coefficients N(0, (3 sigma)^2)
+#' exact_log_evidence(linear_regression(y ~ ., data, prior_sd = 3, variance_shape = 2))
+#'
+#' # priors of your own, with a known noise sd of 3 mpg: the intercept N(20, 10^2), the slopes a
+#' # mean and sd each
+#' own <- linear_regression(mpg ~ wt + hp, mtcars, noise_sd = 3,
+#'                          prior = normal_prior(mean = c(-5, 0), sd = c(5, 0.1)),
+#'                          prior_intercept = normal_prior(20, 10))
+#' exact_log_evidence(own)
 #'
 #' # a random intercept per group, its sd known: the evidence has a closed form
 #' set.seed(1)
@@ -203,12 +211,12 @@
 #' mixed <- linear_regression(y ~ x + (1 | g), grouped, noise_sd = 0.5, group_sd = 0.7)
 #' exact_log_evidence(mixed)
 #' # both sds unknown, with a half-t prior on the group sd
-#' linear_regression(y ~ x + (1 | g), grouped, noise_sd = NULL, group_sd = half_t_prior(3, 1))
+#' linear_regression(y ~ x + (1 | g), grouped, group_sd = half_t_prior(3, 1))
 #' # and an independent random slope of x
-#' linear_regression(y ~ x + (1 + x || g), grouped, noise_sd = NULL)
+#' linear_regression(y ~ x + (1 + x || g), grouped)
 #' # or a random slope correlated with the intercept, an LKJ(2) prior on their correlation
-#' linear_regression(y ~ x + (1 + x | g), grouped, noise_sd = NULL, group_cor = lkj_prior(2))
-linear_regression <- function(formula = NULL, data = NULL, noise_sd = 1, prior_sd = 1,
+#' linear_regression(y ~ x + (1 + x | g), grouped, group_cor = lkj_prior(2))
+linear_regression <- function(formula = NULL, data = NULL, noise_sd = NULL, prior_sd = 1,
                               x = NULL, y = NULL, variance_shape = 1, variance_scale = 1,
                               prior = NULL, prior_intercept = NULL, group_sd = NULL,
                               group_cor = NULL, weights = NULL, subset = NULL, na.action = NULL,

@@ -17,7 +17,7 @@ seeds <- seq_len(arg("seeds", 1))
 d <- simulate_linear_regression(n, seed = 1)
 x <- cbind(`(Intercept)` = 1, as.matrix(d[, 1:5]), y = d$y)
 p <- 6L
-builtin <- linear_regression(y ~ ., d, prior = "paper")
+builtin <- linear_regression(y ~ ., d, prior = "paper", noise_sd = 1)
 
 calls <- c(log_likelihood = 0, gradient = 0)
 inside <- c(log_likelihood = 0, gradient = 0)

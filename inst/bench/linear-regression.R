@@ -16,7 +16,7 @@ data <- simulate_linear_regression(max(sizes), seed = 2019)
 grid <- expand.grid(preset = c("paper", "robust"), n = sizes, stringsAsFactors = FALSE)
 rows <- lapply(seq_len(nrow(grid)), function(i) {
   n <- grid$n[i]
-  model <- linear_regression(y ~ ., data[seq_len(n), ], prior = "paper")
+  model <- linear_regression(y ~ ., data[seq_len(n), ], prior = "paper", noise_sd = 1)
   fit <- suppressWarnings(sgais(model, control = sgais_control(grid$preset[i]), seed = 1,
                                 progress = FALSE))
   exact <- exact_log_evidence(model)

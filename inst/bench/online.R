@@ -23,7 +23,7 @@ quiet <- function(code) withCallingHandlers(code, warning = function(w) invokeRe
 
 if (any(c(1, 2, 5) %in% parts)) {
   data <- simulate_linear_regression(1e6, seed = 2019)
-  model <- linear_regression(y ~ ., data, prior = "paper")
+  model <- linear_regression(y ~ ., data, prior = "paper", noise_sd = 1)
   exact <- exact_log_evidence(model)
   rm(data)
 }
@@ -81,7 +81,7 @@ if (2 %in% parts) {
 if (3 %in% parts) {
   cat("\n== 3. Streams: seconds for 200,000 rows in blocks of 20,000 ==\n")
   data <- simulate_linear_regression(2e5, seed = 7)
-  model <- linear_regression(y ~ ., head(data), prior = "paper")
+  model <- linear_regression(y ~ ., head(data), prior = "paper", noise_sd = 1)
   file <- tempfile(fileext = ".csv")
   utils::write.csv(data, file, row.names = FALSE)
   from_file <- utils::read.csv(file)  # the values as the file holds them
@@ -100,7 +100,7 @@ if (3 %in% parts) {
   }
   query <- function() DBI::dbSendQuery(con, "SELECT * FROM obs")
   runs <- list(
-    "sgais(), all rows" = time(function() sgais(linear_regression(y ~ ., from_file, prior = "paper"), seed = 1, progress = FALSE)),
+    "sgais(), all rows" = time(function() sgais(linear_regression(y ~ ., from_file, prior = "paper", noise_sd = 1), seed = 1, progress = FALSE)),
     "data frame" = time(function() sgais_stream(model, from_file, block_size = 2e4, seed = 1, progress = FALSE)),
     "CSV file" = time(function() sgais_stream(model, file, block_size = 2e4, seed = 1, progress = FALSE)),
     # sgais_stream() clears the query's result when it has read it all
@@ -171,7 +171,7 @@ if (5 %in% parts) {
       data.frame(x, y = theta[1] + drop(x %*% theta[-1]) + draws[, 6])
     }
   }
-  spec <- linear_regression(y ~ ., simulate_linear_regression(10, seed = 1), prior = "paper")
+  spec <- linear_regression(y ~ ., simulate_linear_regression(10, seed = 1), prior = "paper", noise_sd = 1)
   for (size in c(Inf, 1e4)) {
     before <- sum(gc(reset = TRUE)[, 2L]) # in use before, Mb
     t0 <- proc.time()[["elapsed"]]
@@ -186,7 +186,7 @@ if (5 %in% parts) {
   # against sgais() on the same rows in memory
   data <- rows_of(1e6)(1e6)
   t0 <- proc.time()[["elapsed"]]
-  fit <- quiet(sgais(linear_regression(y ~ ., data, prior = "paper"), seed = 1, progress = FALSE))
+  fit <- quiet(sgais(linear_regression(y ~ ., data, prior = "paper", noise_sd = 1), seed = 1, progress = FALSE))
   cat(sprintf("  sgais() on the same 10^6 rows in memory: %.0f s, error %+.2f nats\n",
               proc.time()[["elapsed"]] - t0, fit$log_evidence - exact))
 }

@@ -9,7 +9,7 @@ paper_builders <- function(largest, seed) {
       if (is.null(linear) || nrow(linear) < n) {
         linear <<- simulate_linear_regression(max(n, largest), seed = seed)
       }
-      linear_regression(y ~ ., linear[seq_len(n), ], prior = "paper")
+      linear_regression(y ~ ., linear[seq_len(n), ], prior = "paper", noise_sd = 1)
     },
     softmax = local({
       data <- simulate_softmax_regression(largest, dim = 10, classes = 4, seed = seed)

@@ -45,7 +45,7 @@ methods <- list(
 
 rows <- list()
 for (n in sizes) {
-  model <- linear_regression(y ~ ., simulate_linear_regression(n, seed = seed), prior = "paper")
+  model <- linear_regression(y ~ ., simulate_linear_regression(n, seed = seed), prior = "paper", noise_sd = 1)
   exact <- exact_log_evidence(model)
   for (m in names(methods)) {
     r <- run_one(m, methods[[m]], model, exact)
@@ -54,7 +54,7 @@ for (n in sizes) {
   }
 }
 if (identical(Sys.getenv("SGAIS_BENCH_NS_1E6"), "true")) {
-  model <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = seed), prior = "paper")
+  model <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = seed), prior = "paper", noise_sd = 1)
   exact <- exact_log_evidence(model)
   for (m in c("SGAIS", "NS")) rows[[length(rows) + 1L]] <- run_one(m, methods[[m]], model, exact)
 }

@@ -47,7 +47,7 @@ if (nzchar(opt("worker", ""))) {
   quiet <- function(expr) suppressWarnings(expr)
   out <- switch(task,
     paper = , robust = {
-      m <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = 1), prior = "paper")
+      m <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = 1), prior = "paper", noise_sd = 1)
       control <- if (task == "paper") sgais_control("paper") else sgais_control()
       r <- cpu(quiet(sgais(m, control = control, seed = seed, progress = FALSE)))
       tr <- r$value$trajectory
@@ -74,7 +74,7 @@ if (nzchar(opt("worker", ""))) {
     },
     ais = , ns = , sgais_threads = , sgais_threads_paper = {
       n <- switch(task, ais = 1e5, ns = 2e5, 1e6)
-      m <- linear_regression(y ~ ., simulate_linear_regression(n, seed = 1), prior = "paper")
+      m <- linear_regression(y ~ ., simulate_linear_regression(n, seed = 1), prior = "paper", noise_sd = 1)
       r <- cpu(quiet(switch(task,
         ais = ais(m, control = ais_control("paper"), seed = seed, progress = FALSE),
         ns = nested_sampling(m, live_points = 25, seed = seed, progress = FALSE),
@@ -104,7 +104,7 @@ if (nzchar(opt("worker", ""))) {
     interrupt_sgais = , interrupt_ais = {
       # a run far longer than the wait before the driver's SIGINT: when did the interrupt arrive?
       m <- linear_regression(y ~ ., simulate_linear_regression(if (task == "interrupt_ais") 1e5 else 2e4,
-                                                                seed = 1), prior = "paper")
+                                                                seed = 1), prior = "paper", noise_sd = 1)
       writeLines("ready", paste0(opt("out", ""), ".ready"))
       caught <- tryCatch({
         if (task == "interrupt_ais") ais(m, particles = 1000, seed = seed, progress = FALSE)
@@ -114,7 +114,7 @@ if (nzchar(opt("worker", ""))) {
       list(caught = caught)
     },
     accuracy = {
-      m <- linear_regression(y ~ ., simulate_linear_regression(1e5, seed = 1), prior = "paper")
+      m <- linear_regression(y ~ ., simulate_linear_regression(1e5, seed = 1), prior = "paper", noise_sd = 1)
       r <- quiet(sgais(m, control = sgais_control("paper"), seed = seed, progress = FALSE))
       list(error = log_evidence(r) - exact_log_evidence(m))
     },

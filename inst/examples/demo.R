@@ -8,7 +8,7 @@ n <- if (length(args) >= 1L) as.numeric(args[1]) else 1e5
 png_file <- if (length(args) >= 2L) args[2] else "sgais-demo.png"
 
 data <- simulate_linear_regression(n, seed = 2019)
-model <- linear_regression(y ~ ., data)
+model <- linear_regression(y ~ ., data, noise_sd = 1)
 print(model)
 cat("\n")
 fit <- sgais(model, seed = 1)

@@ -193,7 +193,7 @@ data_for <- local({
 })
 build_model <- function(model, data) {
   switch(model,
-    linear = linear_regression(y ~ ., data, prior = "paper"),
+    linear = linear_regression(y ~ ., data, prior = "paper", noise_sd = 1),
     softmax = softmax_regression(y ~ ., data, prior = "paper"),
     mixture = gaussian_mixture(data, components = 5)
   )
@@ -352,7 +352,7 @@ collect <- function(out) {
     lin <- acc$model == "linear"
     if (any(lin)) {
       nmax <- max(acc$n[lin])
-      z <- exact_log_evidence(linear_regression(y ~ ., data_for("linear", nmax), prior = "paper"),
+      z <- exact_log_evidence(linear_regression(y ~ ., data_for("linear", nmax), prior = "paper", noise_sd = 1),
                               n = sort(unique(acc$n[lin])))
       acc$exact[lin] <- z[match(acc$n[lin], sort(unique(acc$n[lin])))]
     }

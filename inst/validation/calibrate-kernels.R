@@ -15,7 +15,7 @@ for (a in args) {
   if (startsWith(a, "--only=")) only <- sub("--only=", "", a)
 }
 suppressPackageStartupMessages(library(sgais))
-model <- linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3), prior = "paper")
+model <- linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3), prior = "paper", noise_sd = 1)
 exact <- exact_log_evidence(model)
 runs <- list(
   "SGAIS sghmc" = function(s) sgais(model, seed = s, progress = FALSE),

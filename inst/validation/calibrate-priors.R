@@ -31,9 +31,9 @@ for (name in names(models)) {
 # the prior sd of the paper's linear regression (500 observations, 3 covariates) is doubled or
 # halved, by reweighting SGAIS's particles (4 replicates), against the exact change; seeds 1-8.
 data <- simulate_linear_regression(500, dim = 3, seed = 9)
-model <- linear_regression(y ~ ., data, prior = "paper")
+model <- linear_regression(y ~ ., data, prior = "paper", noise_sd = 1)
 exact <- vapply(c(0.5, 1, 2), function(k) {
-  exact_log_evidence(linear_regression(y ~ ., data, prior_sd = k))
+  exact_log_evidence(linear_regression(y ~ ., data, prior_sd = k, noise_sd = 1))
 }, numeric(1))
 err <- t(vapply(1:8, function(s) {
   fit <- suppressWarnings(sgais(model, replicates = 4, seed = s, progress = FALSE))

@@ -9,7 +9,7 @@ hostile_fixtures <- function() {
   env <- new.env(parent = asNamespace("sgais"))
   local(envir = env, {
     d <- simulate_linear_regression(300, seed = 1)
-    m <- linear_regression(y ~ ., d)
+    m <- linear_regression(y ~ ., d, noise_sd = 1)
     m_nig <- linear_regression(y ~ ., d, noise_sd = NULL)
     m_rob <- robust_regression(y ~ ., d)
     dg <- d
@@ -70,7 +70,7 @@ hostile_fixtures <- function() {
     # a grouping column, for random intercepts
     d_groups <- d_priors
     d_groups$g <- rep(letters[1:6], 10)
-    m_mixed <- linear_regression(y ~ x1 + (1 | g), d_groups)
+    m_mixed <- linear_regression(y ~ x1 + (1 | g), d_groups, noise_sd = 1)
     f_mixed <- sgais(m_mixed, seed = 1, progress = FALSE)
   })
   env
@@ -233,39 +233,43 @@ hostile_table <- function() {
   # ---- model constructors
   add(hostile_values(linear_regression(y ~ ., d, noise_sd = .bad), "noise_sd",
                      list(-1, 0, NA, "a", c(1, 2), Inf, 1e-200, 1e200)))
-  add(hostile_values(linear_regression(y ~ ., d, prior_sd = .bad), "prior_sd",
+  add(hostile_values(linear_regression(y ~ ., d, prior_sd = .bad, noise_sd = 1), "prior_sd",
                      list(-1, 0, NA, "a", c(1, 2), Inf, 1e-200, 1e200)))
   add(hostile_values(linear_regression(y ~ ., d, noise_sd = NULL, variance_shape = .bad),
                      "variance_shape", list(-1, 0, NA, "a", Inf, 1e300)))
   add(hostile_values(linear_regression(y ~ ., d, noise_sd = NULL, variance_scale = .bad),
                      "variance_scale", list(-1, 0, NA, "a", Inf, 1e300)))
-  add(hostile_values(linear_regression(.bad, d), "`formula`",
+  add(hostile_values(linear_regression(.bad, d, noise_sd = 1), "`formula`",
                      list(NULL, "y ~ x1", 1, quote(~ x1))))
-  add(hostile_values(linear_regression(y ~ x1, .bad), "`data`",
+  add(hostile_values(linear_regression(y ~ x1, .bad, noise_sd = 1), "`data`",
                      list(NULL, 1, "d", quote(d[0, ]), quote(as.matrix(d)))))
-  one(linear_regression(cbind(y, x1) ~ x2, d), "response")
+  one(linear_regression(cbind(y, x1) ~ x2, d, noise_sd = 1), "response")
   # random intercepts: what the model cannot represent is refused, naming it
-  add(hostile_values(linear_regression(y ~ x1 + (1 | g), d_groups, group_sd = .bad), "group_sd",
+  add(hostile_values(linear_regression(y ~ x1 + (1 | g), d_groups, group_sd = .bad,
+                                       noise_sd = 1), "group_sd",
                      list(-1, 0, NA, "a", Inf, 1e-200, quote(normal_prior(sd = 1:2)),
                           quote(c(half_normal_prior(dim = 1), half_normal_prior())))))
-  one(linear_regression(y ~ x1 + (1 + x2 | g), d_groups), "`x2`.*fixed effects",
+  one(linear_regression(y ~ x1 + (1 + x2 | g), d_groups, noise_sd = 1), "`x2`.*fixed effects",
       class = "sgais_error_random_effects")
   # correlated effects: the correlation's prior or known matrix, named when wrong
-  add(hostile_values(linear_regression(y ~ x1 + (1 + x1 | g), d_groups, group_cor = .bad),
+  add(hostile_values(linear_regression(y ~ x1 + (1 + x1 | g), d_groups, group_cor = .bad,
+                                       noise_sd = 1),
                      "group_cor", list(1, "a", quote(diag(3)), quote(matrix(c(1, 2, 2, 1), 2)),
                                        quote(matrix(c(1, 1, 1, 1), 2)), quote(half_normal_prior()),
                                        quote(matrix(c(1, NA, NA, 1), 2)))))
   add(hostile_values(lkj_prior(.bad), "eta", list(-1, 0, NA, "a", Inf, c(1, 2))))
   add(hostile_values(lkj_prior(1, dim = .bad), "dim", list(0, 2, 4, -1, NA, 1.5)))
-  one(linear_regression(y ~ x1 + (1 + x1 || g), d_groups, group_cor = lkj_prior()), "`group_cor`",
+  one(linear_regression(y ~ x1 + (1 + x1 || g), d_groups, group_cor = lkj_prior(),
+                        noise_sd = 1), "`group_cor`",
       class = "sgais_error_random_effects")
-  one(linear_regression(y ~ x1 + (1 | g) + (1 | cl), d_groups), "2 random-effect terms",
+  one(linear_regression(y ~ x1 + (1 | g) + (1 | cl), d_groups,
+                        noise_sd = 1), "2 random-effect terms",
       class = "sgais_error_random_effects")
-  one(linear_regression(y ~ x1 + (1 | g:cl), d_groups), "one column",
+  one(linear_regression(y ~ x1 + (1 | g:cl), d_groups, noise_sd = 1), "one column",
       class = "sgais_error_random_effects")
-  one(linear_regression(y ~ x1 + (1 | nowhere), d_groups), "`nowhere`",
+  one(linear_regression(y ~ x1 + (1 | nowhere), d_groups, noise_sd = 1), "`nowhere`",
       class = "sgais_error_missing_column")
-  one(linear_regression(y ~ x1, d_groups, group_sd = 1), "`group_sd`",
+  one(linear_regression(y ~ x1, d_groups, group_sd = 1, noise_sd = 1), "`group_sd`",
       class = "sgais_error_random_effects")
   # random effects in a GLM: more than 3, several factors and bad sds are refused
   one(logistic_regression(b ~ x1 + x2 + y + (1 + x1 + x2 + y | g), d_groups), "at most 3",
@@ -282,27 +286,29 @@ hostile_table <- function() {
       class = "sgais_error_non_finite")
   one(sgais(logistic_regression(b ~ x1 + (1 | g), d_groups), reservoir_size = 5000,
             progress = FALSE), "`reservoir_size`", class = "sgais_error_reservoir")
-  one(linear_regression(y ~ x1 + (1 | g), transform(d_groups, g = replace(g, 3, NA))), "row 3",
+  one(linear_regression(y ~ x1 + (1 | g), transform(d_groups, g = replace(g, 3, NA)),
+                        noise_sd = 1), "row 3",
       class = "sgais_error_non_finite")
   one(sgais(f_mixed, d_groups[, c("x1", "y")]), "`g`", class = "sgais_error_missing_column")
   one(sgais(m_mixed, reservoir_size = 5000), "`reservoir_size`", class = "sgais_error_reservoir")
-  one(exact_log_evidence(linear_regression(y ~ x1 + (1 | g), d_groups, prior = cauchy_prior())),
+  one(exact_log_evidence(linear_regression(y ~ x1 + (1 | g), d_groups, prior = cauchy_prior(),
+                                           noise_sd = 1)),
       "no closed form", class = "sgais_error_no_closed_form")
   one(linear_regression(y ~ x1 + (1 | g), d_groups, prior = g_prior()), "random effects",
       class = "sgais_error_prior")
-  one(linear_regression(y ~ x1 + offset(100 * x2), d), "offset")
+  one(linear_regression(y ~ x1 + offset(100 * x2), d, noise_sd = 1), "offset")
   one(robust_regression(y ~ x1 + offset(x2), d), "offset")
   one(logistic_regression(b ~ x1 + offset(x2), dg), "offset")
   one(softmax_regression(y ~ x1 + offset(x2), ds), "offset")
-  one(linear_regression(q ~ x1, d), "`q`")
-  one(linear_regression(y ~ x1 + nowhere, d), "`nowhere`")
-  one(linear_regression(y ~ x1 + pi, d), "`pi`")
-  one(linear_regression(y ~ x1, transform(d, x1 = NA)), "x1")
-  one(linear_regression(y ~ x1, transform(d, y = Inf)), "response")
-  one(linear_regression(y ~ x1, transform(d, y = as.character(y))), "`y`")
-  one(linear_regression(x = as.matrix(d[2:3]), y = d$y[1:10]), "`y`")
-  one(linear_regression(x = "a", y = d$y), "`x`")
-  one(linear_regression(y ~ x1, d, x = as.matrix(d[2:3])), "not both")
+  one(linear_regression(q ~ x1, d, noise_sd = 1), "`q`")
+  one(linear_regression(y ~ x1 + nowhere, d, noise_sd = 1), "`nowhere`")
+  one(linear_regression(y ~ x1 + pi, d, noise_sd = 1), "`pi`")
+  one(linear_regression(y ~ x1, transform(d, x1 = NA), noise_sd = 1), "x1")
+  one(linear_regression(y ~ x1, transform(d, y = Inf), noise_sd = 1), "response")
+  one(linear_regression(y ~ x1, transform(d, y = as.character(y)), noise_sd = 1), "`y`")
+  one(linear_regression(x = as.matrix(d[2:3]), y = d$y[1:10], noise_sd = 1), "`y`")
+  one(linear_regression(x = "a", y = d$y, noise_sd = 1), "`x`")
+  one(linear_regression(y ~ x1, d, x = as.matrix(d[2:3]), noise_sd = 1), "not both")
   add(hostile_values(robust_regression(y ~ ., d, df = .bad), "`df`", list(-1, 0, NA, "a", c(1, 2))))
   add(hostile_values(robust_regression(y ~ ., d, scale_prior = .bad), "`scale_prior`",
                      list(-1, 0, NA, "a", c(1, 2))))
@@ -392,14 +398,16 @@ hostile_table <- function() {
   one(compare_models(list(a = y ~ x1, b = y ~ x2), d), "`family`", class = "sgais_error_family")
   one(compare_models(list(a = m, b = linear_regression(y ~ ., d[1:10, ]))), "`data`",
       class = "sgais_error_data_mismatch")
-  add(hostile_values(linear_regression(y ~ x1 + x2, d_priors, prior = .bad), "`prior`",
+  add(hostile_values(linear_regression(y ~ x1 + x2, d_priors, prior = .bad,
+                                       noise_sd = 1), "`prior`",
                      list("auto", NA_character_, c("autoscale", "autoscale"), ""),
                      class = "sgais_error_prior"))
-  one(linear_regression(y ~ x1 + x2, transform(d_priors, x2 = 3)), "`x2` has none",
+  one(linear_regression(y ~ x1 + x2, transform(d_priors, x2 = 3), noise_sd = 1), "`x2` has none",
       class = "sgais_error_prior")
   one(logistic_regression(b ~ x1 + x2, transform(d_priors, x2 = 0), prior = "autoscale"), "`x2`",
       class = "sgais_error_prior")
-  one(linear_regression(y ~ x1 - 1, d_priors, prior_intercept = normal_prior()), "`prior_intercept`",
+  one(linear_regression(y ~ x1 - 1, d_priors, prior_intercept = normal_prior(),
+                        noise_sd = 1), "`prior_intercept`",
       class = "sgais_error_prior")
   one(linear_regression(y ~ x1, d_priors, noise_sd = NULL, prior = student_t_prior()), "`prior`",
       class = "sgais_error_prior")
@@ -525,7 +533,8 @@ hostile_table <- function() {
                      list(NULL, 1, list(), quote(list(m)), quote(list(a = m, a = m)))))
   add(hostile_values(compare_models(list(a = f_sg, b = f_sg), prior = .bad), "`prior`",
                      list(-1, c(1, 2, 3), "a", c(0, 0))))
-  one(compare_models(list(a = f_sg, b = sgais(linear_regression(y ~ ., more), seed = 1, progress = FALSE))),
+  one(compare_models(list(a = f_sg, b = sgais(linear_regression(y ~ ., more,
+                                                                noise_sd = 1), seed = 1, progress = FALSE))),
       "observations")
   add(hostile_values(plot_evidence(.bad), "", list(1, "a", quote(m))))
   add(hostile_values(evidence_data(a = f_sg, exact = .bad), "`exact`", list(NA, "a", 1)))
@@ -541,12 +550,12 @@ hostile_table <- function() {
   one(ais(m, particles = 10, target_ess = 10, progress = FALSE), "`target_ess`")
   # data far outside what the prior allows (y scaled by 1e6): refused before minutes of work
   for (est in estimators) {
-    add(list(call_case(est, list(quote(linear_regression(y ~ ., y_scaled)), seed = 1),
+    add(list(call_case(est, list(quote(linear_regression(y ~ ., y_scaled, noise_sd = 1)), seed = 1),
                        "prior standard", class = "sgais_error_prior_conflict")))
   }
   # hard but well-posed data: a result, and a right one (checked against the exact evidence)
   for (est in c("sgais", "ais", "nested_sampling")) {
-    add(list(result_case(est, quote(linear_regression(y ~ ., x_scaled)))))
+    add(list(result_case(est, quote(linear_regression(y ~ ., x_scaled, noise_sd = 1)))))
     # nested sampling shrinks onto 1,000 identical points for 17 s: the validation tier runs it
     add(list(result_case(est, quote(gaussian_mixture(same_points, components = 1)),
                          slow = est == "nested_sampling")))
@@ -557,7 +566,8 @@ hostile_table <- function() {
       "effective sample size", class = "sgais_warning_low_ess", expect = "warning")
   # the inputs of issue 44: code in saved fits and formulas, files, stray and repeated
   # arguments, column classes, requests too large to finish
-  one(linear_regression(y ~ system(x1), d), "calls `system`", class = "sgais_error_formula_function")
+  one(linear_regression(y ~ system(x1), d,
+                        noise_sd = 1), "calls `system`", class = "sgais_error_formula_function")
   one(sgais(corrupt_in(f_sg, "model", "spec", within(f_sg$model$spec, {
         attr(terms, "predvars") <- quote(list(y, file.create("x"), x2, x3, x4, x5))
       })), more, progress = FALSE), "calls `file.create`", class = "sgais_error_formula_function")
@@ -583,21 +593,25 @@ hostile_table <- function() {
   one(sgais(gaussian_mixture(matrix(1:2000 / 7, 2, 1000), components = 1), progress = FALSE),
       "preconditioner", class = "sgais_error_too_large")
   if (requireNamespace("bit64", quietly = TRUE)) {
-    one(linear_regression(y ~ x1, transform(d, x1 = bit64::as.integer64(2)^60)), "beyond 2\\^53",
+    one(linear_regression(y ~ x1, transform(d, x1 = bit64::as.integer64(2)^60),
+                          noise_sd = 1), "beyond 2\\^53",
         class = "sgais_error_column_type")
   }
-  one(linear_regression(y ~ x1, structure(transform(d, x1 = structure(x1, class = "units")))),
+  one(linear_regression(y ~ x1, structure(transform(d, x1 = structure(x1, class = "units"))),
+                        noise_sd = 1),
       "physical units", class = "sgais_error_column_type")
-  one(linear_regression(y ~ x1, d, family = stats::binomial()), "logistic_regression",
+  one(linear_regression(y ~ x1, d, family = stats::binomial(), noise_sd = 1), "logistic_regression",
       class = "sgais_error_family")
-  one(linear_regression(y ~ x1, d, weights = d$x1), "`weights` must name a column",
+  one(linear_regression(y ~ x1, d, weights = d$x1, noise_sd = 1), "`weights` must name a column",
       class = "sgais_error_argument")
-  one(linear_regression(y ~ x1, transform(d, w = -1), weights = w), "whole numbers >= 0",
+  one(linear_regression(y ~ x1, transform(d, w = -1), weights = w,
+                        noise_sd = 1), "whole numbers >= 0",
       class = "sgais_error_weights")
   one(logistic_regression(b ~ x1, dg, na.action = mean), "`na.action`",
       class = "sgais_error_argument")
   # covariates too badly scaled for a fixed prior: refused, not estimated as -1e29 nats
-  one(sgais(linear_regression(y ~ x1, transform(d, x1 = 2^52 + round(x1 * 1000)), prior = "paper"),
+  one(sgais(linear_regression(y ~ x1, transform(d, x1 = 2^52 + round(x1 * 1000)), prior = "paper",
+                              noise_sd = 1),
             progress = FALSE), "too badly scaled", class = "sgais_error_ill_conditioned")
   one(ais(logistic_regression(b ~ x1, transform(dg, x1 = replace(x1, 1, 1e100)), prior = "paper"),
           progress = FALSE), "too badly scaled", class = "sgais_error_ill_conditioned")

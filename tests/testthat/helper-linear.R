@@ -10,8 +10,10 @@ dense_log_evidence <- function(a, y, noise_sd = 1, prior_sd = 1, prior_mean = 0)
   -0.5 * (length(y) * log(2 * pi) + ld + drop(crossprod(r, solve(s, r))))
 }
 
-small_model <- function(n = 1000, seed = 3, ...) {
-  linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(n, seed = seed), ...)
+# The paper's model (known noise sd 1 unless given, N(0, 1) priors) on its simulated data.
+small_model <- function(n = 1000, seed = 3, noise_sd = 1, ...) {
+  linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(n, seed = seed),
+                    noise_sd = noise_sd, ...)
 }
 
 quiet_sgais <- function(model, ...) quietly(sgais(model, progress = FALSE, ...))

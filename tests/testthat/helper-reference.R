@@ -6,7 +6,7 @@ reference_model <- function(n, seed = 1) {
   key <- paste(n, seed)
   if (is.null(reference_models[[key]])) {
     data <- simulate_linear_regression(n, seed = seed)
-    reference_models[[key]] <- linear_regression(y ~ ., prior = "paper", data = data)
+    reference_models[[key]] <- linear_regression(y ~ ., prior = "paper", data = data, noise_sd = 1)
   }
   reference_models[[key]]
 }

@@ -2,9 +2,9 @@ comparison_data <- function(n) simulate_linear_regression(n, seed = 21)
 
 comparison_models <- function(d) {
   list(
-    all = linear_regression(y ~ ., prior = "paper", data = d),
-    two = linear_regression(y ~ x1 + x2, prior = "paper", data = d),
-    none = linear_regression(y ~ 1, prior = "paper", data = d)
+    all = linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1),
+    two = linear_regression(y ~ x1 + x2, prior = "paper", data = d, noise_sd = 1),
+    none = linear_regression(y ~ 1, prior = "paper", data = d, noise_sd = 1)
   )
 }
 
@@ -15,11 +15,12 @@ test_that("compare_models() gives evidence, Bayes factors and probabilities alon
   expect_s3_class(cmp, "sgais_comparison")
   tr <- as.data.frame(cmp)
   expect_named(tr, c("model", "n", "log_evidence", "log_evidence_se", "log_bayes_factor",
-                     "probability"))
+                     "probability", "method"))
   expect_identical(levels(tr$model), c("all", "two", "none"))
   expect_identical(unique(tr$n), c(500L, 1000L, 1500L, 1600L))
   # each model's trajectory is its own fit of all the data
-  alone <- quietly(sgais(linear_regression(y ~ x1 + x2, prior = "paper", data = d), seed = 3, progress = FALSE))
+  alone <- quietly(sgais(linear_regression(y ~ x1 + x2, prior = "paper", data = d,
+                                           noise_sd = 1), seed = 3, progress = FALSE))
   expect_identical(tr$log_evidence[tr$model == "two"], alone$trajectory$log_evidence)
   # probabilities sum to one at every n; the best model's log Bayes factor is 0
   expect_equal(as.vector(tapply(tr$probability, tr$n, sum)), rep(1, 4))
@@ -97,7 +98,8 @@ test_that("fits made separately compare when they are fits of the same observati
   fits <- lapply(comparison_models(d), function(model) quietly(sgais(model, seed = 6, progress = FALSE)))
   expect_identical(quietly(compare_models(fits))$trajectory, cmp$trajectory)
   # the digest identifies the responses, whatever pieces they came in
-  piece <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:777, ]), seed = 6, progress = FALSE))
+  piece <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:777, ],
+                                           noise_sd = 1), seed = 6, progress = FALSE))
   piece <- quietly(sgais(piece, d[778:1200, ], progress = FALSE))
   expect_identical(piece$data_digest, fits$all$data_digest)
   expect_match(fits$all$data_digest, "^[0-9a-f]{16}$")
@@ -108,7 +110,8 @@ test_that("fits made separately compare when they are fits of the same observati
   # same number of observations, other responses: refused
   other <- d
   other$y[5] <- other$y[5] + 1
-  fits$none <- quietly(sgais(linear_regression(y ~ 1, prior = "paper", data = other), seed = 6, progress = FALSE))
+  fits$none <- quietly(sgais(linear_regression(y ~ 1, prior = "paper", data = other,
+                                               noise_sd = 1), seed = 6, progress = FALSE))
   expect_error(compare_models(fits), "not of the same observations",
                class = "sgais_error_data_mismatch")
   expect_error(compare_models(list(a = fits$all, b = m$two)), "all models or all fits",
@@ -137,7 +140,8 @@ test_that("compare_models() checks its arguments", {
   expect_error(compare_models(list(a = m$all, b = 1), d), "`models\\$b` must be an sgais model or a fit",
                class = "sgais_error")
   # without data, the models must hold the same observations
-  expect_error(compare_models(list(a = m$all, b = linear_regression(y ~ ., prior = "paper", data = d[1:100, ]))),
+  expect_error(compare_models(list(a = m$all, b = linear_regression(y ~ ., prior = "paper", data = d[1:100, ],
+                                                                    noise_sd = 1))),
                "`data` is missing, and the models do not hold the same observations",
                class = "sgais_error_data_mismatch")
   expect_error(compare_models(m, block_size = 10), "`block_size` is for `data`", class = "sgais_error")
@@ -194,8 +198,10 @@ test_that("models compare on the observations they hold, those written in R too"
   narrow <- r_linear_regression(d)
   cmp <- quietly(compare_models(list(wide = wide, narrow = narrow), seed = 11, progress = FALSE))
   expect_s3_class(cmp, "sgais_comparison")
-  exact <- c(wide = exact_log_evidence(linear_regression(y ~ ., prior = "paper", data = d, prior_sd = 10)),
-             narrow = exact_log_evidence(linear_regression(y ~ ., prior = "paper", data = d)))
+  exact <- c(wide = exact_log_evidence(linear_regression(y ~ ., prior = "paper", data = d, prior_sd = 10,
+                                                         noise_sd = 1)),
+             narrow = exact_log_evidence(linear_regression(y ~ ., prior = "paper", data = d,
+                                                           noise_sd = 1)))
   error <- vapply(cmp$fits, log_evidence, 0) - exact[names(cmp$fits)]
   # single runs, seeds 1-8: error mean +0.32 (sd 0.21) with the wide prior, +0.11 (sd 0.25)
   # with the narrow one; seed 11 within the mean +/- 4 sd

@@ -40,7 +40,7 @@ test_that("a model compiled in C through the API equals the same model in R and 
   compiled <- sgaisexample::example_linear_regression(x, d$y, noise_sd = 1)
   expect_s3_class(compiled, c("sgais_compiled_model", "sgais_model"))
   expect_output(print(compiled), "compiled model class \"sgaisexample_linear_regression\"")
-  builtin <- linear_regression(y ~ ., prior = "paper", data = d)
+  builtin <- linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1)
   in_r <- r_linear_regression(d)
   theta <- rnorm(6)
   expect_equal(sgais:::model_evaluate(compiled, theta), sgais:::model_evaluate(builtin, theta),

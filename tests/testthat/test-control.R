@@ -3,7 +3,8 @@ test_that("the paper presets reproduce their reference runs, bit for bit", {
   # random numbers moved to the keyed streams of src/rng.h (issue 12; the same runs before that
   # reproduced the package before presets existed, commit 6bf3f2c), printed with 17 significant
   # digits. Any change here changes what the paper preset computes: say why in the commit.
-  lin <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(3000, seed = 1))
+  lin <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(3000, seed = 1),
+                           noise_sd = 1)
   soft <- softmax_regression(y ~ ., prior = "paper", data = simulate_softmax_regression(600, seed = 2))
   mix <- gaussian_mixture(simulate_gaussian_mixture(600, components = 3, seed = 3), components = 3)
   same <- function(fit, log_z, particle_sum, gradients) {
@@ -26,7 +27,7 @@ test_that("the paper presets reproduce their reference runs, bit for bit", {
 test_that("the default presets reproduce their reference runs, bit for bit", {
   # Pinned before the C core was split into core and glue layers (issue 43, from commit
   # b1b562e): moving code between files must not change what the defaults compute.
-  lin <- linear_regression(y ~ ., data = simulate_linear_regression(2500, seed = 11))
+  lin <- linear_regression(y ~ ., data = simulate_linear_regression(2500, seed = 11), noise_sd = 1)
   logi <- logistic_regression(am ~ wt + hp, data = mtcars)
   mix <- gaussian_mixture(simulate_gaussian_mixture(2500, components = 3, seed = 13), components = 3)
   same <- function(fit, log_z, particle_sum, gradients) {

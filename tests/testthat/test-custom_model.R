@@ -1,7 +1,7 @@
 test_that("a model written in R equals the built-in C model: values, gradients, prior", {
   test_tags("memcheck")
   d <- simulate_linear_regression(300, seed = 2)
-  builtin <- linear_regression(y ~ ., prior = "paper", data = d)
+  builtin <- linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1)
   custom <- r_linear_regression(d)
   expect_s3_class(custom, c("sgais_custom_model", "sgais_model"))
   expect_equal(custom$parameter_names, builtin$parameter_names)
@@ -24,7 +24,7 @@ test_that("a model written in R equals the built-in C model: values, gradients, 
 
 test_that("every estimator gives the built-in model's fit, up to rounding, with the same seed", {
   d <- simulate_linear_regression(1000, seed = 3)
-  builtin <- linear_regression(y ~ ., prior = "paper", data = d)
+  builtin <- linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1)
   custom <- r_linear_regression(d)
   # the same RNG use; only the order of floating-point sums differs (BLAS in R, a loop in C),
   # so the fits agree to rounding amplified by the run, not bit for bit
@@ -117,7 +117,8 @@ test_that("functions stored in a saved fit are not run until the model is given 
                                          data = d, parameter_names = "m", prior = normal_prior(sd = 5)))
   expect_error(reattach_functions(back, other), class = "sgais_error_data_mismatch")
   expect_error(reattach_functions(back, readRDS(path)$model), "this session")
-  expect_error(reattach_functions(sgais(linear_regression(y ~ 1, d), seed = 1, progress = FALSE),
+  expect_error(reattach_functions(sgais(linear_regression(y ~ 1, d,
+                                                          noise_sd = 1), seed = 1, progress = FALSE),
                                   honest(d)), "holds no R functions")
 })
 
@@ -187,7 +188,8 @@ test_that("without a gradient, numerical gradients are used, with a warning", {
   check <- check_gradients(model, seed = 1)
   # central differences with h = 1e-5: truncation ~ h^2 f''' and rounding ~ 1e-16 |f| / h
   expect_lt(max(check$rel_error), 1e-5)
-  exact <- sgais:::model_evaluate(linear_regression(y ~ ., prior = "paper", data = d), rep(0.3, 6))
+  exact <- sgais:::model_evaluate(linear_regression(y ~ ., prior = "paper", data = d,
+                                                    noise_sd = 1), rep(0.3, 6))
   expect_equal(sgais:::model_evaluate(model, rep(0.3, 6))$grad_log_lik, exact$grad_log_lik,
                tolerance = 1e-7)
 })

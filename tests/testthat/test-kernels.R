@@ -5,7 +5,8 @@
 # (integrator "euler") -0.53, 0.40; austerity -1.25, 0.33 (the t-test's tolerance 0.05 lets some
 # decisions go wrong, and the random walk mixes slowly); confidence -0.04, 0.13.
 # Each bound is about |mean| + 4 sd; the tests run seeds 11 and 12.
-kernel_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3))
+kernel_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3),
+                                             noise_sd = 1)
 
 # SGAIS with `kernel` on `model`: the same seed gives the same estimate, and a run split into
 # slices (a time budget of 0: one chunk per call) the same state as one call.
@@ -69,7 +70,7 @@ test_that("kernels keep runs reproducible: same seed, slices and threads", {
   for (kernel in c("sgld", "austerity", "confidence")) expect_reproducible_sgais(model, kernel)
   old <- sgais_threads()
   on.exit(suppressWarnings(sgais_threads(old)))
-  big <- linear_regression(y ~ ., simulate_linear_regression(3000, seed = 2))
+  big <- linear_regression(y ~ ., simulate_linear_regression(3000, seed = 2), noise_sd = 1)
   one <- suppressWarnings({sgais_threads(1); quietly(sgais(big, kernel = "austerity", seed = 2, progress = FALSE))})
   two <- suppressWarnings({sgais_threads(2); quietly(sgais(big, kernel = "austerity", seed = 2, progress = FALSE))})
   expect_identical(one$log_evidence, two$log_evidence)

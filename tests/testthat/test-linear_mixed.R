@@ -164,7 +164,7 @@ test_that("compare_models() weighs a random intercept against none", {
 
 test_that("the model prints its groups and priors, and validates its fields", {
   d <- mixed_data(100, 5, seed = 9)
-  m <- linear_regression(y ~ x + (1 | g), d)
+  m <- linear_regression(y ~ x + (1 | g), d, noise_sd = 1)
   out <- paste(format(m), collapse = "\n")
   expect_match(out, "5 groups of `g`")
   expect_match(out, "group sd ~ half-N")
@@ -368,22 +368,26 @@ test_that("correlated random effects continue on new rows as one run, and predic
 test_that("random effects the model cannot represent are refused, naming what to write", {
   d <- slopes_data(100, 5, seed = 13)
   d$w <- rnorm(100)
-  expect_error(linear_regression(y ~ x + (1 + w || g), d), "`w`",
+  expect_error(linear_regression(y ~ x + (1 + w || g), d, noise_sd = 1), "`w`",
                class = "sgais_error_random_effects")
-  expect_error(linear_regression(y ~ x + (1 + x || g), d, group_sd = c(1, 2, 3)), "`group_sd`",
+  expect_error(linear_regression(y ~ x + (1 + x || g), d, group_sd = c(1, 2, 3),
+                                 noise_sd = 1), "`group_sd`",
                class = "sgais_error_prior")
   # group_cor: only with correlated effects; a correlation matrix or lkj_prior()
-  expect_error(linear_regression(y ~ x + (1 + x || g), d, group_cor = lkj_prior()), "`group_cor`",
+  expect_error(linear_regression(y ~ x + (1 + x || g), d, group_cor = lkj_prior(),
+                                 noise_sd = 1), "`group_cor`",
                class = "sgais_error_random_effects")
-  expect_error(linear_regression(y ~ x, d, group_cor = lkj_prior()), "`group_cor`",
+  expect_error(linear_regression(y ~ x, d, group_cor = lkj_prior(), noise_sd = 1), "`group_cor`",
                class = "sgais_error_random_effects")
-  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = half_normal_prior()),
+  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = half_normal_prior(),
+                                 noise_sd = 1),
                "`group_cor`.*half-normal", class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = matrix(c(1, 2, 2, 1), 2)),
+  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = matrix(c(1, 2, 2, 1), 2),
+                                 noise_sd = 1),
                "correlation matrix", class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = diag(3)),
+  expect_error(linear_regression(y ~ x + (1 + x | g), d, group_cor = diag(3), noise_sd = 1),
                "2 x 2", class = "sgais_error_prior")
-  expect_s3_class(linear_regression(y ~ x + (1 + x | g), d, group_cor = diag(2)),
+  expect_s3_class(linear_regression(y ~ x + (1 + x | g), d, group_cor = diag(2), noise_sd = 1),
                   "sgais_linear_mixed")
 })
 

@@ -24,7 +24,7 @@ test_that("exact_log_evidence gives every requested prefix, in the order asked",
 
 test_that("exact_log_evidence is finite at a million observations", {
   skip_on_cran()
-  model <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = 1))
+  model <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = 1), noise_sd = 1)
   z <- exact_log_evidence(model, n = c(1e3, 1e6))
   expect_true(all(is.finite(z)))
   expect_lt(z[2], -1e6)
@@ -47,7 +47,7 @@ test_that("the C log-likelihood, prior and gradients match R", {
 
 test_that("gradients pass the finite-difference check, also for large covariates", {
   data <- simulate_linear_regression(300, seed = 16)
-  check <- check_gradients(linear_regression(y ~ ., data), n = 3, seed = 1)
+  check <- check_gradients(linear_regression(y ~ ., data, noise_sd = 1), n = 3, seed = 1)
   expect_lt(max(check$rel_error), 1e-5)
   data[1:5] <- data[1:5] * 1e3
   check <- check_gradients(linear_regression(y ~ ., data, noise_sd = 0.1), n = 3, seed = 2)
@@ -64,18 +64,18 @@ test_that("prior draws follow the prior", {
 
 test_that("formula and matrix interfaces build the same model", {
   data <- simulate_linear_regression(30, dim = 2, seed = 14)
-  m1 <- linear_regression(y ~ x1 + x2, data)
-  m2 <- linear_regression(x = as.matrix(data[, c("x1", "x2")]), y = data$y)
-  m3 <- linear_regression(x = data[, c("x1", "x2")], y = data$y)
+  m1 <- linear_regression(y ~ x1 + x2, data, noise_sd = 1)
+  m2 <- linear_regression(x = as.matrix(data[, c("x1", "x2")]), y = data$y, noise_sd = 1)
+  m3 <- linear_regression(x = data[, c("x1", "x2")], y = data$y, noise_sd = 1)
   expect_identical(m1$data, m2$data)
   expect_identical(m2$data, m3$data)
   expect_identical(m1$parameter_names, c("(Intercept)", "x1", "x2"))
   expect_identical(nobs(m1), 30L)
   # without column names the covariates are called x1, x2, ...
-  m4 <- linear_regression(x = unname(as.matrix(data[, 1:2])), y = data$y)
+  m4 <- linear_regression(x = unname(as.matrix(data[, 1:2])), y = data$y, noise_sd = 1)
   expect_identical(m4$parameter_names, c("(Intercept)", "x1", "x2"))
   # a formula without intercept has none
-  expect_identical(linear_regression(y ~ x1 - 1, data)$parameter_names, "x1")
+  expect_identical(linear_regression(y ~ x1 - 1, data, noise_sd = 1)$parameter_names, "x1")
 })
 
 test_that("the model prints what it is", {
@@ -107,34 +107,49 @@ test_that("bad data give errors that name the argument", {
   data <- simulate_linear_regression(20, dim = 2, seed = 15)
   x <- as.matrix(data[, 1:2])
   bad <- data; bad$y[3] <- NA
-  expect_error(linear_regression(y ~ ., bad), "response `y` contains a non-finite value.*observation 3")
+  expect_error(linear_regression(y ~ ., bad,
+                                 noise_sd = 1), "response `y` contains a non-finite value.*observation 3")
   bad <- data; bad$x2[4] <- Inf
-  expect_error(linear_regression(y ~ ., bad), "`data` contains non-finite.*`x2` at row 4")
+  expect_error(linear_regression(y ~ ., bad,
+                                 noise_sd = 1), "`data` contains non-finite.*`x2` at row 4")
   bad <- data; bad$x1[2] <- NaN
-  expect_error(linear_regression(y ~ ., bad), "`data` contains non-finite.*`x1` at row 2")
-  expect_error(linear_regression(x = x, y = c(data$y[-1], NA)), "`y` contains a non-finite")
+  expect_error(linear_regression(y ~ ., bad,
+                                 noise_sd = 1), "`data` contains non-finite.*`x1` at row 2")
+  expect_error(linear_regression(x = x, y = c(data$y[-1], NA),
+                                 noise_sd = 1), "`y` contains a non-finite")
   x_bad <- x; x_bad[5, 1] <- NA
-  expect_error(linear_regression(x = x_bad, y = data$y), "`x` contains non-finite.*row 5")
-  expect_error(linear_regression(x = x, y = as.character(data$y)), "`y` must be numeric")
-  expect_error(linear_regression(x = x, y = factor(data$y)), "`y` must be numeric, not a factor")
+  expect_error(linear_regression(x = x_bad, y = data$y,
+                                 noise_sd = 1), "`x` contains non-finite.*row 5")
+  expect_error(linear_regression(x = x, y = as.character(data$y),
+                                 noise_sd = 1), "`y` must be numeric")
+  expect_error(linear_regression(x = x, y = factor(data$y),
+                                 noise_sd = 1), "`y` must be numeric, not a factor")
   bad <- data; bad$y <- as.character(bad$y)
-  expect_error(linear_regression(y ~ ., bad), "response `y` must be numeric")
-  expect_error(linear_regression(y ~ ., data[0, ]), "`data` must have at least one row")
-  expect_error(linear_regression(x = x[0, ], y = numeric()), "`x` must have at least one row")
-  expect_error(linear_regression(x = x, y = data$y[-1]), "`x` has 20 rows but `y` has 19 elements")
-  expect_error(linear_regression(x = data.frame(a = letters[1:20]), y = data$y), "`x` must have numeric columns only; `a`")
+  expect_error(linear_regression(y ~ ., bad, noise_sd = 1), "response `y` must be numeric")
+  expect_error(linear_regression(y ~ ., data[0, ],
+                                 noise_sd = 1), "`data` must have at least one row")
+  expect_error(linear_regression(x = x[0, ], y = numeric(),
+                                 noise_sd = 1), "`x` must have at least one row")
+  expect_error(linear_regression(x = x, y = data$y[-1],
+                                 noise_sd = 1), "`x` has 20 rows but `y` has 19 elements")
+  expect_error(linear_regression(x = data.frame(a = letters[1:20]), y = data$y,
+                                 noise_sd = 1), "`x` must have numeric columns only; `a`")
   expect_error(linear_regression(y ~ ., data, noise_sd = 0), "`noise_sd` must be a positive finite number, not 0")
   expect_error(linear_regression(y ~ ., data, noise_sd = -1), "`noise_sd` must be a positive")
-  expect_error(linear_regression(y ~ ., data, prior_sd = NA), "`prior_sd` must be a positive")
-  expect_error(linear_regression(y ~ ., data, prior_sd = Inf), "`prior_sd` must be a positive")
-  expect_error(linear_regression(y ~ ., as.matrix(data)), "`data` must be a data frame")
-  expect_error(linear_regression("y ~ x1", data), "`formula` must be a formula")
-  expect_error(linear_regression(~ x1, data), "`formula` must have a response")
-  expect_error(linear_regression(y ~ nothere, data), "`formula` uses `nothere`, not a column of `data`",
+  expect_error(linear_regression(y ~ ., data, prior_sd = NA,
+                                 noise_sd = 1), "`prior_sd` must be a positive")
+  expect_error(linear_regression(y ~ ., data, prior_sd = Inf,
+                                 noise_sd = 1), "`prior_sd` must be a positive")
+  expect_error(linear_regression(y ~ ., as.matrix(data),
+                                 noise_sd = 1), "`data` must be a data frame")
+  expect_error(linear_regression("y ~ x1", data, noise_sd = 1), "`formula` must be a formula")
+  expect_error(linear_regression(~ x1, data, noise_sd = 1), "`formula` must have a response")
+  expect_error(linear_regression(y ~ nothere, data,
+                                 noise_sd = 1), "`formula` uses `nothere`, not a column of `data`",
                class = "sgais_error_missing_column")
-  expect_error(linear_regression(), "Give either `formula` and `data` or `x` and `y`")
-  expect_error(linear_regression(y ~ ., data, x = x, y = data$y), "not both")
-  expect_error(linear_regression(x = x), "`y` is missing")
+  expect_error(linear_regression(noise_sd = 1), "Give either `formula` and `data` or `x` and `y`")
+  expect_error(linear_regression(y ~ ., data, x = x, y = data$y, noise_sd = 1), "not both")
+  expect_error(linear_regression(x = x, noise_sd = 1), "`y` is missing")
   expect_error(exact_log_evidence(list()), "`model` must be an sgais model")
 })
 
@@ -142,7 +157,7 @@ test_that("valid but badly scaled covariates are fitted, not refused by a pre-ch
   d <- simulate_linear_regression(200, seed = 1)
   for (x in list(transform(d, x1 = as.POSIXct("2020-01-01", tz = "UTC") + x1 * 86400),
                  transform(d, x1 = replace(x1, 1, 1e100)))) {
-    m <- linear_regression(y ~ x1 + x2, x)
+    m <- linear_regression(y ~ x1 + x2, x, noise_sd = 1)
     fit <- quietly(sgais(m, seed = 1, progress = FALSE))
     expect_lt(abs(fit$log_evidence - exact_log_evidence(m)), 3)
   }
@@ -152,13 +167,14 @@ test_that("under a fixed prior, badly scaled covariates are fitted if doubles ca
   d <- simulate_linear_regression(200, seed = 1)
   # a time in seconds since 1970 under N(0, 1): log-likelihoods near -1e20 at prior draws
   posix <- linear_regression(y ~ x1 + x2, prior = "paper",
-                             transform(d, x1 = as.POSIXct("2020-01-01", tz = "UTC") + x1 * 86400))
+                             transform(d, x1 = as.POSIXct("2020-01-01", tz = "UTC") + x1 * 86400),
+                               noise_sd = 1)
   fit <- quietly(sgais(posix, seed = 1, progress = FALSE))
   expect_lt(abs(fit$log_evidence - exact_log_evidence(posix)), 3)
   # values near 2^53, or one of 1e100: the posterior is narrower than doubles resolve
   d$b <- as.integer(d$y > 0)
   for (x in list(transform(d, x1 = 2^52 + round(x1 * 1000)), transform(d, x1 = replace(x1, 1, 1e100)))) {
-    for (m in list(linear_regression(y ~ x1 + x2, x, prior = "paper"),
+    for (m in list(linear_regression(y ~ x1 + x2, x, prior = "paper", noise_sd = 1),
                    linear_regression(y ~ x1 + x2, x, noise_sd = NULL, prior = "paper"),
                    logistic_regression(b ~ x1 + x2, x, prior = "paper"))) {
       for (estimator in list(sgais, ais, nested_sampling)) {
@@ -168,7 +184,8 @@ test_that("under a fixed prior, badly scaled covariates are fitted if doubles ca
     }
   }
   err <- expect_error(sgais(linear_regression(y ~ x1 + x2, prior = "paper",
-                                              transform(d, x1 = 2^52 + round(x1 * 1000)))),
+                                              transform(d, x1 = 2^52 + round(x1 * 1000)),
+                                                noise_sd = 1)),
                       class = "sgais_error_ill_conditioned")
   expect_match(conditionMessage(err), "`exact_log_evidence\\(\\)` gives this model's evidence")
   expect_gt(err$condition_number, 1e26)
@@ -178,18 +195,20 @@ test_that("glm's weights, subset and na.action: exact frequency weights, selecte
   d <- simulate_linear_regression(60, seed = 4)
   d$n <- rep(c(1L, 2L, 0L, 3L), 15)
   expanded <- d[rep(seq_len(nrow(d)), d$n), ]
-  w <- linear_regression(y ~ x1 + x2, d, prior = "paper", weights = n)
-  plain <- linear_regression(y ~ x1 + x2, expanded, prior = "paper")
+  w <- linear_regression(y ~ x1 + x2, d, prior = "paper", weights = n, noise_sd = 1)
+  plain <- linear_regression(y ~ x1 + x2, expanded, prior = "paper", noise_sd = 1)
   expect_identical(w$n, sum(d$n))
   expect_equal(exact_log_evidence(w), exact_log_evidence(plain), tolerance = 1e-12)
   expect_equal(exact_log_evidence(linear_regression(y ~ x1 + x2, d, prior = "paper",
-                                                    weights = "n")), exact_log_evidence(plain))
+                                                    weights = "n",
+                                                      noise_sd = 1)), exact_log_evidence(plain))
   # the same for a model without a closed form, through the estimators' likelihood
   lw <- logistic_regression(I(y > 0) ~ x1, d, weights = n, prior = "paper")
   lp <- logistic_regression(I(y > 0) ~ x1, expanded, prior = "paper")
   expect_identical(lw$data, lp$data)
   # new rows bring their weights; a continuation applies them
-  fit <- quietly(sgais(linear_regression(y ~ x1 + x2, d[1:40, ], prior = "paper", weights = n),
+  fit <- quietly(sgais(linear_regression(y ~ x1 + x2, d[1:40, ], prior = "paper", weights = n,
+                                         noise_sd = 1),
                        seed = 1, progress = FALSE))
   more <- quietly(sgais(fit, d[41:60, ], progress = FALSE))
   expect_identical(more$n, sum(d$n))
@@ -197,34 +216,36 @@ test_that("glm's weights, subset and na.action: exact frequency weights, selecte
                class = "sgais_error")
   bad <- d
   bad$n[3] <- 1.5
-  expect_error(linear_regression(y ~ x1, bad, weights = n), "row 3 has 1.5",
+  expect_error(linear_regression(y ~ x1, bad, weights = n, noise_sd = 1), "row 3 has 1.5",
                class = "sgais_error_weights")
-  expect_error(linear_regression(y ~ x1, d, weights = d$n), "must name a column",
+  expect_error(linear_regression(y ~ x1, d, weights = d$n, noise_sd = 1), "must name a column",
                class = "sgais_error_argument")
   # subset: an expression in the columns, or a vector
-  s1 <- linear_regression(y ~ x1, d, prior = "paper", subset = x2 > 0)
+  s1 <- linear_regression(y ~ x1, d, prior = "paper", subset = x2 > 0, noise_sd = 1)
   expect_equal(exact_log_evidence(s1),
-               exact_log_evidence(linear_regression(y ~ x1, d[d$x2 > 0, ], prior = "paper")))
-  expect_identical(linear_regression(y ~ x1, d, subset = 1:10)$n, 10L)
-  expect_error(linear_regression(y ~ x1, d, subset = x2 > 100), "selects no rows",
+               exact_log_evidence(linear_regression(y ~ x1, d[d$x2 > 0, ], prior = "paper",
+                                                    noise_sd = 1)))
+  expect_identical(linear_regression(y ~ x1, d, subset = 1:10, noise_sd = 1)$n, 10L)
+  expect_error(linear_regression(y ~ x1, d, subset = x2 > 100, noise_sd = 1), "selects no rows",
                class = "sgais_error_argument")
   # na.action: omit (also for new rows) or fail; without one missing values stay an error
   na <- d
   na$x1[c(5, 50)] <- NA
-  om <- linear_regression(y ~ x1, na[1:40, ], prior = "paper", na.action = na.omit)
+  om <- linear_regression(y ~ x1, na[1:40, ], prior = "paper", na.action = na.omit, noise_sd = 1)
   expect_identical(om$n, 39L)
   fit <- quietly(sgais(om, seed = 1, progress = FALSE))
   expect_identical(quietly(sgais(fit, na[41:60, ], progress = FALSE))$n, 58L)
-  expect_error(linear_regression(y ~ x1, na, na.action = "na.fail"), "first at row 5",
+  expect_error(linear_regression(y ~ x1, na, na.action = "na.fail", noise_sd = 1), "first at row 5",
                class = "sgais_error_non_finite")
-  expect_error(linear_regression(y ~ x1, na), class = "sgais_error_non_finite")
-  expect_error(linear_regression(y ~ x1, d, na.action = function(x) x), "`na.action` must be",
+  expect_error(linear_regression(y ~ x1, na, noise_sd = 1), class = "sgais_error_non_finite")
+  expect_error(linear_regression(y ~ x1, d, na.action = function(x) x,
+                                 noise_sd = 1), "`na.action` must be",
                class = "sgais_error_argument")
   # family: each family is its own constructor
-  expect_error(linear_regression(y ~ x1, d, family = stats::binomial()),
+  expect_error(linear_regression(y ~ x1, d, family = stats::binomial(), noise_sd = 1),
                "for the binomial family use logistic_regression\\(\\)", class = "sgais_error_family")
   expect_error(poisson_regression(y ~ x1, d, family = "gaussian"), "use linear_regression\\(\\)",
                class = "sgais_error_family")
-  expect_error(linear_regression(x = as.matrix(d[, "x1"]), y = d$y, weights = n),
+  expect_error(linear_regression(x = as.matrix(d[, "x1"]), y = d$y, weights = n, noise_sd = 1),
                "give `formula` and `data`", class = "sgais_error_argument")
 })

@@ -180,7 +180,7 @@ test_that("bad arguments give classed errors that name them", {
   expect_error(nig(variance_scale = c(1, 2)), "`variance_scale` must be a positive",
                class = "sgais_error")
   expect_error(nig(prior_sd = -1), "`prior_sd` must be a positive", class = "sgais_error")
-  expect_error(linear_regression(y ~ ., data, variance_shape = 2),
+  expect_error(linear_regression(y ~ ., data, variance_shape = 2, noise_sd = 1),
                "`variance_shape` and `variance_scale` are the prior of an unknown noise variance",
                class = "sgais_error")
   expect_error(linear_regression(y ~ ., data, noise_sd = 0.5, variance_scale = 2),

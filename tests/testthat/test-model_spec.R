@@ -54,7 +54,7 @@ test_that("formula models: the pieces' data bound together are the model's data"
     y ~ o + g:x3 + scale(x1) + flag + splines::ns(x2, df = 3)
   )
   for (formula in formulas) {
-    model <- linear_regression(formula, data)
+    model <- linear_regression(formula, data, noise_sd = 1)
     expect_identical(bind_pieces(model, split_rows(data, at)), model$data)
     expect_identical(model_data(model, data), model$data)
   }
@@ -68,7 +68,7 @@ test_that("formula models: the pieces' data bound together are the model's data"
 
 test_that("categories may come back as characters or with their levels in another order", {
   data <- mixed_data()
-  model <- linear_regression(y ~ f * x1 + o + g, data)
+  model <- linear_regression(y ~ f * x1 + o + g, data, noise_sd = 1)
   rows <- data[18:40, ]
   expected <- model_data(model, rows)
   expect_identical(expected$xt, model$data$xt[, 18:40])
@@ -94,7 +94,7 @@ test_that("categories may come back as characters or with their levels in anothe
 
 test_that("poly() and scale() keep the coefficients of the rows the model was built from", {
   data <- mixed_data()
-  model <- linear_regression(y ~ poly(x2, 3) + scale(x1), data)
+  model <- linear_regression(y ~ poly(x2, 3) + scale(x1), data, noise_sd = 1)
   expect_false(is.null(attr(model$spec$terms, "predvars")))
   # one row alone: poly() of one point would fail, scale() of one point would be NaN
   expect_identical(model_data(model, data[7, ])$xt, model$data$xt[, 7, drop = FALSE])
@@ -106,11 +106,11 @@ test_that("poly() and scale() keep the coefficients of the rows the model was bu
 test_that("matrix interfaces: pieces by position, or by name in any order", {
   data <- mixed_data()
   x <- as.matrix(data[c("x1", "x2", "x3")])
-  for (model in list(linear_regression(x = x, y = data$y),
-                     linear_regression(x = unname(x), y = data$y))) {
+  for (model in list(linear_regression(x = x, y = data$y, noise_sd = 1),
+                     linear_regression(x = unname(x), y = data$y, noise_sd = 1))) {
     expect_identical(bind_pieces(model, xy_pieces(x, data$y, at)), model$data)
   }
-  model <- linear_regression(x = x, y = data$y)
+  model <- linear_regression(x = x, y = data$y, noise_sd = 1)
   expect_identical(model_data(model, list(x = data[c("x3", "x1", "x2")], y = data$y)), model$data)
   expect_identical(model_data(model, data.frame(y = data$y, x = I(x))), model$data)
   labels <- c("b", "a", "c")[1 + (data$x1 > 0) + (data$x2 > 0)]
@@ -146,7 +146,7 @@ test_that("the spec holds the design, the classes and the hyperparameters", {
   expect_null(spec$row_by_row)
   expect_identical(spec$hyper, model$hyper)
   # `y ~ .` is expanded when the model is built
-  expect_identical(attr(linear_regression(y ~ ., data)$spec$terms, "term.labels"),
+  expect_identical(attr(linear_regression(y ~ ., data, noise_sd = 1)$spec$terms, "term.labels"),
                    setdiff(names(data), "y"))
   model <- softmax_regression(Species ~ Petal.Width, iris)
   expect_identical(model$spec$classes, levels(iris$Species))
@@ -157,7 +157,7 @@ test_that("the spec holds the design, the classes and the hyperparameters", {
 
 test_that("rows that do not fit the spec are errors that name what is wrong", {
   data <- mixed_data()
-  model <- linear_regression(y ~ f * x1 + g, data)
+  model <- linear_regression(y ~ f * x1 + g, data, noise_sd = 1)
   rows <- data[1:5, ]
   mismatch <- function(rows, class, pattern, m = model) {
     err <- expect_error(model_data(m, rows), pattern, class = class)
@@ -182,14 +182,14 @@ test_that("rows that do not fit the spec are errors that name what is wrong", {
   expect_identical(model_data(model, rows[c("y", "x1", "f", "g")]), model_data(model, rows))
   # with `y ~ .` a new column would not be used: an error too
   mismatch(cbind(rows, w = 1), "sgais_error_extra_column", "`w`.*also with `y ~ .`",
-           linear_regression(y ~ ., data))
+           linear_regression(y ~ ., data, noise_sd = 1))
   bad <- rows; bad$x1 <- as.character(bad$x1)
   err <- mismatch(bad, "sgais_error_column_type",
                   "Column `x1` of `new_data` is categorical \\(a factor or character\\), but it was numeric")
   expect_identical(err$column, "x1")
   bad <- rows; bad$g <- bad$x1 > 0
   mismatch(bad, "sgais_error_column_type", "`g` of `new_data` is logical, but it was categorical")
-  model <- linear_regression(y ~ I(x1 - mean(x1)) + x2, data)
+  model <- linear_regression(y ~ I(x1 - mean(x1)) + x2, data, noise_sd = 1)
   mismatch(rows, "sgais_error_not_row_by_row",
            "design column `I\\(x1 - mean\\(x1\\)\\)` depends on all the rows at once")
 
@@ -206,7 +206,7 @@ test_that("rows that do not fit the spec are errors that name what is wrong", {
 
   # matrix interfaces: columns by name, or as many by position
   x <- as.matrix(data[c("x1", "x2")])
-  model <- linear_regression(x = x, y = data$y)
+  model <- linear_regression(x = x, y = data$y, noise_sd = 1)
   mismatch(list(x = x[, "x1", drop = FALSE], y = data$y), "sgais_error_missing_column",
            "`new_data\\$x` has no column `x2`")
   mismatch(list(x = cbind(x, x3 = 1), y = data$y), "sgais_error_extra_column",
@@ -223,7 +223,7 @@ test_that("rows that do not fit the spec are errors that name what is wrong", {
 
 test_that("new rows are checked as the model's data were", {
   data <- mixed_data()
-  model <- linear_regression(y ~ x1 + f, data)
+  model <- linear_regression(y ~ x1 + f, data, noise_sd = 1)
   bad <- data[1:5, ]; bad$x1[2] <- NA
   err <- expect_error(model_data(model, bad), "`new_data` contains non-finite.*`x1` at row 2",
                       class = "sgais_error_non_finite")
@@ -238,7 +238,7 @@ test_that("new rows are checked as the model's data were", {
   bad <- softmax_data; bad$y[3] <- NA
   expect_error(model_data(model, bad), "contains a missing or infinite value.*observation 3",
                class = "sgais_error_non_finite")
-  model <- linear_regression(x = data$x1, y = data$y)
+  model <- linear_regression(x = data$x1, y = data$y, noise_sd = 1)
   expect_error(model_data(model, data), "`new_data` must be a list with the covariates `x` and the response `y`")
   expect_error(model_data(model, list(x = data$x1, y = data$y[-1])),
                "`new_data\\$x` has 60 rows but `new_data\\$y` has 59 elements")
@@ -258,7 +258,7 @@ test_that("model_with_data() is the model on the new rows only", {
   data <- mixed_data()
   rows <- data[21:35, ]
   cases <- list(
-    list(model = linear_regression(y ~ f * x1 + poly(x2, 2), data), rows = rows),
+    list(model = linear_regression(y ~ f * x1 + poly(x2, 2), data, noise_sd = 1), rows = rows),
     list(model = softmax_regression(f ~ x1 + x2, data), rows = rows),
     list(model = gaussian_mixture(data[c("x1", "x2")], components = 2), rows = rows[c("x1", "x2")])
   )
@@ -288,7 +288,7 @@ test_that("a saved fit runs no code: formulas are evaluated among transformation
   marker <- tempfile()
   d <- simulate_linear_regression(300, seed = 1)
   m <- linear_regression(y ~ poly(x1, 2) + log(abs(x2) + 1) + splines::ns(x3, 3) + x4:x5,
-                         prior = "paper", data = d[1:200, ])
+                         prior = "paper", data = d[1:200, ], noise_sd = 1)
   fit <- quietly(sgais(m, control = sgais_control("paper"), seed = 1, progress = FALSE))
   clean <- quietly(sgais(fit, d[201:300, ], progress = FALSE))
   # a crafted fit, written to a file and read back: code in the stored terms' predvars ...
@@ -316,24 +316,26 @@ test_that("a saved fit runs no code: formulas are evaluated among transformation
   expect_false(file.exists(marker))
   expect_identical(again$log_evidence, clean$log_evidence)
   # new formulas too may use only the transformations a continuation can apply again
-  expect_error(linear_regression(y ~ myfun(x1), data = d), "calls `myfun`",
+  expect_error(linear_regression(y ~ myfun(x1), data = d, noise_sd = 1), "calls `myfun`",
                class = "sgais_error_formula_function")
-  expect_error(linear_regression(y ~ base::system(x1), data = d), "base::system",
+  expect_error(linear_regression(y ~ base::system(x1), data = d, noise_sd = 1), "base::system",
                class = "sgais_error_formula_function")
-  expect_s3_class(linear_regression(y ~ stats::poly(x1, 2) + I(x2^2), data = d), "sgais_model")
+  expect_s3_class(linear_regression(y ~ stats::poly(x1, 2) + I(x2^2), data = d,
+                                    noise_sd = 1), "sgais_model")
 })
 
 test_that("numbers in classes model.matrix() misreads are converted or refused", {
   skip_if_not_installed("bit64")
   d <- simulate_linear_regression(200, seed = 3)
   d$k <- round(d$x1 * 1000)
-  plain <- linear_regression(y ~ k + x2, prior = "paper", data = d)
+  plain <- linear_regression(y ~ k + x2, prior = "paper", data = d, noise_sd = 1)
   big <- d
   big$k <- bit64::as.integer64(d$k)
-  m <- linear_regression(y ~ k + x2, prior = "paper", data = big)
+  m <- linear_regression(y ~ k + x2, prior = "paper", data = big, noise_sd = 1)
   expect_identical(exact_log_evidence(m), exact_log_evidence(plain))
   # the same through new rows (a stream's blocks from a database come as integer64 too)
-  fit <- quietly(sgais(linear_regression(y ~ k + x2, prior = "paper", data = d[1:100, ]),
+  fit <- quietly(sgais(linear_regression(y ~ k + x2, prior = "paper", data = d[1:100, ],
+                                         noise_sd = 1),
                        seed = 1, progress = FALSE))
   more <- quietly(sgais(fit, big[101:200, ], progress = FALSE))
   same <- quietly(sgais(fit, d[101:200, ], progress = FALSE))
@@ -349,16 +351,18 @@ test_that("numbers in classes model.matrix() misreads are converted or refused",
   }
   huge <- big
   huge$k[1] <- bit64::as.integer64("9007199254740993")
-  expect_error(linear_regression(y ~ k + x2, data = huge), "beyond 2\\^53",
+  expect_error(linear_regression(y ~ k + x2, data = huge, noise_sd = 1), "beyond 2\\^53",
                class = "sgais_error_column_type")
   # durations in any unit are seconds
   secs <- d
   secs$k <- as.difftime(d$k, units = "secs")
   mins <- d
   mins$k <- as.difftime(d$k / 60, units = "mins")
-  expect_equal(exact_log_evidence(linear_regression(y ~ k + x2, prior = "paper", data = mins)),
+  expect_equal(exact_log_evidence(linear_regression(y ~ k + x2, prior = "paper", data = mins,
+                                                    noise_sd = 1)),
                exact_log_evidence(plain), tolerance = 1e-9)
-  expect_identical(exact_log_evidence(linear_regression(y ~ k + x2, prior = "paper", data = secs)),
+  expect_identical(exact_log_evidence(linear_regression(y ~ k + x2, prior = "paper", data = secs,
+                                                        noise_sd = 1)),
                    exact_log_evidence(plain))
   # integer64 in the matrix interfaces too
   y <- data.frame(a = bit64::as.integer64(c(1, 2, 3, 10, 11, 12)), b = c(0.1, 0.2, 0.1, 5, 5.2, 4.9))
@@ -378,8 +382,10 @@ test_that("integer and logical columns are read as numbers in every constructor,
   same_model <- function(a, b) {
     expect_equal(unclass(a)[c("data", "hyper", "n")], unclass(b)[c("data", "hyper", "n")])
   }
-  expect_identical(exact_log_evidence(linear_regression(y ~ k + flag, prior = "paper", data = d)),
-                   exact_log_evidence(linear_regression(y ~ k + flag, prior = "paper", data = dn)))
+  expect_identical(exact_log_evidence(linear_regression(y ~ k + flag, prior = "paper", data = d,
+                                                        noise_sd = 1)),
+                   exact_log_evidence(linear_regression(y ~ k + flag, prior = "paper", data = dn,
+                                                        noise_sd = 1)))
   same_model(robust_regression(y ~ k + flag, d), robust_regression(y ~ k + flag, dn))
   same_model(logistic_regression(b ~ k + flag, d), logistic_regression(b ~ k + flag, dn))
   same_model(poisson_regression(cnt ~ k + flag, d), poisson_regression(cnt ~ k + flag, dn))
@@ -398,7 +404,8 @@ test_that("integer and logical columns are read as numbers in every constructor,
              suppressWarnings(custom_model(ll, data = dn[c("y", "k", "flag")], dim = 3)))
   # a database stores TRUE/FALSE as 1/0: such rows continue a model built on a logical column
   skip_if_not_installed("RSQLite")
-  fit <- sgais(linear_regression(y ~ k + flag, prior = "paper", data = d[1:100, ]), seed = 1,
+  fit <- sgais(linear_regression(y ~ k + flag, prior = "paper", data = d[1:100, ],
+                                 noise_sd = 1), seed = 1,
                progress = FALSE)
   in_memory <- sgais(fit, d[101:200, ], progress = FALSE)
   con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")

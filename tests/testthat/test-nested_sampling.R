@@ -106,7 +106,7 @@ test_that("the random walk's length adapts to the distance it travels, within it
   # a far intercept makes the constrained region a thin shell: shorter accepted steps, so
   # longer walks than on the same data near the prior's centre
   d <- simulate_linear_regression(200, seed = 1)
-  far <- linear_regression(y ~ ., transform(d, y = y + 20), prior = "paper")
+  far <- linear_regression(y ~ ., transform(d, y = y + 20), prior = "paper", noise_sd = 1)
   fit_far <- quietly(nested_sampling(far, live_points = 30, seed = 3, progress = FALSE))
   late <- function(f) stats::median(utils::tail(as.data.frame(f)$steps, 500))
   expect_gt(late(fit_far), 1.3 * late(fit))

@@ -2,7 +2,8 @@
 # linear regression, against nested_sampling() on a logistic regression, reproducibility, slicing
 # and errors. Every run here is small (under 0.2 s).
 
-online_model <- function() linear_regression(y ~ ., simulate_linear_regression(400, seed = 3))
+online_model <- function() linear_regression(y ~ ., simulate_linear_regression(400, seed = 3),
+                                             noise_sd = 1)
 
 quiet_online <- function(model, ...) {
   quietly(online_nested_sampling(model, progress = FALSE, ...))

@@ -13,7 +13,7 @@ plot_fixtures <- local({
   function() {
     if (is.null(cache)) {
       data <- simulate_linear_regression(1500, seed = 4)
-      model <- linear_regression(y ~ ., data)
+      model <- linear_regression(y ~ ., data, noise_sd = 1)
       cache <<- list(
         data = data, model = model,
         sgais = quiet_sgais(model, replicates = 2, particles = 20, early_particles = 20, seed = 1),
@@ -93,7 +93,7 @@ test_that("plot_evidence() overlays fits of the same data with the exact curve",
 
 test_that("plot_evidence() refuses fits of other data and things that are not fits", {
   f <- plot_fixtures()
-  other <- linear_regression(y ~ ., simulate_linear_regression(1500, seed = 5))
+  other <- linear_regression(y ~ ., simulate_linear_regression(1500, seed = 5), noise_sd = 1)
   g <- quietly(ais(other, particles = 20, seed = 1, progress = FALSE))
   expect_error(plot_evidence(f$ais, g), "not of the same observations", class = "sgais_error_argument")
   expect_error(plot_evidence(f$ais, 3), "Fit 2 is", class = "sgais_error_argument")
@@ -102,7 +102,7 @@ test_that("plot_evidence() refuses fits of other data and things that are not fi
 
 test_that("comparisons and shifts plot over the observations", {
   f <- plot_fixtures()
-  small <- linear_regression(y ~ x1, f$data)
+  small <- linear_regression(y ~ x1, f$data, noise_sd = 1)
   cmp <- quietly(compare_models(list(full = f$model, small = small), f$data, particles = 20,
                                 early_particles = 20, seed = 1, progress = FALSE))
   tr <- as.data.frame(cmp)
@@ -168,7 +168,8 @@ test_that("a trajectory marks its chunks with points while they can be told apar
 test_that("comparisons with standard errors draw bands; one n draws a dot and interval each", {
   geoms <- function(p) vapply(p$layers, function(l) class(l$geom)[1], "")
   d <- simulate_linear_regression(1200, seed = 3)
-  m <- list(all = linear_regression(y ~ ., d), two = linear_regression(y ~ x1 + x2, d))
+  m <- list(all = linear_regression(y ~ ., d,
+                                    noise_sd = 1), two = linear_regression(y ~ x1 + x2, d, noise_sd = 1))
   cmp <- quietly(compare_models(m, d, replicates = 2, particles = 20, early_particles = 20,
                                 seed = 1, progress = FALSE))
   p <- plot_data(cmp, which = "bayes_factor")

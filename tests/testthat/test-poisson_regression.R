@@ -149,8 +149,7 @@ test_that("bad counts, offsets and data give errors that name the argument", {
                class = "sgais_error")
   # offsets
   expect_error(poisson_regression(y ~ x1, data, offset = log(data$t)),
-               "Give the offset of a formula in the formula, as in `y ~ x \\+ offset\\(log\\(t\\)\\)`",
-               class = "sgais_error")
+               "an expression in the columns of `data`", class = "sgais_error_offset")
   expect_error(poisson_regression(x = x, y = data$y, offset = log(data$t)[-1]),
                "`offset` has 29 elements, but there are 30 observations", class = "sgais_error")
   expect_error(poisson_regression(x = x, y = data$y, offset = c(NA, log(data$t)[-1])),

@@ -13,7 +13,7 @@ test_that("predictive densities match the exact posterior predictive", {
   old <- d[1:1000, ]
   new <- d[1001:1300, ]
   exact <- exact_predictive(old, new)
-  model <- linear_regression(y ~ ., old)
+  model <- linear_regression(y ~ ., old, noise_sd = 1)
   for (fit in list(quietly(sgais(model, seed = 1, progress = FALSE)),
                    quietly(ais(model, seed = 1, progress = FALSE)),
                    quietly(nested_sampling(model, live_points = 50, seed = 1, progress = FALSE)))) {
@@ -37,7 +37,8 @@ test_that("a comparison predicts by the model average", {
 
 test_that("predictive_density() checks the new observations", {
   d <- simulate_linear_regression(600, seed = 33)
-  fit <- quietly(sgais(linear_regression(y ~ ., d[1:500, ]), seed = 1, progress = FALSE))
+  fit <- quietly(sgais(linear_regression(y ~ ., d[1:500, ],
+                                         noise_sd = 1), seed = 1, progress = FALSE))
   expect_error(predictive_density(fit), "`new_data` is missing", class = "sgais_error")
   expect_error(predictive_density(fit, d[501:600, -1]), class = "sgais_error_missing_column")
   broken <- fit

@@ -15,7 +15,7 @@ fixed_times <- function(fit) {
 }
 
 data <- simulate_linear_regression(300, seed = 1)
-model <- linear_regression(y ~ ., data)
+model <- linear_regression(y ~ ., data, noise_sd = 1)
 
 test_that("models print their likelihood, prior and sizes", {
   expect_snapshot(model)
@@ -49,7 +49,8 @@ test_that("the main errors say what is wrong and what to do", {
   expect_snapshot(error = TRUE, linear_regression(q ~ x1, data))
   scaled <- data
   scaled$y <- scaled$y * 1e6
-  expect_snapshot(error = TRUE, nested_sampling(linear_regression(y ~ ., scaled), progress = FALSE))
+  expect_snapshot(error = TRUE, nested_sampling(linear_regression(y ~ ., scaled,
+                                                                  noise_sd = 1), progress = FALSE))
   fit <- ais(model, seed = 1, progress = FALSE)
   fit$log_evidence <- "a"
   expect_snapshot(error = TRUE, summary(fit))

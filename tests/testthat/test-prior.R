@@ -144,15 +144,16 @@ test_that("priors check their arguments and their fit to the model", {
 
 test_that("the paper's prior given through `prior` is the paper's model, bit for bit", {
   data <- simulate_linear_regression(300, seed = 2)
-  plain <- linear_regression(y ~ ., data, prior_sd = 2)
+  plain <- linear_regression(y ~ ., data, prior_sd = 2, noise_sd = 1)
   same <- linear_regression(y ~ ., data, prior = normal_prior(0, 2),
-                            prior_intercept = normal_prior(sd = 2))
+                            prior_intercept = normal_prior(sd = 2), noise_sd = 1)
   expect_identical(same$hyper, plain$hyper)
   expect_null(same$hyper[["prior"]])
   expect_identical(log_evidence(quiet_sgais(same, seed = 1)),
                    log_evidence(quiet_sgais(plain, seed = 1)))
   # what is not given keeps N(0, prior_sd^2)
-  part <- linear_regression(y ~ ., data, prior_sd = 2, prior_intercept = normal_prior(1, 2))
+  part <- linear_regression(y ~ ., data, prior_sd = 2, prior_intercept = normal_prior(1, 2),
+                            noise_sd = 1)
   expect_equal(part$hyper[["prior"]][4:5, ], cbind(c(1, 2), c(0, 2)))
 })
 
@@ -180,7 +181,8 @@ test_that("exact_log_evidence with a mean and sd per coefficient matches a dense
     (4 + n) / 2 * log1p(drop(crossprod(r, solve(s, r))) / 4)
   expect_equal(exact_log_evidence(nig), dense_t, tolerance = 1e-10)
   # a Student-t or Cauchy prior has no closed form
-  expect_error(exact_log_evidence(linear_regression(y ~ ., data, prior = cauchy_prior())),
+  expect_error(exact_log_evidence(linear_regression(y ~ ., data, prior = cauchy_prior(),
+                                                    noise_sd = 1)),
                "no closed form", class = "sgais_error_no_closed_form")
 })
 
@@ -200,7 +202,7 @@ test_that("every regression's C log prior is its blocks': normal, Student-t and 
   }
   t <- c(0.4, 2.5, -0.2)
   models <- list(
-    linear_regression(y ~ x1 + x2, data, prior = prior, prior_intercept = intercept),
+    linear_regression(y ~ x1 + x2, data, prior = prior, prior_intercept = intercept, noise_sd = 1),
     logistic_regression(b ~ x1 + x2, data, prior = prior, prior_intercept = intercept),
     poisson_regression(k ~ x1 + x2, data, prior = prior, prior_intercept = intercept)
   )
@@ -234,7 +236,7 @@ test_that("every regression's C log prior is its blocks': normal, Student-t and 
 test_that("a regression's prior draws follow its blocks", {
   data <- simulate_linear_regression(20, dim = 2, seed = 3)
   m <- linear_regression(y ~ ., data, prior = cauchy_prior(location = c(1, -1), scale = c(2, 0.5)),
-                         prior_intercept = normal_prior(3, 4))
+                         prior_intercept = normal_prior(3, 4), noise_sd = 1)
   draws <- withr::with_seed(2, sgais:::model_prior_draw(m, 4000))
   expect_gt(ks.test(draws[1, ], "pnorm", 3, 4)$p.value, 1e-3)
   expect_gt(ks.test((draws[2, ] - 1) / 2, "pcauchy")$p.value, 1e-3)
@@ -267,22 +269,24 @@ test_that("SGAIS, AIS and nested sampling recover the evidence under a prior per
 test_that("regression priors are printed and checked, naming the argument", {
   data <- simulate_linear_regression(30, dim = 2, seed = 1)
   m <- linear_regression(y ~ ., data, prior = student_t_prior(5, scale = c(1, 2)),
-                         prior_intercept = normal_prior(10, 5))
+                         prior_intercept = normal_prior(10, 5), noise_sd = 1)
   expect_output(print(m), "\\(Intercept\\): N\\(10, sd = 5\\); x1: 0 \\+ 1 t\\(df = 5\\); x2: 0 \\+ 2 t")
   expect_output(print(softmax_regression(Species ~ Petal.Width, iris, prior = normal_prior(0, 3))),
                 "Petal.Width: N\\(0, sd = 3\\); the same in every class")
-  expect_error(linear_regression(y ~ ., data, prior = normal_prior(sd = 1:3)),
+  expect_error(linear_regression(y ~ ., data, prior = normal_prior(sd = 1:3), noise_sd = 1),
                "`prior` gives 3 sds for 2 coefficients", class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., data, prior_intercept = normal_prior(c(0, 1))),
+  expect_error(linear_regression(y ~ ., data, prior_intercept = normal_prior(c(0, 1)),
+                                 noise_sd = 1),
                "`prior_intercept` gives 2 means for 1 coefficient", class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ . - 1, data, prior_intercept = normal_prior()),
+  expect_error(linear_regression(y ~ . - 1, data, prior_intercept = normal_prior(), noise_sd = 1),
                "no intercept", class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., data, prior = half_normal_prior()),
+  expect_error(linear_regression(y ~ ., data, prior = half_normal_prior(), noise_sd = 1),
                "`prior` must be `normal_prior\\(\\)`, `student_t_prior\\(\\)` or `cauchy_prior\\(\\)`",
                class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., data, prior = 2), "`prior` must be",
+  expect_error(linear_regression(y ~ ., data, prior = 2, noise_sd = 1), "`prior` must be",
                class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., data, prior = normal_prior(dim = 3)), "leave `dim` unset",
+  expect_error(linear_regression(y ~ ., data, prior = normal_prior(dim = 3),
+                                 noise_sd = 1), "leave `dim` unset",
                class = "sgais_error_prior")
   expect_error(linear_regression(y ~ ., data, noise_sd = NULL, prior = cauchy_prior()),
                "conjugate", class = "sgais_error_prior")
@@ -290,7 +294,7 @@ test_that("regression priors are printed and checked, naming the argument", {
                class = "sgais_error")
   expect_error(normal_prior(mean = 1:3, dim = 2), "3 values for `dim` = 2", class = "sgais_error")
   # a corrupted block matrix is refused before the C core trusts it
-  bad <- linear_regression(y ~ ., data, prior_intercept = normal_prior(1))
+  bad <- linear_regression(y ~ ., data, prior_intercept = normal_prior(1), noise_sd = 1)
   bad$hyper$prior <- bad$hyper[["prior"]][1:5, ]
   expect_error(sgais(bad, progress = FALSE), "hyper\\$prior", class = "sgais_error_invalid_model")
 })
@@ -363,7 +367,7 @@ test_that("prior = \"autoscale\" gives BIC's Bayes factors where the paper's pri
 test_that("prior = \"autoscale\" centres new rows as its own and prints its rule", {
   data <- simulate_linear_regression(300, dim = 2, seed = 7)
   data$x1 <- 100 + 50 * data$x1
-  m <- linear_regression(y ~ ., data[1:200, ], prior = "autoscale")
+  m <- linear_regression(y ~ ., data[1:200, ], prior = "autoscale", noise_sd = 1)
   expect_output(print(m), "scaling: +prior = \"autoscale\": covariates centred at their means")
   expect_equal(unname(colMeans(t(m$data$xt))[2:3]), c(0, 0), tolerance = 1e-12)
   # the rows 201-300 as new rows: centred at the first 200's means
@@ -388,13 +392,14 @@ test_that("prior = \"autoscale\" centres new rows as its own and prints its rule
 
 test_that("prior = \"autoscale\" says what it cannot do", {
   d <- simulate_linear_regression(50, dim = 2, seed = 1)
-  expect_error(linear_regression(y ~ ., transform(d, x2 = 1), prior = "autoscale"),
+  expect_error(linear_regression(y ~ ., transform(d, x2 = 1), prior = "autoscale", noise_sd = 1),
                "`x2` has none there", class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., transform(d, x2 = 1)), "\\(the default\\)",
+  expect_error(linear_regression(y ~ ., transform(d, x2 = 1), noise_sd = 1), "\\(the default\\)",
                class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., d, prior = "auto"), "\"autoscale\" or \"paper\"",
+  expect_error(linear_regression(y ~ ., d, prior = "auto",
+                                 noise_sd = 1), "\"autoscale\" or \"paper\"",
                class = "sgais_error_prior")
-  expect_error(linear_regression(y ~ ., transform(d, y = 1), prior = "autoscale"),
+  expect_error(linear_regression(y ~ ., transform(d, y = 1), prior = "autoscale", noise_sd = 1),
                "response has no spread", class = "sgais_error_prior")
 })
 
@@ -425,17 +430,18 @@ test_that("autoscale is the default; prior_sd or prior = \"paper\" give the pape
 test_that("autoscale through the origin, and with a prior_intercept of the user's", {
   d <- simulate_linear_regression(200, dim = 2, seed = 9)
   d$x2 <- d$x2 + 3
-  origin <- linear_regression(y ~ x1 + x2 - 1, d)
+  origin <- linear_regression(y ~ x1 + x2 - 1, d, noise_sd = 1)
   # no centring; each slope's sd is noise_sd over the covariate's root mean square
   expect_identical(origin$data$xt[2, ], d$x2)
   rms <- sqrt(colMeans(as.matrix(d[c("x1", "x2")])^2))
   expect_equal(sgais:::coef_prior_moments(origin, 2)$scale, unname(1 / rms))
   expect_match(origin$details[["scaling"]], "no intercept")
   # still unit-free: a covariate in other units gives the same evidence
-  expect_equal(exact_log_evidence(linear_regression(y ~ x1 + x2 - 1, transform(d, x2 = x2 * 1000))),
+  expect_equal(exact_log_evidence(linear_regression(y ~ x1 + x2 - 1, transform(d, x2 = x2 * 1000),
+                                                    noise_sd = 1)),
                exact_log_evidence(origin), tolerance = 1e-10)
   # the user's intercept prior, on the centred design's intercept
-  own <- linear_regression(y ~ ., d, prior_intercept = normal_prior(5, 2))
+  own <- linear_regression(y ~ ., d, prior_intercept = normal_prior(5, 2), noise_sd = 1)
   expect_equal(sgais:::coef_prior_moments(own, 3)$location[1], 5)
   expect_equal(sgais:::coef_prior_moments(own, 3)$scale[1], 2)
   expect_equal(rowMeans(own$data$xt)[-1], c(0, 0), tolerance = 1e-12, ignore_attr = TRUE)
@@ -444,7 +450,8 @@ test_that("autoscale through the origin, and with a prior_intercept of the user'
 
 test_that("a default-prior model built on a few rows warns when given more rows to fit", {
   d <- simulate_linear_regression(300, dim = 2, seed = 10)
-  expect_warning(sgais_stream(linear_regression(y ~ ., head(d)), d, seed = 1, progress = FALSE),
+  expect_warning(sgais_stream(linear_regression(y ~ ., head(d),
+                                                noise_sd = 1), d, seed = 1, progress = FALSE),
                  "built on 6 rows", class = "sgais_warning_autoscale_rows")
   # one warning for each model
   said <- collect_warnings(
@@ -459,8 +466,9 @@ test_that("a default-prior model built on a few rows warns when given more rows 
   expect_no_warning(compare_models(list(a = y ~ x1, b = y ~ .), small, family = "gaussian",
                                    seed = 1, progress = FALSE),
                     class = "sgais_warning_autoscale_rows")
-  expect_no_warning(sgais_stream(linear_regression(y ~ ., head(d), prior = "paper"), d, seed = 1,
+  expect_no_warning(sgais_stream(linear_regression(y ~ ., head(d), prior = "paper",
+                                                   noise_sd = 1), d, seed = 1,
                                  progress = FALSE), class = "sgais_warning_autoscale_rows")
-  expect_no_warning(sgais_stream(linear_regression(y ~ ., d[1:150, ]), d, seed = 1,
+  expect_no_warning(sgais_stream(linear_regression(y ~ ., d[1:150, ], noise_sd = 1), d, seed = 1,
                                  progress = FALSE), class = "sgais_warning_autoscale_rows")
 })

@@ -6,7 +6,7 @@ test_that("the reweighted change in log evidence follows the exact one", {
   # calibrate-priors.R): the estimated change minus the exact change at scale 2 had mean
   # -0.0000 (sd 0.0010), at scale 0.5 mean +0.0002 (sd 0.0047). Seed 11 within 4 sd.
   data <- simulate_linear_regression(500, dim = 3, seed = 9)
-  model <- linear_regression(y ~ ., data, prior = "paper")
+  model <- linear_regression(y ~ ., data, prior = "paper", noise_sd = 1)
   fit <- quiet_sgais(model, replicates = 4, seed = 11)
   s <- prior_sensitivity(fit)
   expect_s3_class(s, "sgais_prior_sensitivity")
@@ -14,7 +14,7 @@ test_that("the reweighted change in log evidence follows the exact one", {
   expect_identical(s$change[2], 0)
   expect_identical(s$log_evidence[2], log_evidence(fit))
   exact <- vapply(c(0.5, 1, 2), function(k) {
-    exact_log_evidence(linear_regression(y ~ ., data, prior_sd = k))
+    exact_log_evidence(linear_regression(y ~ ., data, prior_sd = k, noise_sd = 1))
   }, numeric(1))
   exact_change <- exact - exact[2]
   expect_lt(abs(s$change[3] - exact_change[3] - 0), 4 * 0.0010)
@@ -26,11 +26,11 @@ test_that("the reweighted change in log evidence follows the exact one", {
 test_that("nested sampling's dead points reweight too, and blocks of any kind scale", {
   data <- simulate_linear_regression(300, dim = 2, seed = 4)
   model <- linear_regression(y ~ ., data, prior = normal_prior(c(0.5, 0), c(2, 1)),
-                             prior_intercept = normal_prior(1, 3))
+                             prior_intercept = normal_prior(1, 3), noise_sd = 1)
   fit <- quietly(nested_sampling(model, seed = 1, progress = FALSE))
   s <- prior_sensitivity(fit, scales = 2)
   scaled <- linear_regression(y ~ ., data, prior = normal_prior(c(0.5, 0), c(4, 2)),
-                              prior_intercept = normal_prior(1, 6))
+                              prior_intercept = normal_prior(1, 6), noise_sd = 1)
   exact_change <- exact_log_evidence(scaled) - exact_log_evidence(model)
   # nested sampling's thousands of weighted points: the reweighting error is well below its own
   # spread (0.2-0.3 nats on such models, test-prior.R)
@@ -66,8 +66,8 @@ test_that("a comparison reports every model's evidence and Bayes factor at each 
   at <- function(k) s[s$scale == k, ]
   bf <- function(k) at(k)$log_evidence[1] - at(k)$log_evidence[2]
   exact_bf <- function(k) {
-    exact_log_evidence(linear_regression(y ~ ., data, prior_sd = k)) -
-      exact_log_evidence(linear_regression(y ~ x1, data, prior_sd = k))
+    exact_log_evidence(linear_regression(y ~ ., data, prior_sd = k, noise_sd = 1)) -
+      exact_log_evidence(linear_regression(y ~ x1, data, prior_sd = k, noise_sd = 1))
   }
   expect_lt(abs(bf(0.5) - bf(1) - (exact_bf(0.5) - exact_bf(1)) - 0.007), 4 * 0.065)
   expect_lt(abs(bf(2) - bf(1) - (exact_bf(2) - exact_bf(1)) + 0.003), 4 * 0.016)
@@ -75,7 +75,7 @@ test_that("a comparison reports every model's evidence and Bayes factor at each 
 
 test_that("too few effective particles warn, and unscalable priors are errors", {
   data <- simulate_linear_regression(400, dim = 3, seed = 2)
-  fit <- quiet_sgais(linear_regression(y ~ ., data), seed = 1)
+  fit <- quiet_sgais(linear_regression(y ~ ., data, noise_sd = 1), seed = 1)
   # a prior 100 times narrower leaves almost no weight where the particles are
   expect_warning(s <- prior_sensitivity(fit, scales = 0.01), "too few to say at scale 0.01",
                  class = "sgais_warning_low_ess")

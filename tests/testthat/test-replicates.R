@@ -242,7 +242,7 @@ test_that("replicates that disagree far more than they predict give a warning", 
 })
 
 test_that("runs whose moves were almost all rejected warn that the points barely moved", {
-  model <- linear_regression(y ~ ., simulate_linear_regression(200, seed = 1))
+  model <- linear_regression(y ~ ., simulate_linear_regression(200, seed = 1), noise_sd = 1)
   a <- ais(model, seed = 1, progress = FALSE)
   expect_silent(sgais:::warn_if_stuck(a))
   a$schedule$acceptance <- 0.01
@@ -258,7 +258,7 @@ test_that("runs whose moves were almost all rejected warn that the points barely
 })
 
 test_that("impossible results are errors, not values", {
-  model <- linear_regression(y ~ ., simulate_linear_regression(200, seed = 1))
+  model <- linear_regression(y ~ ., simulate_linear_regression(200, seed = 1), noise_sd = 1)
   a <- ais(model, seed = 1, progress = FALSE)
   a$log_evidence <- NaN
   expect_error(sgais:::check_plausible(a), "log evidence of NaN", class = "sgais_error_numerical")
@@ -269,13 +269,14 @@ test_that("impossible results are errors, not values", {
 })
 
 test_that("steps too small to move the particles and degenerate resume states are warned of", {
-  model <- linear_regression(y ~ ., data = simulate_linear_regression(1000, seed = 1))
+  model <- linear_regression(y ~ ., data = simulate_linear_regression(1000, seed = 1), noise_sd = 1)
   expect_warning(sgais(model, step_size = 0.005, seed = 1, progress = FALSE),
                  "barely moved", class = "sgais_warning_small_steps")
   expect_warning(ais(model, step_size = 0.005, seed = 1, progress = FALSE),
                  "barely moved", class = "sgais_warning_small_steps")
   expect_no_warning(sgais(model, seed = 1, progress = FALSE), class = "sgais_warning_small_steps")
-  fit <- quietly(sgais(linear_regression(y ~ ., data = simulate_linear_regression(600, seed = 2)[1:500, ]),
+  fit <- quietly(sgais(linear_regression(y ~ ., data = simulate_linear_regression(600, seed = 2)[1:500, ],
+                                         noise_sd = 1),
                        seed = 1, progress = FALSE))
   more <- simulate_linear_regression(600, seed = 2)[501:600, ]
   bad <- fit
@@ -289,7 +290,7 @@ test_that("steps too small to move the particles and degenerate resume states ar
 })
 
 test_that("replicates predicted to take long say so at once, with progress bars only", {
-  m <- linear_regression(y ~ ., simulate_linear_regression(300, seed = 1))
+  m <- linear_regression(y ~ ., simulate_linear_regression(300, seed = 1), noise_sd = 1)
   withr::local_options(sgais.long_run = 0) # every run is "long"
   said <- NULL
   fit <- suppressMessages(withCallingHandlers(

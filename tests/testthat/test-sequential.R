@@ -2,7 +2,8 @@
 # inst/validation/calibrate-kernels.R (this model, seeds 1-5, error mean and sd): SIR -0.61,
 # 0.79; sequential -0.93, 0.59; sequential + NS -0.22, 0.47; bounds about |mean| + 4 sd, tested
 # on seeds 11 and 12.
-seq_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3))
+seq_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3),
+                                          noise_sd = 1)
 
 test_that("SIR and the sequential estimators find the exact evidence", {
   model <- seq_model()
@@ -35,8 +36,10 @@ test_that("the chunk schedule grows as documented, in R and in C alike", {
 test_that("SIR and sequential fits continue on new data as if run at once", {
   test_tags("memcheck")
   d <- simulate_linear_regression(1000, seed = 3)
-  whole <- quietly(sir(linear_regression(y ~ ., d, prior = "paper"), seed = 4, progress = FALSE))
-  part <- quietly(sir(linear_regression(y ~ ., d[1:400, ], prior = "paper"), seed = 4, progress = FALSE))
+  whole <- quietly(sir(linear_regression(y ~ ., d, prior = "paper",
+                                         noise_sd = 1), seed = 4, progress = FALSE))
+  part <- quietly(sir(linear_regression(y ~ ., d[1:400, ], prior = "paper",
+                                        noise_sd = 1), seed = 4, progress = FALSE))
   more <- quietly(sgais(part, d[401:1000, ], progress = FALSE))
   expect_identical(more$log_evidence, whole$log_evidence)
   expect_identical(more$method, "SIR")
@@ -56,11 +59,12 @@ test_that("fits say which estimator made them and the hybrid starts from nested 
   expect_s3_class(autoplot(p), "ggplot")
   expect_error(sequential_sgmcmc(model, hybrid = 1000), "hybrid")
   # data of 100 rows or fewer: the default hybrid takes all but the last, and one row none
-  small <- linear_regression(y ~ ., simulate_linear_regression(30, dim = 2, seed = 3))
+  small <- linear_regression(y ~ ., simulate_linear_regression(30, dim = 2, seed = 3), noise_sd = 1)
   s <- quietly(sequential_sgmcmc(small, seed = 1, progress = FALSE))
   expect_identical(s$method, "sequential SG-MCMC + NS")
   expect_equal(s$trajectory$n[1], 29)
-  one <- linear_regression(y ~ ., simulate_linear_regression(1, dim = 1, seed = 3), prior = "paper")
+  one <- linear_regression(y ~ ., simulate_linear_regression(1, dim = 1, seed = 3), prior = "paper",
+                           noise_sd = 1)
   expect_identical(quietly(sequential_sgmcmc(one, seed = 1, progress = FALSE))$method,
                    "sequential SG-MCMC")
 })

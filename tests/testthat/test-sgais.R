@@ -5,7 +5,7 @@ test_that("SGAIS with the paper's settings is within its known error at N = 10,0
   # inst/bench/linear-regression.R) plus 10-30 nats from annealing the first chunks with 10
   # particles. Over 10 seeds at N = 1e4 we measured an error of mean -32 and sd 10 nats. The
   # bound allows that bias plus 4 sd below (0.5% of |log Z|, about 71 nats) and 4 sd above.
-  model <- linear_regression(y ~ ., simulate_linear_regression(1e4, seed = 2019))
+  model <- linear_regression(y ~ ., simulate_linear_regression(1e4, seed = 2019), noise_sd = 1)
   exact <- exact_log_evidence(model)
   for (seed in 1:3) {
     err <- log_evidence(paper_sgais(model, seed = seed)) - exact
@@ -318,7 +318,7 @@ test_that("an abrupt change in the data re-anchors the control variates instead 
   beta <- ifelse(seq_len(n) <= 2500, 1, 0) %o% c(1, -1, 0.5, 0, 2) +
     ifelse(seq_len(n) > 2500, 1, 0) %o% c(-1, 1, 0.5, 1, 0)
   d <- data.frame(y = rowSums(x * beta) + rnorm(n), x)
-  model <- linear_regression(y ~ ., d)
+  model <- linear_regression(y ~ ., d, noise_sd = 1)
   fit <- suppressWarnings(sgais(model, seed = 21, progress = FALSE))
   error <- fit$log_evidence - exact_log_evidence(model)
   expect_gt(error, -10)
@@ -374,7 +374,7 @@ test_that("a chunk from a new distribution restarts the run, reproducibly and in
     ifelse(seq_len(n) > 1500, 1, 0) %o% c(-1, 1, 2)
   d <- data.frame(y = rowSums(x * beta) + withr_seed(4, stats::rnorm(n)), x)
   # (priors that do not depend on the rows the model is built with, so that the pieces are one)
-  lr <- function(rows) linear_regression(y ~ ., d[rows, ], prior = "paper")
+  lr <- function(rows) linear_regression(y ~ ., d[rows, ], prior = "paper", noise_sd = 1)
   fit <- sgais(lr(1:n), seed = 1, progress = FALSE, restart_every = 1.3)
   tr <- fit$trajectory
   expect_identical(tr$n[tr$restarts > 0], c(2000L, 3000L))

@@ -70,7 +70,8 @@ test_that("the estimators' results print at the top level", {
 
 test_that("update() of a fit that cannot be continued is a classed error, not its stored call", {
   marker <- tempfile()
-  model <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(200, seed = 2))
+  model <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(200, seed = 2),
+                             noise_sd = 1)
   fits <- list(quietly(ais(model, particles = 20, seed = 1, progress = FALSE)),
                quietly(nested_sampling(model, live_points = 20, seed = 1, progress = FALSE)))
   for (fit in fits) {

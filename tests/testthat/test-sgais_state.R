@@ -13,8 +13,10 @@ online_data <- function(n = 2534) simulate_linear_regression(n, seed = 11)
 test_that("a fit continued in pieces, split inside chunks, is the fit of all the data at once", {
   test_tags("memcheck")
   d <- online_data()
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), seed = 5, progress = FALSE))
-  first <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:734, ]), seed = 5, progress = FALSE))
+  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                           noise_sd = 1), seed = 5, progress = FALSE))
+  first <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:734, ],
+                                           noise_sd = 1), seed = 5, progress = FALSE))
   # the first piece reports all its 734 observations, from a partial chunk computed on a copy
   expect_equal(first$n, 734L)
   tr <- as.data.frame(first)
@@ -27,7 +29,8 @@ test_that("a fit continued in pieces, split inside chunks, is the fit of all the
   expect_false(any(head(third$trajectory$partial, -1)))
   expect_true(tail(third$trajectory$partial, 1))
   # one observation at a time across a chunk boundary
-  piece <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:998, ]), seed = 5, progress = FALSE))
+  piece <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:998, ],
+                                           noise_sd = 1), seed = 5, progress = FALSE))
   for (i in 999:1002) piece <- quietly(sgais(piece, d[i, , drop = FALSE], progress = FALSE))
   piece <- quietly(sgais(piece, d[1003:2534, ], progress = FALSE))
   same_run(whole, piece)
@@ -36,13 +39,17 @@ test_that("a fit continued in pieces, split inside chunks, is the fit of all the
 test_that("continuing works for the paper's preset and for replicates", {
   d <- online_data(1800)
   paper <- sgais_control("paper")
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), control = paper, seed = 2, progress = FALSE))
-  part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:1250, ]), control = paper, seed = 2,
+  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                           noise_sd = 1), control = paper, seed = 2, progress = FALSE))
+  part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:1250, ],
+                                          noise_sd = 1), control = paper, seed = 2,
                         progress = FALSE))
   same_run(whole, quietly(sgais(part, d[1251:1800, ], progress = FALSE)))
 
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), replicates = 3, seed = 2, progress = FALSE))
-  part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:700, ]), replicates = 3, seed = 2,
+  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                           noise_sd = 1), replicates = 3, seed = 2, progress = FALSE))
+  part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:700, ],
+                                          noise_sd = 1), replicates = 3, seed = 2,
                         progress = FALSE))
   cont <- quietly(sgais(part, d[701:1800, ], progress = FALSE))
   same_run(whole, cont)
@@ -59,7 +66,8 @@ test_that("continuing works for the paper's preset and for replicates", {
 test_that("a continued fit uses its own random streams, under any plan", {
   skip_on_cran()
   d <- online_data(1500)
-  part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:600, ]), replicates = 2, seed = 4,
+  part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:600, ],
+                                          noise_sd = 1), replicates = 2, seed = 4,
                         progress = FALSE))
   set.seed(1)
   before <- .Random.seed
@@ -79,8 +87,10 @@ test_that("a continued fit uses its own random streams, under any plan", {
 test_that("a fit saved with saveRDS() continues as if it had never stopped", {
   test_tags("memcheck")
   d <- online_data(1700)
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), seed = 8, progress = FALSE))
-  part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:1100, ]), seed = 8, progress = FALSE))
+  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                           noise_sd = 1), seed = 8, progress = FALSE))
+  part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:1100, ],
+                                          noise_sd = 1), seed = 8, progress = FALSE))
   file <- tempfile(fileext = ".rds")
   on.exit(unlink(file), add = TRUE)
   saveRDS(part, file)
@@ -102,15 +112,18 @@ test_that("continuing works for every model", {
 
   d <- online_data(900)
   x <- as.matrix(d[1:5])
-  whole <- quietly(sgais(linear_regression(x = x, y = d$y, prior = "paper"), seed = 3, progress = FALSE))
-  part <- quietly(sgais(linear_regression(x = x[1:450, ], y = d$y[1:450], prior = "paper"), seed = 3,
+  whole <- quietly(sgais(linear_regression(x = x, y = d$y, prior = "paper",
+                                           noise_sd = 1), seed = 3, progress = FALSE))
+  part <- quietly(sgais(linear_regression(x = x[1:450, ], y = d$y[1:450], prior = "paper",
+                                          noise_sd = 1), seed = 3,
                         progress = FALSE))
   same_run(whole, quietly(sgais(part, list(x = x[451:900, ], y = d$y[451:900]), progress = FALSE)))
 })
 
 test_that("continuing checks its arguments and the fit", {
   d <- online_data(600)
-  fit <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:500, ]), seed = 1, progress = FALSE))
+  fit <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:500, ],
+                                         noise_sd = 1), seed = 1, progress = FALSE))
   expect_error(sgais(fit, d[501:600, ], particles = 10), "cannot be changed",
                class = "sgais_error")
   expect_error(sgais(fit), "`new_data` is missing", class = "sgais_error")
@@ -143,9 +156,11 @@ test_that("with a bounded reservoir a fit continued in pieces is still the fit o
   d <- online_data(3400)
   for (control in list(sgais_control(reservoir_size = 2000),
                        sgais_control("paper", reservoir_size = 700))) {
-    whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), control = control, replicates = 2,
+    whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                             noise_sd = 1), control = control, replicates = 2,
                            seed = 6, progress = FALSE))
-    part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:1234, ]), control = control,
+    part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:1234, ],
+                                            noise_sd = 1), control = control,
                           replicates = 2, seed = 6, progress = FALSE))
     part <- quietly(sgais(part, d[1235:2222, ], progress = FALSE))
     file <- tempfile(fileext = ".rds")
@@ -155,7 +170,7 @@ test_that("with a bounded reservoir a fit continued in pieces is still the fit o
     same_run(whole, quietly(update(part, d[2223:3400, ], progress = FALSE)))
     # split into C calls of one chunk each (as with a progress bar)
     settings <- sgais:::control_settings(control, list(), "sgais", NULL)
-    model <- linear_regression(y ~ ., prior = "paper", data = d)
+    model <- linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1)
     run <- function(budget) {
       withr::with_seed(9, {
         state <- initial_sgais_state(model, settings$early_particles)
@@ -172,7 +187,8 @@ test_that("a bounded reservoir keeps memory bounded and is a uniform sample of t
   test_tags("memcheck")
   d <- online_data(12000)
   control <- sgais_control(reservoir_size = 1500, exact_until = 1000)
-  fit <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:6100, ]), control = control, seed = 2,
+  fit <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:6100, ],
+                                         noise_sd = 1), control = control, seed = 2,
                        progress = FALSE))
   more <- quietly(sgais(fit, d[6101:12000, ], progress = FALSE))
   # the fit holds the reservoir and the observations after its last whole chunk, no more
@@ -193,12 +209,14 @@ test_that("a bounded reservoir keeps memory bounded and is a uniform sample of t
   expect_output(print(more), "reservoir of 1,500")
   # and the evidence stays accurate (measured spread with reservoir 2,000 at n = 20,000 on
   # seeds 1-8: -1.04 to -0.17 nats, against -0.80 to +0.55 without; tolerance 3 sd)
-  expect_lt(abs(more$log_evidence - exact_log_evidence(linear_regression(y ~ ., prior = "paper", data = d))), 2)
+  expect_lt(abs(more$log_evidence - exact_log_evidence(linear_regression(y ~ ., prior = "paper", data = d,
+                                                                         noise_sd = 1))), 2)
 })
 
 test_that("a fit with a bounded reservoir refuses what needs all its observations", {
   d <- online_data(3000)
-  fit <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), reservoir_size = 2000, seed = 1,
+  fit <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                         noise_sd = 1), reservoir_size = 2000, seed = 1,
                        progress = FALSE))
   for (f in list(exact_log_evidence, ais, nested_sampling, sgais, check_gradients)) {
     expect_error(f(fit$model), "holds only its last 0 of 3,000", class = "sgais_error_rows_dropped")
@@ -227,7 +245,8 @@ test_that("counts of observations past 2^31 do not overflow", {
   d <- online_data(3100)
   control <- sgais_control("paper", reservoir_size = 2000)
   settings <- sgais:::control_settings(control, list(), "sgais", NULL)
-  fit <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:2500, ]), control = control, seed = 1,
+  fit <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:2500, ],
+                                         noise_sd = 1), control = control, seed = 1,
                        progress = FALSE))
   state <- fit$state$resume[[1]]
   big <- 3e9
@@ -281,7 +300,7 @@ test_that("an interrupted sgais() returns the fit of its last whole chunk, which
   skip_on_os("windows")
   # a run of a few seconds (issue 12 made 4 x 10^5 rows take less than the 1.5 s this waited)
   d <- simulate_linear_regression(1e6, seed = 12)
-  model <- linear_regression(y ~ ., prior = "paper", data = d)
+  model <- linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1)
   interrupt_in(1)
   w <- NULL
   fit <- tryCatch(
@@ -303,6 +322,7 @@ test_that("an interrupted sgais() returns the fit of its last whole chunk, which
   expect_false(any(fit$trajectory$partial))
   # it continues as if never stopped: the fit of the first n + 1234 rows in one run
   more <- quietly(sgais(fit, d[n + seq_len(1234), ], progress = FALSE))
-  same_run(quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[seq_len(n + 1234), ]), seed = 2,
+  same_run(quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[seq_len(n + 1234), ],
+                                           noise_sd = 1), seed = 2,
                          progress = FALSE)), more)
 })

@@ -13,8 +13,9 @@ same_fit <- function(a, b) {
 
 test_that("every source gives the fit of all the rows at once", {
   d <- stream_data()
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), seed = 3, progress = FALSE))
-  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                           noise_sd = 1), seed = 3, progress = FALSE))
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   # in memory, in blocks that split chunks
   same_fit(whole, quietly(sgais_stream(spec, d, block_size = 777, seed = 3, progress = FALSE)))
   # a CSV file read through a connection
@@ -22,7 +23,8 @@ test_that("every source gives the fit of all the rows at once", {
   utils::write.csv(d, file, row.names = FALSE)
   same_fit(whole, quietly(sgais_stream(spec, file, block_size = 1000, seed = 3, progress = FALSE)))
   # with a bounded reservoir too, whose fit holds less than a chunk of rows
-  bounded <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), seed = 3, reservoir_size = 2000,
+  bounded <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                             noise_sd = 1), seed = 3, reservoir_size = 2000,
                            progress = FALSE))
   streamed <- quietly(sgais_stream(spec, file, block_size = 700, seed = 3, reservoir_size = 2000,
                                    progress = FALSE))
@@ -40,12 +42,14 @@ test_that("every source gives the fit of all the rows at once", {
                                        progress = FALSE)))
   # the matrix interface: a list of x (matrix or vector) and y
   x <- as.matrix(d[1:5])
-  whole <- quietly(sgais(linear_regression(x = x, y = d$y, prior = "paper"), seed = 3, progress = FALSE))
-  spec <- linear_regression(x = x[1:10, ], y = d$y[1:10], prior = "paper")
+  whole <- quietly(sgais(linear_regression(x = x, y = d$y, prior = "paper",
+                                           noise_sd = 1), seed = 3, progress = FALSE))
+  spec <- linear_regression(x = x[1:10, ], y = d$y[1:10], prior = "paper", noise_sd = 1)
   same_fit(whole, quietly(sgais_stream(spec, list(x = x, y = d$y), block_size = 900, seed = 3,
                                        progress = FALSE)))
-  whole <- quietly(sgais(linear_regression(x = d$x1, y = d$y, prior = "paper"), seed = 3, progress = FALSE))
-  spec <- linear_regression(x = d$x1[1:10], y = d$y[1:10], prior = "paper")
+  whole <- quietly(sgais(linear_regression(x = d$x1, y = d$y, prior = "paper",
+                                           noise_sd = 1), seed = 3, progress = FALSE))
+  spec <- linear_regression(x = d$x1[1:10], y = d$y[1:10], prior = "paper", noise_sd = 1)
   same_fit(whole, quietly(sgais_stream(spec, list(x = d$x1, y = d$y), block_size = 900, seed = 3,
                                        progress = FALSE)))
 })
@@ -59,17 +63,19 @@ test_that("a database query is read with dbFetch() and gives the same fit", {
   on.exit(DBI::dbDisconnect(con), add = TRUE)
   DBI::dbWriteTable(con, "obs", d)
   res <- DBI::dbSendQuery(con, "SELECT * FROM obs")
-  fit <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(d)), res, block_size = 500, seed = 5,
+  fit <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(d),
+                                                noise_sd = 1), res, block_size = 500, seed = 5,
                               progress = FALSE))
   expect_false(DBI::dbIsValid(res)) # cleared at the end
-  same_fit(quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), seed = 5, progress = FALSE)), fit)
+  same_fit(quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                           noise_sd = 1), seed = 5, progress = FALSE)), fit)
 })
 
 test_that("an error from the source loses nothing: the fit so far comes with the error", {
   test_tags("memcheck")
   d <- stream_data()
   failing <- failing_source(d, 1500, function() stop("connection lost"))
-  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   file <- withr::local_tempfile(fileext = ".rds")
   e <- tryCatch(sgais_stream(spec, failing, block_size = 500, seed = 3, checkpoint = file,
                              progress = FALSE),
@@ -81,7 +87,8 @@ test_that("an error from the source loses nothing: the fit so far comes with the
   # the checkpoint holds the same fit, and either continues to the fit of all the rows
   saved <- readRDS(file)
   expect_identical(saved$state$particles, e$fit$state$particles)
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), seed = 3, progress = FALSE))
+  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                           noise_sd = 1), seed = 3, progress = FALSE))
   same_fit(whole, quietly(sgais_stream(saved, d[1501:2600, ], progress = FALSE)))
   same_fit(whole, quietly(sgais(e$fit, d[1501:2600, ], progress = FALSE)))
 })
@@ -89,13 +96,14 @@ test_that("an error from the source loses nothing: the fit so far comes with the
 test_that("an interrupt between blocks keeps the fit of the blocks done", {
   d <- stream_data()
   interrupted <- failing_source(d, 1500, interrupt_now)
-  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   expect_warning(
     fit <- sgais_stream(spec, interrupted, block_size = 500, seed = 3, progress = FALSE),
     "after 1,500 observations.*after the first 1,500", class = "sgais_warning_interrupted"
   )
   expect_identical(fit$n, 1500L)
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d), seed = 3, progress = FALSE))
+  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
+                                           noise_sd = 1), seed = 3, progress = FALSE))
   same_fit(whole, quietly(sgais(fit, d[1501:2600, ], progress = FALSE)))
 })
 
@@ -103,7 +111,8 @@ test_that("checkpoints are written whole and hold a continuable fit", {
   test_tags("memcheck")
   d <- stream_data(1200)
   file <- withr::local_tempfile(fileext = ".rds")
-  fit <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(d)), d, block_size = 400,
+  fit <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(d),
+                                                noise_sd = 1), d, block_size = 400,
                               checkpoint = file, checkpoint_every = 1e-9, seed = 2,
                               progress = FALSE))
   expect_true(file.exists(file))
@@ -113,7 +122,7 @@ test_that("checkpoints are written whole and hold a continuable fit", {
 
 test_that("a checkpoint never replaces the data, follows no planted link, and is checked first", {
   d <- stream_data(600)
-  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   dir <- withr::local_tempdir()
   csv <- file.path(dir, "data.csv")
   utils::write.csv(d, csv, row.names = FALSE)
@@ -144,7 +153,7 @@ test_that("a checkpoint never replaces the data, follows no planted link, and is
 
 test_that("sgais_stream() checks its arguments", {
   d <- stream_data(300)
-  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   expect_error(sgais_stream(spec), "`source` is missing", class = "sgais_error")
   expect_error(sgais_stream(spec, 42), "`source` must be", class = "sgais_error")
   expect_error(sgais_stream(spec, "no/such/file.csv"), "there is no file", class = "sgais_error")
@@ -164,7 +173,7 @@ test_that("an interrupt inside a block keeps the fit up to the last whole chunk"
   skip_on_os("windows")
   # a run of several seconds (issue 12 made 4 x 10^5 rows nearly as fast as the 1.5 s this waited)
   d <- simulate_linear_regression(1e6, seed = 13)
-  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   file <- withr::local_tempfile(fileext = ".rds")
   interrupt_in(1)
   w <- NULL
@@ -185,7 +194,8 @@ test_that("an interrupt inside a block keeps the fit up to the last whole chunk"
   expect_true(n > 0 && n < 1e6 && n %% fit$settings$chunk_size == 0)
   # the checkpoint holds it, and it is the fit of the first n rows in one run
   expect_identical(readRDS(file)$state$particles, fit$state$particles)
-  same_fit(quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[seq_len(n), ]), seed = 4, progress = FALSE)),
+  same_fit(quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[seq_len(n), ],
+                                           noise_sd = 1), seed = 4, progress = FALSE)),
            fit)
 })
 
@@ -218,14 +228,16 @@ test_that("blocks are added in groups that grow with the rows held, and bound ro
 
 test_that("a CSV column's type is not fixed by its first block, and errors name the stream's row", {
   d <- stream_data(600)
-  spec <- linear_regression(y ~ ., prior = "paper", data = head(d))
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   file <- withr::local_tempfile(fileext = ".csv")
   whole <- d
   whole$x1[1:200] <- round(whole$x1[1:200]) # whole numbers in the first block, decimals later
   utils::write.csv(whole, file, row.names = FALSE)
-  fit <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(whole)), file,
+  fit <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(whole),
+                                                noise_sd = 1), file,
                               block_size = 200, seed = 1, progress = FALSE))
-  same <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(whole)), whole,
+  same <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(whole),
+                                                 noise_sd = 1), whole,
                                block_size = 200, seed = 1, progress = FALSE))
   expect_identical(fit$log_evidence, same$log_evidence)
   # a bad value in the third block: its row in the stream and its line in the file

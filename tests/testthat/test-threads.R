@@ -129,7 +129,8 @@ test_that("every estimator gives the same result, bit for bit, on any number of 
   withr::local_envvar(c(OMP_THREAD_LIMIT = NA, `_R_CHECK_LIMIT_CORES_` = NA))
   # large enough for the parallel paths: full-data passes of 16 blocks and more, and moves of
   # many particles; the fixed blocks and keyed streams make the thread count irrelevant
-  m <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(20000, seed = 1))
+  m <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(20000, seed = 1),
+                         noise_sd = 1)
   run <- function(threads) {
     sgais_threads(threads)
     list(
@@ -158,7 +159,7 @@ test_that("setTimeLimit() stops long runs within a fraction of a second, as R's 
   old <- sgais_threads(2)
   on.exit(sgais_threads(old), add = TRUE)
   d <- simulate_linear_regression(20000, seed = 1)
-  m <- linear_regression(y ~ ., d)
+  m <- linear_regression(y ~ ., d, noise_sd = 1)
   mix <- gaussian_mixture(simulate_gaussian_mixture(3000, components = 4, dim = 2, seed = 1),
                           components = 4)
   slow_r <- custom_model(function(theta, data) {

@@ -23,7 +23,7 @@ as_version_0 <- function(fit) {
 
 test_that("fits carry their format version, and older fits are upgraded in one place", {
   d <- simulate_linear_regression(700, seed = 4)
-  model <- linear_regression(y ~ ., prior = "paper", data = d[1:500, ])
+  model <- linear_regression(y ~ ., prior = "paper", data = d[1:500, ], noise_sd = 1)
   fit <- quietly(sgais(model, control = sgais_control("paper"), seed = 1, progress = FALSE))
   expect_identical(fit$format_version, sgais:::fit_format_version)
   expect_identical(sgais:::upgrade_fit(fit), fit)
@@ -56,7 +56,8 @@ test_that("fits carry their format version, and older fits are upgraded in one p
 })
 
 test_that("older AIS and nested-sampling fits are upgraded too", {
-  model <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(300, seed = 5))
+  model <- linear_regression(y ~ ., prior = "paper", data = simulate_linear_regression(300, seed = 5),
+                             noise_sd = 1)
   fit <- quietly(ais(model, particles = 20, seed = 1, progress = FALSE))
   old <- as_version_0(fit)
   expect_identical(sgais:::upgrade_fit(old)$annealing, "adaptive")
