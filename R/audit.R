@@ -143,7 +143,7 @@ format.sgais_audit <- function(x, ...) {
 print.sgais_audit <- function(x, ...) {
   cat("<sgais audit: the online estimate against the same data shuffled>\n")
   print(format(x), row.names = FALSE)
-  cat(sprintf("  %d of %d checkpoints agree (|difference| <= bound: max(tolerance, 3 combined SE))\n",
-              sum(x$agree), nrow(x)))
+  cat_lines(sprintf("  %d of %d checkpoints agree (|difference| <= bound: max(tolerance, 3 SE))",
+                    sum(x$agree), nrow(x)))
   invisible(x)
 }

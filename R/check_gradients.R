@@ -129,6 +129,6 @@ format.sgais_gradient_check <- function(x, ...) {
 
 #' @export
 print.sgais_gradient_check <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }

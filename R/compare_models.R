@@ -501,7 +501,7 @@ format.sgais_comparison <- function(x, ...) {
 
 #' @export
 print.sgais_comparison <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }
 
@@ -538,6 +538,6 @@ format.summary.sgais_comparison <- function(x, ...) {
 
 #' @export
 print.summary.sgais_comparison <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }

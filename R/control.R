@@ -402,7 +402,7 @@ format.sgais_control <- function(x, ...) {
 
 #' @export
 print.sgais_control <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }
 

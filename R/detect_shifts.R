@@ -208,7 +208,7 @@ format.sgais_shifts <- function(x, ...) {
 
 #' @export
 print.sgais_shifts <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }
 

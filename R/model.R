@@ -332,13 +332,20 @@ format.sgais_model <- function(x, ...) {
                       format_count(model_rows(x)))
             } else ""),
     sprintf("  parameters:   %d (%s)", x$dim, paste(shown, collapse = ", ")),
-    sprintf("  %-13s %s", paste0(names(x$details), ":"), x$details)
+    sprintf("  %-13s %s", paste0(names(x$details), ":"), centred_labels(x, x$details))
   )
+}
+
+# `text` naming the intercept as what it is in a model whose covariates are centred (the
+# intercept at their means; posterior_samples() gives the intercept at x = 0).
+centred_labels <- function(model, text) {
+  if (is.null(model$spec$center) || all(model$spec$center == 0)) return(text)
+  gsub("(Intercept)", "(Intercept, centred)", text, fixed = TRUE)
 }
 
 #' @export
 print.sgais_model <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }
 

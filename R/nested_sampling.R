@@ -364,6 +364,11 @@ format.summary.sgais_ns_fit <- function(x, ...) {
 #' [sgais()], resampling, as their robust presets do), or draw from [nested_sampling()], whose
 #' dead points are many.
 #'
+#' The coefficients are on the data's scale, as [stats::glm()] reports them: where a model
+#' centres its covariates (the regressions' default prior, `"autoscale"`, and [g_prior()]), it
+#' samples the intercept at the covariates' means, and the draws give the intercept at
+#' \eqn{x = 0}{x = 0} instead, \eqn{b - \sum_j \bar x_j w_j}{b - sum_j mean(x_j) w_j}.
+#'
 #' @param x A fit.
 #' @param n Number of draws.
 #' @param ... Unused.
@@ -400,9 +405,25 @@ posterior_samples.sgais_evidence <- function(x, n = 1000, ..., seed = NULL) {
       "robust presets do), or draw from `nested_sampling()`."), n, ess, nrow(p$theta)),
       call, "sgais_warning_low_ess")
   }
-  out <- with_seed(seed, draw_weighted(p$theta, p$logw, n))
+  out <- uncentred_draws(x$model, with_seed(seed, draw_weighted(p$theta, p$logw, n)))
   attr(out, "ess") <- ess
   out
+}
+
+# Draws of a model's parameters with each intercept at x = 0: a model whose design is centred
+# (`spec$center`, the column means of the covariates) samples it at the covariates' means, and
+# b - sum_j center_j w_j is the intercept of the uncentred design. Softmax regression has a block
+# of coefficients per class, each with its intercept.
+uncentred_draws <- function(model, draws) {
+  center <- model$spec$center
+  if (is.null(center) || all(center == 0) || !nrow(draws)) return(draws)
+  p <- length(center)
+  starts <- which(startsWith(model$parameter_names, "(Intercept)"))
+  for (s in starts) {
+    block <- s - 1L + seq_len(p)
+    draws[, s] <- draws[, s] - drop(draws[, block, drop = FALSE] %*% center)
+  }
+  draws
 }
 
 draw_weighted <- function(theta, logw, n) {

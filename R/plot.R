@@ -8,9 +8,15 @@
 okabe_ito <- c("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
                "#000000")
 
+# The colours of the plots: `options(sgais.colours =)` or plot()'s `colours`, else the palette
+# above.
+plot_colours <- function() getOption("sgais.colours") %||% okabe_ito
+
 palette_for <- function(levels) {
-  rep_len(okabe_ito, length(levels))
+  rep_len(plot_colours(), length(levels))
 }
+
+colour_at <- function(k) rep_len(plot_colours(), k)[k]
 
 # Axis labels with thousands separators ("12,000"), blank where ggplot2 asks for NA.
 count_labels <- function(x) {
@@ -77,15 +83,20 @@ plot_panel <- function(which, choices, call, ...) {
 #'   [compare_models()], or the result of [detect_shifts()].
 #' @param which The panel (see Details); the first is the default.
 #' @param exact For SGAIS fits: draw the exact evidence when the model has one.
-#' @param ... Unused (an error if given).
-#' @return `autoplot()`: a ggplot object. `plot()`: `x`, invisibly, after printing the plot.
-#'   `plot_data()`: the data frame behind the plot.
+#' @param ... Unused (an error if given); for `plot()`, the arguments of `autoplot()`.
+#' @param colours,col For `plot()`: colours for the series, in place of the default palette
+#'   (Okabe and Ito's, which is safe for colour blindness), recycled; `col` is the same, as base
+#'   graphics name it. `options(sgais.colours = )` sets them for every plot.
+#' @return `autoplot()`: a ggplot object, whose colours, labels and theme change as any ggplot's
+#'   (e.g. `+ ggplot2::scale_colour_manual(values = c("red", "black"))`, which replaces the
+#'   package's scale). `plot()`: the same ggplot, invisibly, after printing it. `plot_data()`: the
+#'   data frame behind the plot.
 #' @name sgais_plots
 #' @examples
 #' model <- linear_regression(y ~ ., simulate_linear_regression(5000, seed = 1))
 #' fit <- sgais(model, replicates = 2, seed = 1, progress = FALSE)
 #' ggplot2::autoplot(fit)
-#' plot(fit, which = "steps")
+#' plot(fit, which = "steps", col = "darkred")
 #' head(plot_data(fit))
 NULL
 
@@ -134,7 +145,7 @@ autoplot.sgais_fit <- function(object, which = c("evidence", "steps", "time", "e
     time = series_plot(d, "n", "seconds", "seconds (cumulative)"),
     ess = ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$ess, colour = .data$what)) +
       line_if(several) + ggplot2::geom_point(size = 0.8) +
-      ggplot2::scale_colour_manual(NULL, values = okabe_ito[1:2]) +
+      ggplot2::scale_colour_manual(NULL, values = palette_for(1:2)) +
       ggplot2::labs(y = "effective sample size")
   )
   p + log_x_axis() + ggplot2::labs(x = obs, title = fit_title(object)) + plot_theme()
@@ -159,7 +170,7 @@ evidence_panel <- function(d, method) {
   p <- ggplot2::ggplot(d, ggplot2::aes(.data$n, .data$log_evidence_per_obs))
   if (any(!is.na(d$lower))) {
     p <- p + ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$lower, ymax = .data$upper),
-                                  fill = okabe_ito[1], alpha = 0.25, na.rm = TRUE)
+                                  fill = colour_at(1), alpha = 0.25, na.rm = TRUE)
   }
   p <- p + line_if(several, ggplot2::aes(colour = .data$estimate, linetype = .data$estimate))
   # Points mark the chunks while they can be told apart; a long trajectory is a line.
@@ -172,7 +183,7 @@ evidence_panel <- function(d, method) {
                                            linetype = "exact"))
   }
   # a linetype scale only where there are lines (ggplot2 4 warns about a scale no layer uses)
-  p + ggplot2::scale_colour_manual(NULL, values = stats::setNames(c(okabe_ito[1], "black"), c(method, "exact"))) +
+  p + ggplot2::scale_colour_manual(NULL, values = stats::setNames(c(colour_at(1), "black"), c(method, "exact"))) +
     (if (several) ggplot2::scale_linetype_manual(NULL, values = stats::setNames(c("solid", "dashed"), c(method, "exact")))) +
     ggplot2::labs(y = "log evidence per observation")
 }
@@ -219,8 +230,8 @@ line_if <- function(several, ...) {
 # the line only, for long traces), with the y label.
 series_plot <- function(d, x, y, ylab, points = TRUE) {
   ggplot2::ggplot(d, ggplot2::aes(.data[[x]], .data[[y]])) +
-    line_if(nrow(d) > 1L, colour = okabe_ito[1]) +
-    (if (points) ggplot2::geom_point(colour = okabe_ito[1], size = 0.8)) +
+    line_if(nrow(d) > 1L, colour = colour_at(1)) +
+    (if (points) ggplot2::geom_point(colour = colour_at(1), size = 0.8)) +
     ggplot2::labs(y = ylab)
 }
 
@@ -425,13 +436,13 @@ autoplot.sgais_shifts <- function(object, which = c("trajectory", "scores"), ...
   flagged <- d[d$flagged, , drop = FALSE]
   if (nrow(flagged)) {
     p <- p + ggplot2::geom_vline(ggplot2::aes(xintercept = .data$at), data = flagged,
-                                 colour = okabe_ito[2], linetype = "dashed")
+                                 colour = colour_at(2), linetype = "dashed")
   }
   # a line needs two chunks in a group (one scored chunk makes a point only)
   several <- max(if (by_model) table(d$model) else nrow(d), 0L) > 1L
-  p <- p + (if (by_model) line_if(several) else line_if(several, colour = okabe_ito[1]))
+  p <- p + (if (by_model) line_if(several) else line_if(several, colour = colour_at(1)))
   p <- p + (if (by_model) ggplot2::geom_point(size = 0.8)
-            else ggplot2::geom_point(colour = okabe_ito[1], size = 0.8))
+            else ggplot2::geom_point(colour = colour_at(1), size = 0.8))
   if (by_model) {
     p <- p + ggplot2::scale_colour_manual(NULL, values = palette_for(unique(d$model)))
   }
@@ -448,9 +459,28 @@ autoplot.sgais_shifts <- function(object, which = c("trajectory", "scores"), ...
 
 #' @rdname sgais_plots
 #' @export
-plot.sgais_evidence <- function(x, ...) {
-  print(autoplot(x, ...))
-  invisible(x)
+plot.sgais_evidence <- function(x, ..., colours = NULL, col = NULL) {
+  call <- sys.call()
+  colours <- check_colours(colours %||% col, call)
+  if (!is.null(colours)) {
+    old <- options(sgais.colours = colours)
+    on.exit(options(old), add = TRUE)
+  }
+  p <- autoplot(x, ...)
+  print(p)
+  invisible(p)
+}
+
+# `colours` (or plot()'s `col`): NULL, or colours R knows, recycled over the series.
+check_colours <- function(colours, call) {
+  if (is.null(colours)) return(NULL)
+  ok <- is.character(colours) && length(colours) >= 1L && !anyNA(colours) &&
+    !inherits(tryCatch(grDevices::col2rgb(colours), error = identity), "error")
+  if (!ok) {
+    abort(sprintf("`colours` (or `col`) must be colours such as \"red\" or \"#0072B2\", not %s.",
+                  describe(colours)), call, "sgais_error_argument")
+  }
+  colours
 }
 
 #' @rdname sgais_plots

@@ -164,6 +164,6 @@ format.sgais_prior_sensitivity <- function(x, ...) {
 
 #' @export
 print.sgais_prior_sensitivity <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }

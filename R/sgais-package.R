@@ -27,6 +27,7 @@
 #'   some arguments of the plots and of [detect_shifts()]), `sgais_error_input` (an argument or
 #'   object the C core cannot use), `sgais_error_too_large` (a request whose memory or length is
 #'   refused before any work), `sgais_error_family` (`family =` given to a regression
+#' * `sgais.colours`: the colours of the plots (see [sgais_plots]).
 #'   constructor), `sgais_error_weights` (frequency weights that are not whole numbers >= 0),
 #'   `sgais_error_checkpoint` (a checkpoint path that is the data read, or cannot be written),
 #'   `sgais_error_not_continuable` (`update()` of a fit that cannot continue),

@@ -231,7 +231,7 @@ format_reliability <- function(x) {
 
 #' @export
 print.sgais_evidence <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }
 
@@ -281,7 +281,7 @@ format.summary.sgais_evidence <- function(x, ...) {
 
 #' @export
 print.summary.sgais_evidence <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }
 

@@ -128,7 +128,7 @@ format.sgais_state <- function(x, ...) {
 
 #' @export
 print.sgais_state <- function(x, ...) {
-  cat(format(x, ...), sep = "\n")
+  cat_lines(format(x, ...))
   invisible(x)
 }
 

@@ -149,3 +149,21 @@ check_dots_empty <- function(call, known, ...) {
   abort(sprintf("Unknown argument%s: %s.", if (length(given) > 1L) "s" else "",
                 paste0(shown, hints, collapse = ", ")), call, "sgais_error_argument")
 }
+
+# Prints the lines of a format() method within `width` columns: a longer line is wrapped at
+# spaces, its continuation indented under the text after its label ("  settings:  ..."), or two
+# spaces in from its own indent.
+cat_lines <- function(lines, width = 100L) {
+  cat(wrap_lines(lines, width), sep = "\n")
+}
+
+wrap_lines <- function(lines, width = 100L) {
+  unlist(lapply(lines, function(line) {
+    if (is.na(line) || nchar(line) <= width) return(line)
+    label <- regmatches(line, regexpr("^ *[A-Za-z(][^:]{0,30}: +", line))
+    indent <- if (length(label)) nchar(label) else nchar(sub("^( *).*", "\\1", line)) + 2L
+    head <- if (length(label)) label else sub("^( *).*", "\\1", line)
+    body <- strwrap(substring(line, nchar(head) + 1L), width = width - indent)
+    c(paste0(head, body[1L]), paste0(strrep(" ", indent), body[-1L]))
+  }), use.names = FALSE)
+}

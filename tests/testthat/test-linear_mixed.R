@@ -191,7 +191,7 @@ test_that("independent random slopes: the rows' likelihoods sum to the marginal 
   m <- linear_regression(y ~ x + (1 + x || g), d, noise_sd = NULL)
   expect_equal(m$parameter_names, c("(Intercept)", "x", "log_sigma", "log_group_sd[(Intercept)]",
                                     "log_group_sd[x]"))
-  expect_match(paste(format(m), collapse = "\n"), "independent normal effects of \\(Intercept\\), x")
+  expect_match(paste(format(m), collapse = "\n"), "independent normal effects of \\(Intercept, centred\\), x")
   theta <- c(0.8, 0.4, log(0.6), log(0.9), log(0.3))
   z <- t(m$data$zt)
   S <- diag(0.36, 160)

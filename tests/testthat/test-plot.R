@@ -128,7 +128,8 @@ test_that("plot() prints the autoplot and `which` is checked", {
   grDevices::pdf(file)
   expect_invisible(out <- plot(f$sgais, which = "time"))
   grDevices::dev.off()
-  expect_identical(out, f$sgais)
+  expect_s3_class(out, "ggplot")
+  expect_identical(out$data, autoplot(f$sgais, which = "time")$data)
   expect_error(autoplot(f$sgais, which = "lambda"),
                "`which` must be one of \"evidence\", \"steps\", \"time\", \"ess\"",
                class = "sgais_error_argument")
