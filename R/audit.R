@@ -48,11 +48,11 @@ audit_evidence <- function(x, at = NULL, tolerance = 3, progress = default_progr
   check_seed(seed, call)
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
   if (inherits(x, "sgais_comparison")) {
-    x <- validate_sgais_comparison(x, call)
-    seeds <- with_seed(seed, sample.int(.Machine$integer.max, length(x$fits)))
-    rows <- lapply(seq_along(x$fits), function(i) {
-      out <- audit_rows(x$fits[[i]], at, tolerance, progress, seeds[i], call)
-      cbind(model = rep(names(x$fits)[i], nrow(out)), out, stringsAsFactors = FALSE)
+    fits <- comparison_sgais_fits(validate_sgais_comparison(x, call), "`audit_evidence()`", call)
+    seeds <- with_seed(seed, sample.int(.Machine$integer.max, length(fits)))
+    rows <- lapply(seq_along(fits), function(i) {
+      out <- audit_rows(fits[[i]], at, tolerance, progress, seeds[i], call)
+      cbind(model = rep(names(fits)[i], nrow(out)), out, stringsAsFactors = FALSE)
     })
     out <- do.call(rbind, rows)
   } else if (inherits(x, "sgais_fit")) {

@@ -221,6 +221,26 @@ apply_glm_rows <- function(rows, data, formula, what, call) {
   data
 }
 
+# glm()'s `offset` with a formula (unevaluated, from substitute(); `env` the caller's frame): an
+# expression in the columns of `data`, made an offset() term of the formula, so that new rows
+# bring their own offsets as they bring the columns. An expression that is NULL gives the formula
+# unchanged; one of anything else than columns cannot be applied to new rows: an error.
+formula_with_offset <- function(formula, offset, data, env, call) {
+  if (is.null(formula) || is.null(offset)) return(formula)
+  value <- if (is.data.frame(data)) tryCatch(eval(offset, data, env), error = function(e) e)
+  if (is.null(value)) return(formula)
+  outside <- setdiff(all.vars(offset), names(data))
+  if (!is.data.frame(data) || inherits(value, "error") || length(outside) ||
+      any(c("$", "[[", "[") %in% all.names(offset))) {
+    abort(sprintf(paste(
+      "With a formula, `offset` must be an expression in the columns of `data` (e.g. `offset =",
+      "log(exposure)`), so that new rows bring their own; %s is not. Add the offset to `data`",
+      "as a column."), paste(deparse(offset), collapse = " ")), call, "sgais_error_offset")
+  }
+  formula[[3L]] <- call("+", formula[[3L]], call("offset", offset))
+  formula
+}
+
 # `family =`, the argument of glm(): each family is its own constructor here.
 check_no_family <- function(family, call) {
   if (is.null(family)) return(invisible())

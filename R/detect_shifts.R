@@ -88,9 +88,9 @@ detect_shifts <- function(fit, threshold = 5) {
   call <- sys.call()
   threshold <- check_positive(threshold, "threshold", call)
   if (inherits(fit, "sgais_comparison")) {
-    fit <- validate_sgais_comparison(fit, call)
-    each <- lapply(names(fit$fits), function(name) {
-      s <- shift_scores(fit$fits[[name]]$trajectory, threshold)
+    fits <- comparison_sgais_fits(validate_sgais_comparison(fit, call), "`detect_shifts()`", call)
+    each <- lapply(names(fits), function(name) {
+      s <- shift_scores(fits[[name]]$trajectory, threshold)
       cbind(model = rep(name, nrow(s)), s, stringsAsFactors = FALSE)
     })
     return(new_sgais_shifts(do.call(rbind, each), threshold))

@@ -140,7 +140,7 @@ exact_log_evidence.sgais_gaussian_mixture <- function(model, n = NULL) {
     abort(sprintf(
       "`model` has %d components; the evidence of a Gaussian mixture has a closed form only with one. Estimate it with `sgais()`.",
       model$hyper$components
-    ), call)
+    ), call, "sgais_error_no_closed_form")
   }
   n <- check_prefix_lengths(n, model$n, call)
   h <- model$hyper

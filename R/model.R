@@ -419,7 +419,7 @@ exact_log_evidence.default <- function(model, n = NULL) {
   check_model(model, sys.call())
   abort(sprintf(
     "`model` (%s) has no closed-form evidence; estimate it with `sgais()`.", model$label
-  ), sys.call())
+  ), sys.call(), "sgais_error_no_closed_form")
 }
 
 # Prefix lengths for exact evidence: whole numbers in 1..N.

@@ -44,6 +44,10 @@ negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd =
                                          subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
   check_no_family(family, call)
+  if (!is.null(formula)) {
+    formula <- formula_with_offset(formula, substitute(offset), data, parent.frame(), call)
+    offset <- NULL
+  }
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
                    parent.frame(), call)
   prior <- default_prior(prior, missing(prior_sd))
@@ -57,7 +61,10 @@ negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd =
   }
   # the design, offset and counts of a Poisson regression; then this model's prior and names
   pois <- tryCatch(
-    poisson_regression(formula, data, prior_sd, x, y, offset, prior, prior_intercept),
+    if (is.null(formula)) poisson_regression(NULL, data, prior_sd, x, y, offset, prior,
+                                             prior_intercept)
+    else poisson_regression(formula, data, prior_sd, prior = prior,
+                            prior_intercept = prior_intercept),
     sgais_error = function(e) {
       e$call <- call # the error is this call's
       stop(e)

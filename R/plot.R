@@ -60,6 +60,8 @@ plot_panel <- function(which, choices, call, ...) {
 #'     removed point's share of the evidence, \eqn{L_i w_i / \hat Z}{L_i w_i / Z}, against
 #'     \eqn{-\log X}{-log X} (where the posterior mass lies, as ernest and dynesty plot it). With
 #'     replicates, the first replicate's run.}
+#'   \item{[exact_evidence()] fits}{`"evidence"`: the closed form per observation at the fit's
+#'     prefix lengths.}
 #'   \item{[importance_sampling()] fits}{`"weights"`: the normalised importance weights by
 #'     rank, on a log axis, against equal weights (a steep head: few draws carry the estimate).}
 #'   \item{[online_nested_sampling()] fits}{`"evidence"`: as for SGAIS fits, at the chunk ends;
@@ -237,6 +239,22 @@ series_plot <- function(d, x, y, ylab, points = TRUE) {
 
 fit_title <- function(object) {
   sprintf("%s, %s observations", object$method, format_count(object$n))
+}
+
+#' @rdname sgais_plots
+#' @export
+plot_data.sgais_exact_fit <- function(object, which = "evidence", ...) {
+  object <- validate_sgais_evidence(object, sys.call())
+  plot_panel(which, "evidence", sys.call(), ...)
+  evidence_panel_data(object, as.data.frame(object), exact = FALSE)
+}
+
+#' @rdname sgais_plots
+#' @export
+autoplot.sgais_exact_fit <- function(object, which = "evidence", ...) {
+  d <- plot_data.sgais_exact_fit(object, which = which, ...)
+  evidence_panel(d, "closed form") + log_x_axis() +
+    ggplot2::labs(x = "observations (log scale)", title = fit_title(object)) + plot_theme()
 }
 
 #' @rdname sgais_plots

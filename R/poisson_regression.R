@@ -40,9 +40,10 @@
 #' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
 #'   under `prior = "paper"` (default 2.5); giving it selects that prior unless `prior` is given.
 #' @param y The counts: whole numbers \eqn{\ge 0}{>= 0}, with one element per row of `x`.
-#' @param offset For the matrix interface: an optional numeric vector with one element per row
-#'   of `x`, added to the linear predictor (the log exposure). With a formula, use an
-#'   `offset()` term instead.
+#' @param offset An offset added to the linear predictor (the log exposure). With `x` and `y`: a
+#'   numeric vector with one element per row of `x`. With a formula, as in [stats::glm()]: an
+#'   expression in the columns of `data` (`offset = log(years)`), the same as the term
+#'   `offset(log(years))` in the formula, so that new rows bring their own.
 #' @return A model of class `c("sgais_poisson_regression", "sgais_model")` for [sgais()], [ais()]
 #'   and [nested_sampling()].
 #' @seealso [logistic_regression()], [check_gradients()].
@@ -68,6 +69,10 @@ poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = 
                                na.action = NULL, family = NULL) {
   call <- sys.call()
   check_no_family(family, call)
+  if (!is.null(formula)) {
+    formula <- formula_with_offset(formula, substitute(offset), data, parent.frame(), call)
+    offset <- NULL
+  }
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
                    parent.frame(), call)
   prior <- default_prior(prior, missing(prior_sd))
@@ -77,10 +82,6 @@ poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = 
                      group_sd, call, group_cor))
   }
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
-  if (!is.null(formula) && !is.null(offset)) {
-    abort(paste("Give the offset of a formula in the formula, as in `y ~ x + offset(log(t))`;",
-                "the argument `offset` is for the `x` and `y` interface."), call)
-  }
   design <- regression_design(formula, data, x, y, call, offset = TRUE)
   spec <- design$spec
   if (spec$interface == "matrix") {

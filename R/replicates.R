@@ -193,7 +193,8 @@ warn_if_unreliable <- function(fit, what = "particles") {
   warn_if_stuck(fit)
   warn_if_halved(fit)
   warn_if_small_steps(fit)
-  sd <- max(fit$diagnostics$predicted_sd)
+  # (a closed form and importance sampling have no such diagnostics)
+  sd <- max(fit$diagnostics$predicted_sd, -Inf)
   spread <- replicate_disagreement(fit)
   if (!is.null(spread)) {
     message <- sprintf(paste(

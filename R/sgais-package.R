@@ -8,8 +8,26 @@
 #' result, so their estimates and costs compare. The samplers are written in C; models are built
 #' by R functions such as [linear_regression()].
 #'
+#' @section Which estimator when:
+#' [compare_models()] picks by this table with `method = "auto"`; a single fit follows it too.
+#' \tabular{ll}{
+#'   **The model and the data** \tab **Estimator** \cr
+#'   linear regression with normal, g- or Zellner-Siow priors (with random intercepts too) \tab
+#'     [exact_evidence()], the closed form \cr
+#'   few parameters, posterior near a Gaussian (GLMs, random intercepts), all data at hand \tab
+#'     [importance_sampling()], when its Pareto \eqn{\hat k}{k-hat} is at most 0.7 \cr
+#'   data arriving over time; the evidence of every prefix; many rows; a stream or database \tab
+#'     [sgais()], continued with `sgais(fit, new_data)` or [sgais_stream()] \cr
+#'   multimodal posteriors (mixtures) \tab [sgais()] (its reference and restarts), checked by
+#'     [ais()] or [nested_sampling()] \cr
+#'   a reference for any of these \tab [ais()], [nested_sampling()] with replicates \cr
+#'   the thesis's other online estimators, for study \tab [sir()], [sequential_sgmcmc()],
+#'     [online_nested_sampling()] \cr
+#' }
+#'
 #' @section Options:
 #' * `sgais.progress`: default of the `progress` argument (otherwise [interactive()]).
+#' * `sgais.colours`: the colours of the plots (see [sgais_plots]).
 #' * `sgais.threads`: default number of threads ([sgais_threads()]).
 #' * `sgais.max_memory`: the most memory (bytes, 8 GiB by default) a request may need before it
 #'   is refused up front with `sgais_error_too_large` (replicates x particles x parameters,
@@ -27,10 +45,11 @@
 #'   some arguments of the plots and of [detect_shifts()]), `sgais_error_input` (an argument or
 #'   object the C core cannot use), `sgais_error_too_large` (a request whose memory or length is
 #'   refused before any work), `sgais_error_family` (`family =` given to a regression
-#' * `sgais.colours`: the colours of the plots (see [sgais_plots]).
 #'   constructor), `sgais_error_weights` (frequency weights that are not whole numbers >= 0),
 #'   `sgais_error_checkpoint` (a checkpoint path that is the data read, or cannot be written),
 #'   `sgais_error_not_continuable` (`update()` of a fit that cannot continue),
+#'   `sgais_error_not_sgais` (a function reading SGAIS's trajectories given other fits),
+#'   `sgais_error_no_closed_form` (a closed form asked of a model without one),
 #'   `sgais_error_model_class` (a [compiled_model()] class that is not registered),
 #'   `sgais_error_corrupt` (a damaged [detect_shifts()] result), `sgais_error_invalid_model` and `sgais_error_invalid_fit` (a damaged or hand-edited
 #'   model or fit; the field is named), `sgais_error_invalid_state` (a fit's state cannot be

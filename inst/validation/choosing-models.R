@@ -86,7 +86,7 @@ model_of <- function(r, which) {
 for (i in seq_along(rows)) {
   r <- rows[[i]]
   t <- system.time(cmp <- suppressWarnings(compare_models(
-    list(a = model_of(r, "a"), b = model_of(r, "b")), replicates = 4, seed = 1, progress = FALSE)))
+    list(a = model_of(r, "a"), b = model_of(r, "b")), replicates = 4, seed = 1, progress = FALSE, method = "sgais")))
   last <- sgais:::comparison_final(cmp)
   z <- stats::setNames(last$log_evidence, last$model)
   se <- stats::setNames(last$log_evidence_se, last$model)

@@ -36,7 +36,8 @@ hostile_fixtures <- function() {
     f_cus_saved <- unserialize(serialize(sgais(m_cus, seed = 1, particles = 50, progress = FALSE),
                                          NULL))
     more <- simulate_linear_regression(400, seed = 1)[301:400, ]
-    cmp <- compare_models(list(all = m, one = linear_regression(y ~ x1, d)), d, seed = 1, progress = FALSE)
+    cmp <- compare_models(list(all = m, one = linear_regression(y ~ x1, d,
+                                                                noise_sd = 1)), d, seed = 1, progress = FALSE, method = "sgais")
     file <- tempfile(fileext = ".csv")
     utils::write.csv(d, file, row.names = FALSE)
     # models and fits with one field replaced
@@ -395,8 +396,8 @@ hostile_table <- function() {
   add(hostile_values(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = .bad), "`family`",
                      list("gamma", 1, quote(stats::Gamma()), NA, quote(stats::poisson("sqrt"))),
                      class = "sgais_error_family"))
-  one(compare_models(list(a = y ~ x1, b = y ~ x2), d), "`family`", class = "sgais_error_family")
-  one(compare_models(list(a = m, b = linear_regression(y ~ ., d[1:10, ]))), "`data`",
+  one(compare_models(list(a = y ~ x1, b = y ~ x2), d, method = "sgais"), "`family`", class = "sgais_error_family")
+  one(compare_models(list(a = m, b = linear_regression(y ~ ., d[1:10, ], noise_sd = 1))), "`data`",
       class = "sgais_error_data_mismatch")
   add(hostile_values(linear_regression(y ~ x1 + x2, d_priors, prior = .bad,
                                        noise_sd = 1), "`prior`",
@@ -476,6 +477,15 @@ hostile_table <- function() {
   one(exact_log_evidence(m, n = 301), "`n`")
   one(exact_log_evidence(m, n = NA), "`n`")
   one(exact_log_evidence(m_soft), "closed-form")
+  one(exact_evidence(m_soft), "closed-form", class = "sgais_error_no_closed_form")
+  add(hostile_values(exact_evidence(.bad), "`model`", list(NULL, 1, quote(f_sg))))
+  add(hostile_values(exact_evidence(m, n = .bad), "`n`", list(0, 301, NA, "a")))
+  add(hostile_values(exact_evidence(m, seed = .bad), "`seed`", list("a", 1.5)))
+  add(hostile_corruptions(model_corruptions[c(1:5, 8:19)], list(quote(exact_evidence(.obj)))))
+  add(hostile_values(compare_models(list(a = m, b = m), d, method = .bad), "`method`",
+                     list(1, "magic", c("exact", "ais")), class = "sgais_error_argument"))
+  add(hostile_values(plot(f_sg, col = .bad), "`colours`", list(1, "nocolour", NA),
+                     class = "sgais_error_argument"))
   one(check_gradients(m, n = -1), "`n`")
   one(check_gradients(m, theta = "a"), "`theta`")
   one(check_gradients(m, theta = c(1, 2)), "`theta`")

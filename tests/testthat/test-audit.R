@@ -45,7 +45,7 @@ test_that("a disagreement warns with both numbers", {
 test_that("comparisons are audited model by model, and bad arguments are classed errors", {
   data <- simulate_linear_regression(1000, dim = 2, seed = 6)
   cmp <- quietly(compare_models(list(one = y ~ x1, two = y ~ x1 + x2), data, family = "gaussian",
-                                seed = 1, progress = FALSE))
+                                seed = 1, progress = FALSE, method = "sgais"))
   a <- audit_evidence(cmp, at = 1000, seed = 3, progress = FALSE)
   expect_equal(a$model, c("one", "two"))
   expect_true(all(a$agree))

@@ -11,7 +11,7 @@ comparison_models <- function(d) {
 test_that("compare_models() gives evidence, Bayes factors and probabilities along n", {
   test_tags("memcheck")
   d <- comparison_data(1600)
-  cmp <- quietly(compare_models(comparison_models(d[1:20, ]), d, seed = 3, progress = FALSE))
+  cmp <- quietly(compare_models(comparison_models(d[1:20, ]), d, seed = 3, progress = FALSE, method = "sgais"))
   expect_s3_class(cmp, "sgais_comparison")
   tr <- as.data.frame(cmp)
   expect_named(tr, c("model", "n", "log_evidence", "log_evidence_se", "log_bayes_factor",
@@ -32,15 +32,15 @@ test_that("compare_models() gives evidence, Bayes factors and probabilities alon
   # the estimates agree with the exact evidence
   exact <- vapply(comparison_models(d), exact_log_evidence, numeric(1))
   expect_lt(max(abs(final$log_evidence - exact)), 3)
-  expect_output(print(cmp), "<SGAIS comparison of 3 models on 1,600 observations>")
+  expect_output(print(cmp), "<comparison of 3 models on 1,600 observations>")
   expect_output(print(summary(cmp)), "Best model as the data arrived")
 })
 
 test_that("adding or removing a model does not change another model's fit", {
   d <- comparison_data(1200)
   m <- comparison_models(d[1:20, ])
-  three <- quietly(compare_models(m, d, seed = 9, progress = FALSE))
-  two <- quietly(compare_models(m[c("none", "two")], d, seed = 9, progress = FALSE))
+  three <- quietly(compare_models(m, d, seed = 9, progress = FALSE, method = "sgais"))
+  two <- quietly(compare_models(m[c("none", "two")], d, seed = 9, progress = FALSE, method = "sgais"))
   expect_identical(two$fits$two$trajectory$log_evidence, three$fits$two$trajectory$log_evidence)
   expect_identical(two$fits$none$state$particles, three$fits$none$state$particles)
 })
@@ -48,8 +48,8 @@ test_that("adding or removing a model does not change another model's fit", {
 test_that("a comparison continues on new data as if run on all of it", {
   d <- comparison_data(1500)
   m <- comparison_models(d[1:20, ])
-  whole <- quietly(compare_models(m, d, seed = 4, progress = FALSE))
-  part <- quietly(compare_models(m, d[1:900, ], seed = 4, progress = FALSE))
+  whole <- quietly(compare_models(m, d, seed = 4, progress = FALSE, method = "sgais"))
+  part <- quietly(compare_models(m, d[1:900, ], seed = 4, progress = FALSE, method = "sgais"))
   cont <- quietly(update(part, d[901:1500, ], progress = FALSE))
   expect_identical(cont$trajectory, whole$trajectory)
 })
@@ -58,16 +58,16 @@ test_that("a comparison read from a file, a function or in blocks is the compari
   d <- comparison_data(1500)
   d[] <- lapply(d, function(x) round(x * 1024) / 1024) # exact in a CSV file
   m <- comparison_models(d[1:20, ])[c("all", "none")]
-  whole <- quietly(compare_models(m, d, seed = 4, progress = FALSE))
+  whole <- quietly(compare_models(m, d, seed = 4, progress = FALSE, method = "sgais"))
   file <- withr::local_tempfile(fileext = ".csv")
   utils::write.csv(d, file, row.names = FALSE)
-  from_file <- quietly(compare_models(m, file, block_size = 400, seed = 4, progress = FALSE))
+  from_file <- quietly(compare_models(m, file, block_size = 400, seed = 4, progress = FALSE, method = "sgais"))
   expect_identical(from_file$trajectory, whole$trajectory)
-  blocks <- quietly(compare_models(m, d, block_size = 333, seed = 4, progress = FALSE))
+  blocks <- quietly(compare_models(m, d, block_size = 333, seed = 4, progress = FALSE, method = "sgais"))
   expect_identical(blocks$trajectory, whole$trajectory)
   # an error of the source keeps the comparison of the blocks done, which continues
   failing <- failing_source(d, 1000, function() stop("connection lost"))
-  e <- tryCatch(compare_models(m, failing, block_size = 500, seed = 4, progress = FALSE),
+  e <- tryCatch(compare_models(m, failing, block_size = 500, seed = 4, progress = FALSE, method = "sgais"),
                 sgais_error_stream = identity)
   expect_s3_class(e, "sgais_error_stream")
   expect_match(conditionMessage(e), "connection lost")
@@ -81,12 +81,12 @@ test_that("an interrupt keeps the comparison of the blocks done", {
   m <- comparison_models(d[1:20, ])[c("all", "two")]
   interrupted <- failing_source(d, 1000, interrupt_now)
   expect_warning(
-    cmp <- compare_models(m, interrupted, block_size = 500, seed = 2, progress = FALSE),
+    cmp <- compare_models(m, interrupted, block_size = 500, seed = 2, progress = FALSE, method = "sgais"),
     "after the first 1,000", class = "sgais_warning_interrupted"
   )
   expect_s3_class(cmp, "sgais_comparison")
   expect_identical(cmp$fits$two$n, 1000L)
-  whole <- quietly(compare_models(m, d, seed = 2, progress = FALSE))
+  whole <- quietly(compare_models(m, d, seed = 2, progress = FALSE, method = "sgais"))
   expect_identical(quietly(update(cmp, d[1001:1500, ], progress = FALSE))$trajectory,
                    whole$trajectory)
 })
@@ -94,7 +94,7 @@ test_that("an interrupt keeps the comparison of the blocks done", {
 test_that("fits made separately compare when they are fits of the same observations", {
   d <- comparison_data(1200)
   m <- comparison_models(d[1:20, ])
-  cmp <- quietly(compare_models(m, d, seed = 6, progress = FALSE))
+  cmp <- quietly(compare_models(m, d, seed = 6, progress = FALSE, method = "sgais"))
   fits <- lapply(comparison_models(d), function(model) quietly(sgais(model, seed = 6, progress = FALSE)))
   expect_identical(quietly(compare_models(fits))$trajectory, cmp$trajectory)
   # the digest identifies the responses, whatever pieces they came in
@@ -116,14 +116,14 @@ test_that("fits made separately compare when they are fits of the same observati
                class = "sgais_error_data_mismatch")
   expect_error(compare_models(list(a = fits$all, b = m$two)), "all models or all fits",
                class = "sgais_error")
-  expect_error(compare_models(fits[1:2], seed = 1), "own settings", class = "sgais_error")
+  expect_error(compare_models(fits[1:2], seed = 1), "own estimators, settings", class = "sgais_error")
 })
 
 test_that("the prior shifts the posterior model probabilities", {
   d <- comparison_data(600)
   m <- comparison_models(d[1:20, ])[c("all", "two")]
-  flat <- quietly(compare_models(m, d, seed = 1, progress = FALSE))
-  tilted <- quietly(compare_models(m, d, seed = 1, prior = c(two = 3, all = 1), progress = FALSE))
+  flat <- quietly(compare_models(m, d, seed = 1, progress = FALSE, method = "sgais"))
+  tilted <- quietly(compare_models(m, d, seed = 1, prior = c(two = 3, all = 1), progress = FALSE, method = "sgais"))
   lp <- function(x) {
     p <- x$trajectory$probability[x$trajectory$model == "two"]
     log(p / (1 - p))
@@ -135,33 +135,33 @@ test_that("the prior shifts the posterior model probabilities", {
 test_that("compare_models() checks its arguments", {
   d <- comparison_data(300)
   m <- comparison_models(d)
-  expect_error(compare_models(m$all, d), "list of at least two models or fits", class = "sgais_error")
-  expect_error(compare_models(unname(m), d), "must be named", class = "sgais_error")
-  expect_error(compare_models(list(a = m$all, b = 1), d), "`models\\$b` must be an sgais model or a fit",
+  expect_error(compare_models(m$all, d, method = "sgais"), "list of at least two models or fits", class = "sgais_error")
+  expect_error(compare_models(unname(m), d, method = "sgais"), "must be named", class = "sgais_error")
+  expect_error(compare_models(list(a = m$all, b = 1), d, method = "sgais"), "`models\\$b` must be an sgais model, a formula or a fit",
                class = "sgais_error")
   # without data, the models must hold the same observations
   expect_error(compare_models(list(a = m$all, b = linear_regression(y ~ ., prior = "paper", data = d[1:100, ],
                                                                     noise_sd = 1))),
                "`data` is missing, and the models do not hold the same observations",
                class = "sgais_error_data_mismatch")
-  expect_error(compare_models(m, block_size = 10), "`block_size` is for `data`", class = "sgais_error")
+  expect_error(compare_models(m, block_size = 10, method = "sgais"), "`block_size` is for `data`", class = "sgais_error")
   expect_error(compare_models(list(a = y ~ x1, b = y ~ x2)), "`data` is missing", class = "sgais_error")
-  expect_error(compare_models(list(a = y ~ x1, b = y ~ x2), d), "`family` is missing",
+  expect_error(compare_models(list(a = y ~ x1, b = y ~ x2), d, method = "sgais"), "`family` is missing",
                class = "sgais_error_family")
-  expect_error(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = "gamma"),
+  expect_error(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = "gamma", method = "sgais"),
                "`family` must be one of", class = "sgais_error_family")
-  expect_error(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = stats::binomial("probit")),
+  expect_error(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = stats::binomial("probit"), method = "sgais"),
                "binomial\\(link = \"probit\"\\) has no sgais model", class = "sgais_error_family")
-  expect_error(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = function(f, d) 1),
+  expect_error(compare_models(list(a = y ~ x1, b = y ~ x2), d, family = function(f, d) 1, method = "sgais"),
                "`family` must build an sgais model", class = "sgais_error")
-  expect_error(compare_models(m, d, family = "gaussian"), "`family` is for formulas",
+  expect_error(compare_models(m, d, family = "gaussian", method = "sgais"), "`family` is for formulas",
                class = "sgais_error")
-  expect_error(compare_models(m, d, prior = c(1, -1, 1)), "`prior` must be 3 non-negative",
+  expect_error(compare_models(m, d, prior = c(1, -1, 1), method = "sgais"), "`prior` must be 3 non-negative",
                class = "sgais_error")
-  expect_error(compare_models(m, d, prior = c(a = 1, b = 1, c = 1)), "names of `prior`",
+  expect_error(compare_models(m, d, prior = c(a = 1, b = 1, c = 1), method = "sgais"), "names of `prior`",
                class = "sgais_error")
-  expect_error(compare_models(m, d[, -2]), class = "sgais_error_missing_column")
-  cmp <- quietly(compare_models(m[1:2], d, seed = 1, progress = FALSE))
+  expect_error(compare_models(m, d[, -2], method = "sgais"), class = "sgais_error_missing_column")
+  cmp <- quietly(compare_models(m[1:2], d, seed = 1, progress = FALSE, method = "sgais"))
   cmp$fits$two <- quietly(sgais(cmp$fits$two, d[1:10, ], progress = FALSE))
   expect_error(sgais:::validate_sgais_comparison(cmp), "different numbers of observations",
                class = "sgais_error")
@@ -170,33 +170,34 @@ test_that("compare_models() checks its arguments", {
 test_that("formulas with a family are built on the data and compared", {
   d <- comparison_data(600)
   cmp <- quietly(compare_models(list(two = y ~ x1 + x2, all = y ~ .), d, family = "gaussian",
-                                seed = 2, progress = FALSE))
+                                seed = 2, progress = FALSE, method = "sgais"))
   built <- list(two = linear_regression(y ~ x1 + x2, d, noise_sd = NULL),
                 all = linear_regression(y ~ ., d, noise_sd = NULL))
   expect_identical(cmp$trajectory,
-                   quietly(compare_models(built, d, seed = 2, progress = FALSE))$trajectory)
+                   quietly(compare_models(built, d, seed = 2, progress = FALSE, method = "sgais"))$trajectory)
   # a stats family object and a function give the same models
   glm_family <- quietly(compare_models(list(two = y ~ x1 + x2, all = y ~ .), d,
-                                       family = stats::gaussian(), seed = 2, progress = FALSE))
+                                       family = stats::gaussian(), seed = 2, progress = FALSE, method = "sgais"))
   expect_identical(glm_family$trajectory, cmp$trajectory)
   own <- quietly(compare_models(list(two = y ~ x1 + x2, all = y ~ .), d, seed = 2, progress = FALSE,
-                                family = function(formula, data) linear_regression(formula, data)))
+                                family = function(formula, data) linear_regression(formula, data,
+                                                                                   noise_sd = 1), method = "sgais"))
   expect_identical(own$fits$all$model$family, "linear_regression")
   # formulas and models mix
   mixed <- quietly(compare_models(list(two = y ~ x1 + x2, all = built$all), d, family = "gaussian",
-                                  seed = 2, progress = FALSE))
+                                  seed = 2, progress = FALSE, method = "sgais"))
   expect_identical(mixed$trajectory, cmp$trajectory)
 })
 
 test_that("models compare on the observations they hold, those written in R too", {
   d <- comparison_data(600)
   m <- comparison_models(d)[1:2]
-  held <- quietly(compare_models(m, seed = 5, progress = FALSE))
-  expect_identical(held$trajectory, quietly(compare_models(m, d, seed = 5, progress = FALSE))$trajectory)
+  held <- quietly(compare_models(m, seed = 5, progress = FALSE, method = "sgais"))
+  expect_identical(held$trajectory, quietly(compare_models(m, d, seed = 5, progress = FALSE, method = "sgais"))$trajectory)
   # two models written in R on the data they hold, the paper's regression with two priors
   wide <- r_linear_regression(d, prior = normal_prior(sd = 10))
   narrow <- r_linear_regression(d)
-  cmp <- quietly(compare_models(list(wide = wide, narrow = narrow), seed = 11, progress = FALSE))
+  cmp <- quietly(compare_models(list(wide = wide, narrow = narrow), seed = 11, progress = FALSE, method = "sgais"))
   expect_s3_class(cmp, "sgais_comparison")
   exact <- c(wide = exact_log_evidence(linear_regression(y ~ ., prior = "paper", data = d, prior_sd = 10,
                                                          noise_sd = 1)),
@@ -212,23 +213,168 @@ test_that("models compare on the observations they hold, those written in R too"
 test_that("with standard errors, a comparison prints intervals and warns of a close call", {
   d <- comparison_data(300)
   m <- comparison_models(d)
-  cmp <- quietly(compare_models(m, d, replicates = 3, seed = 1, progress = FALSE))
-  expect_output(print(cmp), "bf_se")
+  cmp <- quietly(compare_models(m, d, replicates = 3, seed = 1, progress = FALSE, method = "sgais"))
   expect_output(print(cmp), "interval")
   last <- sgais:::comparison_final(cmp)
   bounds <- sgais:::comparison_intervals(last, cmp$prior, "probability")
   expect_true(all(bounds$lower <= last$probability & last$probability <= bounds$upper))
   # two models alike: the same fit twice, 0 nats apart, well within 2 SE
   expect_warning(compare_models(list(a = m$all, b = m$all), d, replicates = 2, seed = 1,
-                                progress = FALSE),
+                                progress = FALSE, method = "sgais"),
                  "within 2 standard errors: `a` leads `b` by 0.00 nats",
                  class = "sgais_warning_close_call")
   # one run each: the SEs the runs predict for themselves, with intervals and the warning too
-  expect_warning(single <- compare_models(list(a = m$all, b = m$all), d, seed = 1, progress = FALSE),
+  expect_warning(single <- compare_models(list(a = m$all, b = m$all), d, seed = 1, progress = FALSE, method = "sgais"),
                  class = "sgais_warning_close_call")
   expect_true(any(grepl("interval", format(single))))
   # the paper preset's single runs have no SE: no interval, no warning
   paper <- quietly(compare_models(list(a = m$all, b = m$all), d, control = sgais_control("paper"),
-                                  seed = 1, progress = FALSE))
+                                  seed = 1, progress = FALSE, method = "sgais"))
   expect_false(any(grepl("interval", format(paper))))
+})
+
+test_that("method = \"auto\" takes the closed form where there is one, whatever the units", {
+  bf <- function(d) {
+    cmp <- compare_models(list(large = mpg ~ wt + hp + qsec, small = mpg ~ wt + hp), d,
+                          family = "gaussian", seed = 1, progress = FALSE)
+    expect_identical(cmp$methods$method, c("exact", "exact"))
+    last <- sgais:::comparison_final(cmp)
+    last$log_evidence[last$model == "large"] - last$log_evidence[last$model == "small"]
+  }
+  exact <- exact_log_evidence(linear_regression(mpg ~ wt + hp + qsec, mtcars)) -
+    exact_log_evidence(linear_regression(mpg ~ wt + hp, mtcars))
+  expect_identical(bf(mtcars), exact)
+  expect_lt(exact, 0)
+  other <- transform(mtcars, wt = wt * 453.6, hp = hp / 100 + 7, qsec = qsec * 60,
+                     mpg = 1000 - mpg * 0.425)
+  expect_lt(abs(bf(other) - exact), 1e-6)
+  # the print says which estimator made each estimate, within 100 columns
+  cmp <- compare_models(list(large = mpg ~ wt + hp + qsec, small = mpg ~ wt + hp), mtcars,
+                        family = "gaussian", seed = 1, progress = FALSE)
+  out <- utils::capture.output(print(cmp), print(summary(cmp)))
+  expect_true(any(grepl("closed form", out)))
+  expect_true(any(grepl("closed form: the model has one", out)))
+  expect_lte(max(nchar(out)), 100L)
+  expect_identical(as.data.frame(cmp)$method, c("exact", "exact"))
+})
+
+test_that("method = \"auto\" takes importance sampling where its Pareto k passes, else SGAIS", {
+  d <- withr::with_seed(5, data.frame(x1 = rnorm(200), x2 = rnorm(200)))
+  d$y <- withr::with_seed(6, rbinom(200, 1, plogis(-0.5 + 1.2 * d$x1)))
+  cmp <- compare_models(list(one = y ~ x1, two = y ~ x1 + x2), d, family = "binomial", seed = 2,
+                        progress = FALSE)
+  expect_identical(cmp$methods$method, c("importance_sampling", "importance_sampling"))
+  expect_match(cmp$methods$reason, "^Pareto k -?[0-9.]+ <= 0.7$")
+  alone <- importance_sampling(logistic_regression(y ~ x1, d), seed = 2, progress = FALSE)
+  expect_identical(cmp$fits$one$log_evidence, alone$log_evidence)
+  # a stream is always SGAIS's
+  rows <- 0
+  source <- function(n) {
+    if (rows >= nrow(d)) return(NULL)
+    out <- d[rows + seq_len(min(n, nrow(d) - rows)), ]
+    rows <<- rows + nrow(out)
+    out
+  }
+  streamed <- quietly(compare_models(list(one = logistic_regression(y ~ x1, d),
+                                          two = logistic_regression(y ~ x1 + x2, d)), source,
+                                     seed = 2, progress = FALSE))
+  expect_identical(streamed$methods$method, c("sgais", "sgais"))
+  expect_identical(streamed$methods$reason, c("a stream", "a stream"))
+  # a mixture whose reference cannot propose (more clusters than components): SGAIS
+  mix <- simulate_gaussian_mixture(300, components = 3, seed = 1)
+  chosen <- sgais:::auto_method(gaussian_mixture(mix, components = 1), 300, list(seed = 1),
+                                NULL)
+  expect_identical(chosen$method, "exact")
+})
+
+test_that("a forced method fits every model by it; its settings go through `...` and `control`", {
+  d <- comparison_data(400)
+  m <- comparison_models(d)[c("all", "two")]
+  cmp <- quietly(compare_models(m, d, method = "ais", particles = 20, seed = 3, progress = FALSE))
+  expect_identical(cmp$methods$method, c("ais", "ais"))
+  expect_identical(cmp$methods$reason, c("chosen", "chosen"))
+  alone <- quietly(ais(m$two, particles = 20, seed = 3, progress = FALSE))
+  expect_identical(cmp$fits$two$log_evidence, alone$log_evidence)
+  expect_identical(cmp$fits$two$call, quote(ais(model, particles = 20, seed = 3,
+                                                progress = FALSE, replicates = 1L)))
+  expect_error(compare_models(m, d, method = "exact", particles = 20), "no settings",
+               class = "sgais_error_argument")
+  expect_error(compare_models(m, d, method = "ais", block_size = 100), "in blocks",
+               class = "sgais_error_argument")
+  expect_error(compare_models(m, d, method = "magic"), "`method` must be one of",
+               class = "sgais_error_argument")
+  # fits of AIS cannot take rows; shifts and audits need SGAIS's trajectories
+  expect_error(update(cmp, d[1:10, ]), "`all`, `two` cannot take new rows",
+               class = "sgais_error_not_continuable")
+  expect_error(detect_shifts(cmp), "by another estimator", class = "sgais_error_not_sgais")
+  expect_error(audit_evidence(cmp), "by another estimator", class = "sgais_error_not_sgais")
+})
+
+test_that("fits of several estimators compare, and a comparison of closed forms and importance sampling continues", {
+  d <- comparison_data(1300)
+  m <- list(all = linear_regression(y ~ ., d[1:1000, ]),
+            two = linear_regression(y ~ x1 + x2, d[1:1000, ], noise_sd = 1,
+                                    prior = student_t_prior(3, 0, 2)))
+  fits <- list(all = exact_evidence(m$all, seed = 1),
+               two = importance_sampling(m$two, seed = 1, progress = FALSE),
+               sg = quietly(sgais(m$all, seed = 1, progress = FALSE)))
+  cmp <- compare_models(fits)
+  expect_identical(cmp$methods$method, c("exact", "importance_sampling", "sgais"))
+  expect_identical(cmp$methods$reason, rep("given", 3))
+  expect_identical(unique(as.data.frame(cmp)$n), 1000L)
+  expect_output(print(cmp), "importance sampling")
+  # continued: SGAIS on the new rows, the others done again on all of them
+  more <- quietly(update(cmp, d[1001:1300, ], progress = FALSE))
+  expect_equal(more$fits$all$log_evidence,
+               exact_log_evidence(sgais:::model_add_rows(m$all, d[1001:1300, ])), tolerance = 1e-14)
+  expect_identical(more$fits$two$log_evidence,
+                   importance_sampling(sgais:::model_add_rows(m$two, d[1001:1300, ]), seed = 1,
+                                       progress = FALSE)$log_evidence)
+  expect_identical(more$fits$sg$trajectory$log_evidence,
+                   quietly(sgais(fits$sg, d[1001:1300, ], progress = FALSE))$trajectory$log_evidence)
+  expect_identical(more$methods, cmp$methods)
+})
+
+test_that("glm's row arguments apply to every formula of a comparison", {
+  d <- mtcars
+  d$mpg[3] <- NA
+  f <- list(large = mpg ~ wt + hp + qsec, small = mpg ~ wt + hp)
+  cmp <- compare_models(f, d, family = "gaussian", subset = cyl != 6, na.action = na.omit,
+                        seed = 1, progress = FALSE)
+  keep <- d[d$cyl != 6 & !is.na(d$mpg), ]
+  expect_identical(cmp$fits$large$log_evidence,
+                   exact_log_evidence(linear_regression(mpg ~ wt + hp + qsec, keep)))
+  expect_error(compare_models(f, d, family = "gaussian", subset = cyl != 6, progress = FALSE),
+               class = "sgais_error_non_finite")
+  w <- transform(mtcars, k = rep(1:2, 16))
+  weighted <- compare_models(f, w, family = "gaussian", weights = k, seed = 1, progress = FALSE)
+  expect_identical(weighted$fits$small$log_evidence,
+                   exact_log_evidence(linear_regression(mpg ~ wt + hp, w, weights = k)))
+  # an offset is an expression in the columns, as an offset() term
+  counts <- data.frame(x = rnorm(60), t = rep(1:3, 20))
+  counts$y <- withr::with_seed(1, rpois(60, counts$t * exp(0.3 * counts$x)))
+  pois <- compare_models(list(a = y ~ x, b = y ~ 1), counts, family = "poisson",
+                         offset = log(t), seed = 1, progress = FALSE)
+  expect_identical(pois$fits$a$model$formula, y ~ x + offset(log(t)))
+  expect_identical(poisson_regression(y ~ x, counts, offset = log(t))$formula,
+                   y ~ x + offset(log(t)))
+  years <- counts$t
+  expect_error(poisson_regression(y ~ x, counts, offset = log(years)), "columns of `data`",
+               class = "sgais_error_offset")
+  expect_error(compare_models(comparison_models(comparison_data(50)), comparison_data(50),
+                              subset = 1:10), "for formulas", class = "sgais_error_argument")
+})
+
+test_that("plots take colours and return the ggplot", {
+  cmp <- compare_models(list(large = mpg ~ wt + hp + qsec, small = mpg ~ wt + hp), mtcars,
+                        family = "gaussian", seed = 1, progress = FALSE)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  p <- plot(cmp, col = c("red", "black"))
+  expect_s3_class(p, "ggplot")
+  built <- ggplot2::ggplot_build(p)
+  expect_true("red" %in% built$data[[1]]$colour)
+  expect_s3_class(plot(cmp$fits$large, colours = "darkgreen"), "ggplot")
+  expect_error(plot(cmp, col = "nocolour"), "`colours` \\(or `col`\\)",
+               class = "sgais_error_argument")
 })

@@ -62,7 +62,7 @@ test_that("continuation, streams, comparison, plots and saveRDS work with a mode
     data = all_rows[1:20, ], parameter_names = "mean", label = "mean only"
   )
   cmp <- quietly(compare_models(list(regression = r_linear_regression(d[1:20, ]),
-                                     mean = mean_only), all_rows, seed = 1, progress = FALSE))
+                                     mean = mean_only), all_rows, seed = 1, progress = FALSE, method = "sgais"))
   expect_s3_class(cmp, "sgais_comparison")
   expect_gt(as.data.frame(cmp)$log_evidence[1], -Inf)
   expect_s3_class(autoplot(whole), "ggplot")

@@ -56,9 +56,9 @@ test_that("a partial last chunk and short trajectories are not scored", {
 
 test_that("detect_shifts() scores each model of a comparison and checks its arguments", {
   data <- simulate_linear_regression(3000, seed = 4)
-  cmp <- compare_models(list(all = linear_regression(y ~ ., data),
-                             one = linear_regression(y ~ x1, data)),
-                        data, seed = 1, progress = FALSE, chunk_size = 250)
+  cmp <- compare_models(list(all = linear_regression(y ~ ., data, noise_sd = 1),
+                             one = linear_regression(y ~ x1, data, noise_sd = 1)),
+                        data, seed = 1, progress = FALSE, chunk_size = 250, method = "sgais")
   s <- detect_shifts(cmp)
   expect_identical(unique(s$scores$model), c("all", "one"))
   expect_identical(nrow(s$shifts), 0L)

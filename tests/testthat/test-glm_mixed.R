@@ -247,7 +247,7 @@ test_that("compare_models() sets models with and without the random intercept si
   models <- list(plain = logistic_regression(y ~ x, d, prior = "paper"),
                  patient = logistic_regression(y ~ x + (1 | g), d, prior = "paper"))
   cmp <- compare_models(models, d[1:100, ], seed = 1, progress = FALSE, particles = 20,
-                        sghmc_steps = 5, min_sghmc_steps = 2)
+                        sghmc_steps = 5, min_sghmc_steps = 2, method = "sgais")
   expect_equal(cmp$fits$patient$n, 8L)
   expect_equal(max(cmp$trajectory$n), 100)
   more <- update(cmp, d[101:160, ], progress = FALSE)
@@ -256,7 +256,7 @@ test_that("compare_models() sets models with and without the random intercept si
   expect_equal(nrow(more$trajectory), 2 * length(unique(more$trajectory$n)))
   expect_equal(more$fits$patient$n, 8L + length(unique(d$g[101:160])))
   # a model of groups takes mini-batches of about 500 rows' worth of groups
-  expect_equal(cmp$fits$patient$settings$batch_size, 25L) # 160 rows in 8 groups
+  expect_equal(cmp$fits$patient$settings$batch_size, 40L) # 100 rows in 8 groups
   expect_equal(cmp$fits$plain$settings$batch_size, 500L)
 })
 

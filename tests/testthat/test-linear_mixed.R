@@ -155,7 +155,7 @@ test_that("compare_models() weighs a random intercept against none", {
   d <- mixed_data(1000, 20, seed = 8)
   cmp <- compare_models(list(random = linear_regression(y ~ x + (1 | g), d, noise_sd = NULL),
                              fixed = linear_regression(y ~ x, d, noise_sd = NULL)),
-                        seed = 1, progress = FALSE)
+                        seed = 1, progress = FALSE, method = "sgais")
   final <- as.data.frame(cmp)
   final <- final[final$n == max(final$n), ]
   expect_gt(final$log_evidence[final$model == "random"],

@@ -169,7 +169,7 @@ test_that("comparisons of formulas use the prior, and prior_sensitivity varies i
   # the two are within a nat (BayesFactor: 0.70 for the smaller), a close call at these settings
   expect_warning(
     cmp <- compare_models(list(small = rating ~ complaints, large = rating ~ complaints + learning),
-                          attitude, family = family, seed = 1, progress = FALSE),
+                          attitude, family = family, seed = 1, progress = FALSE, method = "sgais"),
     class = "sgais_warning_close_call")
   refs <- bf_references()
   refs <- refs[refs$bayesfactor == "lmBF" & refs$data == "attitude", ]
@@ -200,7 +200,7 @@ test_that("the model says what it is, keeps its centring for new rows, and check
   classes <- collect_warnings(
     compare_models(list(a = zs_model(rating ~ complaints, attitude[1:20, ]),
                         b = zs_model(rating ~ learning, attitude[1:20, ])),
-                   attitude, seed = 1, progress = FALSE))$classes
+                   attitude, seed = 1, progress = FALSE, method = "sgais"))$classes
   expect_true("sgais_warning_autoscale_rows" %in% classes)
   # a few rows of the data the model was built with: the posterior is wider than the flat parts
   expect_error(exact_log_evidence(model, n = 5), class = "sgais_error_no_closed_form")

@@ -104,7 +104,7 @@ test_that("comparisons and shifts plot over the observations", {
   f <- plot_fixtures()
   small <- linear_regression(y ~ x1, f$data, noise_sd = 1)
   cmp <- quietly(compare_models(list(full = f$model, small = small), f$data, particles = 20,
-                                early_particles = 20, seed = 1, progress = FALSE))
+                                early_particles = 20, seed = 1, progress = FALSE, method = "sgais"))
   tr <- as.data.frame(cmp)
   p <- plot_data(cmp)
   expect_equal(p$value, tr$probability)
@@ -172,7 +172,7 @@ test_that("comparisons with standard errors draw bands; one n draws a dot and in
   m <- list(all = linear_regression(y ~ ., d,
                                     noise_sd = 1), two = linear_regression(y ~ x1 + x2, d, noise_sd = 1))
   cmp <- quietly(compare_models(m, d, replicates = 2, particles = 20, early_particles = 20,
-                                seed = 1, progress = FALSE))
+                                seed = 1, progress = FALSE, method = "sgais"))
   p <- plot_data(cmp, which = "bayes_factor")
   expect_true(all(p$lower <= p$value & p$value <= p$upper))
   expect_equal(p$upper[p$model == "all"], p$value[p$model == "all"]) # the best: 0, no band
@@ -181,7 +181,7 @@ test_that("comparisons with standard errors draw bands; one n draws a dot and in
   # data shorter than two chunks: the models on the x axis, a dot and a +/- 2 SE bar each
   short <- quietly(compare_models(lapply(m, function(x) x), d[1:300, ], replicates = 2,
                                   particles = 20, early_particles = 20, seed = 1,
-                                  progress = FALSE))
+                                  progress = FALSE, method = "sgais"))
   plot <- autoplot(short, which = "bayes_factor")
   expect_true(all(c("GeomPoint", "GeomErrorbar") %in% geoms(plot)))
   expect_false("GeomLine" %in% geoms(plot))

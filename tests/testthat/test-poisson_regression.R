@@ -148,6 +148,9 @@ test_that("bad counts, offsets and data give errors that name the argument", {
   expect_error(poisson_regression(y ~ x1, transform(data, y = -y)), "response `y` must be counts",
                class = "sgais_error")
   # offsets
+  # with a formula, glm's `offset` is an expression in the columns: an offset() term
+  expect_identical(poisson_regression(y ~ x1, data, offset = log(t))$data,
+                   poisson_regression(y ~ x1 + offset(log(t)), data)$data)
   expect_error(poisson_regression(y ~ x1, data, offset = log(data$t)),
                "an expression in the columns of `data`", class = "sgais_error_offset")
   expect_error(poisson_regression(x = x, y = data$y, offset = log(data$t)[-1]),

@@ -27,8 +27,9 @@ test_that("predictive densities match the exact posterior predictive", {
 
 test_that("a comparison predicts by the model average", {
   d <- simulate_linear_regression(900, seed = 32)
-  models <- list(all = linear_regression(y ~ ., d), two = linear_regression(y ~ x1 + x2, d))
-  cmp <- quietly(compare_models(models, d[1:800, ], seed = 2, progress = FALSE))
+  models <- list(all = linear_regression(y ~ ., d,
+                                         noise_sd = 1), two = linear_regression(y ~ x1 + x2, d, noise_sd = 1))
+  cmp <- quietly(compare_models(models, d[1:800, ], seed = 2, progress = FALSE, method = "sgais"))
   new <- d[801:900, ]
   each <- vapply(cmp$fits, predictive_density, numeric(100), new_data = new)
   p <- cmp$trajectory$probability[cmp$trajectory$n == 800]

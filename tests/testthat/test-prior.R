@@ -455,8 +455,9 @@ test_that("a default-prior model built on a few rows warns when given more rows 
                  "built on 6 rows", class = "sgais_warning_autoscale_rows")
   # one warning for each model
   said <- collect_warnings(
-    compare_models(list(a = linear_regression(y ~ x1, d[1:20, ]),
-                        b = linear_regression(y ~ ., d[1:20, ])), d, seed = 1, progress = FALSE),
+    compare_models(list(a = linear_regression(y ~ x1, d[1:20, ], noise_sd = 1),
+                        b = linear_regression(y ~ ., d[1:20, ],
+                                              noise_sd = 1)), d, seed = 1, progress = FALSE, method = "sgais"),
     "sgais_warning_autoscale_rows")$warnings
   expect_length(said, 2)
   expect_match(said[1], "Model `a` was built on 20 rows")
@@ -464,7 +465,7 @@ test_that("a default-prior model built on a few rows warns when given more rows 
   # a small data set compared on itself, a model of the paper's prior, or one built on enough rows
   small <- d[1:30, ]
   expect_no_warning(compare_models(list(a = y ~ x1, b = y ~ .), small, family = "gaussian",
-                                   seed = 1, progress = FALSE),
+                                   seed = 1, progress = FALSE, method = "sgais"),
                     class = "sgais_warning_autoscale_rows")
   expect_no_warning(sgais_stream(linear_regression(y ~ ., head(d), prior = "paper",
                                                    noise_sd = 1), d, seed = 1,

@@ -183,7 +183,7 @@ test_that("setTimeLimit() stops long runs within a fraction of a second, as R's 
     nested_sampling = limited(nested_sampling(m, live_points = 2000, seed = 1, progress = FALSE)),
     custom = limited(sgais(slow_r, seed = 1, progress = FALSE)),
     comparison = limited(compare_models(list(a = slow_r, b = slow_r), d[, "y", drop = FALSE],
-                                        block_size = 500, seed = 1, progress = FALSE))
+                                        block_size = 500, seed = 1, progress = FALSE, method = "sgais"))
   )
   for (r in names(runs)) {
     err <- runs[[r]]$error

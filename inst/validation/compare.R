@@ -1,0 +1,106 @@
+# compare_models() at its defaults on small real data: which estimator it picks, the log Bayes
+# factors against exact values, whether they change with the data's units, and the time.
+#   Rscript inst/validation/compare.R [--lib=DIR] [--out=inst/validation/compare.txt]
+# Prints the figures and writes them (overwriting) to --out. The references are the closed forms
+# (exact_log_evidence()) of the same models, and for the binomial counts the expanded Bernoulli
+# rows plus the binomial coefficients.
+args <- commandArgs(TRUE)
+opt <- function(name, default) {
+  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
+  if (length(hit)) sub(paste0("^--", name, "="), "", hit[length(hit)]) else default
+}
+lib <- opt("lib", "")
+if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
+suppressPackageStartupMessages(library(sgais))
+out_file <- opt("out", "inst/validation/compare.txt")
+lines <- character()
+say <- function(...) {
+  text <- sprintf(...)
+  cat(text, "\n", sep = "")
+  lines <<- c(lines, text)
+}
+timed <- function(code) {
+  t <- system.time(value <- code)[["elapsed"]]
+  list(value = value, seconds = t)
+}
+final <- function(cmp) {
+  last <- sgais:::comparison_final(cmp)
+  stats::setNames(last$log_evidence, last$model)
+}
+
+say("compare_models() at its defaults (method = \"auto\"), %s", format(Sys.time(), "%Y-%m-%d"))
+
+# mtcars: is qsec worth a parameter? Exact unknown-noise evidence under the default prior, and
+# the same with every covariate and the response in other units
+say("")
+say("mtcars, mpg ~ wt + hp + qsec against mpg ~ wt + hp")
+units <- list(
+  original = mtcars,
+  other = transform(mtcars, wt = wt * 453.6, hp = hp / 100 + 7, qsec = qsec * 60,
+                    mpg = 1000 - mpg * 0.425)
+)
+exact <- function(d) {
+  exact_log_evidence(linear_regression(mpg ~ wt + hp + qsec, d)) -
+    exact_log_evidence(linear_regression(mpg ~ wt + hp, d))
+}
+for (u in names(units)) {
+  r <- timed(compare_models(list(large = mpg ~ wt + hp + qsec, small = mpg ~ wt + hp),
+                            units[[u]], family = "gaussian", seed = 1, progress = FALSE))
+  z <- final(r$value)
+  say("  %-9s log BF %+.4f (exact %+.4f, error %+.2e), %s, %.3f s", u,
+      z[["large"]] - z[["small"]], exact(units[[u]]), z[["large"]] - z[["small"]] - exact(units[[u]]),
+      paste(unique(r$value$methods$method), collapse = ", "), r$seconds)
+}
+
+# swiss: the 32 subsets of its 5 covariates
+say("")
+vars <- setdiff(names(swiss), "Fertility")
+subsets <- unlist(lapply(0:5, function(k) utils::combn(vars, k, simplify = FALSE)),
+                  recursive = FALSE)
+forms <- lapply(subsets, function(v) stats::reformulate(if (length(v)) v else "1", "Fertility"))
+names(forms) <- vapply(subsets, function(v) if (length(v)) paste(v, collapse = "+") else "1", "")
+r <- timed(compare_models(forms, swiss, family = "gaussian", seed = 1, progress = FALSE))
+ref <- vapply(forms, function(f) exact_log_evidence(linear_regression(f, swiss)), numeric(1))
+err <- final(r$value)[names(ref)] - ref
+say("swiss, all 32 subsets: %.2f s, largest |error| against the closed form %.2e nats, by %s",
+    r$seconds, max(abs(err)), paste(unique(r$value$methods$method), collapse = ", "))
+
+# fits of three estimators of the same data in one comparison
+say("")
+d <- simulate_linear_regression(2000, seed = 1)
+fits <- list(all = exact_evidence(linear_regression(y ~ ., d)),
+             two = importance_sampling(linear_regression(y ~ x1 + x2, d), seed = 1,
+                                       progress = FALSE),
+             one = sgais(linear_regression(y ~ x1, d), seed = 1, progress = FALSE))
+say("a closed form, importance sampling and SGAIS of the same 2,000 rows, compared:")
+for (l in utils::capture.output(print(compare_models(fits)))) say("%s", l)
+
+# binomial counts with a random intercept, against the expanded Bernoulli rows
+if (requireNamespace("lme4", quietly = TRUE)) {
+  say("")
+  cbpp <- lme4::cbpp
+  counts <- logistic_regression(cbind(incidence, size - incidence) ~ period + (1 | herd), cbpp)
+  rows <- cbpp[rep(seq_len(nrow(cbpp)), cbpp$size), c("herd", "period")]
+  rows$y <- unlist(lapply(seq_len(nrow(cbpp)), function(i) {
+    rep(c(1, 0), c(cbpp$incidence[i], cbpp$size[i] - cbpp$incidence[i]))
+  }))
+  bernoulli <- logistic_regression(y ~ period + (1 | herd), rows)
+  constant <- sum(lchoose(cbpp$size, cbpp$incidence))
+  a <- timed(sgais(counts, seed = 1, progress = FALSE))
+  b <- timed(sgais(bernoulli, seed = 1, progress = FALSE))
+  diff <- a$value$log_evidence - (b$value$log_evidence + constant)
+  se <- sqrt(a$value$log_evidence_se^2 + b$value$log_evidence_se^2)
+  say(paste("cbpp, cbind(incidence, size - incidence) ~ period + (1 | herd), SGAIS at its",
+            "defaults: counts %.3f (SE %.3f, %.1f s); Bernoulli rows + binomial constant %.3f",
+            "(SE %.3f, %.1f s); difference %+.3f = %+.2f SE"),
+      a$value$log_evidence, a$value$log_evidence_se, a$seconds, b$value$log_evidence + constant,
+      b$value$log_evidence_se, b$seconds, diff, diff / se)
+  r <- timed(compare_models(list(period = cbind(incidence, size - incidence) ~ period + (1 | herd),
+                                 none = cbind(incidence, size - incidence) ~ 1 + (1 | herd)),
+                            cbpp, family = "binomial", seed = 1, progress = FALSE))
+  say("cbpp compared at the defaults in %.2f s:", r$seconds)
+  for (l in utils::capture.output(print(r$value))) say("%s", l)
+}
+
+writeLines(lines, out_file)
+cat("\nwritten to", out_file, "\n")
