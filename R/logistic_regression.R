@@ -125,7 +125,7 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
   call <- sys.call()
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call)
+                   parent.frame(), call, trials = function(rows) proportion_response(formula, rows, call))
   prior <- default_prior(prior, missing(prior_sd))
   if (random_effects_call(formula, x, y, group_sd, call, group_cor = group_cor)) {
     return(glm_mixed("logistic", formula, data, list(prior_sd = prior_sd, prior = prior,
@@ -133,8 +133,12 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
                      group_sd, call, group_cor))
   }
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
-  design <- regression_design(formula, data, x, y, call)
+  design <- regression_design(formula, data, x, y, call, counts = TRUE)
   levels <- binary_levels(design$y, design$what, call)
+  # binomial counts: the default prior takes its scales over the trials (binomial_data()), so
+  # that the model is that of the count's Bernoulli trials, one row each
+  counts <- binomial_data(design, call)
+  design$weights <- counts$trials
   auto <- with_autoscale(design, prior, prior_intercept, "glm", call)
   design <- auto$design
   coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
@@ -150,8 +154,19 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
     parameter_names = colnames(design$a),
     label = "Bayesian logistic regression",
     details = c(
-      likelihood = sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response),
+      likelihood = if (is.null(counts)) {
+        sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response)
+      } else {
+        if (is.null(spec$trials)) {
+          sprintf("%s = (successes, failures), successes ~ Binomial(successes + failures, plogis(a'theta)), a = row of the design",
+                  spec$response)
+        } else {
+          sprintf("%s x `%s` ~ Binomial(`%2$s`, plogis(a'theta)), a = row of the design",
+                  spec$response, spec$trials)
+        }
+      },
       success,
+      counts = if (!is.null(counts)) "log p(successes) includes log choose(trials, successes), as in glm()",
       prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
                                              format(coef$prior_sd)),
       scaling = auto$rule
@@ -162,9 +177,74 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
 }
 
 # The data the C core reads from the design of some rows (see model_data()): the response as
-# 0/1, through `levels` (failure, success) when the model was built from a factor.
+# 0/1, through `levels` (failure, success) when the model was built from a factor; or binomial
+# counts, `y` successes of `trials` (binomial_data()).
 logistic_regression_data <- function(design, levels, call) {
+  counts <- binomial_data(design, call)
+  if (!is.null(counts)) return(c(list(xt = by_observation(design$a)), counts))
   list(xt = by_observation(design$a), y = binary_codes(design$y, levels, design$what, call))
+}
+
+# Whether the response of `formula` in `rows` is a proportion, whose weights are the number of
+# trials (glm()'s rule for the binomial family): a numeric vector. The weights of a 0/1 response
+# that is logical or a factor (one trial a row) repeat rows, as in the other constructors (the
+# same likelihood: a row of w trials that all succeeded, or all failed, is w Bernoulli rows);
+# those of `cbind(successes, failures)` repeat its rows.
+proportion_response <- function(formula, rows, call) {
+  if (!inherits(formula, "formula") || length(formula) != 3L) return(FALSE)
+  lhs <- formula
+  lhs[[3L]] <- 1
+  frame <- formula_frame(sandbox_formula(lhs, call), plain_columns(rows, "`data`", call),
+                         "`data`", call)
+  y <- stats::model.response(frame)
+  is.numeric(y) && is.null(dim(y))
+}
+
+# The binomial counts of a design's rows, list(y = successes, trials), or NULL for a 0/1 response:
+# from a response `cbind(successes, failures)`, two columns of whole numbers >= 0; or from a
+# proportion in [0, 1] and its trials (`design$trials`, the weights: glm_rows()), whose product
+# is a whole number of successes (to rounding). A row of no trials adds nothing to the
+# likelihood (as glm() drops it); its proportion, often 0/0, is not read.
+binomial_data <- function(design, call) {
+  y <- design$y
+  what <- design$what
+  if (is.matrix(y)) {
+    if (!is.numeric(y)) {
+      abort(sprintf("%s must be two columns of counts, `cbind(successes, failures)`, not %s.",
+                    what, describe(y)), call, "sgais_error_response")
+    }
+    missing <- which(!is.finite(y[, 1L]) | !is.finite(y[, 2L]))
+    if (length(missing)) abort_bad_observations(what, missing, "missing or infinite", call)
+    bad <- which(y[, 1L] < 0 | y[, 2L] < 0 | y[, 1L] != round(y[, 1L]) | y[, 2L] != round(y[, 2L]) |
+                   y[, 1L] + y[, 2L] >= 2^53)
+    if (length(bad)) {
+      abort(sprintf("%s must be whole numbers >= 0 (successes, failures); row %d has %s and %s.",
+                    what, bad[1L], format(y[bad[1L], 1L]), format(y[bad[1L], 2L])), call,
+            "sgais_error_response", row = bad[1L])
+    }
+    return(list(y = as.double(y[, 1L]), trials = as.double(y[, 1L] + y[, 2L])))
+  }
+  m <- design$trials
+  if (is.null(m)) return(NULL)
+  if (!(is.numeric(y) || is.logical(y)) || !is.null(dim(y))) {
+    abort(sprintf(paste("%s must be proportions of successes (numbers in [0, 1], with `weights`",
+                        "the number of trials), not %s."), what, describe(y)),
+          call, "sgais_error_response")
+  }
+  y <- as.double(y)
+  y[m == 0] <- 0
+  missing <- which(!is.finite(y))
+  if (length(missing)) abort_bad_observations(what, missing, "missing or infinite", call)
+  s <- y * m
+  bad <- which(y < 0 | y > 1 | abs(s - round(s)) > sqrt(.Machine$double.eps) * pmax(1, m))
+  if (length(bad)) {
+    i <- bad[1L]
+    abort(sprintf(paste("%s must be proportions of successes: numbers in [0, 1] whose product",
+                        "with the trials (`weights`) is a whole number; row %d has %s of %s %s."),
+                  what, i, format(y[i]), format(m[i]), plural(m[i], "trial")), call,
+          "sgais_error_response", row = i)
+  }
+  list(y = round(s), trials = m)
 }
 
 #' @exportS3Method
@@ -220,8 +300,12 @@ binary_codes <- function(y, levels, what, call) {
   }
   off <- which(y != 0 & y != 1)
   if (length(off)) {
-    abort(sprintf("%s must be 0 or 1 (or logical, or a two-level factor); it has %s at observation %d.",
-                  what, format(y[off[1]]), off[1]), call)
+    abort(sprintf("%s must be 0 or 1 (or logical, or a two-level factor); it has %s at observation %d%s.",
+                  what, format(y[off[1]]), off[1],
+                  if (y[off[1]] > 0 && y[off[1]] < 1) {
+                    paste("; binomial proportions take the number of trials as `weights`",
+                          "(formula interface), or give the counts as `cbind(successes, failures)`")
+                  } else ""), call)
   }
   as.double(y)
 }
