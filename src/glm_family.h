@@ -76,10 +76,11 @@ SG_HOT_INLINE double sg_log_factorial(const double *table, double y) {
 }
 
 /* log choose(m, s) = log(m!) - log(s!) - log((m - s)!), from the table while m is in it; beyond,
- * Rmath's lchoose (a log-beta, without the cancellation of three large log-gammas). */
+ * as R's lchoose does, -log(m + 1) - lbeta(m - s + 1, s + 1), without the cancellation of three
+ * large log-gammas (Rmath's lchoose itself checks R's stack, which a worker thread must not). */
 SG_HOT_INLINE double sg_log_choose(const double *table, double m, double s) {
   if (m < SG_LOG_FACTORIAL_TABLE) return table[(int) m] - table[(int) s] - table[(int) (m - s)];
-  return lchoose(m, s);
+  return -log1p(m) - lbeta(m - s + 1.0, s + 1.0);
 }
 
 #define SG_NB_SUM_MAX 64
