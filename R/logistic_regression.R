@@ -190,10 +190,10 @@ binomial_data <- function(design, call) {
       abort(sprintf("%s must be two columns of counts, `cbind(successes, failures)`, not %s.",
                     what, describe(y)), call, "sgais_error_response")
     }
-    missing <- which(!is.finite(y[, 1L]) | !is.finite(y[, 2L]))
+    missing <- unname(which(!is.finite(y[, 1L]) | !is.finite(y[, 2L])))
     if (length(missing)) abort_bad_observations(what, missing, "missing or infinite", call)
-    bad <- which(y[, 1L] < 0 | y[, 2L] < 0 | y[, 1L] != round(y[, 1L]) | y[, 2L] != round(y[, 2L]) |
-                   y[, 1L] + y[, 2L] >= 2^53)
+    bad <- unname(which(y[, 1L] < 0 | y[, 2L] < 0 | y[, 1L] != round(y[, 1L]) |
+                          y[, 2L] != round(y[, 2L]) | y[, 1L] + y[, 2L] >= 2^53))
     if (length(bad)) {
       abort(sprintf("%s must be whole numbers >= 0 (successes, failures); row %d has %s and %s.",
                     what, bad[1L], format(y[bad[1L], 1L]), format(y[bad[1L], 2L])), call,
