@@ -9,9 +9,9 @@
 
 # The spec and design of the formula interface or of the matrix interface, whichever was used.
 # `counts`: the formula's response may be two columns, `cbind(successes, failures)`
-# (logistic_regression()). Only models whose likelihood has an offset (`offset = TRUE`: poisson_regression(), which
-# negative_binomial_regression() builds on) take
-# offset() terms; the others reject them rather than drop them.
+# (logistic_regression()). Only models whose likelihood has an offset (`offset = TRUE`:
+# poisson_regression(), which negative_binomial_regression() builds on) take offset() terms; the
+# others reject them rather than drop them.
 regression_design <- function(formula, data, x, y, call, offset = FALSE, counts = FALSE) {
   if (!is.null(formula)) {
     if (!is.null(x) || !is.null(y)) {
@@ -158,11 +158,13 @@ glm_rows <- function(data, formula, weights, subset, na.action, env, call, trial
   check_data_frame(data, "`data`", call)
   rows <- list(na_action = na_action_name(na.action, call), weights = NULL)
   if (!is.null(weights)) {
-    rows$weights <- weights_column(weights, data, env, call)
-    if (rows$weights == weights_vector) {
-      data[[weights_vector]] <- eval(weights, data, env)
+    column <- weights_column(weights, data, env, call)
+    if (is.numeric(column)) {
+      data[[weights_vector]] <- column
+      column <- weights_vector
       rows$vector <- TRUE
     }
+    rows$weights <- column
   }
   if (!is.null(subset)) {
     keep <- eval(subset, data, env)
@@ -184,15 +186,13 @@ glm_rows <- function(data, formula, weights, subset, na.action, env, call, trial
   out
 }
 
-# The column of `data` holding the weights `weights` (unevaluated): the column it names (unquoted
-# or as a string), or `weights_vector` when it evaluates to one number per row of `data`.
+# The weights `weights` (unevaluated): the name of the column of `data` it names (unquoted or as
+# a string), or the numeric vector of one weight per row of `data` it evaluates to.
 weights_column <- function(weights, data, env, call) {
   name <- if (is.name(weights)) as.character(weights) else if (is.character(weights)) weights
   if (length(name) == 1L && name %in% names(data)) return(name)
   value <- tryCatch(eval(weights, data, env), error = function(e) NULL)
-  if (is.numeric(value) && is.null(dim(value)) && length(value) == nrow(data)) {
-    return(weights_vector)
-  }
+  if (is.numeric(value) && is.null(dim(value)) && length(value) == nrow(data)) return(value)
   abort(sprintf(paste("`weights` must name a column of `data` (e.g. `weights = n`) or be a",
                       "numeric vector of one weight per row of `data` (%d); not %s."),
                 nrow(data), paste(deparse(weights), collapse = " ")), call, "sgais_error_argument")
@@ -255,7 +255,9 @@ apply_glm_rows <- function(rows, data, formula, what, call) {
     }
     if (is.null(rows$trials)) {
       data <- data[rep.int(seq_len(nrow(data)), as.integer(w)), , drop = FALSE]
-      if (nrow(data) < 1L) abort(sprintf("The weights of %s are all 0.", what), call, "sgais_error_weights")
+      if (nrow(data) < 1L) {
+        abort(sprintf("The weights of %s are all 0.", what), call, "sgais_error_weights")
+      }
       data[[weights_vector]] <- NULL
     }
   }

@@ -58,7 +58,9 @@ glmm_family_codes <- c(logistic = 1L, poisson = 2L, negative_binomial = 3L, bino
 glm_mixed_rows <- function(spec, new_data, call, arg = "new_data") {
   what <- sprintf("`%s`", arg)
   check_data_frame(new_data, what, call)
-  if (arg != "data") new_data <- apply_glm_rows(spec$mixed_rows, new_data, spec$full_formula, what, call)
+  if (arg != "data") {
+    new_data <- apply_glm_rows(spec$mixed_rows, new_data, spec$full_formula, what, call)
+  }
   base <- structure(list(spec = spec), class = c(spec$base_class, "sgais_model"))
   rows <- model_data(base, new_data, call)
   keys <- group_keys(new_data[[spec$group]], spec$group, what, call)

@@ -19,8 +19,9 @@
 #' @section Binomial counts:
 #' As in [stats::glm()], the response may be `cbind(successes, failures)`, two columns of whole
 #' numbers \eqn{\ge 0}{>= 0}, or a proportion of successes with `weights` the number of trials
-#' (their product whole; an error of class `sgais_error_response` names a row that is not). A row is one observation and one evaluation however many trials it has, \eqn{\log p(s
-#' \mid m) = s \log \mathrm{logit}^{-1}(\eta) + (m - s) \log \mathrm{logit}^{-1}(-\eta) + \log{m
+#' (their product whole; an error of class `sgais_error_response` names a row that is not). A
+#' row is one observation and one evaluation however many trials it has, \eqn{\log p(s \mid m)
+#' = s \log \mathrm{logit}^{-1}(\eta) + (m - s) \log \mathrm{logit}^{-1}(-\eta) + \log{m
 #' \choose s}}{log p(s | m) = s log plogis(eta) + (m - s) log plogis(-eta) + lchoose(m, s)}: the
 #' evidence is that of the counts, binomial coefficients included as in glm()'s and lme4's
 #' log-likelihoods, which is the evidence of their Bernoulli rows (\eqn{s} ones and \eqn{m - s}
@@ -102,7 +103,8 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
   call <- sys.call()
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call, trials = function(rows) proportion_response(formula, rows, call))
+                   parent.frame(), call,
+                   trials = function(rows) proportion_response(formula, rows, call))
   prior <- default_prior(prior, missing(prior_sd))
   if (random_effects_call(formula, x, y, group_sd, call, group_cor = group_cor)) {
     return(glm_mixed("logistic", formula, data, list(prior_sd = prior_sd, prior = prior,
@@ -135,15 +137,17 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
         sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response)
       } else {
         if (is.null(spec$trials)) {
-          sprintf("%s = (successes, failures), successes ~ Binomial(successes + failures, plogis(a'theta)), a = row of the design",
-                  spec$response)
+          sprintf(paste("%s = (successes, failures), successes ~ Binomial(successes + failures,",
+                        "plogis(a'theta)), a = row of the design"), spec$response)
         } else {
           sprintf("%s x `%s` ~ Binomial(`%2$s`, plogis(a'theta)), a = row of the design",
                   spec$response, spec$trials)
         }
       },
       success,
-      counts = if (!is.null(counts)) "log p(successes) includes log choose(trials, successes), as in glm()",
+      counts = if (!is.null(counts)) {
+        "log p(successes) includes log choose(trials, successes), as in glm()"
+      },
       prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
                                              format(coef$prior_sd)),
       scaling = auto$rule
@@ -277,7 +281,8 @@ binary_codes <- function(y, levels, what, call) {
   }
   off <- which(y != 0 & y != 1)
   if (length(off)) {
-    abort(sprintf("%s must be 0 or 1 (or logical, or a two-level factor); it has %s at observation %d%s.",
+    abort(sprintf(paste("%s must be 0 or 1 (or logical, or a two-level factor); it has %s at",
+                        "observation %d%s."),
                   what, format(y[off[1]]), off[1],
                   if (y[off[1]] > 0 && y[off[1]] < 1) {
                     paste("; binomial proportions take the number of trials as `weights`",

@@ -139,7 +139,9 @@ model_rules <- list(
     check = function(m) {
       d <- m$data
       h <- m$hyper
-      if (!h$glmm_family %in% glmm_family_codes) return("its `hyper$glmm_family` must be 1, 2, 3 or 4.")
+      if (!h$glmm_family %in% glmm_family_codes) {
+        return("its `hyper$glmm_family` must be 1, 2, 3 or 4.")
+      }
       if ((h$glmm_family == glmm_family_codes[["binomial"]]) != !is.null(d$trials)) {
         return("its `data$trials` must be there for binomial counts (`hyper$glmm_family` 4) only.")
       }

@@ -41,7 +41,8 @@
 #'   `sgais_error_model_random` (a [custom_model()] whose functions use random numbers).
 #' * Data: `sgais_error_non_finite` (NA, NaN or Inf), `sgais_error_extreme_values` (values beyond
 #'   \eqn{10^{100}} in size), `sgais_error_response` (a response the model cannot take, e.g. a
-#'   matrix, or binomial counts that are not whole), `sgais_error_offset` (an offset() term in a model without one),
+#'   matrix, or binomial counts that are not whole), `sgais_error_offset` (an offset() term in a
+#'   model without one),
 #'   `sgais_error_data_mismatch` and its subclasses `sgais_error_missing_column`,
 #'   `sgais_error_extra_column`, `sgais_error_column_type`, `sgais_error_column_count`,
 #'   `sgais_error_unseen_level`, `sgais_error_unseen_class`, `sgais_error_not_row_by_row` and

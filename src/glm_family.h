@@ -32,7 +32,8 @@ SG_HOT_INLINE double sg_logit_term(double y, double eta, double *deta) {
 
 /* Binomial with a logit link, s successes of m trials (whole numbers, 0 <= s <= m), without the
  * constant log choose(m, s) (sg_log_choose below: callers add it once per row, not per node):
- *   s log plogis(eta) + (m - s) log plogis(-eta) = -m log1p(e) - s max(-eta, 0) - (m - s) max(eta, 0),
+ *   s log plogis(eta) + (m - s) log plogis(-eta)
+ *     = -m log1p(e) - s max(-eta, 0) - (m - s) max(eta, 0),
  * e = exp(-|eta|), the arithmetic of sg_logit_term (nothing overflows, the tails keep their
  * precision). d/d eta = s plogis(-eta) - (m - s) plogis(eta), which is s - m plogis(eta)
  * without its cancellation when plogis(eta) is near 1. m = 1 is the Bernoulli term. */

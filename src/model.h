@@ -467,8 +467,9 @@ void sg_group_prefix(const double *xt, const double *y, const double *zt, const 
  * are units: unit u is rows[start_u .. start_u + unit_rows[u] - 1] (start_u the sum of the units
  * before it), some rows of one group, the first context[u] of which (0 <= context[u] <
  * unit_rows[u]) are the group's earlier rows that the others are conditioned on. Rows: the p
- * covariates, y and the offset, and (SG_GLMM_BINOMIAL: y successes) the trials. The effects (sg_glmm_effects): q of them, effect k multiplying
- * design column zcol[k] (0-based), or 1 when zcol[k] is -1 (an intercept); tau the q known group
+ * covariates, y and the offset, and (SG_GLMM_BINOMIAL: y successes) the trials. The effects
+ * (sg_glmm_effects): q of them, effect k multiplying design column zcol[k] (0-based), or 1 when
+ * zcol[k] is -1 (an intercept); tau the q known group
  * sds, or tau[0] NaN for parameters (log tau_1..tau_q, after the coefficients and, negative
  * binomial, log omega); cor their correlation matrix as in sg_linear_mixed_init (NULL:
  * independent; cor[0] NaN: q (q - 1) / 2 parameters, last; else known, q x q). quad (3 x total,

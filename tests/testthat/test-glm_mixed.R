@@ -305,7 +305,7 @@ glmm_counts_data <- function(seed) {
   })
 }
 
-test_that("binomial counts with random effects: integrate() per group, their Bernoulli rows plus lchoose", {
+test_that("binomial counts with random effects: integrate() per group, Bernoulli rows + lchoose", {
   test_tags("memcheck")
   d <- glmm_counts_data(5)
   const <- sum(lchoose(d$m, d$s))
@@ -348,7 +348,7 @@ test_that("binomial counts with random effects: integrate() per group, their Ber
   expect_lt(max(check_gradients(slopes, seed = 1)$rel_error), 5e-3)
 })
 
-test_that("cbpp: counts with a random intercept at the defaults, the evidence of their Bernoulli rows plus lchoose", {
+test_that("cbpp: counts and a random intercept at the defaults, Bernoulli rows + lchoose", {
   cbpp <- cbpp_data()
   counts <- logistic_regression(cbind(incidence, size - incidence) ~ period + (1 | herd), cbpp)
   expanded <- logistic_regression(y ~ period + (1 | herd),

@@ -231,7 +231,7 @@ test_that("SGAIS, AIS and nested sampling agree with a quadrature of the evidenc
   expect_near_reference(log_evidence(fit), reference, -0.114, 0.190)
 })
 
-test_that("binomial counts: a row's log-likelihood is dbinom's, that of its Bernoulli rows plus lchoose", {
+test_that("binomial counts: a row's log-likelihood is dbinom's, its Bernoulli rows' + lchoose", {
   test_tags("memcheck")
   d <- counts_data(25, 1)
   counts <- logistic_regression(cbind(s, m - s) ~ x, d)
@@ -271,7 +271,7 @@ test_that("binomial counts: a row's log-likelihood is dbinom's, that of its Bern
   expect_lt(max(abs(.Call(sgais:::C_ffi_flymc_bound, counts, anchor, anchor)$gap)), 1e-9)
 })
 
-test_that("binomial counts: proportions with weights as trials, the same model; 0/1 weights repeat rows", {
+test_that("binomial counts: proportions with weights as trials; 0/1 ones' weights repeat rows", {
   d <- counts_data(25, 1)
   counts <- logistic_regression(cbind(s, m - s) ~ x, d)
   # (s / m is NaN where m is 0: a row of no trials is not read)
@@ -303,7 +303,7 @@ test_that("binomial counts: proportions with weights as trials, the same model; 
   expect_identical(logistic_regression(cbind(s, m - s) ~ x, d, weights = w)$n, sum(d$w))
 })
 
-test_that("binomial counts: importance sampling and SGAIS agree with a quadrature of the evidence", {
+test_that("binomial counts: importance sampling and SGAIS agree with a quadrature", {
   d <- counts_data(40, 2)
   d <- d[d$m < 300, ]
   log_lik <- function(b0, b1) {
@@ -324,7 +324,8 @@ test_that("binomial counts: bad counts, proportions and trials are classed error
   over <- d
   over$s[5] <- over$m[5] + 1
   expect_error(logistic_regression(cbind(s, m - s) ~ x, over),
-               "whole numbers >= 0 \\(successes, failures\\); row 5 has", class = "sgais_error_response")
+               "whole numbers >= 0 \\(successes, failures\\); row 5 has",
+               class = "sgais_error_response")
   half <- d
   half$s[4] <- 1.5
   err <- expect_error(logistic_regression(cbind(s, m - s) ~ x, half), "row 4 has 1.5",
@@ -333,7 +334,8 @@ test_that("binomial counts: bad counts, proportions and trials are classed error
   half$s[4] <- NA
   expect_error(logistic_regression(cbind(s, m - s) ~ x, half), "observation 4",
                class = "sgais_error_non_finite")
-  expect_error(logistic_regression(cbind(s, m, m) ~ x, d), "has 3 columns", class = "sgais_error_response")
+  expect_error(logistic_regression(cbind(s, m, m) ~ x, d), "has 3 columns",
+               class = "sgais_error_response")
   expect_error(poisson_regression(cbind(s, m) ~ x, d), "logistic_regression\\(\\)'s",
                class = "sgais_error_response")
   # proportions: in [0, 1], times the trials a whole number
@@ -342,7 +344,8 @@ test_that("binomial counts: bad counts, proportions and trials are classed error
   expect_error(logistic_regression(I(2 * s / m) ~ x, d[d$s > d$m / 2, ], weights = m),
                "numbers in \\[0, 1\\]", class = "sgais_error_response")
   expect_error(logistic_regression(s / m ~ x, transform(d, m = m + 0.5), weights = m),
-               "whole numbers >= 0 \\(the number of trials\\); row 1 has", class = "sgais_error_weights")
+               "whole numbers >= 0 \\(the number of trials\\); row 1 has",
+               class = "sgais_error_weights")
   expect_error(logistic_regression(s / m ~ x, d[d$m > 0, ]),
                "must be 0 or 1.*take the number of trials as `weights`", class = "sgais_error")
   # corrupt counts are caught by the checks before C, and by the C constructor
