@@ -8,15 +8,16 @@
 # checks its own kind of response. regression_design() also returns the spec it built, as `spec`.
 
 # The spec and design of the formula interface or of the matrix interface, whichever was used.
-# Only models whose likelihood has an offset (`offset = TRUE`: poisson_regression(), which
-# negative_binomial_regression() builds on) take
-# offset() terms; the others reject them rather than drop them.
-regression_design <- function(formula, data, x, y, call, offset = FALSE) {
+# `counts`: the formula's response may be two columns, `cbind(successes, failures)`
+# (logistic_regression()). Only models whose likelihood has an offset (`offset = TRUE`:
+# poisson_regression(), which negative_binomial_regression() builds on) take offset() terms; the
+# others reject them rather than drop them.
+regression_design <- function(formula, data, x, y, call, offset = FALSE, counts = FALSE) {
   if (!is.null(formula)) {
     if (!is.null(x) || !is.null(y)) {
       abort("Give either `formula` and `data` or `x` and `y`, not both.", call)
     }
-    design <- formula_design(formula, data, call)
+    design <- formula_design(formula, data, call, counts)
     if (!offset && !is.null(design$offset)) {
       abort(paste("`formula` has an offset() term, which this model does not support (only",
                   "`poisson_regression()` and `negative_binomial_regression()` have an offset);",
@@ -136,13 +137,18 @@ sandbox_formula <- function(x, call) {
 
 # glm()'s row arguments, for the formula interface: `subset` (an expression in the columns of
 # `data`, or a logical or index vector), `na.action` (na.omit, na.exclude or na.fail, as the
-# function or its name) and `weights` (frequency weights: a column of `data`, by name, of whole
-# numbers >= 0). The rows come out selected, without incomplete rows (na.omit, na.exclude) and
-# each repeated `weights` times, so the likelihood and the evidence are exactly those of the
-# weighted data (and `n` counts a row as often as its weight). The rule for incomplete rows and
-# the weights' column are kept (attribute "sgais_rows", then the spec's `rows`) and applied to the
-# new rows of a continuation as well. `weights` and `subset` come unevaluated (substitute()).
-glm_rows <- function(data, formula, weights, subset, na.action, env, call) {
+# function or its name) and `weights` (frequency weights of whole numbers >= 0: a column of
+# `data`, by name, or a numeric vector of one per row of `data`, which becomes the column
+# `(weights)`, as in model.frame()). The rows come out selected, without incomplete rows
+# (na.omit, na.exclude) and each repeated `weights` times, so the likelihood and the evidence are
+# exactly those of the weighted data (and `n` counts a row as often as its weight). The rule for
+# incomplete rows and the weights' column are kept (attribute "sgais_rows", then the spec's
+# `rows`) and applied to the new rows of a continuation as well, which must have that column.
+# `weights` and `subset` come unevaluated (substitute()). `trials` (logistic_regression()): NULL,
+# or a function of the selected rows that says whether the weights are instead the number of
+# trials of each row (a proportion response, as in glm()): then the rows are not repeated, and
+# the rules name the column as `trials` (read by formula_rows()).
+glm_rows <- function(data, formula, weights, subset, na.action, env, call, trials = NULL) {
   if (is.null(weights) && is.null(subset) && is.null(na.action)) return(data)
   if (is.null(formula)) {
     abort(paste("`weights`, `subset` and `na.action` select and weight the rows of `data`; give",
@@ -150,6 +156,16 @@ glm_rows <- function(data, formula, weights, subset, na.action, env, call) {
           call, "sgais_error_argument")
   }
   check_data_frame(data, "`data`", call)
+  rows <- list(na_action = na_action_name(na.action, call), weights = NULL)
+  if (!is.null(weights)) {
+    column <- weights_column(weights, data, env, call)
+    if (is.numeric(column)) {
+      data[[weights_vector]] <- column
+      column <- weights_vector
+      rows$vector <- TRUE
+    }
+    rows$weights <- column
+  }
   if (!is.null(subset)) {
     keep <- eval(subset, data, env)
     if (is.logical(keep) && length(keep) == nrow(data)) keep <- which(keep)
@@ -161,20 +177,29 @@ glm_rows <- function(data, formula, weights, subset, na.action, env, call) {
     data <- data[keep, , drop = FALSE]
     if (nrow(data) < 1L) abort("`subset` selects no rows of `data`.", call, "sgais_error_argument")
   }
-  rows <- list(na_action = na_action_name(na.action, call), weights = NULL)
-  if (!is.null(weights)) {
-    name <- if (is.name(weights)) as.character(weights) else if (is.character(weights)) weights
-    if (is.null(name) || length(name) != 1L || !name %in% names(data)) {
-      abort(sprintf(paste("`weights` must name a column of `data` (e.g. `weights = n`), so that",
-                          "new rows bring their own; not %s."),
-                    paste(deparse(weights), collapse = " ")), call, "sgais_error_argument")
-    }
-    rows$weights <- name
+  if (!is.null(rows$weights) && !is.null(trials) && trials(data)) {
+    rows$trials <- rows$weights
+    rows$weights <- NULL
   }
   out <- apply_glm_rows(rows, data, formula, "`data`", call)
   attr(out, "sgais_rows") <- rows
   out
 }
+
+# The weights `weights` (unevaluated): the name of the column of `data` it names (unquoted or as
+# a string), or the numeric vector of one weight per row of `data` it evaluates to.
+weights_column <- function(weights, data, env, call) {
+  name <- if (is.name(weights)) as.character(weights) else if (is.character(weights)) weights
+  if (length(name) == 1L && name %in% names(data)) return(name)
+  value <- tryCatch(eval(weights, data, env), error = function(e) NULL)
+  if (is.numeric(value) && is.null(dim(value)) && length(value) == nrow(data)) return(value)
+  abort(sprintf(paste("`weights` must name a column of `data` (e.g. `weights = n`) or be a",
+                      "numeric vector of one weight per row of `data` (%d); not %s."),
+                nrow(data), paste(deparse(weights), collapse = " ")), call, "sgais_error_argument")
+}
+
+# The column that weights given as a vector become, as in model.frame().
+weights_vector <- "(weights)"
 
 # The name of an na.action function, one of those glm_rows() knows.
 na_action_name <- function(na.action, call) {
@@ -189,10 +214,23 @@ na_action_name <- function(na.action, call) {
 }
 
 # `data` with the row rules `rows` applied: incomplete rows (in the formula's variables and the
-# weights) dropped or refused, then rows repeated by their weights.
+# weights) dropped or refused, then rows repeated by their weights (the column `(weights)` of
+# weights given as a vector then dropped). Trials (rows$trials) are checked like weights but
+# kept, in their column.
 apply_glm_rows <- function(rows, data, formula, what, call) {
-  if (is.null(rows) || (is.null(rows$na_action) && is.null(rows$weights))) return(data)
-  vars <- intersect(c(all.vars(formula), rows$weights), names(data))
+  if (is.null(rows) || (is.null(rows$na_action) && is.null(rows$weights) && is.null(rows$trials))) {
+    return(data)
+  }
+  column <- rows$weights %||% rows$trials
+  if (!is.null(column) && !column %in% names(data)) {
+    abort_mismatch(sprintf(if (isTRUE(rows$vector)) {
+      paste("%s has no column `%s`: the model's weights were given as a vector, and new rows",
+            "must bring their own, in a column `%2$s` (or build the model with `weights`",
+            "naming a column of `data`).")
+    } else "%s has no column `%s`, the model's weights.", what, column),
+    call, "sgais_error_missing_column", column = column)
+  }
+  vars <- intersect(c(all.vars(formula), column), names(data))
   if ("." %in% all.vars(formula)) vars <- names(data)
   if (!is.null(rows$na_action)) {
     complete <- stats::complete.cases(data[vars])
@@ -202,20 +240,26 @@ apply_glm_rows <- function(rows, data, formula, what, call) {
     }
     data <- data[complete, , drop = FALSE]
   }
-  if (!is.null(rows$weights)) {
-    if (!rows$weights %in% names(data)) {
-      abort_mismatch(sprintf("%s has no column `%s`, the model's weights.", what, rows$weights),
-                     call, "sgais_error_missing_column")
-    }
-    w <- data[[rows$weights]]
-    if (!is.numeric(w) || anyNA(w) || any(w < 0 | w != round(w)) || any(w > .Machine$integer.max)) {
-      bad <- which(!is.finite(w) | w < 0 | w != round(w))[1L]
-      abort(sprintf(paste("The weights `%s` of %s must be whole numbers >= 0 (frequency weights);",
-                          "row %s has %s."), rows$weights, what, format_count(bad), format(w[bad])),
+  if (!is.null(column)) {
+    w <- data[[column]]
+    # trials are whole numbers the C core takes exactly (below 2^53); frequency weights repeat
+    # rows, at most R's integer range
+    most <- if (is.null(rows$trials)) .Machine$integer.max else 2^53 - 1
+    if (!is.numeric(w) || anyNA(w) || any(w < 0 | w != round(w)) || any(w > most)) {
+      bad <- which(!is.finite(w) | w < 0 | w != round(w) | w > most)[1L]
+      abort(sprintf(paste("The weights%s of %s must be whole numbers >= 0 (%s); row %s has %s."),
+                    if (isTRUE(rows$vector)) "" else sprintf(" `%s`", column), what,
+                    if (is.null(rows$trials)) "frequency weights" else "the number of trials",
+                    format_count(bad), format(w[bad])),
             call, "sgais_error_weights", row = bad)
     }
-    data <- data[rep.int(seq_len(nrow(data)), as.integer(w)), , drop = FALSE]
-    if (nrow(data) < 1L) abort(sprintf("The weights of %s are all 0.", what), call, "sgais_error_weights")
+    if (is.null(rows$trials)) {
+      data <- data[rep.int(seq_len(nrow(data)), as.integer(w)), , drop = FALSE]
+      if (nrow(data) < 1L) {
+        abort(sprintf("The weights of %s are all 0.", what), call, "sgais_error_weights")
+      }
+      data[[weights_vector]] <- NULL
+    }
   }
   rownames(data) <- NULL
   data
@@ -256,7 +300,7 @@ check_no_family <- function(family, call) {
                       "softmax_regression())%s."), hint), call, "sgais_error_family")
 }
 
-formula_design <- function(formula, data, call) {
+formula_design <- function(formula, data, call, counts = FALSE) {
   if (!inherits(formula, "formula")) {
     abort(sprintf("`formula` must be a formula such as `y ~ x`, not %s.", describe(formula)), call)
   }
@@ -269,16 +313,21 @@ formula_design <- function(formula, data, call) {
   data <- plain_columns(data, "`data`", call)
   if (length(formula) != 3L) abort("`formula` must have a response, as in `y ~ x`.", call)
   check_formula_variables(formula, data, call)
-  mf <- formula_frame(formula, data, "`data`", call)
+  # (the column of weights given as a vector is no variable of `y ~ .`)
+  mf <- formula_frame(formula, data[setdiff(names(data), weights_vector)], "`data`", call)
   response <- stats::model.response(mf)
-  if (!is.null(dim(response)) && NCOL(response) > 1L) {
-    abort(sprintf(paste("The response `%s` has %d columns; the model takes one response column",
-                        "(for binomial counts, one row per trial)."),
-                  deparse(formula[[2L]]), NCOL(response)), call, "sgais_error_response")
+  if (!is.null(dim(response)) && NCOL(response) != 1L + counts) {
+    abort(sprintf(paste("The response `%s` has %d columns; the model takes %s."),
+                  deparse(formula[[2L]]), NCOL(response),
+                  if (counts) "one response column, or two: `cbind(successes, failures)`" else
+                    paste("one response column (binomial counts, `cbind(successes, failures)`,",
+                          "are logistic_regression()'s)")),
+          call, "sgais_error_response")
   }
   terms <- attr(mf, "terms") # `y ~ .` expanded, `predvars` with the coefficients of poly() etc.
+  rules <- attr(data, "sgais_rows")
   spec <- list(
-    interface = "formula", formula = formula, terms = terms, rows = attr(data, "sgais_rows"),
+    interface = "formula", formula = formula, terms = terms, rows = rules, trials = rules$trials,
     xlevels = stats::.getXlevels(terms, mf), contrasts = NULL, response = deparse(formula[[2L]]),
     column_classes = vapply(data, function(column) class(column)[1L], character(1))
   )
@@ -345,7 +394,10 @@ formula_rows <- function(spec, data, call, arg) {
   if (is.null(design$y) || length(design$y) < 1L) {
     abort(sprintf("%s has no observations.", response), call)
   }
-  list(a = a, y = design$y, what = response, contrasts = design$contrasts, offset = design$offset)
+  # the trials of a proportion response (spec$trials: glm_rows()), in their column
+  trials <- if (!is.null(spec$trials)) as.double(data[[spec$trials]])
+  list(a = a, y = design$y, what = response, contrasts = design$contrasts, offset = design$offset,
+       trials = trials)
 }
 
 # The model matrix, response and offset (the sum of the formula's offset() terms, NULL if none)

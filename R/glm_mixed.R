@@ -2,8 +2,9 @@
 # (1 | g)`, or up to three effects such as `(1 + x | g)`, in logistic_regression(),
 # poisson_regression() and negative_binomial_regression()), each group's effects integrated out
 # by adaptive Gauss-Hermite quadrature (src/glm_mixed.c says how, and why). The model's
-# observations are units of rows of one group: its data hold the rows (`xt`, `y`, `offset`, one
-# column or element per row, the rows of a unit together and the units in order) and, one per
+# observations are units of rows of one group: its data hold the rows (`xt`, `y`, `offset`, and
+# for binomial counts `trials`, one column or element per row, the rows of a unit together and
+# the units in order) and, one per
 # unit, `unit_rows` (how many rows), `unit_context` (how many of them, first, are the group's
 # earlier rows, which the others are conditioned on) and `unit_group` (which of the model's
 # `groups`, the group keys as character in the order first seen). A model built on data makes
@@ -47,14 +48,19 @@ glmm_quadrature <- function(q = 1L) {
   cbind(rbind(0, gauss_hermite(nodes[1])), rbind(200, gauss_hermite(nodes[2])), deparse.level = 0)
 }
 
-glmm_family_codes <- c(logistic = 1L, poisson = 2L, negative_binomial = 3L)
+# (binomial: logistic regression of binomial counts, whose rows have trials)
+glmm_family_codes <- c(logistic = 1L, poisson = 2L, negative_binomial = 3L, binomial = 4L)
 
-# The rows of `new_data` for a model of `spec`: the base family's data (xt, y, offset) and
-# their group keys.
+# The rows of `new_data` for a model of `spec`: the base family's data (xt, y, offset, and
+# trials for binomial counts) and their group keys. The row rules (weights, missing values) are
+# applied here, once, to the rows and their group keys together; the data a model is built with
+# (`arg` "data") have had them applied already (glm_rows()).
 glm_mixed_rows <- function(spec, new_data, call, arg = "new_data") {
   what <- sprintf("`%s`", arg)
   check_data_frame(new_data, what, call)
-  new_data <- apply_glm_rows(spec$mixed_rows, new_data, spec$full_formula, what, call)
+  if (arg != "data") {
+    new_data <- apply_glm_rows(spec$mixed_rows, new_data, spec$full_formula, what, call)
+  }
   base <- structure(list(spec = spec), class = c(spec$base_class, "sgais_model"))
   rows <- model_data(base, new_data, call)
   keys <- group_keys(new_data[[spec$group]], spec$group, what, call)
@@ -62,7 +68,7 @@ glm_mixed_rows <- function(spec, new_data, call, arg = "new_data") {
     abort(sprintf("%s has %d rows but a design of %d.", what, length(keys), length(rows$y)), call)
   }
   if (is.null(rows$offset)) rows$offset <- numeric(length(rows$y))
-  list(rows = rows[c("xt", "y", "offset")], keys = keys)
+  list(rows = rows[intersect(c("xt", "y", "offset", "trials"), names(rows))], keys = keys)
 }
 
 # Units of `rows` (glm_mixed_rows()): one per group among them, its rows in their order, after
@@ -102,9 +108,11 @@ glm_mixed_units <- function(rows, groups, held = NULL, each_row = FALSE) {
   data <- list(
     xt = pick(rows$rows$xt, held$xt), y = pick(rows$rows$y, held$y),
     offset = pick(rows$rows$offset, held$offset),
+    trials = if (!is.null(rows$rows$trials)) pick(rows$rows$trials, held$trials),
     unit_rows = as.integer(own + n_context), unit_context = as.integer(n_context),
     unit_group = as.integer(unit_group)
   )
+  data <- data[!vapply(data, is.null, logical(1))]
   list(data = data, groups = groups)
 }
 
@@ -204,6 +212,7 @@ glm_mixed <- function(kind, formula, data, base_args, group_sd, call, group_cor 
   }
   spec <- c(base$spec, list(group = parsed$group, full_formula = formula,
                             mixed_rows = attr(data, "sgais_rows"), base_class = class(base)[1L]))
+  spec$rows <- NULL # the row rules are applied once, with the group's column (glm_mixed_rows())
   rows <- glm_mixed_rows(spec, data, call, "data")
   units <- glm_mixed_units(rows, character(0))
   hyper <- base$hyper
@@ -217,7 +226,8 @@ glm_mixed <- function(kind, formula, data, base_args, group_sd, call, group_cor 
   # the default sd priors: half-normal(1) on the linear predictor's scale for an intercept, where
   # a group sd of 1 moves the odds (or the mean) of a group by a factor of e, and half-normal(1 /
   # sd(x)) for a slope of x, the same effect at one sd of x
-  spread <- apply(rows$rows$xt[slopes, , drop = FALSE], 1L, stats::sd)
+  # (binomial counts: over the trials, as the fixed effects' default prior)
+  spread <- apply(rows$rows$xt[slopes, , drop = FALSE], 1L, weighted_sd, rows$rows$trials)
   scales <- c(if (parsed$intercept) 1, 1 / ifelse(is.finite(spread) & spread > 0, spread, 1))
   ge <- group_effects_prior(parsed, effects, group_sd, group_cor, scales, length(names), call)
   hyper[names(ge$hyper)] <- ge$hyper
@@ -225,7 +235,7 @@ glm_mixed <- function(kind, formula, data, base_args, group_sd, call, group_cor 
   names <- c(names, ge$names)
   prior_text <- paste0(prior_text, ge$text)
   hyper$effects <- as.integer(c(if (parsed$intercept) 0L, slopes))
-  hyper$glmm_family <- glmm_family_codes[[kind]]
+  hyper$glmm_family <- glmm_family_codes[[if (is.null(base$data$trials)) kind else "binomial"]]
   hyper$quadrature <- glmm_quadrature(length(effects))
   hyper$prior <- do.call(cbind, blocks)
   spec$hyper <- hyper

@@ -131,12 +131,15 @@
 #'   continued): compute other terms as columns of `data` first.
 #' @param data A data frame holding the variables in `formula`.
 #' @param weights,subset,na.action As in [stats::glm()], for the formula interface: `weights` are
-#'   frequency weights, a column of `data` named unquoted or as a string, of whole numbers >= 0
-#'   (a row counts as that many observations, exactly, in the likelihood and the evidence, and in
-#'   `n`); `subset` selects rows of `data` (an expression in its columns, or a logical or index
-#'   vector); `na.action` is `na.omit`, `na.exclude` (the same here) or `na.fail`, for the
+#'   frequency weights of whole numbers >= 0 (a row counts as that many observations, exactly, in
+#'   the likelihood and the evidence, and in `n`), a column of `data` named unquoted or as a
+#'   string, or a numeric vector of one per row of `data`; in [logistic_regression()] with a
+#'   numeric response they are the number of trials of each row instead (see its "Binomial
+#'   counts"). `subset` selects rows of `data` (an expression in its columns, or a logical or
+#'   index vector); `na.action` is `na.omit`, `na.exclude` (the same here) or `na.fail`, for the
 #'   formula's variables (`NULL`, the default: missing values are an error naming the row). The
-#'   weights' column and the rule for missing values apply to the new rows of a continuation too.
+#'   weights' column and the rule for missing values apply to the new rows of a continuation too;
+#'   weights given as a vector are the column `(weights)`, which new rows must then have.
 #' @param family glm()'s argument, refused with an error that names the constructor for that
 #'   family (each family is its own constructor here).
 #' @param noise_sd `NULL` (the default): the noise variance is unknown, with the

@@ -1,87 +1,67 @@
 #' Bayesian logistic regression
 #'
-#' A binary response with \deqn{P(y_i = 1 \mid x_i, \theta) = \mathrm{logit}^{-1}(b + x_i^\top
-#' w),}{P(y = 1 | x, theta) = plogis(b + x'w),} and by default (`prior = "autoscale"`, see
-#' "Priors" in [linear_regression()]) covariates centred at their means, each weight with prior
-#' \eqn{N(0, (2.5 / \mathrm{sd}(x_j))^2)}{N(0, (2.5 / sd(x_j))^2)} and the intercept
-#' \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}: the scale of rstanarm's default prior and of the Cauchy prior
-#' of Gelman et al. (2008) for standardised inputs, stated so that no Bayes factor depends on a
-#' covariate's units. `prior = "paper"` (or giving `prior_sd`) is independent \eqn{N(0,
-#' \tau^2)}{N(0, prior_sd^2)} priors on the intercept \eqn{b} and every weight in \eqn{w} of the
-#' uncentred design, weakly informative for covariates on a unit scale.
-#' There is one coefficient per design column. (A two-class [softmax_regression()] with prior
-#' sd \eqn{s} has the evidence of this model with `prior_sd` \eqn{\sqrt 2 s}{sqrt(2) s}: its
-#' likelihood depends only on the difference of the two classes' coefficients.) The
-#' log-likelihood is computed as \eqn{-\log(1 + e^{-|z|}) - \max(-z, 0)}{-log1p(exp(-|z|)) -
-#' max(-z, 0)}, with \eqn{z = \pm \eta}{z = +/- eta} the linear predictor signed by the
-#' response, so it neither overflows nor loses the tail probabilities of huge linear
-#' predictors.
+#' A binary response, or binomial counts (see "Binomial counts"), with \deqn{P(y_i = 1 \mid x_i,
+#' \theta) = \mathrm{logit}^{-1}(b + x_i^\top w),}{P(y = 1 | x, theta) = plogis(b + x'w),} and
+#' by default (`prior = "autoscale"`, see "Priors" in [linear_regression()]) covariates centred
+#' at their means, each weight with prior \eqn{N(0, (2.5 / \mathrm{sd}(x_j))^2)}{N(0, (2.5 /
+#' sd(x_j))^2)} and the intercept \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}, the scale of Gelman et al.
+#' (2008) for standardised inputs. `prior = "paper"` (or giving `prior_sd`) is independent
+#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} priors on every coefficient of the uncentred design. The
+#' log-likelihood neither overflows nor loses the tail probabilities of huge linear predictors.
 #'
-#' Give either `formula` and `data`, or the matrix interface `x` and `y`, as for
-#' [linear_regression()] (with `x` and `y` an intercept column is always added). The response is
-#' 0/1 numbers, logical (`TRUE` is 1), or a factor with two levels, whose second level is the
-#' success (1), as in [stats::glm()]. A factor's levels are kept, so new rows (see [sgais()],
-#' `new_data`) are coded by their labels, which may then be a factor (its levels in any order),
-#' characters, or whatever else prints as the labels; a label the model was not built with is
-#' an error of class `sgais_error_unseen_class`. A response with one class only is allowed (its
-#' evidence is well defined). Missing or infinite values are errors, not silently dropped.
+#' Give either `formula` and `data`, or `x` and `y` (an intercept column added), as for
+#' [linear_regression()]. The response is 0/1 numbers, logical (`TRUE` is 1), or a two-level
+#' factor whose second level is the success, as in [stats::glm()]; new rows (see [sgais()],
+#' `new_data`) are coded by a factor's labels, in any form that prints as them (a label the model
+#' was not built with is an error of class `sgais_error_unseen_class`). Missing or infinite
+#' values are errors, not silently dropped.
+#'
+#' @section Binomial counts:
+#' As in [stats::glm()], the response may be `cbind(successes, failures)`, two columns of whole
+#' numbers \eqn{\ge 0}{>= 0}, or a proportion of successes with `weights` the number of trials
+#' (their product whole; an error of class `sgais_error_response` names a row that is not). A
+#' row is one observation and one evaluation however many trials it has, \eqn{\log p(s \mid m)
+#' = s \log \mathrm{logit}^{-1}(\eta) + (m - s) \log \mathrm{logit}^{-1}(-\eta) + \log{m
+#' \choose s}}{log p(s | m) = s log plogis(eta) + (m - s) log plogis(-eta) + lchoose(m, s)}: the
+#' evidence is that of the counts, binomial coefficients included as in glm()'s and lme4's
+#' log-likelihoods, which is the evidence of their Bernoulli rows (\eqn{s} ones and \eqn{m - s}
+#' zeros each) plus \eqn{\sum_i \log{m_i \choose s_i}}{sum_i lchoose(m_i, s_i)}; the default
+#' prior takes its means and sds over the trials, as on those rows. A row of no trials adds
+#' nothing. `weights` are trials only for a numeric response: for a logical or factor response,
+#' or `cbind()`, they repeat rows as elsewhere (for 0/1 values both give the same likelihood).
 #'
 #' @section Random effects:
 #' A term `(1 | g)` in `formula` gives each group of the column `g` (a factor, character or
 #' numbers) its own intercept, \eqn{\eta_i = a_i^\top\theta + u_{g(i)}}{eta_i = a_i'theta +
 #' u_g(i)} with \eqn{u_g \sim N(0, \sigma_g^2)}{u_g ~ N(0, group_sd^2)}, and the group sd
-#' \eqn{\sigma_g}{group_sd} half-normal(1) by default (on the linear predictor's scale, where a
-#' group sd of 1 moves a group's odds, or mean, by a factor of about e), or the prior or known
-#' value given as `group_sd`. The fixed effects keep the priors above. Each group's effect is
-#' integrated out by adaptive Gauss-Hermite quadrature (21 nodes about the integrand's mode for
-#' fewer than 200 rows, 15 from 200; the mode by Newton's method; `src/glm_mixed.c`), so the
-#' model has the parameters of the regression plus `log_group_sd` (and `log_overdispersion`)
-#' however many groups there are. The quadrature's error was measured below 1e-4 nats over
-#' 5,000 groups with group sds up to 1, and at most 0.2 with a group sd of 2.5 and rare events,
-#' whose integrands are furthest from a Gaussian (`R/glm_mixed.R`).
+#' \eqn{\sigma_g}{group_sd} half-normal(1) by default, or as `group_sd` gives. Each
+#' group's effect is integrated out by adaptive Gauss-Hermite quadrature (21 nodes about the
+#' integrand's mode for fewer than 200 rows, 15 from 200), so the model has the parameters of
+#' the regression plus `log_group_sd` (and `log_overdispersion`) however many groups there are.
 #'
-#' Random slopes, up to three effects per group, are lme4's terms as in [linear_regression()]:
-#' `(1 + x | g)` a random intercept and slope of `x` (a numeric column of the fixed effects'
-#' design), correlated, their correlation with the prior `group_cor` ([lkj_prior()]`(1)` by
-#' default) or known (a matrix); `(1 + x || g)` independent; `(0 + x | g)` a slope alone. Their
-#' sds are `group_sd` as for the intercept (one value or prior, or one per effect; by default
-#' half-normal(1) for the intercept and half-normal(1 / sd(x)) for a slope of `x`, the same
-#' effect at one sd of `x`), and the parameters `log_group_sd[x]` and
-#' `atanh_group_cor[x,(Intercept)]` as in [linear_regression()]. The effects are integrated out
-#' together on a product grid of Gauss-Hermite nodes about the integrand's mode (two effects: 9
-#' nodes per axis below 200 rows, 7 from 200; three: 7 and 5), measured within 3.2e-5 nats a
-#' group (5e-5 with three effects) of far finer grids with an intercept sd up to 1, and within
-#' 7.1e-4 with sd 2 (`inst/validation/glmm-grid-rules.R`).
-#' A group's integral costs a pass over its rows per node, so two effects cost about 5 to 10
-#' times a random intercept per evaluation (measured on 2,000 rows in 40 and 400 groups).
+#' Random slopes, up to three effects per group, are lme4's terms as in [linear_regression()]
+#' (with its parameter names): `(1 + x | g)` a random intercept and slope of `x` (a numeric
+#' column of the design), correlated (`group_cor`); `(1 + x || g)` independent; `(0 + x | g)` a
+#' slope alone; a slope's sd by default half-normal(1 / sd(x)). The effects are integrated out
+#' together on a product grid (two effects: 9 nodes per axis below 200 rows, 7 from 200; three: 7
+#' and 5), a pass over the rows per node.
 #'
-#' The model's observations are then the groups, not the rows: its `n` counts groups, its
-#' evidence trajectory has a point per group in the order they first appear, and each group's
-#' rows are taken together. Rows added later ([sgais()] with `new_data`, [sgais_stream()],
-#' [compare_models()] with blocks) for a group already seen form a new observation whose
-#' likelihood is their predictive density given the group's earlier rows; its evaluation
-#' integrates over all the group's rows again, so a stream whose groups recur in many blocks
-#' costs more as it grows. [predictive_density()] predicts each new row from its group's rows in
-#' the fit (a group not seen starts from the prior). The SGAIS methods take mini-batches of about
-#' 500 rows' worth of groups unless `batch_size` is given (each group costs a pass over its rows
-#' per quadrature node; set from the rows a fit starts on, so give `batch_size` for a fit
-#' continued on more groups to be the run on all of them bit for bit), and a bounded
-#' `reservoir_size` is refused. With few parameters and many
-#' rows the posterior is close to a Gaussian, and [importance_sampling()] is the fast estimator
-#' of the evidence of all the data (measured at 10^4 rows in 50 groups: 0.8 s against SGAIS's
-#' 8 s, with an SE of 0.02 nats against 0.3); [sgais()] gives the evidence after every group,
-#' online. [sir()] takes a group's rows in one importance step, and so restarts by SGAIS's
-#' annealing as the groups double (without restarts it was 32 nats off on 2,000 Poisson rows in
-#' 40 groups, and warns from 20 rows a group). More than three effects per group
-#' and several grouping factors are refused with errors of class `sgais_error_random_effects`.
-#' The model has class `sgais_glm_mixed`.
+#' The model's observations are then the groups (`n` counts them, in the order they first
+#' appear). Rows added later ([sgais()] with `new_data`, [sgais_stream()], [compare_models()]
+#' with blocks) for a group already seen form a new observation, their predictive density given
+#' the group's earlier rows (all integrated again: a stream whose groups recur costs more as it
+#' grows); [predictive_density()] predicts each new row so. The SGAIS methods take mini-batches of
+#' about 500 rows' worth of groups unless `batch_size` is given (give it for a continued fit to be
+#' the run on all the groups bit for bit); a bounded `reservoir_size` is refused.
+#' [importance_sampling()] is the fast estimator of the evidence of all the data. More than three
+#' effects per group and several grouping factors are errors of class
+#' `sgais_error_random_effects`. The model has class `sgais_glm_mixed`.
 #'
 #' @inheritParams linear_regression
 #' @param group_sd With a random-effect term such as `(1 | g)` in `formula`: the sds of the group
-#'   effects, positive numbers (known; one, or one per effect), a prior for each, such as
-#'   [half_normal_prior()], [half_t_prior()] or [inverse_gamma_prior()], or a list of one prior
-#'   per effect (see "Random effects"); `NULL` (the default): half-normal(1) for an intercept,
-#'   half-normal(1 / sd(x)) for a slope of `x`. An error without such a term.
+#'   effects, known (one, or one per effect), a prior for each, such as [half_normal_prior()] or
+#'   [half_t_prior()], or a list of one prior per effect; `NULL` (the default): see "Random
+#'   effects". An error without such a term.
 #' @param prior_sd The prior standard deviation \eqn{\tau} of the intercept and each weight
 #'   under `prior = "paper"` (default 2.5); giving it selects that prior unless `prior` is given.
 #' @param y The binary response: 0/1 numbers, logical, or a two-level factor, with one element
@@ -96,28 +76,26 @@
 #' @export
 #' @examples
 #' # transmission (0 = automatic, 1 = manual) against weight
-#' model <- logistic_regression(am ~ wt, mtcars)
-#' model
-#' fit <- sgais(model, seed = 1)
-#' fit
+#' sgais(logistic_regression(am ~ wt, mtcars), seed = 1)
 #'
 #' # a two-level factor: the second level ("virginica") is the success
 #' flowers <- droplevels(subset(iris, Species != "setosa"))
 #' logistic_regression(Species ~ Petal.Width, flowers)
 #'
-#' # the same model as the first through the matrix interface
-#' logistic_regression(x = mtcars$wt, y = mtcars$am == 1)
-#'
 #' # a random intercept per patient: bacteria present at each visit (MASS::bacteria)
 #' if (requireNamespace("MASS", quietly = TRUE)) {
 #'   bacteria <- MASS::bacteria
-#'   with_patient <- logistic_regression(y ~ trt + week + (1 | ID), bacteria)
-#'   with_patient
-#'   fit <- sgais(with_patient, seed = 1)
-#'   log_evidence(fit) - log_evidence(sgais(logistic_regression(y ~ trt + week, bacteria), seed = 1))
+#'   sgais(logistic_regression(y ~ trt + week + (1 | ID), bacteria), seed = 1)
 #'   # and a random slope of week per patient, correlated with its intercept
 #'   logistic_regression(y ~ trt + week + (1 + week | ID), bacteria)
 #' }
+#'
+#' # binomial counts: cases and controls by tobacco use, a random intercept per age group
+#' counts <- logistic_regression(cbind(ncases, ncontrols) ~ tobgp + (1 | agegp), esoph)
+#' importance_sampling(counts, seed = 1)
+#' # the same model from the proportions of cases and their numbers of trials
+#' esoph$all <- esoph$ncases + esoph$ncontrols
+#' logistic_regression(ncases / all ~ tobgp + (1 | agegp), esoph, weights = all)
 logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = NULL, y = NULL,
                                 prior = NULL, prior_intercept = NULL, group_sd = NULL,
                                 group_cor = NULL, weights = NULL, subset = NULL, na.action = NULL,
@@ -125,7 +103,8 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
   call <- sys.call()
   check_no_family(family, call)
   data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call)
+                   parent.frame(), call,
+                   trials = function(rows) proportion_response(formula, rows, call))
   prior <- default_prior(prior, missing(prior_sd))
   if (random_effects_call(formula, x, y, group_sd, call, group_cor = group_cor)) {
     return(glm_mixed("logistic", formula, data, list(prior_sd = prior_sd, prior = prior,
@@ -133,8 +112,12 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
                      group_sd, call, group_cor))
   }
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
-  design <- regression_design(formula, data, x, y, call)
+  design <- regression_design(formula, data, x, y, call, counts = TRUE)
   levels <- binary_levels(design$y, design$what, call)
+  # binomial counts: the default prior takes its scales over the trials (binomial_data()), so
+  # that the model is that of the count's Bernoulli trials, one row each
+  counts <- binomial_data(design, call)
+  design$weights <- counts$trials
   auto <- with_autoscale(design, prior, prior_intercept, "glm", call)
   design <- auto$design
   coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
@@ -150,8 +133,21 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
     parameter_names = colnames(design$a),
     label = "Bayesian logistic regression",
     details = c(
-      likelihood = sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response),
+      likelihood = if (is.null(counts)) {
+        sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response)
+      } else {
+        if (is.null(spec$trials)) {
+          sprintf(paste("%s = (successes, failures), successes ~ Binomial(successes + failures,",
+                        "plogis(a'theta)), a = row of the design"), spec$response)
+        } else {
+          sprintf("%s x `%s` ~ Binomial(`%2$s`, plogis(a'theta)), a = row of the design",
+                  spec$response, spec$trials)
+        }
+      },
       success,
+      counts = if (!is.null(counts)) {
+        "log p(successes) includes log choose(trials, successes), as in glm()"
+      },
       prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
                                              format(coef$prior_sd)),
       scaling = auto$rule
@@ -162,9 +158,74 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
 }
 
 # The data the C core reads from the design of some rows (see model_data()): the response as
-# 0/1, through `levels` (failure, success) when the model was built from a factor.
+# 0/1, through `levels` (failure, success) when the model was built from a factor; or binomial
+# counts, `y` successes of `trials` (binomial_data()).
 logistic_regression_data <- function(design, levels, call) {
+  counts <- binomial_data(design, call)
+  if (!is.null(counts)) return(c(list(xt = by_observation(design$a)), counts))
   list(xt = by_observation(design$a), y = binary_codes(design$y, levels, design$what, call))
+}
+
+# Whether the response of `formula` in `rows` is a proportion, whose weights are the number of
+# trials (glm()'s rule for the binomial family): a numeric vector. The weights of a 0/1 response
+# that is logical or a factor (one trial a row) repeat rows, as in the other constructors (the
+# same likelihood: a row of w trials that all succeeded, or all failed, is w Bernoulli rows);
+# those of `cbind(successes, failures)` repeat its rows.
+proportion_response <- function(formula, rows, call) {
+  if (!inherits(formula, "formula") || length(formula) != 3L) return(FALSE)
+  lhs <- formula
+  lhs[[3L]] <- 1
+  frame <- formula_frame(sandbox_formula(lhs, call), plain_columns(rows, "`data`", call),
+                         "`data`", call)
+  y <- stats::model.response(frame)
+  is.numeric(y) && is.null(dim(y))
+}
+
+# The binomial counts of a design's rows, list(y = successes, trials), or NULL for a 0/1 response:
+# from a response `cbind(successes, failures)`, two columns of whole numbers >= 0; or from a
+# proportion in [0, 1] and its trials (`design$trials`, the weights: glm_rows()), whose product
+# is a whole number of successes (to rounding). A row of no trials adds nothing to the
+# likelihood (as glm() drops it); its proportion, often 0/0, is not read.
+binomial_data <- function(design, call) {
+  y <- design$y
+  what <- design$what
+  if (is.matrix(y)) {
+    if (!is.numeric(y)) {
+      abort(sprintf("%s must be two columns of counts, `cbind(successes, failures)`, not %s.",
+                    what, describe(y)), call, "sgais_error_response")
+    }
+    missing <- unname(which(!is.finite(y[, 1L]) | !is.finite(y[, 2L])))
+    if (length(missing)) abort_bad_observations(what, missing, "missing or infinite", call)
+    bad <- unname(which(y[, 1L] < 0 | y[, 2L] < 0 | y[, 1L] != round(y[, 1L]) |
+                          y[, 2L] != round(y[, 2L]) | y[, 1L] + y[, 2L] >= 2^53))
+    if (length(bad)) {
+      abort(sprintf("%s must be whole numbers >= 0 (successes, failures); row %d has %s and %s.",
+                    what, bad[1L], format(y[bad[1L], 1L]), format(y[bad[1L], 2L])), call,
+            "sgais_error_response", row = bad[1L])
+    }
+    return(list(y = as.double(y[, 1L]), trials = as.double(y[, 1L] + y[, 2L])))
+  }
+  m <- design$trials
+  if (is.null(m)) return(NULL)
+  if (!(is.numeric(y) || is.logical(y)) || !is.null(dim(y))) {
+    abort(sprintf(paste("%s must be proportions of successes (numbers in [0, 1], with `weights`",
+                        "the number of trials), not %s."), what, describe(y)),
+          call, "sgais_error_response")
+  }
+  y <- as.double(y)
+  y[m == 0] <- 0
+  missing <- which(!is.finite(y))
+  if (length(missing)) abort_bad_observations(what, missing, "missing or infinite", call)
+  s <- y * m
+  bad <- which(y < 0 | y > 1 | abs(s - round(s)) > sqrt(.Machine$double.eps) * pmax(1, m))
+  if (length(bad)) {
+    i <- bad[1L]
+    abort(sprintf(paste("%s must be proportions of successes: numbers in [0, 1] whose product",
+                        "with the trials (`weights`) is a whole number; row %d has %s of %s %s."),
+                  what, i, format(y[i]), format(m[i]), plural(m[i], "trial")), call,
+          "sgais_error_response", row = i)
+  }
+  list(y = round(s), trials = m)
 }
 
 #' @exportS3Method
@@ -220,8 +281,13 @@ binary_codes <- function(y, levels, what, call) {
   }
   off <- which(y != 0 & y != 1)
   if (length(off)) {
-    abort(sprintf("%s must be 0 or 1 (or logical, or a two-level factor); it has %s at observation %d.",
-                  what, format(y[off[1]]), off[1]), call)
+    abort(sprintf(paste("%s must be 0 or 1 (or logical, or a two-level factor); it has %s at",
+                        "observation %d%s."),
+                  what, format(y[off[1]]), off[1],
+                  if (y[off[1]] > 0 && y[off[1]] < 1) {
+                    paste("; binomial proportions take the number of trials as `weights`",
+                          "(formula interface), or give the counts as `cbind(successes, failures)`")
+                  } else ""), call)
   }
   as.double(y)
 }

@@ -69,7 +69,7 @@ model_rules <- list(
   ),
   logistic_regression = list(
     hyper = list(prior_sd = "scale"), data = c(xt = "double", y = "double"), response = "binary",
-    dim = function(m) nrow(m$data$xt)
+    dim = function(m) nrow(m$data$xt), check = function(m) binomial_trials_problem(m$data)
   ),
   poisson_regression = list(
     hyper = list(prior_sd = "scale"), data = c(xt = "double", y = "double", offset = "double"),
@@ -139,7 +139,14 @@ model_rules <- list(
     check = function(m) {
       d <- m$data
       h <- m$hyper
-      if (!h$glmm_family %in% glmm_family_codes) return("its `hyper$glmm_family` must be 1, 2 or 3.")
+      if (!h$glmm_family %in% glmm_family_codes) {
+        return("its `hyper$glmm_family` must be 1, 2, 3 or 4.")
+      }
+      if ((h$glmm_family == glmm_family_codes[["binomial"]]) != !is.null(d$trials)) {
+        return("its `data$trials` must be there for binomial counts (`hyper$glmm_family` 4) only.")
+      }
+      problem <- binomial_trials_problem(d)
+      if (!is.null(problem)) return(problem)
       quad <- h$quadrature
       if (!is.matrix(quad) || typeof(quad) != "double" || nrow(quad) != 3L || ncol(quad) < 1L ||
           ncol(quad) > 256L || any(!is.finite(quad)) || quad[1L, 1L] != 0 || is.unsorted(quad[1L, ])) {
@@ -168,7 +175,8 @@ model_rules <- list(
         return("its `data$unit_group` must index its `groups`.")
       }
       y <- d$y
-      ok <- if (h$glmm_family == 1L) all(y == 0 | y == 1) else all(y >= 0 & y == round(y))
+      ok <- if (h$glmm_family == 1L) all(y == 0 | y == 1) else
+        h$glmm_family == 4L || all(y >= 0 & y == round(y))
       if (!ok) {
         return(sprintf("its `data$y` holds values that are not %s.",
                        if (h$glmm_family == 1L) "0 or 1" else "whole numbers >= 0"))
@@ -185,6 +193,22 @@ model_rules <- list(
   custom = list(hyper = list(), data = c(xt = "double")),
   compiled = list(hyper = list(values = "numeric"), data = c(xt = "double"))
 )
+
+# Why the binomial counts of a logistic model's data list (`y` successes of `trials`) are not
+# valid, or NULL (also when it has no trials: 0/1 rows).
+binomial_trials_problem <- function(data) {
+  m <- data$trials
+  if (is.null(m)) return(NULL)
+  if (!is.double(m) || !is.null(dim(m)) || length(m) != length(data$y)) {
+    return(sprintf("its `data$trials` must be a double vector of %s values (one per row), not %s.",
+                   format_count(length(data$y)), describe(m)))
+  }
+  y <- data$y
+  if (anyNA(m) || any(!(y >= 0 & y <= m & m < 2^53) | y != round(y) | m != round(m))) {
+    return("its `data$y` and `data$trials` must be whole numbers with 0 <= y <= trials.")
+  }
+  NULL
+}
 
 # The range of a scale hyperparameter: its square and reciprocal square, and their products
 # with data of ordinary size, stay far inside the doubles, so closed forms and samplers keep
@@ -280,7 +304,7 @@ validate_sgais_model <- function(model, call = NULL) {
   y <- data$y
   kind_ok <- switch(rules$response %||% "any",
     any = TRUE,
-    binary = all(y == 0 | y == 1),
+    binary = !is.null(data$trials) || all(y == 0 | y == 1), # counts: binomial_trials_problem()
     count = all(y >= 0 & y == round(y)),
     class = is_number(model$hyper$classes) && all(y >= 1L & y <= model$hyper$classes)
   )

@@ -146,9 +146,11 @@ model_keep_first.default <- function(model, n) {
 # The response in a model's data list, what the likelihood is of: `y`, or, for a model of whole
 # observations (gaussian_mixture()), `yt`, one column per observation; for models written in R
 # or C (custom_model(), compiled_model()), which do not say which columns are the response,
-# every value of the observation (`xt`). Two fits are of the same observations when their
-# responses are the same, whatever their covariates.
+# every value of the observation (`xt`); binomial counts, successes and trials (a column each).
+# Two fits are of the same observations when their responses are the same, whatever their
+# covariates.
 data_response <- function(data) {
+  if (!is.null(data$trials)) return(rbind(data$y, data$trials, deparse.level = 0))
   if (!is.null(data$y)) data$y else if (!is.null(data$yt)) data$yt else data$xt
 }
 

@@ -652,13 +652,16 @@ coef_prior_moments <- function(model, p) {
 # centred at mean(y) with sd s for the linear kinds (so shifting or rescaling the response
 # shifts and rescales the prior with it) and N(0, 2.5^2) for the glm kind. Returns the centres
 # (0 for the intercept), `prior`, `prior_intercept` and the response's sd (for the priors of
-# the noise scale), and a line for print().
-autoscale_prior <- function(a, y, kind, call, noise_sd = NULL) {
+# the noise scale), and a line for print(). `weights` (binomial counts: the trials of each row):
+# the means and sds are over the trials, those of the rows each repeated that many times.
+autoscale_prior <- function(a, y, kind, call, noise_sd = NULL, weights = NULL) {
   intercept <- colnames(a) == "(Intercept)"
   x <- a[, !intercept, drop = FALSE]
   # a model through the origin keeps its covariates as they are: each slope's scale is then the
   # covariate's root mean square, its spread about 0
-  spread <- function(v) if (any(intercept)) stats::sd(v) else sqrt(mean(v^2))
+  spread <- function(v) {
+    if (any(intercept)) weighted_sd(v, weights) else sqrt(weighted_mean(v^2, weights))
+  }
   sx <- if (ncol(x)) apply(x, 2, spread) else numeric(0)
   flat <- which(!is.finite(sx) | sx == 0)
   if (length(flat)) {
@@ -668,7 +671,9 @@ autoscale_prior <- function(a, y, kind, call, noise_sd = NULL) {
                   backticked(colnames(x)[flat])), call, "sgais_error_prior")
   }
   center <- numeric(ncol(a))
-  if (any(intercept)) center[!intercept] <- colMeans(x)
+  if (any(intercept)) {
+    center[!intercept] <- if (is.null(weights)) colMeans(x) else colSums(x * weights) / sum(weights)
+  }
   sy <- NA_real_
   if (kind != "glm") {
     sy <- stats::sd(y)
@@ -685,6 +690,7 @@ autoscale_prior <- function(a, y, kind, call, noise_sd = NULL) {
     robust = "sd(y) / sd(x_j); intercept N(mean(y), sd(y)^2); sigma ~ half-normal(sd(y))",
     glm = "2.5 / sd(x_j); intercept N(0, 2.5^2)"
   )
+  if (!is.null(weights)) rule <- paste0(rule, "; means and sds over the trials")
   list(
     center = center, sd_y = sy,
     prior = if (ncol(x)) normal_prior(0, s / sx) else NULL,
@@ -696,6 +702,13 @@ autoscale_prior <- function(a, y, kind, call, noise_sd = NULL) {
               sub(";.*", "", rule))
     }
   )
+}
+
+# The mean and sd of `v` over rows repeated `w` times (w NULL: once each), without repeating them.
+weighted_mean <- function(v, w) if (is.null(w)) mean(v) else sum(w * v) / sum(w)
+weighted_sd <- function(v, w) {
+  if (is.null(w)) return(stats::sd(v))
+  sqrt(sum(w * (v - weighted_mean(v, w))^2) / (sum(w) - 1))
 }
 
 # The default of a regression's `prior`: "autoscale", unless the call gives `prior_sd` (the
@@ -721,7 +734,7 @@ with_autoscale <- function(design, prior, prior_intercept, kind, call, noise_sd 
                         "\"paper\", not %s."), describe(prior)), call, "sgais_error_prior")
   }
   if (kind != "glm") check_response(design$y, design$what, call)
-  auto <- autoscale_prior(design$a, design$y, kind, call, noise_sd)
+  auto <- autoscale_prior(design$a, design$y, kind, call, noise_sd, design$weights)
   if (!is.null(prior_intercept)) {
     # (without an intercept, regression_prior() says `prior_intercept` has nothing to set)
     auto$prior_intercept <- prior_intercept

@@ -45,7 +45,7 @@
 #'   some arguments of the plots and of [detect_shifts()]), `sgais_error_input` (an argument or
 #'   object the C core cannot use), `sgais_error_too_large` (a request whose memory or length is
 #'   refused before any work), `sgais_error_family` (`family =` given to a regression
-#'   constructor), `sgais_error_weights` (frequency weights that are not whole numbers >= 0),
+#'   constructor), `sgais_error_weights` (weights or trials that are not whole numbers >= 0),
 #'   `sgais_error_checkpoint` (a checkpoint path that is the data read, or cannot be written),
 #'   `sgais_error_not_continuable` (`update()` of a fit that cannot continue),
 #'   `sgais_error_not_sgais` (a function reading SGAIS's trajectories given other fits),
@@ -61,7 +61,8 @@
 #'   `sgais_error_model_random` (a [custom_model()] whose functions use random numbers).
 #' * Data: `sgais_error_non_finite` (NA, NaN or Inf), `sgais_error_extreme_values` (values beyond
 #'   \eqn{10^{100}} in size), `sgais_error_response` (a response the model cannot take, e.g. a
-#'   matrix), `sgais_error_offset` (an offset() term in a model without one),
+#'   matrix, or binomial counts that are not whole), `sgais_error_offset` (an offset() term in a
+#'   model without one),
 #'   `sgais_error_data_mismatch` and its subclasses `sgais_error_missing_column`,
 #'   `sgais_error_extra_column`, `sgais_error_column_type`, `sgais_error_column_count`,
 #'   `sgais_error_unseen_level`, `sgais_error_unseen_class`, `sgais_error_not_row_by_row` and

@@ -30,6 +30,23 @@ SG_HOT_INLINE double sg_logit_term(double y, double eta, double *deta) {
   return lp;
 }
 
+/* Binomial with a logit link, s successes of m trials (whole numbers, 0 <= s <= m), without the
+ * constant log choose(m, s) (sg_log_choose below: callers add it once per row, not per node):
+ *   s log plogis(eta) + (m - s) log plogis(-eta)
+ *     = -m log1p(e) - s max(-eta, 0) - (m - s) max(eta, 0),
+ * e = exp(-|eta|), the arithmetic of sg_logit_term (nothing overflows, the tails keep their
+ * precision). d/d eta = s plogis(-eta) - (m - s) plogis(eta), which is s - m plogis(eta)
+ * without its cancellation when plogis(eta) is near 1. m = 1 is the Bernoulli term. */
+SG_HOT_INLINE double sg_binomial_term(double s, double m, double eta, double *deta) {
+  const double e = exp(-fabs(eta));
+  const double lp = -(m * log1p(e) + (eta < 0.0 ? -s * eta : (m - s) * eta));
+  if (deta) {
+    const double p = (eta >= 0.0 ? 1.0 : e) / (1.0 + e), q = (eta >= 0.0 ? e : 1.0) / (1.0 + e);
+    *deta = s * q - (m - s) * p;
+  }
+  return lp;
+}
+
 /* Poisson with a log link: y eta - exp(eta) - log(y!), lf = log(y!); d/d eta = y - mu. exp(eta)
  * overflows for eta > 709: the likelihood is then zero (-Inf), which the estimators handle as a
  * particle of zero weight. */
@@ -57,6 +74,14 @@ SG_HOT_INLINE double sg_poisson_term(double y, double eta, double lf, double *de
 #define SG_LOG_FACTORIAL_TABLE 256
 SG_HOT_INLINE double sg_log_factorial(const double *table, double y) {
   return y < SG_LOG_FACTORIAL_TABLE ? table[(int) y] : lgammafn(y + 1.0);
+}
+
+/* log choose(m, s) = log(m!) - log(s!) - log((m - s)!), from the table while m is in it; beyond,
+ * as R's lchoose does, -log(m + 1) - lbeta(m - s + 1, s + 1), without the cancellation of three
+ * large log-gammas (Rmath's lchoose itself checks R's stack, which a worker thread must not). */
+SG_HOT_INLINE double sg_log_choose(const double *table, double m, double s) {
+  if (m < SG_LOG_FACTORIAL_TABLE) return table[(int) m] - table[(int) s] - table[(int) (m - s)];
+  return -log1p(m) - lbeta(m - s + 1.0, s + 1.0);
 }
 
 #define SG_NB_SUM_MAX 64
@@ -91,15 +116,24 @@ SG_HOT_INLINE double sg_nb_term(double y, double eta, double lf, double phi, dou
 
 /* The first and second derivatives in eta of log p(y | eta) (glm_mixed.c, Newton's method): for
  * the logit, y - p and -p (1 - p), from e = exp(-|eta|) (p (1 - p) = e / (1 + e)^2 on either
- * side); Poisson, y - mu and -mu; negative binomial, with r = mu / phi,
- * (y - mu) / (1 + r) and -mu (1 + y / phi) / (1 + r)^2 (the Poisson's beyond SG_NB_POISSON). */
-SG_HOT_INLINE void sg_glm_newton_terms(int family, double y, double eta, double phi,
-                                       double log_phi, double *d1, double *d2) {
+ * side); binomial, y successes of `trials`, those of sg_binomial_term and -trials p (1 - p);
+ * Poisson, y - mu and -mu; negative binomial, with r = mu / phi, (y - mu) / (1 + r) and
+ * -mu (1 + y / phi) / (1 + r)^2 (the Poisson's beyond SG_NB_POISSON). `trials` is read by the
+ * binomial only. */
+SG_HOT_INLINE void sg_glm_newton_terms(int family, double y, double trials, double eta,
+                                       double phi, double log_phi, double *d1, double *d2) {
   if (family == SG_GLMM_LOGISTIC) {
     const double e = exp(-fabs(eta));
     const double p = (eta >= 0.0 ? 1.0 : e) / (1.0 + e);
     *d1 = y - p;
     *d2 = -e / ((1.0 + e) * (1.0 + e));
+    return;
+  }
+  if (family == SG_GLMM_BINOMIAL) {
+    const double e = exp(-fabs(eta));
+    const double p = (eta >= 0.0 ? 1.0 : e) / (1.0 + e), q = (eta >= 0.0 ? e : 1.0) / (1.0 + e);
+    *d1 = y * q - (trials - y) * p;
+    *d2 = -trials * e / ((1.0 + e) * (1.0 + e));
     return;
   }
   const double mu = exp(eta);

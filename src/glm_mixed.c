@@ -40,7 +40,13 @@
  * dh/dlog tau = u^2 / tau^2 - 1, and (negative binomial) dh/dphi = sum_i of the family's
  * d/dphi, with d/dlog omega = -2 phi d/dphi (phi = omega^-2).
  *
- * The data are packed rows (rows_r.c, model.h): a_i, y_i, o_i (0 without an offset). */
+ * Binomial counts (SG_GLMM_BINOMIAL: y_i successes of m_i trials) take the logit's place: each
+ * row's term is sg_binomial_term (one row, whatever its trials), and each integral over rows R
+ * is multiplied by prod_{i in R} choose(m_i, y_i), added to its log once, not per node (in a
+ * unit's predictive density the context's constants cancel).
+ *
+ * The data are packed rows (rows_r.c, model.h): a_i, y_i, o_i (0 without an offset), and m_i for
+ * binomial counts. */
 #include "glm_family.h"
 #include <limits.h>
 #include <math.h>
@@ -106,16 +112,49 @@ static gmx_scales gmx_scales_of(const gmx_data *d, const double *theta) {
   return s;
 }
 
-static inline double gmx_term(const gmx_data *d, double y, double eta, const gmx_scales *s,
+/* A binomial row's trials (0 for the other families, whose rows have none). */
+static inline double gmx_trials(const gmx_data *d, const double *x) {
+  return d->family == SG_GLMM_BINOMIAL ? x[d->p + 2] : 0.0;
+}
+
+/* The sum of log choose(m_i, y_i) over the n binomial rows from `first` (0 for the others). */
+static double gmx_log_choose(const gmx_data *d, sg_index first, sg_index n) {
+  if (d->family != SG_GLMM_BINOMIAL) return 0.0;
+  double lc = 0.0;
+  for (sg_index r = 0; r < n; r++) {
+    const double *x = d->rows + (first + r) * d->stride;
+    lc += sg_log_choose(d->log_factorial, x[d->p + 2], x[d->p]);
+  }
+  return lc;
+}
+
+/* The family's term of row x at eta (binomial: without log choose(m, y), gmx_log_choose). */
+static inline double gmx_term(const gmx_data *d, const double *x, double eta, const gmx_scales *s,
                               double *deta, double *dphi) {
+  const double y = x[d->p];
   switch (d->family) {
   case SG_GLMM_LOGISTIC: return sg_logit_term(y, eta, deta);
+  case SG_GLMM_BINOMIAL: return sg_binomial_term(y, x[d->p + 2], eta, deta);
   case SG_GLMM_POISSON:
     return sg_poisson_term(y, eta, sg_log_factorial(d->log_factorial, y), deta);
   default:
     return sg_nb_term(y, eta, sg_log_factorial(d->log_factorial, y), s->phi, s->log_phi, deta,
                       dphi);
   }
+}
+
+/* The fast paths' binomial term (without log choose(m, y)) at lin from t = e^lin and 1 / t, each
+ * a product of exponentials: -m log1p(e^-|lin|) - y max(-lin, 0) - (m - y) max(lin, 0), as
+ * sg_binomial_term, and its derivative (y - (m - y) t) / (1 + t), to *e, in the form whose
+ * exponential is at most 1. */
+static inline double gmx_binomial_fast(double y, double m, double lin, double t, double tinv,
+                                       double *e) {
+  if (lin >= 0.0) {
+    *e = (y * tinv - (m - y)) / (1.0 + tinv);
+    return -m * log1p(tinv) - (m - y) * lin;
+  }
+  *e = (y - (m - y) * t) / (1.0 + t);
+  return -m * log1p(t) + y * lin;
 }
 
 /* The mode of h over the n rows from `first` (linear predictors without the effect in eta, and
@@ -145,6 +184,12 @@ static double gmx_mode(const gmx_data *d, const double *eta, const double *ex, s
           g1 += y[k * d->stride] - pr;
           g2 -= pr / (1.0 + t);
         }
+      } else if (d->family == SG_GLMM_BINOMIAL) { /* y successes of m trials (2 doubles on) */
+        for (sg_index k = 0; k < n; k++) {
+          const double t = ex[k] * eu, pr = t / (1.0 + t), m = y[k * d->stride + 2];
+          g1 += y[k * d->stride] / (1.0 + t) - (m - y[k * d->stride]) * pr;
+          g2 -= m * pr / (1.0 + t);
+        }
       } else { /* Poisson */
         for (sg_index k = 0; k < n; k++) {
           const double mu = ex[k] * eu;
@@ -155,8 +200,9 @@ static double gmx_mode(const gmx_data *d, const double *eta, const double *ex, s
     } else {
       for (sg_index k = 0; k < n; k++) {
         double d1, d2;
-        sg_glm_newton_terms(d->family, d->rows[(first + k) * d->stride + d->p], eta[k] + u,
-                            s->phi, s->log_phi, &d1, &d2);
+        const double *x = d->rows + (first + k) * d->stride;
+        sg_glm_newton_terms(d->family, x[d->p], gmx_trials(d, x), eta[k] + u, s->phi, s->log_phi,
+                            &d1, &d2);
         g1 += d1;
         g2 += d2;
       }
@@ -224,12 +270,14 @@ static double gmx_log_integral(const gmx_data *d, const double *eta, const doubl
     for (int k = 0; k < q; k++) {
       double e, lp;
       if (!fast) {
-        lp = gmx_term(d, y, eta[r] + u[k], s, grad ? &e : NULL, grad ? gp + k : NULL);
+        lp = gmx_term(d, x, eta[r] + u[k], s, grad ? &e : NULL, grad ? gp + k : NULL);
       } else if (d->family == SG_GLMM_LOGISTIC) {
         /* t = exp(-z), z = +-(eta + u) signed by y: log p = -log1p(t), d/d eta = +-t / (1 + t) */
         const double t = y != 0.0 ? emu[k] / ex[r] : ex[r] * eu[k];
         lp = -log1p(t);
         e = (y != 0.0 ? t : -t) / (1.0 + t);
+      } else if (d->family == SG_GLMM_BINOMIAL) {
+        lp = gmx_binomial_fast(y, x[p + 2], eta[r] + u[k], ex[r] * eu[k], emu[k] / ex[r], &e);
       } else { /* Poisson: mu = e^eta e^u */
         const double mu = ex[r] * eu[k];
         lp = y * (eta[r] + u[k]) - mu - sg_log_factorial(d->log_factorial, y);
@@ -244,7 +292,7 @@ static double gmx_log_integral(const gmx_data *d, const double *eta, const doubl
   }
   const double lse = sg_log_sum_exp(h, q);
   if (!R_FINITE(lse)) return lse == INFINITY ? NAN : -INFINITY;
-  const double value = lse + log(width);
+  const double value = lse + log(width) + gmx_log_choose(d, first, n);
   if (grad) {
     for (int k = 0; k < q; k++) {
       const double pk = weight * exp(h[k] - lse);
@@ -288,13 +336,14 @@ static double gmx_h(const gmx_data *d, const double *eta, const double *w, sg_in
     }
   }
   for (sg_index r = 0; r < n; r++) {
-    const double *wr = w + r * q, y = d->rows[(first + r) * d->stride + d->p];
+    const double *wr = w + r * q, *x = d->rows + (first + r) * d->stride;
     double lin = eta[r];
     for (int k = 0; k < q; k++) lin += wr[k] * v[k];
-    h += gmx_term(d, y, lin, s, NULL, NULL);
+    h += gmx_term(d, x, lin, s, NULL, NULL);
     if (g) {
       double d1, d2;
-      sg_glm_newton_terms(d->family, y, lin, s->phi, s->log_phi, &d1, &d2);
+      sg_glm_newton_terms(d->family, x[d->p], gmx_trials(d, x), lin, s->phi, s->log_phi, &d1,
+                          &d2);
       for (int k = 0; k < q; k++) {
         g[k] += d1 * wr[k];
         for (int l = 0; l <= k; l++) H[k * q + l] += d2 * wr[k] * wr[l];
@@ -465,6 +514,8 @@ static double gmx_log_integral_q(const gmx_data *d, const double *eta, const dou
           const double r = y != 0.0 ? 1.0 / t : t;
           lp = -log1p(r);
           e = (y != 0.0 ? 1.0 : -t) / (1.0 + t);
+        } else if (d->family == SG_GLMM_BINOMIAL) {
+          lp = gmx_binomial_fast(y, x[p + 2], lin, t, 1.0 / t, &e);
         } else { /* Poisson */
           lp = y * lin - t - lf;
           e = y - t;
@@ -483,7 +534,7 @@ static double gmx_log_integral_q(const gmx_data *d, const double *eta, const dou
       const double *v = vk + (sg_index) k * q;
       double lin = eta[i], e;
       for (int j = 0; j < q; j++) lin += wi[j] * v[j];
-      h[k] += gmx_term(d, y, lin, s, grad ? &e : NULL, grad ? gp + k : NULL);
+      h[k] += gmx_term(d, x, lin, s, grad ? &e : NULL, grad ? gp + k : NULL);
       if (grad) {
         double *a = ea + (sg_index) k * p, *b = ez + (sg_index) k * q;
         for (int j = 0; j < p; j++) a[j] += e * x[j];
@@ -493,7 +544,7 @@ static double gmx_log_integral_q(const gmx_data *d, const double *eta, const dou
   }
   const double lse = sg_log_sum_exp(h, K);
   if (!R_FINITE(lse)) return lse == INFINITY ? NAN : -INFINITY;
-  const double value = lse + 0.5 * q * M_LN2 - log_det;
+  const double value = lse + 0.5 * q * M_LN2 - log_det + gmx_log_choose(d, first, n);
   if (grad) {
     for (int k = 0; k < K; k++) {
       const double pk = weight * exp(h[k] - lse);
@@ -667,7 +718,7 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
                       const double *quad, int total, sg_prior prior, sg_status *st) {
   if (p < 1 || n_units < 0)
     return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
-  if (family < SG_GLMM_LOGISTIC || family > SG_GLMM_NEGATIVE_BINOMIAL)
+  if (family < SG_GLMM_LOGISTIC || family > SG_GLMM_BINOMIAL)
     return sg_fail(st, SG_ERR_INPUT, "`model` is corrupt: unknown response family %d.", family);
   gmx_data *d = (gmx_data *) R_alloc(1, sizeof(gmx_data));
   if (gmx_rules(d, quad, total, st)) return st->code;
@@ -714,7 +765,7 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
     start[u + 1] = start[u] + unit_rows[u];
     if (unit_rows[u] > max_rows) max_rows = unit_rows[u];
   }
-  const int stride = sg_rows_stride(p + 2);
+  const int stride = sg_rows_stride(p + 2 + (family == SG_GLMM_BINOMIAL));
   if (start[n_units] > INT_MAX)
     return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: too many rows.");
   const int n_rows = (int) start[n_units];
@@ -726,7 +777,9 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
                        "`model` data are corrupt: the response is not 0 or 1 at row %d.",
                        (int) r + 1);
     }
-  } else if (sg_count_rows_check(rows, p, n_rows, stride, st)) {
+  } else if (sg_count_rows_check(rows, p, n_rows, stride, st) ||
+             (family == SG_GLMM_BINOMIAL &&
+              sg_binomial_rows_check(rows, n_rows, stride, p, p + 2, st))) {
     return st->code;
   }
   d->rows = rows;

@@ -369,6 +369,8 @@ SG_HOT_INLINE void sg_prefetch_row(const double *row, int len) {
  * rows + i * stride, and the largest |rows[i * stride + col]|; the Euclidean distance of x and y
  * and the norm of x + y (n values). */
 double sg_rows_max_norm(const double *rows, int stride, int p, int n);
+/* The largest |rows[i * stride + col]| times the Euclidean norm of the first p values of row i. */
+double sg_rows_max_scaled_norm(const double *rows, int stride, int p, int col, int n);
 double sg_rows_max_abs(const double *rows, int stride, int col, int n);
 double sg_distance(const double *x, const double *y, int n);
 double sg_sum_norm(const double *x, const double *y, int n);
@@ -416,9 +418,16 @@ int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, dou
 /* `prior` covers the K p coefficients, class after class. */
 int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int p, int n, int K,
                                sg_coef_prior prior, sg_status *st);
-/* rows: covariates, y (0 or 1). */
-int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n,
+/* rows: covariates, y (0 or 1); with `trials` nonzero, binomial counts: covariates, y successes
+ * of m trials (whole numbers, 0 <= y <= m), the likelihood of each row that of its count,
+ * log choose(m, y) included. */
+int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, int trials,
                                 sg_coef_prior prior, sg_status *st);
+/* SG_OK when the n rows (stride apart) hold whole numbers of successes at column s_col and of
+ * trials at m_col with 0 <= successes <= trials, else SG_ERR_INPUT naming the observation
+ * (logistic_regression.c). */
+int sg_binomial_rows_check(const double *rows, int n, int stride, int s_col, int m_col,
+                           sg_status *st);
 /* rows: covariates, y (whole numbers >= 0), the offset (finite; added to the linear
  * predictor). */
 int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
@@ -452,13 +461,15 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, d
  * then updates with the row. */
 void sg_group_prefix(const double *xt, const double *y, const double *zt, const int *group,
                      int p, int q, int n, double *sums, double *st);
-/* Logistic, Poisson or negative binomial regression (family: SG_GLMM_*, glm_family.h) with
+/* Logistic (0/1 or binomial counts), Poisson or negative binomial regression (family: SG_GLMM_*,
+ * glm_family.h) with
  * random effects per group, integrated out group by group (glm_mixed.c). Its n_obs observations
  * are units: unit u is rows[start_u .. start_u + unit_rows[u] - 1] (start_u the sum of the units
  * before it), some rows of one group, the first context[u] of which (0 <= context[u] <
  * unit_rows[u]) are the group's earlier rows that the others are conditioned on. Rows: the p
- * covariates, y and the offset. The effects (sg_glmm_effects): q of them, effect k multiplying
- * design column zcol[k] (0-based), or 1 when zcol[k] is -1 (an intercept); tau the q known group
+ * covariates, y and the offset, and (SG_GLMM_BINOMIAL: y successes) the trials. The effects
+ * (sg_glmm_effects): q of them, effect k multiplying design column zcol[k] (0-based), or 1 when
+ * zcol[k] is -1 (an intercept); tau the q known group
  * sds, or tau[0] NaN for parameters (log tau_1..tau_q, after the coefficients and, negative
  * binomial, log omega); cor their correlation matrix as in sg_linear_mixed_init (NULL:
  * independent; cor[0] NaN: q (q - 1) / 2 parameters, last; else known, q x q). quad (3 x total,
@@ -466,7 +477,8 @@ void sg_group_prefix(const double *xt, const double *y, const double *zt, const 
  * rows of an integral its rule is for, the node x_k and its log weight (a rule's nodes together,
  * the rules by increasing rows, the first for 0); with q effects a rule's grid is the product of
  * q copies of it. `prior` covers all dim parameters. */
-enum { SG_GLMM_LOGISTIC = 1, SG_GLMM_POISSON = 2, SG_GLMM_NEGATIVE_BINOMIAL = 3 };
+enum { SG_GLMM_LOGISTIC = 1, SG_GLMM_POISSON = 2, SG_GLMM_NEGATIVE_BINOMIAL = 3,
+       SG_GLMM_BINOMIAL = 4 };
 /* The most nodes of a grid of q effects (a rule's nodes to the power q). */
 #define SG_GLMM_MAX_GRID 4096
 typedef struct {

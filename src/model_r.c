@@ -95,12 +95,15 @@ static void softmax_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
                              coef_prior(model, K * Rf_nrows(xt)), st);
 }
 
+/* data: xt, y, and `trials` when its rows are binomial counts (y successes). */
 static void logistic_regression_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data");
   SEXP xt = data_matrix(data, "xt", REALSXP);
-  SEXP y = data_vector(data, "y", REALSXP, Rf_ncols(xt));
-  sg_logistic_regression_init(m, sg_rows_from_r(xt, &y, 1), Rf_nrows(xt), Rf_ncols(xt),
-                              coef_prior(model, Rf_nrows(xt)), st);
+  const int trials = sg_list_get_optional(data, "trials") != R_NilValue;
+  SEXP cols[2] = {data_vector(data, "y", REALSXP, Rf_ncols(xt)),
+                  trials ? data_vector(data, "trials", REALSXP, Rf_ncols(xt)) : R_NilValue};
+  sg_logistic_regression_init(m, sg_rows_from_r(xt, cols, 1 + trials), Rf_nrows(xt), Rf_ncols(xt),
+                              trials, coef_prior(model, Rf_nrows(xt)), st);
 }
 
 /* The packed rows of a count regression (covariates, counts, offset) and their sizes. */
@@ -183,8 +186,9 @@ static void linear_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
                        prior, st);
 }
 
-/* data: xt (p x rows), y, offset (rows), unit_rows and unit_context (one per observation, a
- * unit of rows of one group: R/glm_mixed.R); hyper: glmm_family (SG_GLMM_*), `effects` (each
+/* data: xt (p x rows), y, offset (rows; with glmm_family SG_GLMM_BINOMIAL, and only then, also
+ * `trials`), unit_rows and unit_context (one per observation, a unit of rows of one group:
+ * R/glm_mixed.R); hyper: glmm_family (SG_GLMM_*), `effects` (each
  * random effect's design column, 1-based, or 0 for an intercept; absent: an intercept alone),
  * group_sd (one per effect) when known, `correlated` and `group_cor` as linear_mixed_from_r's,
  * quadrature (3 x nodes: the Gauss-Hermite rules, as sg_glm_mixed_init takes them) and `prior`,
@@ -193,7 +197,13 @@ static void glm_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   SEXP data = sg_list_get(model, "data"), hyp = sg_list_get(model, "hyper");
   SEXP xt = data_matrix(data, "xt", REALSXP);
   const int p = Rf_nrows(xt), rows = Rf_ncols(xt);
-  SEXP cols[2] = {data_vector(data, "y", REALSXP, rows), data_vector(data, "offset", REALSXP, rows)};
+  const int family = sg_scalar_int(sg_list_get(hyp, "glmm_family"), "glmm_family", 1);
+  const int binomial = family == SG_GLMM_BINOMIAL;
+  if (binomial != (sg_list_get_optional(data, "trials") != R_NilValue))
+    sg_input_error("`model` is corrupt: its data have `trials` if and only if its family is "
+                   "binomial (`glmm_family` %d).", SG_GLMM_BINOMIAL);
+  SEXP cols[3] = {data_vector(data, "y", REALSXP, rows), data_vector(data, "offset", REALSXP, rows),
+                  binomial ? data_vector(data, "trials", REALSXP, rows) : R_NilValue};
   SEXP unit_rows = sg_list_get(data, "unit_rows");
   if (TYPEOF(unit_rows) != INTSXP)
     sg_input_error("`model` data are corrupt: `unit_rows` must be integers.");
@@ -203,7 +213,6 @@ static void glm_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
   for (int u = 0; u < n; u++) total += INTEGER(unit_rows)[u];
   if (total != rows)
     sg_input_error("`model` data are corrupt: `unit_rows` add up to %.0f rows, not %d.", total, rows);
-  const int family = sg_scalar_int(sg_list_get(hyp, "glmm_family"), "glmm_family", 1);
   SEXP quad = sg_list_get(hyp, "quadrature");
   if (TYPEOF(quad) != REALSXP || !Rf_isMatrix(quad) || Rf_nrows(quad) != 3 || Rf_ncols(quad) < 1)
     sg_input_error("`model` is corrupt: `quadrature` must be a numeric matrix of 3 rows.");
@@ -229,7 +238,7 @@ static void glm_mixed_from_r(SEXP model, sg_model *m, sg_status *st) {
                   (cor == &unknown ? q * (q - 1) / 2 : 0);
   sg_prior prior = sg_prior_from_r(sg_list_get(hyp, "prior"), dim);
   sg_glmm_effects effects = {.q = q, .zcol = zcol, .tau = tau, .cor = cor};
-  sg_glm_mixed_init(m, sg_rows_from_r(xt, cols, 2), p, family, n, INTEGER(unit_rows),
+  sg_glm_mixed_init(m, sg_rows_from_r(xt, cols, 2 + binomial), p, family, n, INTEGER(unit_rows),
                     INTEGER(context), effects, REAL(quad), Rf_ncols(quad), prior, st);
 }
 

@@ -34,3 +34,15 @@ double sg_sum_norm(const double *x, const double *y, int n) {
   for (int j = 0; j < n; j++) s += (x[j] + y[j]) * (x[j] + y[j]);
   return sqrt(s);
 }
+
+double sg_rows_max_scaled_norm(const double *rows, int stride, int p, int col, int n) {
+  double most = 0.0;
+  for (sg_index i = 0; i < n; i++) {
+    const double *x = rows + i * stride;
+    double s = 0.0;
+    for (int j = 0; j < p; j++) s += x[j] * x[j];
+    const double v = fabs(x[col]) * sqrt(s);
+    if (v > most) most = v;
+  }
+  return most;
+}

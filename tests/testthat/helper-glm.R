@@ -135,3 +135,44 @@ softmax_reference <- function(model, draws = 10000, seed = 1, df = 5) {
   c(log_evidence = max(lw) + log(mean(r)), se = stats::sd(r) / mean(r) / sqrt(draws),
     ess = sum(r)^2 / sum(r^2))
 }
+
+# Binomial counts for the logistic tests: n rows of a standard normal covariate x, m trials
+# (0 to 20, one row of 300: beyond the log-factorial table) and s ~ Binomial(m, plogis(-0.3 +
+# 0.8 x)) successes, simulated with `seed`.
+counts_data <- function(n, seed) {
+  withr::with_seed(seed, {
+    x <- stats::rnorm(n)
+    m <- sample(0:20, n, TRUE)
+    m[2] <- 300
+    data.frame(x = x, m = m, s = stats::rbinom(n, m, stats::plogis(-0.3 + 0.8 * x)))
+  })
+}
+
+# The Bernoulli rows of binomial counts: each row of `data` repeated `trials` times, its
+# `successes` first copies with y = 1 and the others y = 0.
+bernoulli_rows <- function(data, successes, trials) {
+  rows <- data[rep(seq_len(nrow(data)), trials), , drop = FALSE]
+  rows$y <- unlist(Map(function(s, m) rep(c(1, 0), c(s, m - s)), successes, trials),
+                   use.names = FALSE)
+  rownames(rows) <- NULL
+  rows
+}
+
+# lme4::cbpp (Lesnoff et al. 2004; lme4 is not a dependency): contagious bovine pleuropneumonia,
+# new cases (`incidence`) among the `size` cattle of each of 15 herds in up to 4 periods.
+cbpp_data <- function() {
+  data.frame(
+    herd = factor(c(1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7,
+                    7, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13,
+                    13, 14, 14, 14, 14, 15, 15, 15, 15)),
+    incidence = c(2, 3, 4, 0, 3, 1, 1, 8, 2, 0, 2, 2, 0, 2, 0, 5, 0, 0, 1, 3, 0, 0, 1, 8, 1, 3, 0,
+                  12, 2, 0, 0, 0, 1, 1, 0, 2, 0, 5, 3, 1, 2, 1, 0, 0, 1, 2, 0, 0, 11, 0, 0, 0, 1,
+                  1, 1, 0),
+    size = c(14, 12, 9, 5, 22, 18, 21, 22, 16, 16, 20, 10, 10, 9, 6, 18, 25, 24, 4, 17, 17, 18, 20,
+             16, 10, 9, 5, 34, 9, 6, 8, 6, 22, 22, 18, 22, 25, 27, 22, 22, 10, 8, 6, 5, 21, 24,
+             19, 23, 19, 2, 3, 2, 19, 15, 15, 15),
+    period = factor(c(1, 2, 3, 4, 1, 2, 3, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3,
+                      4, 1, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4,
+                      1, 2, 3, 4))
+  )
+}

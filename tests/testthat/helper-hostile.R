@@ -316,7 +316,10 @@ hostile_table <- function() {
   add(hostile_values(logistic_regression(b ~ x1, dg, prior_sd = .bad), "`prior_sd`",
                      list(-1, 0, NA, "a", 1e200)))
   one(logistic_regression(y ~ x1, dg), "response")
-  one(logistic_regression(cbind(b, 1 - b) ~ x1, dg), "response")
+  one(logistic_regression(cbind(b, b - 2) ~ x1, dg), "response.*whole numbers >= 0",
+      class = "sgais_error_response")
+  one(logistic_regression(y ~ x1, dg, weights = k), "response.*proportions",
+      class = "sgais_error_response")
   add(hostile_values(poisson_regression(k ~ x1, dg, prior_sd = .bad), "`prior_sd`",
                      list(-1, 0, NA, "a", 1e200)))
   one(poisson_regression(y ~ x1, dg), "response")
@@ -612,10 +615,12 @@ hostile_table <- function() {
       "physical units", class = "sgais_error_column_type")
   one(linear_regression(y ~ x1, d, family = stats::binomial(), noise_sd = 1), "logistic_regression",
       class = "sgais_error_family")
-  one(linear_regression(y ~ x1, d, weights = d$x1, noise_sd = 1), "`weights` must name a column",
+  one(linear_regression(y ~ x1, d, weights = d$x1[-1], noise_sd = 1), "`weights` must name a column",
       class = "sgais_error_argument")
-  one(linear_regression(y ~ x1, transform(d, w = -1), weights = w,
-                        noise_sd = 1), "whole numbers >= 0",
+  one(linear_regression(y ~ x1, d, weights = d$x1, noise_sd = 1), "whole numbers >= 0",
+      class = "sgais_error_weights")
+  one(linear_regression(y ~ x1, transform(d, w = -1), weights = w, noise_sd = 1),
+      "whole numbers >= 0",
       class = "sgais_error_weights")
   one(logistic_regression(b ~ x1, dg, na.action = mean), "`na.action`",
       class = "sgais_error_argument")

@@ -292,3 +292,74 @@ test_that("SIR restarts on a model of groups from its first chunk, and warns wit
                  "without restarts takes each observation", class = "sgais_warning_unreliable")
   expect_equal(sum(as.data.frame(none)$restarts), 0)
 })
+
+# Binomial counts in 6 groups of 5 rows: x standard normal, 0 to 12 trials, a group effect of sd
+# 0.8.
+glmm_counts_data <- function(seed) {
+  withr::with_seed(seed, {
+    g <- rep(1:6, each = 5)
+    x <- rnorm(30)
+    m <- sample(0:12, 30, TRUE)
+    u <- rnorm(6, 0, 0.8)
+    data.frame(g = paste0("h", g), x = x, m = m, s = rbinom(30, m, plogis(-0.3 + 0.6 * x + u[g])))
+  })
+}
+
+test_that("binomial counts with random effects: integrate() per group, Bernoulli rows + lchoose", {
+  test_tags("memcheck")
+  d <- glmm_counts_data(5)
+  const <- sum(lchoose(d$m, d$s))
+  counts <- logistic_regression(cbind(s, m - s) ~ x + (1 | g), d, prior = "paper")
+  rows <- bernoulli_rows(d, d$s, d$m)
+  expanded <- logistic_regression(y ~ x + (1 | g), rows, prior = "paper")
+  expect_identical(counts$hyper$glmm_family, 4L)
+  theta <- c(-0.2, 0.5, log(0.9))
+  ll <- sgais:::model_evaluate(counts, theta)$log_lik
+  # each group's integral by integrate(), of dbinom()'s likelihood (lchoose included)
+  reference <- sum(vapply(split(seq_len(nrow(d)), d$g), function(i) {
+    h <- function(u) vapply(u, function(v) {
+      sum(dbinom(d$s[i], d$m[i], plogis(theta[1] + theta[2] * d$x[i] + v), log = TRUE)) +
+        dnorm(v, 0, 0.9, log = TRUE)
+    }, numeric(1))
+    top <- optimize(h, c(-10, 10), maximum = TRUE)
+    log(integrate(function(u) exp(h(u) - top$objective), -10, 10, rel.tol = 1e-12)$value) +
+      top$objective
+  }, numeric(1)))
+  expect_lt(abs(ll - reference), 1e-7)
+  expect_lt(abs(ll - sgais:::model_evaluate(expanded, theta)$log_lik - const), 1e-7)
+  expect_lt(max(check_gradients(counts, seed = 1)$rel_error), 1e-4)
+  # the proportions with their trials; the Bernoulli rows as frequency weights, their rule
+  # applied once with the group keys
+  props <- logistic_regression(s / m ~ x + (1 | g), d, weights = m, prior = "paper")
+  expect_identical(props$data, counts$data)
+  agg <- aggregate(list(w = rep(1, nrow(rows))), rows[c("g", "x", "y")], sum)
+  freq <- logistic_regression(y == 1 ~ x + (1 | g), agg, weights = w, prior = "paper")
+  expect_identical(ncol(freq$data$xt), nrow(rows))
+  expect_equal(sgais:::model_evaluate(freq, theta)$log_lik, ll - const, tolerance = 1e-9)
+  # random slopes: the same identity on the product grid; rows added later for known groups
+  slopes <- logistic_regression(cbind(s, m - s) ~ x + (1 + x | g), d, prior = "paper")
+  theta <- c(-0.2, 0.5, log(0.9), log(0.4), atanh(0.3))
+  ll <- sgais:::model_evaluate(slopes, theta)$log_lik
+  expect_lt(abs(ll - const - sgais:::model_evaluate(
+    logistic_regression(y ~ x + (1 + x | g), rows, prior = "paper"), theta)$log_lik), 1e-7)
+  grown <- sgais:::model_add_rows(
+    logistic_regression(cbind(s, m - s) ~ x + (1 + x | g), d[1:18, ], prior = "paper"), d[19:30, ])
+  expect_equal(sgais:::model_evaluate(grown, theta)$log_lik, ll, tolerance = 1e-8)
+  expect_lt(max(check_gradients(slopes, seed = 1)$rel_error), 5e-3)
+})
+
+test_that("cbpp: counts and a random intercept at the defaults, Bernoulli rows + lchoose", {
+  cbpp <- cbpp_data()
+  counts <- logistic_regression(cbind(incidence, size - incidence) ~ period + (1 | herd), cbpp)
+  expanded <- logistic_regression(y ~ period + (1 | herd),
+                                  bernoulli_rows(cbpp, cbpp$incidence, cbpp$size))
+  const <- sum(lchoose(cbpp$size, cbpp$incidence))
+  expect_identical(counts$n, 15L)
+  rows <- importance_sampling(expanded, seed = 1)
+  is <- importance_sampling(counts, seed = 1)
+  fit <- sgais(counts, seed = 1, progress = FALSE)
+  for (estimate in list(is, fit)) {
+    expect_lt(abs(log_evidence(estimate) - log_evidence(rows) - const),
+              3 * sqrt(estimate$log_evidence_se^2 + rows$log_evidence_se^2))
+  }
+})

@@ -218,7 +218,10 @@ test_that("glm's weights, subset and na.action: exact frequency weights, selecte
   bad$n[3] <- 1.5
   expect_error(linear_regression(y ~ x1, bad, weights = n, noise_sd = 1), "row 3 has 1.5",
                class = "sgais_error_weights")
-  expect_error(linear_regression(y ~ x1, d, weights = d$n, noise_sd = 1), "must name a column",
+  # or a vector, one weight per row (new rows then need a column `(weights)`)
+  expect_identical(linear_regression(y ~ x1, d, weights = d$n, noise_sd = 1)$data,
+                   linear_regression(y ~ x1, d, weights = n, noise_sd = 1)$data)
+  expect_error(linear_regression(y ~ x1, d, weights = d$n[-1], noise_sd = 1), "must name a column",
                class = "sgais_error_argument")
   # subset: an expression in the columns, or a vector
   s1 <- linear_regression(y ~ x1, d, prior = "paper", subset = x2 > 0, noise_sd = 1)

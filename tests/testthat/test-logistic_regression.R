@@ -230,3 +230,159 @@ test_that("SGAIS, AIS and nested sampling agree with a quadrature of the evidenc
   expect_gt(nrow(as.data.frame(fit)), 2) # chunks of 25 after the exact phase
   expect_near_reference(log_evidence(fit), reference, -0.114, 0.190)
 })
+
+test_that("binomial counts: a row's log-likelihood is dbinom's, its Bernoulli rows' + lchoose", {
+  test_tags("memcheck")
+  d <- counts_data(25, 1)
+  counts <- logistic_regression(cbind(s, m - s) ~ x, d)
+  expanded <- logistic_regression(y ~ x, bernoulli_rows(d, d$s, d$m))
+  expect_identical(counts$n, 25L)
+  expect_identical(counts$data$trials, as.double(d$m))
+  # the default prior is that of the Bernoulli rows: means and sds over the trials
+  expect_equal(counts$hyper, expanded$hyper, tolerance = 1e-12)
+  expect_equal(counts$spec$center, expanded$spec$center, tolerance = 1e-12)
+  a <- cbind(1, d$x - counts$spec$center[2])
+  for (theta in list(c(0, 0), c(-0.4, 1.1), c(3, -25))) {
+    ev <- sgais:::model_evaluate(counts, theta)
+    ex <- sgais:::model_evaluate(expanded, theta)
+    eta <- drop(a %*% theta)
+    expect_equal(ev$log_lik, ex$log_lik + sum(lchoose(d$m, d$s)), tolerance = 1e-12)
+    expect_equal(ev$grad_log_lik, ex$grad_log_lik, tolerance = 1e-10)
+    # (dbinom() from plogis(eta), which rounds to 1 for the largest eta; the log form does not)
+    expect_equal(ev$log_lik, sum(d$s * stats::plogis(eta, log.p = TRUE) +
+                                   (d$m - d$s) * stats::plogis(-eta, log.p = TRUE) +
+                                   lchoose(d$m, d$s)), tolerance = 1e-12)
+    if (max(abs(eta)) < 30) {
+      expect_equal(ev$log_lik, sum(stats::dbinom(d$s, d$m, stats::plogis(eta), log = TRUE)),
+                   tolerance = 1e-12)
+    }
+    expect_equal(ev$grad_log_lik, unname(drop(crossprod(a, d$s - d$m * stats::plogis(eta)))),
+                 tolerance = 1e-10)
+  }
+  # FlyMC's bound, per trial the Bernoulli one: below the likelihood, tight at the anchor
+  anchor <- c(-0.3, 0.7)
+  for (theta in list(c(0.5, -1), c(-2, 3))) {
+    b <- .Call(sgais:::C_ffi_flymc_bound, counts, anchor, theta)
+    eta <- drop(a %*% theta)
+    expect_true(all(b$gap >= -1e-9))
+    expect_equal(b$collapsed, sum(stats::dbinom(d$s, d$m, stats::plogis(eta), log = TRUE) - b$gap),
+                 tolerance = 1e-10)
+  }
+  expect_lt(max(abs(.Call(sgais:::C_ffi_flymc_bound, counts, anchor, anchor)$gap)), 1e-9)
+})
+
+test_that("binomial counts: proportions with weights as trials; 0/1 ones' weights repeat rows", {
+  d <- counts_data(25, 1)
+  counts <- logistic_regression(cbind(s, m - s) ~ x, d)
+  # (s / m is NaN where m is 0: a row of no trials is not read)
+  expect_identical(logistic_regression(s / m ~ x, d, weights = m)$data, counts$data)
+  expect_identical(logistic_regression(s / m ~ x, d, weights = "m")$data, counts$data)
+  vector <- logistic_regression(s / m ~ x, d, weights = d$m)
+  expect_identical(vector$data, counts$data)
+  expect_match(vector$details[["likelihood"]], "Binomial")
+  # a row of no trials adds nothing (and is an observation)
+  theta <- c(-0.2, 0.9)
+  none <- logistic_regression(cbind(s, m - s) ~ x, rbind(d, data.frame(x = 5, m = 0, s = 0)),
+                              prior = "paper")
+  expect_identical(none$n, 26L)
+  expect_equal(sgais:::model_evaluate(none, theta)$log_lik,
+               sgais:::model_evaluate(logistic_regression(cbind(s, m - s) ~ x, d, prior = "paper"),
+                                      theta)$log_lik)
+  # a logical (or factor) 0/1 response with weights: frequency weights, rows repeated, as
+  # before; a numeric one: trials, one row each, the same likelihood
+  d$w <- rep(1:3, length.out = 25)
+  d$b <- d$s > 5
+  freq <- logistic_regression(b ~ x, d, weights = w, prior = "paper")
+  expect_identical(freq$n, sum(d$w))
+  expect_null(freq$data$trials)
+  trials <- logistic_regression(as.numeric(b) ~ x, d, weights = w, prior = "paper")
+  expect_identical(trials$n, 25L)
+  expect_equal(sgais:::model_evaluate(trials, theta)$log_lik,
+               sgais:::model_evaluate(freq, theta)$log_lik, tolerance = 1e-12)
+  # weights of cbind() repeat its rows
+  expect_identical(logistic_regression(cbind(s, m - s) ~ x, d, weights = w)$n, sum(d$w))
+})
+
+test_that("binomial counts: importance sampling and SGAIS agree with a quadrature", {
+  d <- counts_data(40, 2)
+  d <- d[d$m < 300, ]
+  log_lik <- function(b0, b1) {
+    colSums(stats::dbinom(d$s, d$m, stats::plogis(outer(d$x, b1) + b0), log = TRUE))
+  }
+  mle <- stats::glm(cbind(s, m - s) ~ x, stats::binomial, d)
+  reference <- grid_log_evidence(log_lik, stats::coef(mle), 10 * sqrt(diag(stats::vcov(mle))),
+                                 61, 2.5)
+  model <- logistic_regression(cbind(s, m - s) ~ x, d, prior = "paper")
+  is <- importance_sampling(model, seed = 3)
+  expect_lt(abs(log_evidence(is) - reference), 3 * is$log_evidence_se)
+  fit <- sgais(model, seed = 3, batch_size = 10, exact_until = 10, progress = FALSE)
+  expect_lt(abs(log_evidence(fit) - reference), 3 * fit$log_evidence_se)
+})
+
+test_that("binomial counts: bad counts, proportions and trials are classed errors naming the row", {
+  d <- counts_data(20, 3)
+  over <- d
+  over$s[5] <- over$m[5] + 1
+  expect_error(logistic_regression(cbind(s, m - s) ~ x, over),
+               "whole numbers >= 0 \\(successes, failures\\); row 5 has",
+               class = "sgais_error_response")
+  half <- d
+  half$s[4] <- 1.5
+  err <- expect_error(logistic_regression(cbind(s, m - s) ~ x, half), "row 4 has 1.5",
+                      class = "sgais_error_response")
+  expect_identical(err$row, 4L)
+  half$s[4] <- NA
+  expect_error(logistic_regression(cbind(s, m - s) ~ x, half), "observation 4",
+               class = "sgais_error_non_finite")
+  expect_error(logistic_regression(cbind(s, m, m) ~ x, d), "has 3 columns",
+               class = "sgais_error_response")
+  expect_error(poisson_regression(cbind(s, m) ~ x, d), "logistic_regression\\(\\)'s",
+               class = "sgais_error_response")
+  # proportions: in [0, 1], times the trials a whole number
+  expect_error(logistic_regression(I(s / m + 0.01) ~ x, d, weights = m), "row 1 has",
+               class = "sgais_error_response")
+  expect_error(logistic_regression(I(2 * s / m) ~ x, d[d$s > d$m / 2, ], weights = m),
+               "numbers in \\[0, 1\\]", class = "sgais_error_response")
+  expect_error(logistic_regression(s / m ~ x, transform(d, m = m + 0.5), weights = m),
+               "whole numbers >= 0 \\(the number of trials\\); row 1 has",
+               class = "sgais_error_weights")
+  expect_error(logistic_regression(s / m ~ x, d[d$m > 0, ]),
+               "must be 0 or 1.*take the number of trials as `weights`", class = "sgais_error")
+  # corrupt counts are caught by the checks before C, and by the C constructor
+  model <- logistic_regression(cbind(s, m - s) ~ x, d)
+  model$data$y[3] <- model$data$trials[3] + 1
+  expect_error(sgais(model), "0 <= y <= trials", class = "sgais_error_invalid_model")
+  expect_error(sgais:::model_evaluate(model, c(0, 0)), "0 <= successes <= trials at observation 3",
+               class = "sgais_error_input")
+})
+
+test_that("binomial counts continue, stream and compare as 0/1 rows do", {
+  d <- counts_data(60, 4)
+  d$f <- factor(rep(c("a", "b"), 30))
+  all <- logistic_regression(cbind(s, m - s) ~ x + f, d)
+  expect_identical(bind_model_data(all, cut_rows(d, c(11L, 40L))), all$data)
+  fit <- sgais(all, batch_size = 10, exact_until = 20, seed = 1, progress = FALSE)
+  stream <- sgais_stream(all, d, block_size = 25, batch_size = 10, exact_until = 20, seed = 1,
+                         progress = FALSE)
+  expect_identical(log_evidence(stream), log_evidence(fit))
+  first <- sgais(logistic_regression(cbind(s, m - s) ~ x + f, d[1:30, ]), batch_size = 10,
+                 exact_until = 20, seed = 1, progress = FALSE)
+  more <- sgais(first, d[31:60, ], progress = FALSE)
+  expect_identical(more$model$data$trials, as.double(d$m))
+  expect_s3_class(update(first, d[31:60, ], progress = FALSE), "sgais_fit")
+  # proportions: new rows bring their trials, in the column the weights named, or `(weights)`
+  props <- sgais(logistic_regression(s / m ~ x + f, d[1:30, ], weights = m), seed = 1,
+                 progress = FALSE)
+  expect_identical(sgais(props, d[31:60, ], progress = FALSE)$model$data, more$model$data)
+  vector <- sgais(logistic_regression(s / m ~ x + f, d[1:30, ], weights = d$m[1:30]), seed = 1,
+                  progress = FALSE)
+  err <- expect_error(sgais(vector, d[31:60, ], progress = FALSE), "column `\\(weights\\)`",
+                      class = "sgais_error_missing_column")
+  new <- d[31:60, ]
+  new[["(weights)"]] <- new$m
+  expect_identical(sgais(vector, new, progress = FALSE)$model$data, more$model$data)
+  # compare_models() builds counts from formulas with the binomial family
+  cmp <- compare_models(list(with_f = cbind(s, m - s) ~ x + f, without = cbind(s, m - s) ~ x), d,
+                        family = stats::binomial(), seed = 1, progress = FALSE)
+  expect_identical(nrow(as.data.frame(cmp)), 2L)
+})
