@@ -135,8 +135,9 @@ compare_models <- function(models, data, ..., method = "auto", family = NULL, co
     if (!has_data) {
       abort("`data` is missing: formulas in `models` are built on it (with `family`).", call)
     }
-    data <- formula_rows_of(data, models[formulas], rows, call)
-    models[formulas] <- models_of_formulas(models[formulas], data, family, rows, call)
+    selected <- formula_rows_of(data, models[formulas], rows, call)
+    data <- selected$data
+    models[formulas] <- models_of_formulas(models[formulas], data, family, selected$rows, call)
   } else {
     if (!is.null(family)) {
       abort("`family` is for formulas in `models`; these models are built already.", call)
@@ -320,29 +321,44 @@ methods_frame <- function(choices) {
              row.names = NULL, stringsAsFactors = FALSE)
 }
 
-# The rows of `data` that compare_models()'s formulas are compared on: those `rows$subset`
-# selects (glm_rows(), with the first formula for its messages). Incomplete rows and weights are
-# the models' rules (their specs), applied to every block they are given.
+# The rows of `data` that compare_models()'s formulas are compared on, and `rows` with its
+# `weights` the name of their column: weights given as a vector become the column `(weights)`
+# (as in glm_rows()), so that they follow `subset`, which selects the rows here, once for all
+# the models. Incomplete rows and weights are the models' rules (their specs), applied to every
+# block they are given.
 formula_rows_of <- function(data, formulas, rows, call) {
   if (!is.data.frame(data)) {
     abort(sprintf("With formulas in `models`, `data` must be a data frame, not %s.",
                   describe(data)), call)
   }
-  if (is.null(rows$subset)) return(data)
-  out <- glm_rows(data, formulas[[1]], NULL, rows$subset, NULL, rows$env, call)
-  attr(out, "sgais_rows") <- NULL
-  out
+  if (!is.null(rows$weights)) {
+    w <- weights_column(rows$weights, data, rows$env, call)
+    if (is.numeric(w)) {
+      data[[weights_vector]] <- w
+      w <- weights_vector
+    }
+    rows$weights <- w
+  }
+  if (!is.null(rows$subset)) {
+    data <- glm_rows(data, formulas[[1]], NULL, rows$subset, NULL, rows$env, call)
+    attr(data, "sgais_rows") <- NULL
+  }
+  list(data = data, rows = rows)
 }
 
 # Models built from the formulas of compare_models() on `data`, by the constructor `family`
-# names (or is), with glm's `weights`, `na.action` and `offset` of `rows` (see
-# formula_rows_of() for `subset`).
+# names (or is), with glm's `weights` (a column's name, formula_rows_of()), `na.action` and
+# `offset` of `rows`. A function of the user's takes rows already weighted (frequency weights).
 models_of_formulas <- function(formulas, data, family, rows, call) {
   build <- family_constructor(family, call)
   lapply(formulas, function(formula) {
     formula <- formula_with_offset(formula, rows$offset, data, rows$env, call)
-    model <- build(formula, glm_rows(data, formula, rows$weights, NULL, rows$na.action,
-                                     rows$env, call))
+    model <- if (is.function(family)) {
+      build(formula, glm_rows(data, formula, rows$weights, NULL, rows$na.action, rows$env, call))
+    } else {
+      # the weights' name inline, as a constructor's `weights` takes it unevaluated
+      eval(bquote(build(formula, data, weights = .(rows$weights), na.action = .(rows$na.action))))
+    }
     if (!inherits(model, "sgais_model")) {
       abort(sprintf("`family` must build an sgais model from a formula and data; it returned %s.",
                     describe(model)), call)
@@ -351,15 +367,16 @@ models_of_formulas <- function(formulas, data, family, rows, call) {
   })
 }
 
-# The constructor of a model from a formula and data that `family` names (see compare_models()).
+# The constructor of a model from a formula and data (and glm's row arguments, for the named
+# families) that `family` names (see compare_models()).
 family_constructor <- function(family, call) {
   constructors <- list(
-    gaussian = function(formula, data) linear_regression(formula, data, noise_sd = NULL),
-    binomial = function(formula, data) logistic_regression(formula, data),
-    poisson = function(formula, data) poisson_regression(formula, data),
-    robust = function(formula, data) robust_regression(formula, data),
-    categorical = function(formula, data) softmax_regression(formula, data),
-    negative_binomial = function(formula, data) negative_binomial_regression(formula, data)
+    gaussian = linear_regression,
+    binomial = logistic_regression,
+    poisson = poisson_regression,
+    robust = robust_regression,
+    categorical = softmax_regression,
+    negative_binomial = negative_binomial_regression
   )
   if (is.null(family)) {
     abort(sprintf(paste("`family` is missing: formulas in `models` need it to say which",
@@ -754,15 +771,15 @@ format.sgais_comparison <- function(x, ...) {
   with_se <- !anyNA(last$log_evidence_se) && any(last$log_evidence_se > 0)
   if (with_se) {
     bf <- comparison_intervals(last, x$prior, "probability")
-    shown$interval <- sprintf("[%s, %s]", format(signif(bf$lower, 2), scientific = 3),
-                              format(signif(bf$upper, 2), scientific = 3))
+    each <- function(p) vapply(signif(p, 2), format, character(1), scientific = 3)
+    shown$interval <- sprintf("[%s, %s]", each(bf$lower), each(bf$upper))
   }
   shown$estimator <- method_labels[last$method]
   if (all(!nzchar(shown$se))) shown$se <- NULL
   c(
     sprintf("<comparison of %d models on %s observations>", length(x$fits),
             format_count(max(x$trajectory$n))),
-    utils::capture.output(print(shown, row.names = FALSE, right = TRUE)),
+    print_width(shown, right = TRUE),
     "  log_bf: log Bayes factor against the best; probability: posterior, with the prior given",
     if (with_se) "  interval: the probability when every log evidence moves 2 SE for it or against it"
   )

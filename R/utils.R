@@ -157,6 +157,14 @@ cat_lines <- function(lines, width = 100L) {
   cat(wrap_lines(lines, width), sep = "\n")
 }
 
+# The lines print() gives a data frame, without row names, at most `width` columns wide (R's
+# default width, 80, would wrap a table that fits in 100).
+print_width <- function(x, ..., width = 100L) {
+  old <- options(width = width)
+  on.exit(options(old))
+  utils::capture.output(print(x, row.names = FALSE, ...))
+}
+
 wrap_lines <- function(lines, width = 100L) {
   unlist(lapply(lines, function(line) {
     if (is.na(line) || nchar(line) <= width) return(line)

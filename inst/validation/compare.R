@@ -2,8 +2,7 @@
 # factors against exact values, whether they change with the data's units, and the time.
 #   Rscript inst/validation/compare.R [--lib=DIR] [--out=inst/validation/compare.txt]
 # Prints the figures and writes them (overwriting) to --out. The references are the closed forms
-# (exact_log_evidence()) of the same models, and for the binomial counts the expanded Bernoulli
-# rows plus the binomial coefficients.
+# (exact_log_evidence()) of the same models.
 args <- commandArgs(TRUE)
 opt <- function(name, default) {
   hit <- grep(paste0("^--", name, "="), args, value = TRUE)
@@ -75,30 +74,14 @@ fits <- list(all = exact_evidence(linear_regression(y ~ ., d)),
 say("a closed form, importance sampling and SGAIS of the same 2,000 rows, compared:")
 for (l in utils::capture.output(print(compare_models(fits)))) say("%s", l)
 
-# binomial counts with a random intercept, against the expanded Bernoulli rows
+# binomial counts with a random intercept (their evidence against the Bernoulli rows':
+# inst/validation/binomial.R)
 if (requireNamespace("lme4", quietly = TRUE)) {
   say("")
-  cbpp <- lme4::cbpp
-  counts <- logistic_regression(cbind(incidence, size - incidence) ~ period + (1 | herd), cbpp)
-  rows <- cbpp[rep(seq_len(nrow(cbpp)), cbpp$size), c("herd", "period")]
-  rows$y <- unlist(lapply(seq_len(nrow(cbpp)), function(i) {
-    rep(c(1, 0), c(cbpp$incidence[i], cbpp$size[i] - cbpp$incidence[i]))
-  }))
-  bernoulli <- logistic_regression(y ~ period + (1 | herd), rows)
-  constant <- sum(lchoose(cbpp$size, cbpp$incidence))
-  a <- timed(sgais(counts, seed = 1, progress = FALSE))
-  b <- timed(sgais(bernoulli, seed = 1, progress = FALSE))
-  diff <- a$value$log_evidence - (b$value$log_evidence + constant)
-  se <- sqrt(a$value$log_evidence_se^2 + b$value$log_evidence_se^2)
-  say(paste("cbpp, cbind(incidence, size - incidence) ~ period + (1 | herd), SGAIS at its",
-            "defaults: counts %.3f (SE %.3f, %.1f s); Bernoulli rows + binomial constant %.3f",
-            "(SE %.3f, %.1f s); difference %+.3f = %+.2f SE"),
-      a$value$log_evidence, a$value$log_evidence_se, a$seconds, b$value$log_evidence + constant,
-      b$value$log_evidence_se, b$seconds, diff, diff / se)
-  r <- timed(compare_models(list(period = cbind(incidence, size - incidence) ~ period + (1 | herd),
-                                 none = cbind(incidence, size - incidence) ~ 1 + (1 | herd)),
-                            cbpp, family = "binomial", seed = 1, progress = FALSE))
-  say("cbpp compared at the defaults in %.2f s:", r$seconds)
+  counts <- list(period = cbind(incidence, size - incidence) ~ period + (1 | herd),
+                 none = cbind(incidence, size - incidence) ~ 1 + (1 | herd))
+  r <- timed(compare_models(counts, lme4::cbpp, family = "binomial", seed = 1, progress = FALSE))
+  say("lme4::cbpp, binomial counts, compared in %.2f s:", r$seconds)
   for (l in utils::capture.output(print(r$value))) say("%s", l)
 }
 
