@@ -9,20 +9,19 @@
 #' by R functions such as [linear_regression()].
 #'
 #' @section Which estimator when:
-#' [compare_models()] picks by this table with `method = "auto"`; a single fit follows it too.
-#' \tabular{ll}{
-#'   **The model and the data** \tab **Estimator** \cr
-#'   linear regression with normal, g- or Zellner-Siow priors (with random intercepts too) \tab
-#'     [exact_evidence()], the closed form \cr
-#'   few parameters, posterior near a Gaussian (GLMs, random intercepts), all data at hand \tab
-#'     [importance_sampling()], when its Pareto \eqn{\hat k}{k-hat} is at most 0.7 \cr
-#'   data arriving over time; the evidence of every prefix; many rows; a stream or database \tab
-#'     [sgais()], continued with `sgais(fit, new_data)` or [sgais_stream()] \cr
-#'   multimodal posteriors (mixtures) \tab [sgais()] (its reference and restarts), checked by
-#'     [ais()] or [nested_sampling()] \cr
-#'   a reference for any of these \tab [ais()], [nested_sampling()] with replicates \cr
-#'   the thesis's other online estimators, for study \tab [sir()], [sequential_sgmcmc()],
-#'     [online_nested_sampling()] \cr
+#' [compare_models()] picks by this list with `method = "auto"`; a single fit follows it too.
+#' \describe{
+#'   \item{Linear regression with normal, g- or Zellner-Siow priors, random intercepts too:}{
+#'     [exact_evidence()], the closed form.}
+#'   \item{Few parameters, a posterior near a Gaussian (GLMs, random intercepts), the data at
+#'     hand:}{[importance_sampling()], when its Pareto \eqn{\hat k}{k-hat} is at most 0.7.}
+#'   \item{Data arriving over time; the evidence of every prefix; many rows; a stream or a
+#'     database:}{[sgais()], continued by `sgais(fit, new_data)` or [sgais_stream()].}
+#'   \item{Multimodal posteriors (mixtures):}{[sgais()] (its reference and restarts), checked
+#'     by [ais()] or [nested_sampling()].}
+#'   \item{A reference for any of these:}{[ais()] or [nested_sampling()], with replicates.}
+#'   \item{The thesis's other online estimators, for study:}{[sir()], [sequential_sgmcmc()],
+#'     [online_nested_sampling()].}
 #' }
 #'
 #' @section Options:

@@ -55,3 +55,23 @@ test_that("the main errors say what is wrong and what to do", {
   fit$log_evidence <- "a"
   expect_snapshot(error = TRUE, summary(fit))
 })
+
+test_that("every print is within 100 columns", {
+  d <- simulate_linear_regression(120, dim = 2, seed = 2)
+  m <- linear_regression(y ~ ., d)
+  fits <- list(
+    exact_evidence(m, seed = 1),
+    importance_sampling(m, seed = 1, progress = FALSE),
+    quietly(sgais(m, seed = 1, progress = FALSE)),
+    quietly(ais(m, seed = 1, progress = FALSE)),
+    quietly(nested_sampling(m, seed = 1, progress = FALSE)),
+    quietly(sir(m, seed = 1, progress = FALSE)),
+    quietly(online_nested_sampling(m, seed = 1, progress = FALSE))
+  )
+  cmp <- compare_models(stats::setNames(fits[1:3], c("exact", "is", "sgais")))
+  shown <- c(fits, lapply(fits, summary), list(m, cmp, summary(cmp)),
+             list(sgais_control(), nested_control(), logistic_regression(y > 0 ~ x1, d),
+                  softmax_regression(y ~ ., simulate_softmax_regression(100, dim = 6, seed = 1))))
+  out <- unlist(lapply(shown, function(x) utils::capture.output(print(x))))
+  expect_lte(max(nchar(out)), 100L)
+})
