@@ -86,8 +86,8 @@
 #'   `methods` (a data frame: `model`, `method`, the estimator's name, and `reason`, why it was
 #'   chosen), `prior`, and `trajectory`, a data frame with one row per model and prefix length:
 #'   `model`, `n`, `log_evidence`, `log_evidence_se`, `log_bayes_factor` (against the best model
-#'   at that `n`), `probability` (the posterior model probability) and `method`. Use `print()`,
-#'   `summary()`, `plot()` and `as.data.frame()` (the trajectory).
+#'   at that `n`), `probability` (the posterior model probability), `method` and `reason`. Use
+#'   `print()`, `summary()`, `plot()` and `as.data.frame()` (the trajectory).
 #' @seealso [sgais()], [detect_shifts()] (each model's trajectory scored for shifts)
 #' @export
 #' @examples
@@ -719,6 +719,7 @@ comparison_trajectory <- function(fits, prior, methods) {
     log_bayes_factor = as.vector(log_z - best),
     probability = as.vector(exp(log_post - norm)),
     method = rep(methods$method, each = length(n)),
+    reason = rep(methods$reason, each = length(n)),
     stringsAsFactors = FALSE
   )
 }
@@ -752,6 +753,7 @@ comparison_final <- function(x) {
   tr <- x$trajectory
   last <- tr[tr$n == max(tr$n), ]
   last$reason <- x$methods$reason[match(as.character(last$model), x$methods$model)]
+  last$method <- x$methods$method[match(as.character(last$model), x$methods$model)]
   last <- last[order(-last$log_evidence), ]
   rownames(last) <- NULL
   last
@@ -759,6 +761,7 @@ comparison_final <- function(x) {
 
 #' @export
 format.sgais_comparison <- function(x, ...) {
+  x <- validate_sgais_comparison(x, sys.call())
   last <- comparison_final(x)
   shown <- data.frame(
     model = as.character(last$model),
