@@ -307,6 +307,7 @@ int ls_setup(const ls_input *in, ls_problem *p, sg_status *st) {
     if (chol_lower(l, ks)) return sg_fail(st, SG_ERR_INPUT, "`gram` must be positive definite.");
   }
   p->syy = in->yy - in->xty[0] * in->xty[0] / p->a00;
+  if (!(p->syy > 0.0)) return sg_fail(st, SG_ERR_INPUT, "The response has no spread.");
   if (in->kind == LS_G) {
     for (int j = 1; j < q; j++)
       for (int i = 1; i < q; i++)
@@ -401,8 +402,9 @@ static void zs_slopes(const zs_fun *z, double t, double *d1, double *d2) {
   *d2 = -0.5 * er - 0.5 * a2 - z->half_nm1 * (r2 - r1 * r1);
 }
 
-/* The mode of h (unimodal: h' goes from +Inf to -(k + 1)/2), by Newton's method kept within a
- * bracket and bisection; *sd: the width 1 / sqrt(-h'') there. */
+/* The mode of h, by Newton's method kept within a bracket, and bisection: h' falls from +Inf
+ * (t -> -Inf) to -(k + 1)/2 (t -> Inf) and, in every case tried, crosses 0 once. *sd: the width
+ * 1 / sqrt(-h'') there. */
 static double zs_mode(const zs_fun *z, double *sd) {
   double t = log(z->r2), d1, d2;
   t = fmin(fmax(t, -600.0), 600.0);

@@ -149,18 +149,21 @@ test_that("submodels' log evidences are exact_log_evidence() of their own models
 })
 
 test_that("the Zellner-Siow quadrature agrees with integrate() from n = 20 to 10^5", {
-  # Liang et al.'s g-prior Bayes factor against the intercept alone, g in units of M^-1
-  cases <- expand.grid(n = c(20, 1e5), k = c(1, 3, 12), r2 = c(0.05^2, 1e-6, 0.3, 0.999,
+  # Liang et al.'s g-prior Bayes factor against the intercept alone, g in units of M^-1; R^2
+  # near 0 and near 1
+  cases <- expand.grid(n = c(20, 1e5), k = c(1, 3, 12), rsq = c(1e-6, 0.0025, 0.3, 0.999,
                                                                   1 - 1e-7),
-                       scale2 = c(1 / 8, 1))
+                       r2 = c(1 / 8, 1))
   err <- vapply(seq_len(nrow(cases)), function(i) {
     n <- cases$n[i]
     k <- cases$k[i]
-    r2 <- cases$r2[i]
-    jeffreys <- function(g) 0.5 * (n - 1 - k) * log1p(n * g) - 0.5 * (n - 1) * log1p(n * g * (1 - r2))
-    ref <- zellner_siow_integral(jeffreys, cases$scale2[i])
-    mine <- .Call(C_ffi_linear_search_zs_integral, n, r2, as.double(k), 1 - r2, n,
-                  cases$scale2[i])
+    rsq <- cases$rsq[i]
+    jeffreys <- function(g) {
+      0.5 * (n - 1 - k) * log1p(n * g) - 0.5 * (n - 1) * log1p(n * g * (1 - rsq))
+    }
+    ref <- zellner_siow_integral(jeffreys, cases$r2[i])
+    mine <- .Call(C_ffi_linear_search_zs_integral, n, rsq, as.double(k), 1 - rsq, n,
+                  cases$r2[i])
     mine - ref
   }, numeric(1))
   expect_lt(max(abs(err)), 1e-7)
