@@ -153,6 +153,17 @@ SEXP ffi_linear_search_enumerate(SEXP stats, SEXP group, SEXP parents, SEXP prio
   return out;
 }
 
+/* Element i of the list `out`: a copy of the d1 x d2 x d3 numbers x, a vector (d2 = 0), a matrix
+ * (d3 = 0) or an array. */
+static void set_reals(SEXP out, int i, const double *x, int d1, int d2, int d3) {
+  SEXP v = d2 == 0   ? Rf_allocVector(REALSXP, d1)
+           : d3 == 0 ? Rf_allocMatrix(REALSXP, d1, d2)
+                     : Rf_alloc3DArray(REALSXP, d1, d2, d3);
+  SET_VECTOR_ELT(out, i, v);
+  const size_t n = (size_t) d1 * (d2 ? d2 : 1) * (d3 ? d3 : 1);
+  if (n) memcpy(REAL(v), x, n * sizeof(double));
+}
+
 /* One submodel's moments as a named list (ls_moments). */
 static SEXP moments_to_r(const ls_moments *mom, int q) {
   static const char *names[] = {"kind", "df", "mean", "cov", "scale", "g", "weight",
@@ -162,29 +173,15 @@ static SEXP moments_to_r(const ls_moments *mom, int q) {
   SEXP out = PROTECT(named_list(mixture ? 9 : 5, names));
   SET_VECTOR_ELT(out, 0, Rf_mkString(kinds[mom->kind]));
   SET_VECTOR_ELT(out, 1, Rf_ScalarReal(mom->df));
-  SEXP mean = Rf_allocVector(REALSXP, q);
-  SET_VECTOR_ELT(out, 2, mean);
-  memcpy(REAL(mean), mom->mean, q * sizeof(double));
-  SEXP cov = Rf_allocMatrix(REALSXP, q, q);
-  SET_VECTOR_ELT(out, 3, cov);
-  memcpy(REAL(cov), mom->cov, (size_t) q * q * sizeof(double));
-  SEXP scale = Rf_allocMatrix(REALSXP, q, q);
-  SET_VECTOR_ELT(out, 4, scale);
-  memcpy(REAL(scale), mom->scale, (size_t) q * q * sizeof(double));
+  set_reals(out, 2, mom->mean, q, 0, 0);
+  set_reals(out, 3, mom->cov, q, q, 0);
+  set_reals(out, 4, mom->scale, q, q, 0);
   if (mixture) {
     const int m = mom->nodes;
-    SEXP g = Rf_allocVector(REALSXP, m);
-    SET_VECTOR_ELT(out, 5, g);
-    memcpy(REAL(g), mom->g, m * sizeof(double));
-    SEXP w = Rf_allocVector(REALSXP, m);
-    SET_VECTOR_ELT(out, 6, w);
-    memcpy(REAL(w), mom->weight, m * sizeof(double));
-    SEXP nm = Rf_allocMatrix(REALSXP, q, m);
-    SET_VECTOR_ELT(out, 7, nm);
-    memcpy(REAL(nm), mom->node_mean, (size_t) q * m * sizeof(double));
-    SEXP ns = Rf_alloc3DArray(REALSXP, q, q, m);
-    SET_VECTOR_ELT(out, 8, ns);
-    memcpy(REAL(ns), mom->node_scale, (size_t) q * q * m * sizeof(double));
+    set_reals(out, 5, mom->g, m, 0, 0);
+    set_reals(out, 6, mom->weight, m, 0, 0);
+    set_reals(out, 7, mom->node_mean, q, m, 0);
+    set_reals(out, 8, mom->node_scale, q, q, m);
   }
   UNPROTECT(1);
   return out;
@@ -289,12 +286,8 @@ SEXP ffi_linear_search_mcmc(SEXP stats, SEXP group, SEXP parents, SEXP prior,
     for (int k = 0; k < K; k++)
       LOGICAL(bits)[i + n * k] =
           (int) ((cache.bits[(size_t) i * W + (k >> 6)] >> (k & 63)) & 1u);
-  SEXP lz = Rf_allocVector(REALSXP, n);
-  SET_VECTOR_ELT(out, 4, lz);
-  memcpy(REAL(lz), cache.log_evidence, (size_t) n * sizeof(double));
-  SEXP vis = Rf_allocVector(REALSXP, n);
-  SET_VECTOR_ELT(out, 5, vis);
-  memcpy(REAL(vis), cache.visits, (size_t) n * sizeof(double));
+  set_reals(out, 4, cache.log_evidence, (int) n, 0, 0);
+  set_reals(out, 5, cache.visits, (int) n, 0, 0);
   SET_VECTOR_ELT(out, 6, trace);
   SET_VECTOR_ELT(out, 7, Rf_ScalarReal(accepted));
   UNPROTECT(nprot);
