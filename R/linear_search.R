@@ -55,8 +55,8 @@ linear_search_enumerate <- function(stats, group, parents, prior) {
 # "t" (multivariate t with `df` degrees of freedom and scale matrix `scale`, cov = scale df /
 # (df - 2)) or, for "zs", "t_mixture": t's with `df`, locations `node_mean` (q x nodes) and
 # scales `node_scale` (q x q x nodes) at the quadrature's nodes `g` with probabilities `weight`,
-# whose mixture has mean `mean` and covariance `cov` (draw a node, then from its t). Marginality
-# is not checked.
+# whose mixture has mean `mean` and covariance `cov` (draw a node, then from its t; `scale` is
+# then cov (df - 2) / df). Marginality is not checked.
 linear_search_models <- function(stats, group, prior, models, moments = FALSE) {
   call <- sys.call()
   p <- check_linear_search(stats, group, NULL, prior, call)
@@ -72,7 +72,8 @@ linear_search_models <- function(stats, group, prior, models, moments = FALSE) {
 # submodel evaluated so far (`models`, a logical matrix, with `log_evidence` and `visits`, the
 # iterations the chain spent there; rejected proposals have 0), this call's `trace_size` (the
 # number of terms after each step) and `accepted` moves. A chain continued in pieces is the same
-# chain, to the bit.
+# chain, to the bit; an interrupt ends a call without a result, so run long chains in pieces
+# (e.g. between progress updates).
 linear_search_mcmc <- function(stats, group, parents, prior, log_prior_size, iterations,
                                state = NULL, model = NULL) {
   call <- sys.call()
