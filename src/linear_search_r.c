@@ -293,19 +293,3 @@ SEXP ffi_linear_search_mcmc(SEXP stats, SEXP group, SEXP parents, SEXP prior,
   UNPROTECT(nprot);
   return out;
 }
-
-/* .Call entry for the tests: the Zellner-Siow log Bayes factor against the intercept alone,
- * ls_zs_log_integral() with eigenvalues lam, projections s (multiplicities mult), and the
- * number of quadrature nodes as attribute "nodes". */
-SEXP ffi_linear_search_zs_integral(SEXP lam, SEXP s, SEXP mult, SEXP qinf, SEXP n, SEXP r2) {
-  const int m = Rf_length(lam);
-  const double *l = real_vector(lam, m, "lam"), *sv = real_vector(s, m, "s"),
-               *mu = real_vector(mult, m, "mult");
-  int nodes = 0;
-  SEXP out = PROTECT(Rf_ScalarReal(ls_zs_log_integral(
-      m, l, sv, mu, sg_scalar_double(qinf, "qinf"), sg_scalar_double(n, "n"),
-      sg_scalar_double(r2, "r2"), &nodes)));
-  Rf_setAttrib(out, Rf_install("nodes"), Rf_ScalarInteger(nodes));
-  UNPROTECT(1);
-  return out;
-}
