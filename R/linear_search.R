@@ -216,7 +216,7 @@ check_linear_search_prior <- function(prior, q, group, n, call) {
     return(out)
   }
   if (group[1] != 0L) bad("The g-priors need the intercept as the first column, in group 0.")
-  if (n <= q + 1) bad("The g-priors need more rows than design columns plus 1.")
+  if (n <= q) bad("The g-priors need more rows than design columns.")
   gram <- prior$gram
   if (!is.numeric(gram) || !is.matrix(gram) || any(dim(gram) != q - 1L) ||
       !all(is.finite(gram)) || !isSymmetric(unname(gram * 1))) {

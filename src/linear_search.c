@@ -289,8 +289,8 @@ int ls_setup(const ls_input *in, ls_problem *p, sg_status *st) {
   /* BayesFactor's conventions: a flat intercept, first and in every submodel */
   if (in->group[0] != 0)
     return sg_fail(st, SG_ERR_INPUT, "The g-priors need the intercept first, in group 0.");
-  if (!(n > 2.0 + (q - 1)))
-    return sg_fail(st, SG_ERR_INPUT, "The g-priors need more rows than design columns plus 1.");
+  if (!(n > q))
+    return sg_fail(st, SG_ERR_INPUT, "The g-priors need more rows than design columns.");
   if (!(in->g > 0.0 && R_FINITE(in->g)))
     return sg_fail(st, SG_ERR_INPUT, "`g` (or r^2) must be positive.");
   const int ks = q - 1;
@@ -366,7 +366,8 @@ double ls_count_allowed(const ls_problem *p) {
  * the G prior's log evidence (zellner_log_evidence(), with det(A'A + blockdiag(0, M / g)) =
  * A00 det(M) prod(1 / g + lam_i)) plus the log density of t, less what does not depend on g.
  * In the usual case (slopes' cross products A00 M) there is one eigenvalue, A00, of
- * multiplicity k, and s = the regression sum of squares: Liang et al. (2008, eq. 5, 10). */
+ * multiplicity k, and s = the regression sum of squares (Liang et al. 2008, eq. 5; the
+ * mixture over g: their Section 3.1). */
 typedef struct {
   int m;
   const double *lam, *s, *mult;
