@@ -581,8 +581,7 @@ exact_log_evidence.sgais_linear_regression_zellner <- function(model, n = NULL) 
   n <- check_prefix_lengths(n, model$n, call)
   h <- model$hyper
   f <- h$flat
-  # the flat-top densities' log-normalisers (?g_prior)
-  offset <- -log((f[2] - f[1]) + sqrt(2 * pi) * f[3]) - log((f[5] - f[4]) + sqrt(2 * pi) * f[6])
+  offset <- flat_top_offset(f)
   gram <- crossprod(h$gram_chol)
   log_det_gram <- 2 * sum(log(diag(h$gram_chol)))
   lr_prefix_evidence(model, n, function(xtx, xty, yy, m) {
@@ -590,6 +589,12 @@ exact_log_evidence.sgais_linear_regression_zellner <- function(model, n = NULL) 
     jeffreys <- function(g) zellner_log_evidence(xtx, xty, yy, m, g, gram, log_det_gram)
     offset + if (h$zellner == 1) jeffreys(h$g) else zellner_siow_integral(jeffreys, h$g)
   })
+}
+
+# The log-normalisers of the flat-top densities of the intercept and log sigma^2 (?g_prior) with
+# flat parts `f` (hyper$flat of linear_regression_zellner()): the offset of every log evidence.
+flat_top_offset <- function(f) {
+  -log((f[2] - f[1]) + sqrt(2 * pi) * f[3]) - log((f[5] - f[4]) + sqrt(2 * pi) * f[6])
 }
 
 # log p(y) of a linear regression with the improper p(mu, s) = 1 (flat in the intercept mu and

@@ -9,7 +9,8 @@
  *   base.h -> rng.h, threads.h -> weights.h (log-space utilities) -> model.h (model interface,
  *   priors, built-in models) -> kernel.h (kernels, preconditioner, move settings) -> anneal.h
  *   (adaptive annealing) -> estimators.h (SGAIS, AIS, nested sampling) -> ffi.h (glue: R
- *   objects in and out, entry points). src/README.md lists the files of each layer, and
+ *   objects in and out, entry points); linear_search.h (variable selection) sits on weights.h
+ *   and threads.h, beside model.h. src/README.md lists the files of each layer, and
  *   tools/check-layers.R (run by CI) checks that no core object reads or builds R objects or
  *   calls a glue file, and that no object files call each other in a circle. */
 #ifndef SG_BASE_H

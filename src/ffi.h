@@ -140,5 +140,10 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
                  SEXP steps_done, SEXP step_size, SEXP key, SEXP schedule, SEXP time_budget);
 SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget);
+SEXP ffi_linear_search_enumerate(SEXP stats, SEXP group, SEXP parents, SEXP prior);
+SEXP ffi_linear_search_models(SEXP stats, SEXP group, SEXP prior, SEXP models, SEXP moments);
+SEXP ffi_linear_search_mcmc(SEXP stats, SEXP group, SEXP parents, SEXP prior,
+                            SEXP log_prior_size, SEXP iterations, SEXP state);
+SEXP ffi_linear_search_zs_integral(SEXP lam, SEXP s, SEXP mult, SEXP qinf, SEXP n, SEXP r2);
 
 #endif

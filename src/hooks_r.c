@@ -1,6 +1,7 @@
 /* Glue: entry points for the tests only (tests/testthat), which look inside the core through its
- * probes (model.h, kernel.h): plain C in and out, the R objects made here. */
+ * probes (model.h, kernel.h, linear_search.h): plain C in and out, the R objects made here. */
 #include "ffi.h"
+#include "linear_search.h"
 #include <string.h>
 
 /* The model's FlyMC bound with tangent points at `anchor`, collapsed over all its observations
@@ -188,6 +189,23 @@ SEXP ffi_gaussian_mixture_to_region(SEXP model, SEXP theta, SEXP logw, SEXP x) {
     LOGICAL(moved)[i] = sg_model_to_region(&m, &ws, region, REAL(mapped) + (size_t) i * m.dim);
   const char *names[] = {"x", "moved"};
   sg_set_names(out, names, 2);
+  UNPROTECT(1);
+  return out;
+}
+
+/* The Zellner-Siow log Bayes factor against the intercept alone, ls_zs_log_integral() with
+ * eigenvalues lam, projections s and multiplicities mult, and the number of quadrature nodes
+ * as attribute "nodes". */
+SEXP ffi_linear_search_zs_integral(SEXP lam, SEXP s, SEXP mult, SEXP qinf, SEXP n, SEXP r2) {
+  const int m = Rf_length(lam);
+  if (TYPEOF(lam) != REALSXP || TYPEOF(s) != REALSXP || TYPEOF(mult) != REALSXP ||
+      Rf_length(s) != m || Rf_length(mult) != m)
+    sg_input_error("`lam`, `s` and `mult` must be numeric vectors of one length.");
+  int nodes = 0;
+  SEXP out = PROTECT(Rf_ScalarReal(ls_zs_log_integral(
+      m, REAL(lam), REAL(s), REAL(mult), sg_scalar_double(qinf, "qinf"),
+      sg_scalar_double(n, "n"), sg_scalar_double(r2, "r2"), &nodes)));
+  Rf_setAttrib(out, Rf_install("nodes"), Rf_ScalarInteger(nodes));
   UNPROTECT(1);
   return out;
 }
