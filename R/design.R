@@ -401,7 +401,7 @@ formula_rows <- function(spec, data, call, arg) {
 }
 
 # The model matrix, response and offset (the sum of the formula's offset() terms, NULL if none)
-# of `data` from a formula spec, unchecked. Factors get the levels and contrasts of the spec (at
+# of `data` from a formula spec, unchecked, and `assign`, each column's term (model.matrix()'s). Factors get the levels and contrasts of the spec (at
 # construction, when it has none yet, those of model.matrix()).
 formula_matrix <- function(spec, data, what, call) {
   terms <- sandbox_formula(spec$terms, call)
@@ -411,9 +411,11 @@ formula_matrix <- function(spec, data, what, call) {
   }
   a <- stats::model.matrix(terms, mf, contrasts.arg = spec$contrasts)
   contrasts <- attr(a, "contrasts")
+  assign <- attr(a, "assign")
   attr(a, "assign") <- NULL
   attr(a, "contrasts") <- NULL
-  list(a = a, y = stats::model.response(mf), contrasts = contrasts, offset = stats::model.offset(mf))
+  list(a = a, y = stats::model.response(mf), contrasts = contrasts, offset = stats::model.offset(mf),
+       assign = assign)
 }
 
 # A factor (or character) variable of the model frame as a factor with the levels `levels`; a
