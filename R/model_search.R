@@ -111,6 +111,7 @@ model_search <- function(formula, data, family = "gaussian", ..., model_prior = 
                          "sgais_error_argument")
   enumerate <- check_whole_number(enumerate, "enumerate", 0, call)
   top <- check_whole_number(top, "top", 1, call)
+  if (!is.null(iterations)) iterations <- check_whole_number(iterations, "iterations", 1, call)
   mass_tolerance <- check_probability(mass_tolerance, "mass_tolerance", call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
