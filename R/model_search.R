@@ -229,7 +229,7 @@ build_submodel <- function(build, space, included, data, dots, rows, call) {
   formula <- submodel_formula(space, included)
   args <- c(list(formula, quote(data)), dots,
             list(weights = rows$weights, na.action = rows$na.action))
-  tryCatch(eval(as.call(c(list(build), args)), list(data = data)),
+  tryCatch(eval(as.call(c(list(quote(build)), args)), list(data = data, build = build)),
            sgais_error = function(e) {
              e$call <- call
              stop(e)
@@ -746,7 +746,7 @@ format.sgais_model_search <- function(x, ...) {
       if (length(inc)) paste(inc, collapse = " + ") else "(none)"
     }, character(1)),
     log_evidence = sprintf("%.3f", shown$log_evidence),
-    probability = format(signif(shown$probability, 3), scientific = 3)
+    probability = vapply(signif(shown$probability, 3), format, character(1), scientific = 3)
   )
   table$model <- ifelse(nchar(table$model) > 60, paste0(substr(table$model, 1, 57), "..."),
                         table$model)
