@@ -74,7 +74,7 @@ echo 0 >"$tmp/status" # the pipeline hides the exit status; it is kept here
     ASAN_OPTIONS="detect_leaks=0:log_path=$tmp/reports/asan" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     "$R" --vanilla --no-echo -f tools/run-tests.R --args --files="$FILES" --tags="$TAGS" \
-    --max-seconds=0 2>&1 ||
+    --budget=0 2>&1 ||
     echo $? >"$tmp/status"
 } | tee "$tmp/tests.log"
 status=$(cat "$tmp/status")

@@ -37,7 +37,7 @@ echo 0 >"$tmp/status" # the pipeline hides the exit status; it is kept here
 {
   "$R" -d "$memcheck --child-silent-after-fork=yes --log-file=$tmp/memcheck.log" \
     --vanilla --no-echo -f tools/run-tests.R --args --tags="$TAGS" --files="$FILES" \
-    --max-seconds=0 2>&1 ||
+    --budget=0 2>&1 ||
     echo $? >"$tmp/status"
 } | tee "$tmp/tests.log"
 status=$(cat "$tmp/status")
