@@ -204,7 +204,9 @@ warn_unannealed <- function(model, method, settings, call) {
 # The NS hybrid of the sequential estimator (thesis Sections 4.1 and 5.3): nested sampling on
 # the first settings$hybrid observations replaces the sequential estimator's first, most
 # variable terms. Returns the state after them (particles drawn from the nested-sampling
-# posterior, each weighted by its evidence) and the trace row that records them.
+# posterior, each weighted by its evidence) and the trace row that records them, whose
+# predicted variance is nested sampling's own, H / M: the run's log Z-hat carries that error,
+# and on data not much larger than `hybrid` it is most of it.
 hybrid_start <- function(model, state, settings) {
   n0 <- settings$hybrid
   ns <- nested_sampling(model_keep_first(model, n0), progress = FALSE)
@@ -216,7 +218,8 @@ hybrid_start <- function(model, state, settings) {
   trace <- data.frame(
     n = as_count(n0), log_evidence = ns$log_evidence, annealing_steps = 0L, resamples = 0L,
     sghmc_steps = 0L, divergent = 0L, step_halvings = 0L, reanchors = 0L, min_ess = as.double(M),
-    ess = as.double(M), predicted_var = 0, acceptance = NA_real_, step_size = NA_real_,
+    ess = as.double(M), predicted_var = ns$diagnostics$predicted_sd^2, acceptance = NA_real_,
+    step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
     jump_acceptance = NA_real_, exact_fallback = 0L, restarts = 0L, shift_restarts = 0L,

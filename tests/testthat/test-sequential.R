@@ -60,6 +60,12 @@ test_that("fits say which estimator made them and the hybrid starts from nested 
   s <- quietly(sequential_sgmcmc(small, seed = 1, progress = FALSE))
   expect_identical(s$method, "sequential SG-MCMC + NS")
   expect_equal(s$trajectory$n[1], 29)
+  # the hybrid's row carries nested sampling's own sd, sqrt(H / M), not 0: with all but one row
+  # in it, it is most of the run's SE (H depends on the run only a little)
+  ns <- nested_sampling(model_keep_first(small, 29), seed = 2, progress = FALSE)
+  expect_gt(s$trajectory$log_evidence_se[1], 0.7 * ns$log_evidence_se)
+  expect_lt(s$trajectory$log_evidence_se[1], 1.4 * ns$log_evidence_se)
+  expect_gte(s$log_evidence_se, s$trajectory$log_evidence_se[1])
   one <- linear_regression(y ~ ., simulate_linear_regression(1, dim = 1, seed = 3), prior = "paper")
   expect_identical(quietly(sequential_sgmcmc(one, seed = 1, progress = FALSE))$method,
                    "sequential SG-MCMC")
