@@ -39,7 +39,24 @@ test_that("SIR and sequential fits continue on new data as if run at once", {
   part <- quietly(sir(linear_regression(y ~ ., d[1:400, ], prior = "paper"), seed = 4, progress = FALSE))
   more <- quietly(sgais(part, d[401:1000, ], progress = FALSE))
   expect_identical(more$log_evidence, whole$log_evidence)
+  # the particles' genealogy goes on too: the same standard error
+  expect_identical(more$log_evidence_se, whole$log_evidence_se)
   expect_identical(more$method, "SIR")
+})
+
+test_that("without resampling SIR's genealogy gives the delta method of its final weights", {
+  # every particle its own ancestor (no resampling, no change of the number of particles in the
+  # exact phase) and no score control variate: the estimate is sum(W^2) - 1 / M of the final
+  # normalised weights
+  model <- linear_regression(y ~ ., simulate_linear_regression(60, dim = 2, seed = 3))
+  fit <- quietly(sir(model, resample = FALSE, score_control_variate = FALSE, seed = 1,
+                     progress = FALSE))
+  tr <- fit$state$traces[[1]]
+  W <- exp(fit$state$log_weights - max(fit$state$log_weights))
+  W <- W / sum(W)
+  expect_equal(tr$genealogy_var[nrow(tr)], sum(W^2) - 1 / length(W), tolerance = 1e-10)
+  expect_equal(fit$log_evidence_se^2, max(sum(tr$predicted_var), sum(W^2) - 1 / length(W)),
+               tolerance = 1e-10)
 })
 
 test_that("fits say which estimator made them and the hybrid starts from nested sampling", {
