@@ -8,8 +8,9 @@
 #   make check  R CMD check --no-manual of the tarball, without the tests (that is `make test`) and
 #               without rebuilding the vignettes (`make install` has built them)
 #   make check-vignettes  R CMD check that reruns the vignettes' code and rebuilds them, no tests
-#   make validate-quick  every estimator x preset x model family once on small data against its
-#               reference, and the quick statistical checks (inst/validation/quick.R, < 10 minutes)
+#   make validate-quick  the tests tagged "slow" (statistical checks of many fits, left out of
+#               `make test`), every estimator x preset x model family once on small data against its
+#               reference, and the quick statistical checks (inst/validation/quick.R, < 12 minutes)
 #   make validate  every estimator and preset against exact and Stan references (inst/validation/
 #               run.R, 70-80 minutes), then every statistical check (inst/validation/checks.R)
 #   make bench  the linear-regression benchmark (N = 1e4, 1e5, 1e6)
@@ -64,6 +65,7 @@ bench-models: install
 	$(RSCRIPT) inst/bench/models.R
 
 validate-quick: install
+	$(RSCRIPT) tools/run-tests.R --tags=slow
 	$(RSCRIPT) inst/validation/quick.R
 
 validate: install

@@ -7,7 +7,10 @@
 #   --files=a,b    run only these test files (names without "test-" and ".R"); default: all
 #   --tags=t1,t2   run only the tests tagged with one of these tags, i.e. whose body begins with
 #                  test_tags("t1", ...) (tests/testthat/helper-tags.R); the other tests are not
-#                  run and not counted. Default: every test.
+#                  run and not counted. Default: every test but those --skip-tags names.
+#   --skip-tags=t  leave out the tests tagged with one of these (default "slow": the statistical
+#                  checks that need many fits, which `make validate-quick` runs with --tags=slow;
+#                  a tag given to --tags is never skipped; --skip-tags= runs them too)
 #   --budget=S     list the tests that take longer than S seconds (default 10; 0: none, for the
 #                  sanitizer and valgrind builds, which run 3 to 50 times slower)
 #   --slowest=K    how many of the slowest tests to list (default 10)
@@ -23,12 +26,15 @@ opt <- function(name, default) {
 split <- function(x) if (nzchar(x)) strsplit(x, ",", fixed = TRUE)[[1]] else character(0)
 files <- split(opt("files", ""))
 tags <- split(opt("tags", ""))
+skip_tags <- setdiff(split(opt("skip-tags", "slow")), tags)
 max_seconds <- as.numeric(opt("budget", "10"))
 slowest <- as.integer(opt("slowest", "10"))
-unknown <- grep("^--(files|tags|budget|slowest)=", args, value = TRUE, invert = TRUE)
+unknown <- grep("^--(files|tags|skip-tags|budget|slowest)=", args, value = TRUE,
+                invert = TRUE)
 if (length(unknown)) stop("run-tests.R: unknown argument(s) ", paste(unknown, collapse = " "))
 
 env <- NULL
+left_out <- 0L # tests left out for a tag in skip_tags
 if (length(tags)) {
   # Only the files that hold a tagged test are run: the others' top-level fixtures (fitted
   # models) would cost minutes under valgrind for nothing.
@@ -41,15 +47,23 @@ if (length(tags)) {
   tagged_files <- sub("^test-(.*)\\.R$", "\\1", basename(paths[holds]))
   files <- if (length(files)) intersect(files, tagged_files) else tagged_files
   if (!length(files)) stop("run-tests.R: no test file holds a test tagged ", paste(tags, collapse = ", "))
+}
+if (length(tags) || length(skip_tags)) {
   # The tests' own test_that() is found in `env` (the test files run in its children): a test
-  # runs when its body's first call is test_tags() with one of `tags`, and is left out otherwise.
+  # runs when its body's first call is test_tags() with one of `tags` (any test if none are
+  # given) and none of `skip_tags`, and is left out otherwise.
   env <- test_env("sgais")
   env$test_that <- function(desc, code) {
     body <- substitute(code)
     first <- if (is.call(body) && identical(body[[1]], as.name("{")) && length(body) > 1) body[[2]]
-    tagged <- is.call(first) && identical(first[[1]], as.name("test_tags")) &&
-      any(vapply(as.list(first)[-1], function(t) is.character(t) && t %in% tags, logical(1)))
-    if (!tagged) return(invisible(TRUE))
+    has <- if (is.call(first) && identical(first[[1]], as.name("test_tags"))) {
+      unlist(Filter(is.character, as.list(first)[-1]))
+    }
+    if (length(tags) && !any(has %in% tags)) return(invisible(TRUE))
+    if (any(has %in% skip_tags)) {
+      left_out <<- left_out + 1L
+      return(invisible(TRUE))
+    }
     eval.parent(substitute(testthat::test_that(desc, code)))
   }
 }
@@ -85,5 +99,9 @@ kinds <- vapply(unlist(lapply(res, `[[`, "results"), recursive = FALSE),
 passed <- sum(kinds == "expectation_success")
 failed <- sum(kinds %in% c("expectation_failure", "expectation_error"))
 skipped <- sum(kinds == "expectation_skip")
+if (left_out) {
+  cat(sprintf("\n%d test(s) tagged %s left out (tools/run-tests.R --tags=%s runs them)\n",
+              left_out, paste(skip_tags, collapse = ", "), paste(skip_tags, collapse = ",")))
+}
 cat(sprintf("\ntestthat: %d passed, %d failed, %d skipped\n", passed, failed, skipped))
 quit(status = if (failed > 0 || passed == 0) 1 else 0)

@@ -4,16 +4,19 @@
 # and on any sanitizer report, wherever it went (R's output, or a child process such as the
 # Rscript a test starts). Used by `make sanitize` and .ci/run. Environment:
 #   SANITIZE_FILES  which test files: tools/run-tests.R --files (default empty: every file)
-#   SANITIZE_TAGS   which tests: tools/run-tests.R --tags (default empty: every test)
+#   SANITIZE_TAGS   which tests: tools/run-tests.R --tags (default empty: every test but those
+#                   tagged "slow", as in `make test`)
 #   R               the R front end (default R)
-# The whole suite runs by default: under ASan it is about 3 times slower than natively, a few
-# minutes, and every test file reaches the C core (the hostile-input table sends bad arguments
+# The whole suite (as `make test` runs it) by default: under ASan it is about 3 times slower than
+# natively, a few minutes, and every test file reaches the C core (the hostile-input table sends bad arguments
 # and corrupted models and fits to its entry points). The time limit of the ordinary suite does
 # not apply.
 # The flags come from a private Makevars file (R_MAKEVARS_USER); src/Makevars is not touched.
 # The tests run on 2 threads (SGAIS_NUM_THREADS=2): ASan handles libgomp's threads without false
 # reports, so the parallel paths are covered too (test-threads.R, with 20,000 observations, is the
-# test that reaches the parallel passes over the full data).
+# test that reaches the parallel passes over the full data). OMP_WAIT_POLICY=passive: beside the
+# valgrind job (.ci/run) two threads that spin while they wait for each other on 2 cores made
+# the threaded tests tens of times slower.
 # Blind spot (of valgrind too): an overrun of R_alloc() scratch of at most 128 bytes stays inside
 # one of R's pages of small vectors, which is one malloc() block; larger R_alloc() blocks are
 # malloc()ed one by one and are checked.
@@ -70,7 +73,8 @@ R_MAKEVARS_USER="$tmp/Makevars" "$R" CMD INSTALL --preclean --clean --no-multiar
 echo "sanitize: running the tests${FILES:+ in $FILES}${TAGS:+ tagged $TAGS}"
 echo 0 >"$tmp/status" # the pipeline hides the exit status; it is kept here
 {
-  R_LIBS="$tmp/lib${R_LIBS:+:$R_LIBS}" SGAIS_NUM_THREADS=2 LD_PRELOAD="$libasan" \
+  R_LIBS="$tmp/lib${R_LIBS:+:$R_LIBS}" SGAIS_NUM_THREADS=2 OMP_WAIT_POLICY=passive \
+    LD_PRELOAD="$libasan" \
     ASAN_OPTIONS="detect_leaks=0:log_path=$tmp/reports/asan" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     "$R" --vanilla --no-echo -e 'source("tools/run-tests.R")' --args --files="$FILES" --tags="$TAGS" \

@@ -5,4 +5,8 @@
 #   memcheck  one small test of each C code path (each estimator, kernel and model family, the
 #             threads, the state and streams): the valgrind job runs these alone, about 50
 #             times slower than natively, so together they take seconds natively.
+#   slow      a statistical check that needs many fits (an estimator's accuracy against an exact
+#             or independent reference, within a calibrated spread): left out of `make test`,
+#             the sanitizer build and CI, and run by `make validate-quick` (run-tests.R
+#             --tags=slow). The suite is for mechanics; these guard accuracy.
 test_tags <- function(...) invisible(NULL)
