@@ -222,6 +222,7 @@ test_that("simulate_shifting_mixture has the paper's three phases, in order", {
 # Each estimate must lie within its mean +/- 4 sd, and each pair within the difference of their
 # means + 4 combined sd. The tests use seed 11, outside the replicates.
 test_that("SGAIS, AIS and NS recover the closed-form evidence of a one-component mixture", {
+  test_tags("slow")
   model <- gaussian_mixture(mixture_data(), components = 1)
   err <- vapply(three_estimators(model, seed = 11), log_evidence, 0) - exact_log_evidence(model)
   expect_lt(abs(err[["sgais"]] - -0.68), 4 * 0.97)
@@ -230,6 +231,7 @@ test_that("SGAIS, AIS and NS recover the closed-form evidence of a one-component
 })
 
 test_that("SGAIS, AIS and NS agree on a three-component mixture (paper Appendix A.2)", {
+  test_tags("slow")
   model <- gaussian_mixture(mixture_data(), components = 3)
   z <- vapply(three_estimators(model, seed = 11), log_evidence, 0)
   expect_agree(z[["sgais"]], z[["ais"]], -1127.89, -1127.05, 1.57, 1.10)
@@ -546,6 +548,7 @@ test_that("SGAIS restarts from the reference once a mixture's data show all its 
 # and nested sampling (its prior repartitioned) must give it from the reference, reproducibly
 # and on any number of threads.
 test_that("every estimator from the reference distribution recovers the evidence of separated clusters", {
+  test_tags("slow")
   set.seed(3)
   y <- rbind(matrix(rnorm(120, sd = 0.1), 60), matrix(rnorm(120, mean = 2, sd = 0.1), 60))
   z <- rep(1:2, each = 60)

@@ -26,6 +26,7 @@ expect_reproducible_sgais <- function(model, kernel) {
 }
 
 test_that("every kernel gives SGAIS and AIS the exact evidence within the calibrated spread", {
+  test_tags("slow")
   model <- kernel_model()
   exact <- exact_log_evidence(model)
   bounds <- list(
@@ -162,6 +163,7 @@ test_that("FlyMC's bound collapses exactly and lies below the likelihood", {
 })
 
 test_that("FlyMC gives SGAIS and AIS the exact evidence within the calibrated spread", {
+  test_tags("slow")
   model <- flymc_model()
   exact <- flymc_reference(model)
   calibrated <- list(ais = c(-0.03, 0.36), sgais = c(0.04, 0.24))
@@ -320,6 +322,7 @@ test_that("FlyMC's Bohning bound for softmax regression collapses exactly and li
 })
 
 test_that("FlyMC gives SGAIS and AIS softmax regression's evidence within the calibrated spread", {
+  test_tags("slow")
   model <- flymc_softmax_model()
   reference <- softmax_reference(model)[["log_evidence"]]
   calibrated <- list(ais = c(0.04, 0.65), sgais = c(-0.08, 0.36))

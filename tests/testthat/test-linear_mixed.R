@@ -91,6 +91,7 @@ test_that("with unknown sds the evidence is integrated over them, checked by int
 })
 
 test_that("SGAIS, AIS and nested sampling recover the exact evidence", {
+  test_tags("slow")
   d <- mixed_data(1000, 30, seed = 5)
   m <- linear_regression(y ~ x + (1 | g), d, noise_sd = 0.5, group_sd = 0.7)
   exact <- exact_log_evidence(m)

@@ -84,7 +84,7 @@ test_that("the model prints what it is", {
   expect_output(print(model), "observations: 100")
   expect_output(print(model), "parameters:   6 \\(\\(Intercept\\), x1")
   expect_output(print(model), "sd = 0.5")
-  expect_invisible(print(model))
+  expect_output(expect_invisible(print(model)))
 })
 
 test_that("simulate_linear_regression is the paper's design and prefix-consistent", {

@@ -207,6 +207,7 @@ test_that("bad responses and data give errors that name the argument", {
 # 0.82 nats, where a prior sd of 6.25 (the variance) instead of 2.5 moves the evidence by -1.75
 # nats and one of sqrt(2) 2.5 by -0.64 (computed with the same quadrature).
 test_that("SGAIS, AIS and nested sampling agree with a quadrature of the evidence", {
+  test_tags("slow")
   data <- withr::with_seed(1, {
     x <- rnorm(150)
     data.frame(x = x, y = rbinom(150, 1, plogis(-0.5 + 1.2 * x)))

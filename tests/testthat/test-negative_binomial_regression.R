@@ -114,6 +114,7 @@ test_that("bad counts and arguments give classed errors that name them", {
 })
 
 test_that("SGAIS, AIS and nested sampling agree with a quadrature of the evidence", {
+  test_tags("slow")
   # y ~ 1 on 300 counts (helper-negbin.R): two parameters, b and log omega, whose evidence
   # the 2-D midpoint rule gives to 1e-9. Single default runs, seeds 1-8, error mean / sd:
   # SGAIS -0.064 / 0.135, AIS +0.033 / 0.199, nested sampling -0.003 / 0.293. Seed 11 within

@@ -168,6 +168,7 @@ test_that("nested sampling rejects bad input with errors naming the argument", {
 })
 
 test_that("robust AIS and nested sampling agree on a real data set (iris, softmax regression)", {
+  test_tags("slow")
   # Two methods that work differently: annealing with Metropolis-adjusted HMC, and nested
   # sampling with a random walk inside the contour. Over seeds 1-10 (calibration) AIS gave
   # -45.86 (sd 0.33) and NS -46.15 (sd 0.54); AIS with 400 particles -46.5 and NS with 400 live

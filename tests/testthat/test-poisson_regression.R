@@ -198,6 +198,7 @@ test_that("bad counts, offsets and data give errors that name the argument", {
 # outside the replicates, must be within 4 sds of the reference plus the mean error: 0.70 to
 # 1.03 nats, where a lost offset or log(y!) term moves the evidence by tens of nats.
 test_that("SGAIS, AIS and nested sampling agree with a quadrature of the evidence", {
+  test_tags("slow")
   data <- withr::with_seed(2, {
     x <- rnorm(150)
     t <- runif(150, 0.5, 2)

@@ -94,6 +94,7 @@ test_that("the quadrature reference is itself right", {
 # replicates. (SGAIS is given mini-batches of 50: with the default 500, every observation of so
 # small a data set is in its exact phase and it is AIS with 100 particles.)
 test_that("SGAIS, AIS and nested sampling recover the evidence of a location-scale t model", {
+  test_tags("slow")
   model <- robust_regression(y ~ 1, location_scale(), df = 4, prior_sd = 2, scale_prior = 1.5)
   reference <- quadrature_log_evidence(location_scale()$y, 4, 2, 1.5)
   expect_equal(reference, -677.23998, tolerance = 1e-5 / 677)

@@ -6,6 +6,7 @@ seq_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000
                                           noise_sd = 1)
 
 test_that("SIR and the sequential estimators find the exact evidence", {
+  test_tags("slow")
   model <- seq_model()
   exact <- exact_log_evidence(model)
   runs <- list(
@@ -93,6 +94,7 @@ test_that("fits say which estimator made them and the hybrid starts from nested 
 })
 
 test_that("off linear regression they agree with a grid evidence (logistic regression)", {
+  test_tags("slow")
   # calibration (inst/validation/calibrate-kernels.R, seeds 1-5; error mean, sd): SIR -0.29,
   # 0.30; sequential + NS +0.10, 0.34; SIR with the austerity kernel -0.19, 0.55
   # (SIR with SGAIS's early particles, as calibrated: sir()'s own default takes four times as

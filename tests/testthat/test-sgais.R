@@ -131,7 +131,7 @@ test_that("fits print, summarise and convert", {
   expect_output(print(fit), "log Z: +-1[0-9]{3}\\.[0-9]{4}")
   expect_output(print(fit), "50 particles \\(100 early\\), batch 500")
   expect_output(print(fit), "preset \"robust\"")
-  expect_invisible(print(fit))
+  expect_output(expect_invisible(print(fit)))
   s <- summary(fit)
   expect_s3_class(s, "summary.sgais_fit")
   expect_equal(s$exact_log_evidence, exact_log_evidence(model))
@@ -302,6 +302,7 @@ test_that("the robust default is accurate with small noise (sd 0.2)", {
 })
 
 test_that("the robust default is accurate with 20 covariates", {
+  test_tags("slow")
   model <- robust_case(3000, 20, 0.5, 2, seed = 2)
   err <- log_evidence(quiet_sgais(model, seed = 11)) - exact_log_evidence(model)
   expect_gt(err, -0.01 - 4 * 0.70)

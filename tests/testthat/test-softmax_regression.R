@@ -157,6 +157,7 @@ test_that("simulate_softmax_regression follows the paper's design and is prefix-
 # boundary, paper Appendix A.1, also seen on linear regression). Each pair must agree within the
 # difference of their means + 4 combined sd. The test uses seed 11, outside the replicates.
 test_that("SGAIS, AIS and NS agree on softmax regression", {
+  test_tags("slow")
   data <- simulate_softmax_regression(500, dim = 2, classes = 3, seed = 1)
   z <- vapply(three_estimators(softmax_regression(y ~ ., data), seed = 11), log_evidence, 0)
   expect_agree(z[["sgais"]], z[["ais"]], -379.71, -379.29, 1.69, 2.23)
