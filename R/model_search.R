@@ -650,10 +650,11 @@ trajectory_row <- function(result, n) {
   out
 }
 
-# The posterior inclusion probability of each candidate term.
+# The posterior inclusion probability of each candidate term (a sum of probabilities that add to
+# 1, kept within [0, 1] against rounding).
 inclusion_of <- function(result) {
   members <- matrix(members_of(result$codes, length(result$terms)), ncol = length(result$terms))
-  stats::setNames(drop(result$probability %*% members), result$terms)
+  stats::setNames(pmin(pmax(drop(result$probability %*% members), 0), 1), result$terms)
 }
 
 new_sgais_model_search <- function(state, call) {
