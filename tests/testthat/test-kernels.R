@@ -9,13 +9,17 @@ kernel_model <- function() linear_regression(y ~ ., simulate_linear_regression(1
                                              noise_sd = 1)
 
 # SGAIS with `kernel` on `model`: the same seed gives the same estimate, and a run split into
-# slices (a time budget of 0: one chunk per call) the same state as one call.
+# slices (a time budget of 0: one chunk per call) the same state as one call. With 20 particles:
+# reproducibility does not depend on their number.
 expect_reproducible_sgais <- function(model, kernel) {
-  a <- quietly(sgais(model, kernel = kernel, seed = 5, progress = FALSE))
-  b <- quietly(sgais(model, kernel = kernel, seed = 5, progress = FALSE))
+  a <- quietly(sgais(model, kernel = kernel, particles = 20, early_particles = 20, seed = 5,
+                     progress = FALSE))
+  b <- quietly(sgais(model, kernel = kernel, particles = 20, early_particles = 20, seed = 5,
+                     progress = FALSE))
   expect_identical(a$log_evidence, b$log_evidence)
-  settings <- sgais:::control_settings(sgais_control(kernel = kernel, exact_until = 200), list(),
-                                       "sgais", NULL)
+  settings <- sgais:::control_settings(sgais_control(kernel = kernel, exact_until = 200,
+                                                     particles = 20, early_particles = 20),
+                                       list(), "sgais", NULL)
   run <- function(budget) {
     withr::with_seed(9, {
       state <- initial_sgais_state(model, settings$early_particles)
@@ -197,15 +201,16 @@ test_that("FlyMC reads a small fraction of a large data set", {
 # seed, and both the same on 1 and 2 threads.
 expect_reproducible_flymc <- function(model) {
   expect_reproducible_sgais(model, "flymc")
-  a <- quietly(ais(model, kernel = "flymc", seed = 5, progress = FALSE))
-  b <- quietly(ais(model, kernel = "flymc", seed = 5, progress = FALSE))
+  a <- quietly(ais(model, kernel = "flymc", particles = 20, seed = 5, progress = FALSE))
+  b <- quietly(ais(model, kernel = "flymc", particles = 20, seed = 5, progress = FALSE))
   expect_identical(a$log_evidence, b$log_evidence)
   old <- sgais_threads()
   on.exit(suppressWarnings(sgais_threads(old)))
   fits <- lapply(1:2, function(threads) {
     suppressWarnings(sgais_threads(threads))
-    list(sgais = quietly(sgais(model, kernel = "flymc", seed = 2, progress = FALSE)),
-         ais = quietly(ais(model, kernel = "flymc", seed = 2, progress = FALSE)))
+    list(sgais = quietly(sgais(model, kernel = "flymc", particles = 20, early_particles = 20,
+                               seed = 2, progress = FALSE)),
+         ais = quietly(ais(model, kernel = "flymc", particles = 20, seed = 2, progress = FALSE)))
   })
   expect_identical(fits[[1]]$sgais$log_evidence, fits[[2]]$sgais$log_evidence)
   expect_identical(fits[[1]]$sgais$trajectory$data_fraction,
