@@ -43,14 +43,16 @@ test_that("every estimator gives the built-in model's fit, up to rounding, with 
 test_that("continuation, streams, comparison, plots and saveRDS work with a model in R", {
   d <- simulate_linear_regression(600, seed = 5)
   custom <- r_linear_regression(d[1:400, ])
-  fit <- sgais(custom, seed = 1, progress = FALSE)
+  # (20 particles: a model in R is slow, and none of this depends on their number)
+  fit <- quietly(sgais(custom, particles = 20, early_particles = 20, seed = 1, progress = FALSE))
   rows <- cbind(`(Intercept)` = 1, as.matrix(d[401:600, 1:5]), y = d$y[401:600])
-  more <- sgais(fit, new_data = rows, progress = FALSE)
-  whole <- sgais(r_linear_regression(d), seed = 1, progress = FALSE)
+  more <- quietly(sgais(fit, new_data = rows, progress = FALSE))
+  whole <- quietly(sgais(r_linear_regression(d), particles = 20, early_particles = 20, seed = 1,
+                         progress = FALSE))
   expect_identical(log_evidence(more), log_evidence(whole))
   expect_equal(nobs(more$model), 600L)
   # new rows are matched by column name, whatever their order
-  expect_identical(log_evidence(sgais(fit, new_data = rows[, 7:1], progress = FALSE)),
+  expect_identical(log_evidence(quietly(sgais(fit, new_data = rows[, 7:1], progress = FALSE))),
                    log_evidence(more))
   expect_error(sgais(fit, new_data = rows[, -3], progress = FALSE),
                class = "sgais_error_missing_column")
@@ -62,7 +64,8 @@ test_that("continuation, streams, comparison, plots and saveRDS work with a mode
     data = all_rows[1:20, ], parameter_names = "mean", label = "mean only"
   )
   cmp <- quietly(compare_models(list(regression = r_linear_regression(d[1:20, ]),
-                                     mean = mean_only), all_rows, seed = 1, progress = FALSE, method = "sgais"))
+                                     mean = mean_only), all_rows, seed = 1, progress = FALSE,
+                                method = "sgais", particles = 20, early_particles = 20))
   expect_s3_class(cmp, "sgais_comparison")
   expect_gt(as.data.frame(cmp)$log_evidence[1], -Inf)
   expect_s3_class(autoplot(whole), "ggplot")
@@ -72,8 +75,8 @@ test_that("continuation, streams, comparison, plots and saveRDS work with a mode
   expect_error(sgais(back, new_data = rows[1:10, ], progress = FALSE),
                class = "sgais_error_untrusted_functions")
   back <- reattach_functions(back, r_linear_regression(d[1:5, ]))
-  expect_identical(log_evidence(sgais(back, new_data = rows[1:10, ], progress = FALSE)),
-                   log_evidence(sgais(more, new_data = rows[1:10, ], progress = FALSE)))
+  expect_identical(log_evidence(quietly(sgais(back, new_data = rows[1:10, ], progress = FALSE))),
+                   log_evidence(quietly(sgais(more, new_data = rows[1:10, ], progress = FALSE))))
 })
 
 test_that("functions stored in a saved fit are not run until the model is given again", {
