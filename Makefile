@@ -2,8 +2,9 @@
 #   make install  build the source tarball with its vignettes and install it (about a minute;
 #               vignette("sgais") and browseVignettes("sgais") then work)
 #   make demo   fit the paper's linear regression, compare with the exact evidence, draw sgais-demo.png
-#   make test   run the test suite (prints its 10 slowest tests and "testthat: N passed, N failed,
-#               N skipped"; fails on a test over 10 s). Takes about 3 minutes.
+#   make test   run the test suite (prints its 10 slowest tests, those over 10 s, and "testthat: N
+#               passed, N failed, N skipped"; fails on a failed test, never on a slow one). Takes
+#               about 3 minutes.
 #   make check  R CMD check --no-manual of the tarball, without the tests (that is `make test`) and
 #               without rebuilding the vignettes (`make install` has built them)
 #   make check-vignettes  R CMD check that reruns the vignettes' code and rebuilds them, no tests

@@ -130,11 +130,12 @@ ais <- function(model, ..., control = ais_control(), replicates = 1, schedule = 
 }
 
 # The state of an AIS run before its first step: particles from the prior at lambda = 0.
-# `first_lambda` is the lambda of the first step, once taken (for ais_progress()).
+# `first_lambda` is the lambda of the first step, once taken (for ais_progress()); `genealogy`
+# the particles' (src/anneal.h), NULL before the first step.
 ais_start_state <- function(model, particles) {
   list(theta = model_prior_draw(model, particles), logw = numeric(particles),
        loglik = numeric(0), lambda = 0, first_lambda = NA_real_, steps = 0L, log_z = 0,
-       step_size = 0, key = rng_key())
+       step_size = 0, key = rng_key(), genealogy = NULL)
 }
 
 # How far an AIS run is, in [0, 1], for its progress bar: the fraction of the way from the first
@@ -172,7 +173,7 @@ ais_status <- function(state) {
 ais_slice <- function(model, state, settings, budget, schedule = numeric(0)) {
   res <- with_model_errors(.Call(C_ffi_ais_run, model, state$theta, state$logw, state$loglik,
                                  state$lambda, settings, state$steps, state$step_size, state$key,
-                                 as.double(schedule), budget))
+                                 as.double(schedule), budget, state$genealogy))
   trace <- as.data.frame(res$trace)
   k <- nrow(trace)
   list(
@@ -181,6 +182,7 @@ ais_slice <- function(model, state, settings, budget, schedule = numeric(0)) {
                  first_lambda = if (state$steps == 0 && k > 0) trace$lambda[1]
                                 else state$first_lambda,
                  steps = state$steps + k, step_size = res$step_size_end,
+                 genealogy = res$genealogy,
                  key = state$key,
                  log_z = if (k > 0) trace$log_evidence[k] else state$log_z),
     trace = trace
@@ -207,7 +209,9 @@ new_sgais_ais_fit <- function(model, runs, settings, call, seed, annealing = "ad
       trace <- r$trace
       trace$predicted_var <- (settings$particles / trace$ess - 1) / settings$particles
       trace$min_ess <- trace$ess
-      anneal_diagnostics(trace, r$state$logw, steps = NULL)
+      anneal_diagnostics(trace, r$state$logw, steps = NULL,
+                         genealogy_var = r$state$genealogy$closed +
+                           sum(r$state$genealogy$influence^2))
     }))
   )
   do.call(new_sgais_evidence, quote = TRUE, c(

@@ -73,8 +73,8 @@
 #'   \item{`control_variates`, `score_control_variate`}{(SGAIS) control-variate mini-batch
 #'     gradients, and the score control variate on each evidence increment (`TRUE` / `FALSE`);}
 #'   \item{`exact_until`, `early_particles`}{(SGAIS) exact gradients, with `early_particles`
-#'     particles, up to `exact_until` earlier observations (`NULL`: 4 / 1 `batch_size`; 100 /
-#'     `NULL`, `particles`);}
+#'     particles, up to `exact_until` earlier observations (`NULL`: 4 / 1 `batch_size`; 100,
+#'     [sir()] 400 if it never restarts / `particles`);}
 #'   \item{`jumps`}{independence Metropolis-Hastings jumps between modes after each exact move,
 #'     for models that have them, such as mixtures (10, nested sampling 80 / 0);}
 #'   \item{`reference`}{start from a reference distribution the model builds from the data
@@ -325,8 +325,33 @@ control_settings <- function(control, overrides, method, call, model = NULL) {
                                                                       keep.null = TRUE), call)
   }
   s <- control$settings
+  early <- model_early_particles(model, method, control$preset,
+                                 c(names(control$given), names(overrides)), s)
+  if (!is.null(early)) {
+    control <- new_control(method, control$preset,
+                           utils::modifyList(control$given, c(overrides, early), keep.null = TRUE),
+                           call)
+    s <- control$settings
+  }
   s$preset <- control$preset
   s
+}
+
+# SIR's particles in its exact early phase under the robust preset, when `given` (the settings
+# given) has no `early_particles`: sir_early_particles (at least `particles`) on a model where
+# the run never restarts, as list(early_particles =); NULL (the preset's) where it restarts
+# (mixtures, models of groups, a finite `restart_every`), whose restarts anneal all the data so
+# far with that many particles and replace the estimate of the early importance steps. Without
+# restarts SIR's first importance steps, each observation a large share of the little
+# information there is, make most of its error: more particles there shrink its variance and
+# the bias that comes with it (inst/design.md, "Standard errors").
+sir_early_particles <- 400L
+model_early_particles <- function(model, method, preset, given, settings) {
+  if (is.null(model) || method != "sir" || preset != "robust" || "early_particles" %in% given) {
+    return(NULL)
+  }
+  if (restart_ratio(model, settings) < Inf) return(NULL)
+  list(early_particles = max(sir_early_particles, settings$particles))
 }
 
 # The default mini-batch of a model whose observations are groups of rows (R/glm_mixed.R), for

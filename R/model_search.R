@@ -111,6 +111,7 @@ model_search <- function(formula, data, family = "gaussian", ..., model_prior = 
                          "sgais_error_argument")
   enumerate <- check_whole_number(enumerate, "enumerate", 0, call)
   top <- check_whole_number(top, "top", 1, call)
+  if (!is.null(iterations)) iterations <- check_whole_number(iterations, "iterations", 1, call)
   mass_tolerance <- check_probability(mass_tolerance, "mass_tolerance", call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
@@ -141,17 +142,26 @@ model_search <- function(formula, data, family = "gaussian", ..., model_prior = 
                    mass_tolerance = mass_tolerance, block_size = block_size)
   if (linear_engine_applies(full)) {
     state <- linear_search_state(full, space, selected$data, settings, call)
-    state <- linear_search_add(state, full$data, settings, progress, call)
-    while (stream && !is.null(block <- source(block_size))) {
-      block <- formula_rows_of(block, list(formula), rows, call)$data
-      state <- linear_search_add(state, model_data(full, block, call), settings, progress, call)
+    state <- linear_search_add(state, full$data, settings, call)
+    if (stream) {
+      bar <- if (progress) {
+        cli::cli_progress_bar(format = paste("Searching {length(space$terms)} terms",
+                                             "{cli::pb_spin} {format_count(state$n)} rows |",
+                                             "{cli::pb_elapsed}"), total = NA, .auto_close = FALSE)
+      }
+      while (!is.null(block <- source(block_size))) {
+        block <- formula_rows_of(block, list(formula), rows, call)$data
+        state <- linear_search_add(state, model_data(full, block, call), settings, call)
+        if (!is.null(bar)) cli::cli_progress_update(id = bar)
+      }
+      if (!is.null(bar)) cli::cli_progress_done(id = bar)
     }
     return(new_sgais_model_search(state, call))
   }
-  if (stream && !is_in_memory(data)) {
-    abort(paste("A stream is searched for linear regression only; other families need the data",
-                "in memory (each model's evidence is estimated from all of them)."), call,
-          "sgais_error_argument")
+  if (stream) {
+    abort(paste("Only a linear search reads its data in blocks (`block_size`, or a stream):",
+                "other families estimate each model's evidence from all the rows at once; give",
+                "them as a data frame, without `block_size`."), call, "sgais_error_argument")
   }
   state <- generic_search(build, full, space, selected$data, settings, progress, call)
   new_sgais_model_search(state, call)
@@ -228,7 +238,7 @@ build_submodel <- function(build, space, included, data, dots, rows, call) {
   formula <- submodel_formula(space, included)
   args <- c(list(formula, quote(data)), dots,
             list(weights = rows$weights, na.action = rows$na.action))
-  tryCatch(eval(as.call(c(list(build), args)), list(data = data)),
+  tryCatch(eval(as.call(c(list(quote(build)), args)), list(data = data, build = build)),
            sgais_error = function(e) {
              e$call <- call
              stop(e)
@@ -362,7 +372,7 @@ linear_engine_prior <- function(full, y0) {
 # `state` with the rows `data` (the largest model's data list: xt, y) added to its statistics,
 # and the search done again at this block's end (a row of the trajectory; the full result is kept
 # for the last).
-linear_search_add <- function(state, data, settings, progress, call) {
+linear_search_add <- function(state, data, settings, call) {
   xt <- cbind(state$pending$xt, data$xt)
   y <- c(state$pending$y, data$y - state$y0)
   whole <- ncol(xt) %/% search_chunk * search_chunk
@@ -373,7 +383,7 @@ linear_search_add <- function(state, data, settings, progress, call) {
   state$pending <- list(xt = xt[, rest, drop = FALSE], y = y[rest])
   stats <- add_statistics(state$stats, xt, y, rest)
   if (stats$n == 0) return(state)
-  state$result <- linear_search_result(state, stats, settings, progress, call)
+  state$result <- linear_search_result(state, stats, settings, call)
   state$trajectory <- rbind(state$trajectory, trajectory_row(state$result, stats$n))
   state$n <- stats$n
   state
@@ -458,7 +468,7 @@ add_statistics <- function(stats, xt, y, rows) {
 
 # The search at statistics `stats`: every allowed model's log evidence (enumerated), or the
 # visited models' (the chain over models), with their log priors and posterior probabilities.
-linear_search_result <- function(state, stats, settings, progress, call) {
+linear_search_result <- function(state, stats, settings, call) {
   space <- state$space
   K <- length(space$terms)
   mcmc <- settings$method == "mcmc" || (settings$method == "auto" && K > settings$enumerate)
@@ -745,7 +755,7 @@ format.sgais_model_search <- function(x, ...) {
       if (length(inc)) paste(inc, collapse = " + ") else "(none)"
     }, character(1)),
     log_evidence = sprintf("%.3f", shown$log_evidence),
-    probability = format(signif(shown$probability, 3), scientific = 3)
+    probability = vapply(signif(shown$probability, 3), format, character(1), scientific = 3)
   )
   table$model <- ifelse(nchar(table$model) > 60, paste0(substr(table$model, 1, 57), "..."),
                         table$model)
@@ -910,12 +920,11 @@ plot.sgais_model_search <- function(x, ..., colours = NULL, col = NULL) {
 #' @param object A search from `model_search()`.
 #' @param new_data New rows (a data frame, or a source as `data`) for a linear search.
 #' @export
-update.sgais_model_search <- function(object, new_data, ..., progress = default_progress()) {
+update.sgais_model_search <- function(object, new_data, ...) {
   call <- sys.call()
   object <- validate_sgais_model_search(object, call)
-  check_dots_empty(call, c("object", "new_data", "progress"), ...)
+  check_dots_empty(call, c("object", "new_data"), ...)
   if (missing(new_data)) abort("`new_data` is missing: give the rows to add.", call)
-  progress <- check_flag(progress, "progress", call)
   state <- object$state
   if (!identical(state$kind, "linear")) {
     abort(paste("Only a linear search continues on new rows; search the models of this family on",
@@ -927,7 +936,7 @@ update.sgais_model_search <- function(object, new_data, ..., progress = default_
   on.exit(source(NULL), add = TRUE)
   while (!is.null(block <- source(block_size))) {
     block <- formula_rows_of(block, list(state$space$formula), s$rows, call)$data
-    state <- linear_search_add(state, model_data(state$full, block, call), s, progress, call)
+    state <- linear_search_add(state, model_data(state$full, block, call), s, call)
   }
   new_sgais_model_search(state, object$call)
 }

@@ -164,19 +164,37 @@ log_mean_exp_se <- function(x) {
   sqrt((r - 1) / r * sum((loo - mean(loo))^2))
 }
 
-# Per-replicate diagnostics of an annealing run (SGAIS or AIS) from its trace: the chi-square
-# divergences of the incremental weights add up to about the variance of log Z-hat
-# (Var log Z ~ sum_t (M / ESS_t - 1) / M, for weights resampled at each step; the trace's
-# `predicted_var`), which makes `predicted_sd`; the lowest incremental ESS; the variance of the
-# final log-weights (a degenerate final particle set); and the fraction of chunks or steps
-# needing many annealing steps (where the target moved far).
-anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps) {
+# Per-replicate diagnostics of an annealing run (SGAIS or AIS) from its trace: the predicted sd
+# of log Z-hat, `predicted_sd`; the lowest incremental ESS; the variance of the final
+# log-weights (a degenerate final particle set); and the fraction of chunks or steps needing
+# many annealing steps (where the target moved far). The predicted variance is the larger of
+# two estimates: the chi-square divergences of the incremental weights over M, summed over the
+# steps (the trace's `predicted_var`: Var log Z ~ sum_t (M / ESS_t - 1) / M, right for weights
+# resampled at every step and moves that draw afresh from each target), and the run's
+# genealogy's (`genealogy_var`, src/anneal.h: the squared influences of the particles'
+# ancestors, which also counts weights accumulated between resamplings and moves that leave
+# the particles correlated from step to step); the first is the floor where the genealogy has
+# few ancestors left to measure with.
+anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps,
+                               genealogy_var = NULL) {
+  genealogy_var <- genealogy_var[is.finite(genealogy_var)]
   data.frame(
-    predicted_sd = sqrt(sum(trace$predicted_var)),
+    predicted_sd = sqrt(max(sum(trace$predicted_var), genealogy_var)),
     lowest_ess = min(trace$min_ess),
     final_log_weight_var = if (length(unique(logw)) > 1L) stats::var(logw) else 0,
     many_steps_fraction = if (is.null(steps)) NA_real_ else mean(steps > 10)
   )
+}
+
+# The predicted variance of log Z-hat at the end of each chunk of an SGAIS sampler's trace (SGAIS,
+# SIR, the sequential estimator): the larger of the chunks' summed `predicted_var` and the
+# genealogy's estimate there (`genealogy_var`; see anneal_diagnostics()), which traces made
+# before genealogies were kept lack (NA).
+predicted_var_path <- function(trace) {
+  summed <- cumsum(trace$predicted_var)
+  genealogy <- trace$genealogy_var
+  if (is.null(genealogy)) return(summed)
+  pmax(summed, genealogy, na.rm = TRUE)
 }
 
 # A classed warning when the diagnostics say the estimate is unreliable. For the annealing
@@ -427,10 +445,10 @@ combine_runs <- function(runs) {
 #' R - 1 degrees of freedom, so the t quantile, not the normal one, gives the stated coverage
 #' (3.18 for 95% with 4 replicates; the normal 1.96 would cover about 86%). A single run's
 #' standard error is the one it predicts for itself (see "Standard error and how far to trust
-#' it" in [sgais()]), with the normal quantile; it covers less than it states (a single run was
-#' within 2 of them of the reference in 83% of the validation suite's SGAIS runs, 80% of AIS's,
-#' 94% of nested sampling's), so prefer replicates for a decision. SGAIS's paper preset has no
-#' single-run SE. See [sgais()] for the coverage measured against exact and Stan references.
+#' it" in [sgais()]), with the normal quantile; it cannot see a mode the run missed, so prefer
+#' replicates for a decision. SGAIS's paper preset has no single-run SE. The coverage measured
+#' against exact and reference evidence, of replicates and of single runs, is in
+#' `vignette("validation")`.
 #'
 #' @param object A fit from [sgais()], [ais()] or [nested_sampling()].
 #' @param parm Ignored (the only parameter is the log evidence).

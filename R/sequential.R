@@ -42,6 +42,13 @@
 #' only. The `"paper"` preset of `sequential_control()` is the estimator as published (the
 #' paper's SGHMC settings of Section 6.1).
 #'
+#' With the `"robust"` preset `sir()` takes 400 particles in its exact early phase
+#' (`early_particles`, unless given) on models where it never restarts (below): its first
+#' importance steps, each observation a large share of what little the data say so far, make
+#' most of its error, which with SGAIS's 100 grew with the number of parameters beyond what its
+#' standard error showed (`vignette("validation")`, "Standard-error coverage on small data").
+#' Where it restarts, the restarts anneal with SGAIS's 100 and replace those steps' estimate.
+#'
 #' A chunk enters in one step, so where the posterior changes its mode as observations arrive
 #' these estimators cannot follow it, and their standard errors do not show it. A mixture's
 #' does, as its clusters show in the data (components spread over several clusters give way to

@@ -9,7 +9,8 @@
 #' by R functions such as [linear_regression()].
 #'
 #' @section Which estimator when:
-#' [compare_models()] picks by this list with `method = "auto"`; a single fit follows it too.
+#' [compare_models()] picks by this list with `method = "auto"`, and [model_search()] for the
+#' submodels of a regression; a single fit follows it too.
 #' \describe{
 #'   \item{Linear regression with normal, g- or Zellner-Siow priors, random intercepts too:}{
 #'     [exact_evidence()], the closed form.}

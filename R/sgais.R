@@ -46,8 +46,13 @@
 #' \eqn{\sqrt{\mathrm{mean}(p_r^2) / R}}{sqrt(mean(p_r^2) / R)} if larger. It has R - 1 degrees
 #' of freedom: [confint()] uses the \eqn{t_{R-1}} quantile. Replicates run under
 #' [future::plan()] with the same result on any plan. A single run reports the sd it predicts
-#' for itself (`predicted_sd`; `NA` under the paper preset), which cannot see a mode the run
-#' missed. **For a decision, use replicates**; where they spread by more than a nat, or on
+#' for itself (`predicted_sd`; `NA` under the paper preset): the larger of the summed
+#' chi-square divergences of its annealing steps' incremental weights over the number of
+#' particles, and the variance its particles' genealogy shows (each particle's steps credited to
+#' its ancestor, so that weights accumulated between resamplings and moves that leave copies of a
+#' particle correlated are counted). It cannot see a mode the run missed, nor the small extra
+#' spread of choosing the annealing steps from the particles themselves (see "Schedule" in
+#' [ais()]). **For a decision, use replicates**; where they spread by more than a nat, or on
 #' mixtures, use more and compare with [ais()] and [nested_sampling()]. No SE sees a mode that
 #' no replicate reaches. A `predicted_sd` above 1 nat warns (`sgais_warning_unreliable`): use
 #' more particles.
@@ -204,7 +209,9 @@ warn_unannealed <- function(model, method, settings, call) {
 # The NS hybrid of the sequential estimator (thesis Sections 4.1 and 5.3): nested sampling on
 # the first settings$hybrid observations replaces the sequential estimator's first, most
 # variable terms. Returns the state after them (particles drawn from the nested-sampling
-# posterior, each weighted by its evidence) and the trace row that records them.
+# posterior, each weighted by its evidence) and the trace row that records them, whose
+# predicted variance is nested sampling's own, H / M: the run's log Z-hat carries that error,
+# and on data not much larger than `hybrid` it is most of it.
 hybrid_start <- function(model, state, settings) {
   n0 <- settings$hybrid
   ns <- nested_sampling(model_keep_first(model, n0), progress = FALSE)
@@ -213,10 +220,15 @@ hybrid_start <- function(model, state, settings) {
   dimnames(state$theta) <- NULL
   state$logw <- rep(ns$log_evidence, M)
   state$n <- n0
+  # the particles' genealogy starts here, with nested sampling's variance as the part before
+  cap <- max(M, settings$particles)
+  ns_var <- ns$diagnostics$predicted_sd^2
+  state$genealogy <- list(eve = seq_len(cap) - 1L, influence = numeric(cap), closed = ns_var)
   trace <- data.frame(
     n = as_count(n0), log_evidence = ns$log_evidence, annealing_steps = 0L, resamples = 0L,
     sghmc_steps = 0L, divergent = 0L, step_halvings = 0L, reanchors = 0L, min_ess = as.double(M),
-    ess = as.double(M), predicted_var = 0, acceptance = NA_real_, step_size = NA_real_,
+    ess = as.double(M), predicted_var = ns_var, genealogy_var = ns_var, acceptance = NA_real_,
+    step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
     jump_acceptance = NA_real_, exact_fallback = 0L, restarts = 0L, shift_restarts = 0L,
@@ -251,13 +263,13 @@ chunk_floor <- function(n, settings) {
 
 # The state of a run before its first observation: particles `theta` (dim x M, prior draws)
 # with equal weights, the run's random-stream `key`, and the observations at its last restart
-# (sgais_restart()).
+# (sgais_restart()); no genealogy yet (src/anneal.h: each particle starts its own line).
 sgais_initial_state <- function(theta, key, restart_n = 0) {
   list(theta = theta, logw = numeric(ncol(theta)), n = 0, anchor = numeric(0),
        anchor_grad = numeric(0), anchor_n = 0, step_size = 0, precond_cov = numeric(0),
        precond_n = 0, precond_ess = 0, reservoir = NULL, score = numeric(0), key = key,
        lambdas = numeric(0), restart_n = restart_n, shift_restart_n = 0,
-       reference_restart = FALSE)
+       reference_restart = FALSE, genealogy = NULL)
 }
 
 # A new fit of `model` (the work of sgais.sgais_model(), with its arguments checked); one
@@ -505,7 +517,7 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
                   key = state$key, log_z = trace$log_evidence[k],
                   lambdas = c(state$lambdas, res$lambdas), restart_n = state$restart_n,
                   shift_restart_n = state$shift_restart_n,
-                  reference_restart = state$reference_restart)
+                  reference_restart = state$reference_restart, genealogy = res$genealogy)
     }
     trace$n <- as_count(trace$n)
     trace$restarts <- trace$shift_restarts <- integer(nrow(trace))
@@ -660,7 +672,8 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
     annealing_steps = sum(tr$annealing_steps), resamples = sum(tr$resamples),
     sghmc_steps = sum(tr$sghmc_steps), divergent = sum(tr$divergent),
     reanchors = sum(tr$reanchors), min_ess = min(tr$min_ess), ess = tr$ess[k],
-    predicted_var = sum(tr$predicted_var), acceptance = mean_or_na(tr$acceptance),
+    predicted_var = sum(tr$predicted_var), genealogy_var = tr$genealogy_var[k],
+    acceptance = mean_or_na(tr$acceptance),
     step_size = tr$step_size[k], seconds = sum(tr$seconds),
     gradient_evaluations = sum(tr$gradient_evaluations),
     likelihood_evaluations = sum(tr$likelihood_evaluations),
@@ -726,7 +739,8 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
   le <- apply(log_z, 1, log_mean_exp)
   # the SE at every n by the rule of the whole fit's (replicate_se()), with the replicates'
   # predicted sds there
-  predicted_sd <- sqrt(matrix(apply(each_of("predicted_var"), 2, cumsum), nrow = length(n)))
+  predicted_sd <- sqrt(matrix(vapply(traces, predicted_var_path, numeric(length(n))),
+                              nrow = length(n)))
   single <- settings$preset != "paper"
   se <- vapply(seq_along(n), function(i) replicate_se(log_z[i, ], "z", predicted_sd[i, ], single),
                numeric(1))
@@ -767,7 +781,8 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
   diagnostics <- data.frame(
     replicate = seq_along(runs), log_evidence = last,
     do.call(rbind, lapply(runs, function(r) {
-      anneal_diagnostics(r$trace, r$state$logw)
+      anneal_diagnostics(r$trace, r$state$logw,
+                         genealogy_var = predicted_var_path(r$trace)[nrow(r$trace)])
     }))
   )
   do.call(new_sgais_evidence, quote = TRUE, c(

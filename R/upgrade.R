@@ -4,8 +4,9 @@
 # default below is what the runs of the version that lacked the field did, so a continued old
 # fit goes on as it began.
 #
-# Versions: 0 (no `format_version`), fits saved before it existed; 1, the current format.
-fit_format_version <- 1L
+# Versions: 0 (no `format_version`), fits saved before it existed; 1, before the SGAIS sampler's
+# traces had `genealogy_var`; 2, the current format.
+fit_format_version <- 2L
 
 # `x`, a fit checked by validate_sgais_evidence(), in the current format.
 upgrade_fit <- function(x) {
@@ -71,7 +72,8 @@ upgrade_sgais_state <- function(state) {
   trace <- function(t) {
     if (!is.data.frame(t)) return(t)
     fill <- list(data_fraction = NA_real_, step_halvings = 0L, jump_acceptance = NA_real_,
-                 exact_fallback = 0L, restarts = 0L, shift_restarts = 0L)
+                 exact_fallback = 0L, restarts = 0L, shift_restarts = 0L,
+                 genealogy_var = NA_real_)
     for (col in setdiff(names(fill), names(t))) t[[col]] <- rep(fill[[col]], nrow(t))
     t
   }

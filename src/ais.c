@@ -296,9 +296,10 @@ static void ais_record(ais_run *r, const ais_step *p, int j) {
 int ais_process(const sg_model *m, const ais_settings *s, double *theta, double *logw,
                 double *loglik, double *lambda_io, double *step_size, int steps_done,
                 const double *schedule, int n_schedule, double time_budget, uint64_t key,
-                ais_trace *tr, sg_workspace *ws) {
+                ais_trace *tr, sg_workspace *ws, sg_genealogy *genealogy) {
   ais_run r;
   ais_run_init(&r, m, s, theta, logw, loglik, *lambda_io, step_size, key, tr, ws);
+  r.scratch.genealogy = genealogy;
   const double start_time = sg_now();
   ais_step p = {.lambda = *lambda_io};
   int steps = 0;

@@ -16,10 +16,12 @@ static const sg_column trace_columns[] = {
 
 /* .Call entry: continue a run from particles theta (dim x M) with log-weights logw at
  * temperature lambda. loglik holds the particles' full-data log-likelihoods, or is empty at the
- * start (they are then computed and counted in the first step). Returns the new state and one
- * trace entry per annealing step. */
+ * start (they are then computed and counted in the first step); genealogy is the run's
+ * (sg_genealogy_from_r; NULL at the start). Returns the new state and one trace entry per
+ * annealing step. */
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
-                 SEXP steps_done, SEXP step_size, SEXP key, SEXP schedule, SEXP time_budget) {
+                 SEXP steps_done, SEXP step_size, SEXP key, SEXP schedule, SEXP time_budget,
+                 SEXP genealogy) {
   sg_model m;
   sg_model_from_r(model, &m);
   ais_settings s = sg_anneal_settings_from_r(settings);
@@ -57,9 +59,9 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
 
   int nprot = 0;
   /* the state after the call, then the trace of its steps (trace_columns), by name */
-  enum { THETA, LOGW, LOGLIK, LAMBDA_END, STEP_SIZE_END, TRACE, N_OUT };
+  enum { THETA, LOGW, LOGLIK, LAMBDA_END, STEP_SIZE_END, GENEALOGY, TRACE, N_OUT };
   static const char *out_names[N_OUT] = {"theta", "logw", "loglik", "lambda_end",
-                                         "step_size_end", "trace"};
+                                         "step_size_end", "genealogy", "trace"};
   SEXP out = PROTECT(Rf_allocVector(VECSXP, N_OUT)); nprot++;
   SEXP names = PROTECT(Rf_allocVector(STRSXP, N_OUT)); nprot++;
   SEXP theta_out = sg_new_column(out, names, THETA, out_names[THETA], REALSXP, Rf_length(theta));
@@ -67,6 +69,7 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
   SEXP loglik_out = sg_new_column(out, names, LOGLIK, out_names[LOGLIK], REALSXP, M);
   SEXP lambda_end = sg_new_column(out, names, LAMBDA_END, out_names[LAMBDA_END], REALSXP, 1);
   SEXP step_end = sg_new_column(out, names, STEP_SIZE_END, out_names[STEP_SIZE_END], REALSXP, 1);
+  SET_STRING_ELT(names, GENEALOGY, Rf_mkChar(out_names[GENEALOGY]));
   SET_STRING_ELT(names, TRACE, Rf_mkChar(out_names[TRACE]));
   Rf_setAttrib(out, R_NamesSymbol, names);
   memcpy(REAL(theta_out), REAL(theta), Rf_length(theta) * sizeof(double));
@@ -89,9 +92,12 @@ SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SE
     initial = ws.count.likelihood;
   }
 
+  sg_genealogy gen;
+  sg_genealogy_from_r(genealogy, M, M, &gen);
   int steps = ais_process(&m, &s, th, REAL(logw_out), ll, &lam, &step, done, sched, n_schedule,
-                          budget, run_key, &tr, &ws);
+                          budget, run_key, &tr, &ws, &gen);
   if (steps < 0) sg_raise(&st);
+  SET_VECTOR_ELT(out, GENEALOGY, sg_genealogy_to_r(&gen));
   if (steps > 0) tr.likelihood_evaluations[0] += initial;
   REAL(lambda_end)[0] = lam;
   REAL(step_end)[0] = step;

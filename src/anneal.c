@@ -14,6 +14,57 @@ void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim) {
   s->ancestors = (int *) R_alloc(M, sizeof(int));
   s->copy = (double *) R_alloc((size_t) M * (dim + 1), sizeof(double));
   s->rng = NULL;
+  s->genealogy = NULL;
+}
+
+void sg_genealogy_reset(sg_genealogy *g, int M) {
+  for (int i = 0; i < g->cap; i++) {
+    g->eve[i] = i < M ? i : 0;
+    g->influence[i] = 0.0;
+  }
+}
+
+double sg_genealogy_var(const sg_genealogy *g) {
+  double v = g->closed;
+  for (int k = 0; k < g->cap; k++) v += g->influence[k] * g->influence[k];
+  return v;
+}
+
+void sg_genealogy_resampled(sg_genealogy *g, const int *ancestors, int M) {
+  memcpy(g->marks, g->eve, g->cap * sizeof(int));
+  for (int i = 0; i < M; i++) g->eve[i] = g->marks[ancestors[i]];
+}
+
+void sg_genealogy_close_if_few(sg_genealogy *g, int M) {
+  memset(g->marks, 0, g->cap * sizeof(int));
+  int eves = 0;
+  for (int i = 0; i < M; i++)
+    if (!g->marks[g->eve[i]]++) eves++;
+  double least = SG_GENEALOGY_MIN_EVE_SHARE * M;
+  if (least < SG_GENEALOGY_MIN_EVES) least = SG_GENEALOGY_MIN_EVES;
+  if (eves >= least || eves >= M) return;
+  g->closed = sg_genealogy_var(g);
+  sg_genealogy_reset(g, M);
+}
+
+/* The step's first-order terms W_i (g_i / g - 1) added to the influences of the particles'
+ * Eves (see sg_genealogy), with g_i = exp(Delta loglik_i), less beta h_i with the score control
+ * variate (cv not NULL); before logw takes the step. work: M. */
+static void genealogy_step(sg_genealogy *g, const double *logw, const double *loglik,
+                           double delta, const double *cv, double beta, int M, double *work) {
+  const double lse = sg_log_sum_exp(logw, M);
+  double top = R_NegInf;
+  for (int i = 0; i < M; i++)
+    if (delta * loglik[i] > top) top = delta * loglik[i];
+  if (!R_FINITE(top) || !R_FINITE(lse)) return;
+  double gbar = 0.0;
+  for (int i = 0; i < M; i++) {
+    work[i] = exp(delta * loglik[i] - top) - (cv ? beta * cv[i] : 0.0);
+    gbar += exp(logw[i] - lse) * work[i];
+  }
+  if (!(gbar > 0.0)) return;
+  for (int i = 0; i < M; i++)
+    g->influence[g->eve[i]] += exp(logw[i] - lse) * (work[i] / gbar - 1.0);
 }
 
 static void resample(double *theta, double *logw, double *loglik, int M, int dim,
@@ -26,6 +77,7 @@ static void resample(double *theta, double *logw, double *loglik, int M, int dim
     memcpy(theta + (size_t) i * dim, theta_copy + (size_t) s->ancestors[i] * dim, dim * sizeof(double));
     loglik[i] = loglik_copy[s->ancestors[i]];
   }
+  if (s->genealogy) sg_genealogy_resampled(s->genealogy, s->ancestors, M);
   double mean = sg_log_sum_exp(logw, M) - log((double) M);
   for (int i = 0; i < M; i++) logw[i] = mean;
 }
@@ -38,9 +90,10 @@ double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, in
                                    ess, s->work);
   /* the correction multiplies every weight alike: the particles' normalised weights, and so
    * the moves and resampling, are those of the plain step; only the evidence changes */
-  double shift = 0.0, r2 = 0.0;
-  if (cv) shift = sg_anneal_score_correction(logw, loglik, delta, cv, M, s->work, &r2);
+  double shift = 0.0, r2 = 0.0, beta = 0.0;
+  if (cv) shift = sg_anneal_score_correction(logw, loglik, delta, cv, M, s->work, &r2, &beta);
   if (cv_r2) *cv_r2 = r2;
+  if (s->genealogy) genealogy_step(s->genealogy, logw, loglik, delta, cv, beta, M, s->work);
   for (int i = 0; i < M; i++) logw[i] += delta * loglik[i] + shift;
   /* The kernel's metric from the particles weighted for the new target (before resampling,
    * which would only add duplicates); kept as it was if the particles are degenerate. */
@@ -51,12 +104,15 @@ double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, in
   *resampled = resample_ess >= 1.0 ||
                (resample_ess > 0.0 && sg_ess(logw, M, 1.0, s->work) < resample_ess * M);
   if (*resampled) resample(theta, logw, loglik, M, dim, s);
+  if (s->genealogy) sg_genealogy_close_if_few(s->genealogy, M);
   return delta;
 }
 
 double sg_anneal_score_correction(const double *logw, const double *loglik, double delta,
-                                  const double *cv, int M, double *work, double *r2) {
+                                  const double *cv, int M, double *work, double *r2,
+                                  double *beta) {
   *r2 = 0.0;
+  *beta = 0.0;
   /* normalised weights W (in work) and incremental weights exp(Delta loglik - top) */
   const double lse = sg_log_sum_exp(logw, M);
   double top = R_NegInf;
@@ -82,6 +138,7 @@ double sg_anneal_score_correction(const double *logw, const double *loglik, doub
   const double r_cv = r - sxy / sxx * hbar;
   if (!(r_cv > 0.0)) return 0.0;
   *r2 = sxy * sxy / (sxx * syy);
+  *beta = sxy / sxx;
   return log(r_cv / r);
 }
 

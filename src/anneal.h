@@ -53,19 +53,55 @@ int sg_reference_complete(const sg_model *m, const double *aux);
 void sg_reference_start_draw(const sg_model *m, const sg_reference *ref, uint64_t key, int i,
                              double *theta);
 
+/* The genealogy of a run's particles, for the standard error of log Z-hat that one run reports
+ * (the estimator of Chan and Lai 2013 and Lee and Whiteley 2018, in its first-order form).
+ * Each particle has an Eve, its ancestor at the start of the current segment (`eve`, numbers
+ * below `cap`), inherited by its copies at every resampling. An annealing step changes log
+ * Z-hat by about sum_i W_i (g_i / g - 1), W the normalised weights before the step, g_i the
+ * incremental weights and g their W-mean (with the score control variate, g_i - beta h_i and its
+ * mean); each term is added to the `influence` of particle i's Eve. Particles of different Eves
+ * are nearly independent, so the sum of the squared influences estimates Var log Z-hat,
+ * including what the sum of the steps' chi-square divergences over M (the `predicted_var` of a
+ * step) leaves out: weights that accumulate over several steps between resamplings, and moves
+ * that leave a particle's copies correlated with each other and with where they were in later
+ * steps. Resampling moves no influence (it does not change Z-hat), so its own noise is not
+ * counted. As the Eves of a long run coalesce, later steps' terms cancel within the few groups
+ * left; so a segment is closed once fewer than SG_GENEALOGY_MIN_EVES Eves (or a fraction
+ * SG_GENEALOGY_MIN_EVE_SHARE of the particles, whichever is larger) have descendants: its
+ * estimate goes to `closed` and every particle is its own Eve again. */
+#define SG_GENEALOGY_MIN_EVES 5
+#define SG_GENEALOGY_MIN_EVE_SHARE 0.1
+typedef struct {
+  int *eve;          /* cap: each particle's Eve */
+  double *influence; /* cap: each Eve's influence on log Z-hat */
+  double closed;     /* the variance estimate of the closed segments */
+  int *marks;        /* cap: scratch */
+  int cap;
+} sg_genealogy;
+/* A new segment of M particles (M <= cap): particle i its own Eve, no influence. */
+void sg_genealogy_reset(sg_genealogy *g, int M);
+/* The estimate of Var log Z-hat so far: closed + the sum of the squared influences. */
+double sg_genealogy_var(const sg_genealogy *g);
+/* After particles were drawn again: particle i (of M) descends from ancestors[i]. */
+void sg_genealogy_resampled(sg_genealogy *g, const int *ancestors, int M);
+/* Closes the segment when the M particles descend from too few Eves (see above). */
+void sg_genealogy_close_if_few(sg_genealogy *g, int M);
+
 /* Scratch for sg_anneal_reweight (R_alloc'ed), and the stream its resampling draws from (set
- * by the caller). */
+ * by the caller), and the run's genealogy (NULL: none is kept). */
 typedef struct {
   double *work, *copy;
   int *ancestors;
   sg_rng *rng;
+  sg_genealogy *genealogy;
 } sg_anneal_scratch;
 void sg_anneal_scratch_alloc(sg_anneal_scratch *s, int M, int dim);
 /* One adaptive annealing step shared by SGAIS and AIS: Delta in (0, max_delta] by the ESS of the
  * incremental weights, or with conditional_ess their conditional ESS given logw (weights.h;
  * reported in *ess), logw += Delta * loglik, and, when cv is not NULL, plus the log of the
  * score control variate's correction of the step's evidence ratio (sg_anneal_score_correction;
- * the fraction of its variance removed in *cv_r2 if not NULL, else 0); then, when pc is not NULL,
+ * the fraction of its variance removed in *cv_r2 if not NULL, else 0); the step's terms added
+ * to the genealogy's influences when s->genealogy is set; then, when pc is not NULL,
  * the preconditioner from the reweighted particles; then, if the weight ESS is below
  * resample_ess * M (or resample_ess >= 1), systematic resampling of the particles theta (M rows
  * of dim) and of loglik with the weights set to their mean (*resampled = 1). Returns Delta. */
@@ -87,9 +123,11 @@ double sg_anneal_reweight(double *theta, double *logw, double *loglik, int M, in
  * Solgi & Imparato (2013); for SMC's evidence, South, Oates, Mira & Drovandi (2023, and their
  * R package ZVCV).
  * Returns log(r_cv / r), 0 (no correction) when h has no spread or r_cv is not positive;
- * *r2 the squared weighted correlation of the two. work: M. */
+ * *r2 the squared weighted correlation of the two and *beta the slope (0 without a correction).
+ * work: M. */
 double sg_anneal_score_correction(const double *logw, const double *loglik, double delta,
-                                  const double *cv, int M, double *work, double *r2);
+                                  const double *cv, int M, double *work, double *r2,
+                                  double *beta);
 /* The guard on moves without a Metropolis test (mini-batch moves; the paper's kernel; SGLD),
  * shared by SGAIS and AIS. In the preconditioner's metric the particles' spread after the moves
  * should be about what it was before (the moves leave the target nearly invariant); more than

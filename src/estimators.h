@@ -54,6 +54,8 @@ typedef struct {
       *exact_fallback;
   double *n, *log_evidence, *min_ess, *ess, *predicted_var, *acceptance, *step_size, *seconds,
       *gradient_evaluations, *likelihood_evaluations, *data_fraction, *jump_acceptance;
+  /* the genealogy's estimate of Var log Z-hat at the chunk's end (anneal.h), NA without one */
+  double *genealogy_var;
   /* the end of the chunk that called for a restart (0: none), where the run stopped before it,
    * and whether the particles predicted that chunk far worse than the one before (shift_score
    * over restart_threshold; also checked when the restart was periodic or the reference's) */
@@ -93,13 +95,14 @@ double sgais_chunk_end(const sgais_settings *s, double n_done);
  * room for max(early_particles, particles)) and logw their log-weights; *M_io becomes
  * `particles` when the mini-batch phase begins. The (k + 1)-th observation of the stream is at
  * buffer position k - buffer_start of the model's data; res holds the earlier ones that the
- * mini-batches are drawn from. */
+ * mini-batches are drawn from. genealogy (anneal.h; NULL: none) follows the particles for the
+ * run's standard error. */
 int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
                          int *M_io, sgais_anchor *anchor, double *step_size, sg_precond *pcp,
                          sgais_reservoir *res, double buffer_start, double n_done, double n_end,
                          double time_budget, uint64_t key, double *score,
                          const sgais_schedule *schedule, sgais_lambdas *taken, sgais_trace *tr,
-                         sg_status *st);
+                         sg_genealogy *genealogy, sg_status *st);
 
 /* ---------------------------------------------------------------- Annealed importance sampling: ais.c */
 
@@ -117,11 +120,12 @@ typedef struct {
 
 /* Runs annealing steps from *lambda; returns their number, or -1 after a failure described in st
  * (its workspace reports to st). theta holds the particles (M rows of
- * dim), logw their log-weights and loglik their full-data log-likelihoods. */
+ * dim), logw their log-weights and loglik their full-data log-likelihoods; genealogy (anneal.h;
+ * NULL: none) follows them for the run's standard error. */
 int ais_process(const sg_model *m, const ais_settings *s, double *theta, double *logw,
                        double *loglik, double *lambda_io, double *step_size, int steps_done,
                        const double *schedule, int n_schedule, double time_budget, uint64_t key,
-                       ais_trace *tr, sg_workspace *ws);
+                       ais_trace *tr, sg_workspace *ws, sg_genealogy *genealogy);
 
 /* A model failure recorded already is the cause and is what st reports (sg_fail keeps it). After
  * SGHMC moves (moved), zero likelihood everywhere means the particles ran off: a divergence. */

@@ -350,6 +350,48 @@ uint64_t sg_rng_key_from_state(SEXP x, const char *what) {
   return sg_rng_key_join(REAL(x)[0], REAL(x)[1]);
 }
 
+void sg_genealogy_from_r(SEXP x, int cap, int M, sg_genealogy *g) {
+  g->cap = cap;
+  g->eve = (int *) R_alloc(cap, sizeof(int));
+  g->marks = (int *) R_alloc(cap, sizeof(int));
+  g->influence = (double *) R_alloc(cap, sizeof(double));
+  g->closed = 0.0;
+  if (Rf_isNull(x)) {
+    sg_genealogy_reset(g, M);
+    return;
+  }
+  SEXP eve = sg_list_get(x, "eve"), influence = sg_list_get(x, "influence");
+  if (TYPEOF(eve) != INTSXP || Rf_length(eve) != cap || TYPEOF(influence) != REALSXP ||
+      Rf_length(influence) != cap)
+    sg_input_error("`state$genealogy` must hold `eve` and `influence` of length %d.", cap);
+  g->closed = sg_scalar_double(sg_list_get(x, "closed"), "state$genealogy$closed");
+  if (!(g->closed >= 0.0) || !R_FINITE(g->closed))
+    sg_input_error("`state$genealogy$closed` must be a non-negative number.");
+  memcpy(g->eve, INTEGER(eve), cap * sizeof(int));
+  memcpy(g->influence, REAL(influence), cap * sizeof(double));
+  for (int i = 0; i < cap; i++) {
+    if (g->eve[i] == NA_INTEGER || g->eve[i] < 0 || g->eve[i] >= cap)
+      sg_input_error("`state$genealogy$eve` must hold numbers in [0, %d).", cap);
+    if (!R_FINITE(g->influence[i]))
+      sg_input_error("`state$genealogy$influence` must be finite.");
+  }
+}
+
+SEXP sg_genealogy_to_r(const sg_genealogy *g) {
+  static const char *names[] = {"eve", "influence", "closed"};
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+  SEXP eve = Rf_allocVector(INTSXP, g->cap);
+  SET_VECTOR_ELT(out, 0, eve);
+  memcpy(INTEGER(eve), g->eve, g->cap * sizeof(int));
+  SEXP influence = Rf_allocVector(REALSXP, g->cap);
+  SET_VECTOR_ELT(out, 1, influence);
+  memcpy(REAL(influence), g->influence, g->cap * sizeof(double));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(g->closed));
+  sg_set_names(out, names, 3);
+  UNPROTECT(1);
+  return out;
+}
+
 /* n draws from the stream (key, a, b) (rng.h), for tests: kind 0 uniforms on (0, 1), 1 indices
  * in 0, ..., range - 1 (range <= 2^53), 2 standard normals. */
 /* The adaptive annealing step (weights.c) for log-likelihoods `loglik`, by the conditional ESS

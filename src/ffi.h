@@ -49,6 +49,13 @@ void sg_set_names(SEXP x, const char *const *names, int n);
 /* A run's key for its random streams (rng.h), stored in R as two whole numbers in [0, 2^32). */
 uint64_t sg_rng_key_from_state(SEXP x, const char *what);
 SEXP sg_new_column(SEXP out, SEXP names, int i, const char *name, SEXPTYPE type, R_xlen_t n);
+/* A run's genealogy (anneal.h) from its state's `genealogy`, a list of `eve` (integer),
+ * `influence` (numeric), each of length cap, and `closed`; NULL (a run's start, a restart, or
+ * the state of a fit made before genealogies were kept) starts a segment of M particles. The
+ * arrays are R_alloc'ed. */
+void sg_genealogy_from_r(SEXP x, int cap, int M, sg_genealogy *g);
+/* The genealogy as such a list (allocated, unprotected). */
+SEXP sg_genealogy_to_r(const sg_genealogy *g);
 /* An estimator's trace as a named list of columns, built from one spec table per estimator:
  * each column's name, type (REALSXP or INTSXP) and the offset (offsetof) of the pointer that the
  * core's trace struct keeps to it. sg_columns_new allocates the columns (length n) and points the
@@ -138,7 +145,8 @@ SEXP ffi_threads_openmp(void);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
                    SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
-                 SEXP steps_done, SEXP step_size, SEXP key, SEXP schedule, SEXP time_budget);
+                 SEXP steps_done, SEXP step_size, SEXP key, SEXP schedule, SEXP time_budget,
+                 SEXP genealogy);
 SEXP ffi_nested_sampling_run(SEXP model, SEXP state, SEXP settings, SEXP time_budget);
 SEXP ffi_linear_search_enumerate(SEXP stats, SEXP group, SEXP parents, SEXP prior);
 SEXP ffi_linear_search_models(SEXP stats, SEXP group, SEXP prior, SEXP models, SEXP moments);

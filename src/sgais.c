@@ -272,6 +272,10 @@ static void resample_down(double *theta, double *logw, int M_from, int M_to, int
     memcpy(theta + (size_t) i * dim, scratch->copy + (size_t) scratch->ancestors[i] * dim,
            dim * sizeof(double));
   for (int i = 0; i < M_to; i++) logw[i] = mean;
+  if (scratch->genealogy) {
+    sg_genealogy_resampled(scratch->genealogy, scratch->ancestors, M_to);
+    sg_genealogy_close_if_few(scratch->genealogy, M_to);
+  }
 }
 
 /* What one thread needs to move particles: its own metric, kernel, potential, workspace and
@@ -963,6 +967,7 @@ static int chunk_finish(sgais_run *r, sgais_chunk *c, int j) {
   tr->acceptance[j] = c->acc_steps ? c->acc_sum / c->acc_steps : NA_REAL;
   tr->step_size[j] = sqrt(r->movers[0].kernel.eta);
   tr->predicted_var[j] = c->predicted_var;
+  tr->genealogy_var[j] = r->scratch.genealogy ? sg_genealogy_var(r->scratch.genealogy) : NA_REAL;
   tr->ess[j] = sg_ess(r->logw, M, 1.0, r->work);
   tr->gradient_evaluations[j] = r->ws.count.gradient;
   tr->likelihood_evaluations[j] = r->ws.count.likelihood;
@@ -985,10 +990,11 @@ int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, dou
                   sgais_reservoir *res, double buffer_start, double n_done, double n_end,
                   double time_budget, uint64_t key, double *score,
                   const sgais_schedule *schedule, sgais_lambdas *taken, sgais_trace *tr,
-                  sg_status *st) {
+                  sg_genealogy *genealogy, sg_status *st) {
   sgais_run r;
   run_init(&r, m, s, theta, logw, M_io, anchor, step_size, pcp, res, buffer_start, key, score,
            schedule, taken, tr, st);
+  r.scratch.genealogy = genealogy;
   const double start_time = sg_now();
   int chunks = 0;
   while (n_done < n_end) {

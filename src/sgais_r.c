@@ -79,7 +79,8 @@ static const sg_column trace_columns[] = {
     COL(predicted_var, REALSXP), COL(acceptance, REALSXP), COL(step_size, REALSXP),
     COL(seconds, REALSXP), COL(gradient_evaluations, REALSXP),
     COL(likelihood_evaluations, REALSXP), COL(data_fraction, REALSXP),
-    COL(step_halvings, INTSXP), COL(jump_acceptance, REALSXP), COL(exact_fallback, INTSXP)};
+    COL(step_halvings, INTSXP), COL(jump_acceptance, REALSXP), COL(exact_fallback, INTSXP),
+    COL(genealogy_var, REALSXP)};
 #undef COL
 
 /* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;
@@ -89,15 +90,16 @@ static const sg_column trace_columns[] = {
  * precond_n = 0 before there is one; buffer_start and slots, where the model's data hold the
  * observations: the (k + 1)-th of the stream at column k - buffer_start, and with a bounded
  * reservoir the earlier ones it keeps at the 0-based columns `slots`; score, each particle's
- * score for the score control variate, a dim x M matrix or empty), adding observations up
+ * score for the score control variate, a dim x M matrix or empty; genealogy, the particles'
+ * (sg_genealogy_from_r), absent or NULL at a run's start), adding observations up
  * to n_end, with the chunks in `schedule` (schedule_from_r) on its steps. Returns the new
  * state's fields, every annealing step's lambda and one trace entry per chunk processed. */
 /* The result list: the state after the call, then the trace of its chunks (trace_columns). */
 enum { THETA, LOGW, ANCHOR, ANCHOR_GRAD, ANCHOR_N, STEP_SIZE_END, PRECOND_COV, PRECOND_N,
-       PRECOND_ESS, SLOTS, SCORE, LAMBDAS, TRACE, N_OUT };
+       PRECOND_ESS, SLOTS, SCORE, LAMBDAS, GENEALOGY, TRACE, N_OUT };
 static const char *out_names[N_OUT] = {
     "theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end", "precond_cov",
-    "precond_n", "precond_ess", "slots", "score", "lambdas", "trace"};
+    "precond_n", "precond_ess", "slots", "score", "lambdas", "genealogy", "trace"};
 
 /* The reservoir of a state: its slots must point at held observations before the first new
  * one. Without one (cap 0) every observation is held from the first. */
@@ -167,7 +169,7 @@ static double *score_from_r(SEXP state, const sgais_settings *s, int dim, int M)
 static SEXP result_new(SEXP theta, SEXP logw, int M, int dim, int acc_len) {
   SEXP out = PROTECT(Rf_allocVector(VECSXP, N_OUT));
   SEXP names = PROTECT(Rf_allocVector(STRSXP, N_OUT));
-  const int len[N_OUT] = {Rf_length(theta), M, dim, dim, 1, 1, acc_len, 1, 1, 0, 0, 0, 0};
+  const int len[N_OUT] = {Rf_length(theta), M, dim, dim, 1, 1, acc_len, 1, 1, 0, 0, 0, 0, 0};
   for (int i = 0; i < TRACE; i++)
     sg_new_column(out, names, i, out_names[i], i == SLOTS ? INTSXP : REALSXP, len[i]);
   SET_STRING_ELT(names, TRACE, Rf_mkChar(out_names[TRACE]));
@@ -272,10 +274,15 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
 
   sg_status st = {SG_OK, ""};
   sgais_lambdas taken = {NULL, 0, 0};
+  sg_genealogy gen;
+  sg_genealogy_from_r(sg_list_get_optional(state, "genealogy"),
+                      s.early_particles > s.a.particles ? s.early_particles : s.a.particles, M,
+                      &gen);
   int chunks = sgais_process(&m, &s, REAL(VECTOR_ELT(out, THETA)), REAL(VECTOR_ELT(out, LOGW)), &M,
                              &anchor, &step_size, pcp, &res, buffer_start, from, to, budget, key,
-                             score, &sched, &taken, &tr, &st);
+                             score, &sched, &taken, &tr, &gen, &st);
   if (chunks < 0) sg_raise(&st);
+  SET_VECTOR_ELT(out, GENEALOGY, sg_genealogy_to_r(&gen));
   SEXP restart_at = PROTECT(Rf_ScalarReal(tr.restart_at)); nprot++;
   Rf_setAttrib(out, Rf_install("restart_at"), restart_at);
   SEXP restart_shift = PROTECT(Rf_ScalarLogical(tr.restart_shift)); nprot++;

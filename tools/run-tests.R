@@ -1,14 +1,15 @@
 # Runs the test suite against the installed sgais and ends with one line
 # "testthat: N passed, N failed, N skipped" (counts of expectations); exits 1 on any failure.
-# Before it, the slowest tests with their times; a test slower than --max-seconds fails the run
-# (the suite is for mechanics: statistical checks that need many fits belong in inst/validation/
-# and inst/bench/). Options (all optional):
+# Before it, the slowest tests with their times, and the tests slower than --budget seconds (the
+# suite is for mechanics: statistical checks that need many fits belong in inst/validation/ and
+# inst/bench/). A test's time is reported, never a failure: on a busy machine any test can take
+# longer, and the code is no less right. Options (all optional):
 #   --files=a,b    run only these test files (names without "test-" and ".R"); default: all
 #   --tags=t1,t2   run only the tests tagged with one of these tags, i.e. whose body begins with
 #                  test_tags("t1", ...) (tests/testthat/helper-tags.R); the other tests are not
 #                  run and not counted. Default: every test.
-#   --max-seconds=S  fail the run if one test takes longer than S seconds (default 10; 0: no
-#                  limit, for the sanitizer and valgrind builds, which run 3 to 50 times slower)
+#   --budget=S     list the tests that take longer than S seconds (default 10; 0: none, for the
+#                  sanitizer and valgrind builds, which run 3 to 50 times slower)
 #   --slowest=K    how many of the slowest tests to list (default 10)
 # The log is plain text unless R is interactive (then testthat's progress reporter).
 Sys.setenv(NOT_CRAN = "true")
@@ -22,9 +23,9 @@ opt <- function(name, default) {
 split <- function(x) if (nzchar(x)) strsplit(x, ",", fixed = TRUE)[[1]] else character(0)
 files <- split(opt("files", ""))
 tags <- split(opt("tags", ""))
-max_seconds <- as.numeric(opt("max-seconds", "10"))
+max_seconds <- as.numeric(opt("budget", "10"))
 slowest <- as.integer(opt("slowest", "10"))
-unknown <- grep("^--(files|tags|max-seconds|slowest)=", args, value = TRUE, invert = TRUE)
+unknown <- grep("^--(files|tags|budget|slowest)=", args, value = TRUE, invert = TRUE)
 if (length(unknown)) stop("run-tests.R: unknown argument(s) ", paste(unknown, collapse = " "))
 
 env <- NULL
@@ -73,7 +74,8 @@ if (nrow(times) && slowest > 0) {
 }
 too_slow <- if (max_seconds > 0) times[times$real > max_seconds, ] else times[0, ]
 if (nrow(too_slow)) {
-  cat(sprintf("\n%d test(s) took longer than %g s (move statistical checks to inst/validation/):\n",
+  cat(sprintf(paste("\nOver the budget: %d test(s) took longer than %g s (if not for a busy",
+                    "machine, make them leaner or move them to inst/validation/):\n"),
               nrow(too_slow), max_seconds))
   cat(sprintf("%6.1f s  %s: %s\n", too_slow$real, too_slow$file, too_slow$test), sep = "")
 }
@@ -81,8 +83,7 @@ if (nrow(too_slow)) {
 kinds <- vapply(unlist(lapply(res, `[[`, "results"), recursive = FALSE),
                 function(e) class(e)[1], character(1))
 passed <- sum(kinds == "expectation_success")
-# a test over the time limit counts as a failure
-failed <- sum(kinds %in% c("expectation_failure", "expectation_error")) + nrow(too_slow)
+failed <- sum(kinds %in% c("expectation_failure", "expectation_error"))
 skipped <- sum(kinds == "expectation_skip")
 cat(sprintf("\ntestthat: %d passed, %d failed, %d skipped\n", passed, failed, skipped))
 quit(status = if (failed > 0 || passed == 0) 1 else 0)

@@ -73,8 +73,8 @@ echo 0 >"$tmp/status" # the pipeline hides the exit status; it is kept here
   R_LIBS="$tmp/lib${R_LIBS:+:$R_LIBS}" SGAIS_NUM_THREADS=2 LD_PRELOAD="$libasan" \
     ASAN_OPTIONS="detect_leaks=0:log_path=$tmp/reports/asan" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    "$R" --vanilla --no-echo -f tools/run-tests.R --args --files="$FILES" --tags="$TAGS" \
-    --max-seconds=0 2>&1 ||
+    "$R" --vanilla --no-echo -e 'source("tools/run-tests.R")' --args --files="$FILES" --tags="$TAGS" \
+    --budget=0 2>&1 ||
     echo $? >"$tmp/status"
 } | tee "$tmp/tests.log"
 status=$(cat "$tmp/status")

@@ -33,11 +33,14 @@ memcheck="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=
 # a command, or a forked worker), which would end it with their own summaries
 echo "valgrind: running the tests${TAGS:+ tagged $TAGS}${FILES:+ in $FILES} under $memcheck"
 # memcheck writes to its own log, printed after the tests' output
+# The script is source()d rather than read by R as its input (-f): a forked child that exits under
+# valgrind moves the input file's offset, which R shares with it, and R then read part of the
+# script twice ("unexpected symbol" after the last test)
 echo 0 >"$tmp/status" # the pipeline hides the exit status; it is kept here
 {
   "$R" -d "$memcheck --child-silent-after-fork=yes --log-file=$tmp/memcheck.log" \
-    --vanilla --no-echo -f tools/run-tests.R --args --tags="$TAGS" --files="$FILES" \
-    --max-seconds=0 2>&1 ||
+    --vanilla --no-echo -e 'source("tools/run-tests.R")' --args --tags="$TAGS" --files="$FILES" \
+    --budget=0 2>&1 ||
     echo $? >"$tmp/status"
 } | tee "$tmp/tests.log"
 status=$(cat "$tmp/status")

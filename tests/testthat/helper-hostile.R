@@ -481,6 +481,20 @@ hostile_table <- function() {
   one(exact_log_evidence(m, n = NA), "`n`")
   one(exact_log_evidence(m_soft), "closed-form")
   one(exact_evidence(m_soft), "closed-form", class = "sgais_error_no_closed_form")
+  add(hostile_values(model_search(.bad, d, progress = FALSE), "`formula`",
+                     list(NULL, 1, "y ~ x1", quote(~ x1))))
+  add(hostile_values(model_search(y ~ x1 + x2, .bad, progress = FALSE), "`data`",
+                     list(NULL, 1, "no-such-file.csv")))
+  add(hostile_values(model_search(y ~ x1 + x2, d, keep = .bad, progress = FALSE), "`keep`",
+                     list(1, "x9", NA_character_), class = "sgais_error_argument"))
+  add(hostile_values(model_search(y ~ x1 + x2, d, model_prior = .bad, progress = FALSE),
+                     "`model_prior`", list(0, 1, -1, "flat", c(0.2, 0.3)),
+                     class = "sgais_error_argument"))
+  add(hostile_values(model_search(y ~ x1 + x2, d, top = .bad, progress = FALSE), "`top`",
+                     list(0, -1, 1.5, "a")))
+  add(hostile_values(model_search(y ~ x1 + x2, d, iterations = .bad, method = "mcmc",
+                                  progress = FALSE), "`iterations`", list(-1, 1.5, "a")))
+  add(hostile_values(inclusion_probabilities(.bad), "", list(NULL, 1, quote(f_sg))))
   add(hostile_values(exact_evidence(.bad), "`model`", list(NULL, 1, quote(f_sg))))
   add(hostile_values(exact_evidence(m, n = .bad), "`n`", list(0, 301, NA, "a")))
   add(hostile_values(exact_evidence(m, seed = .bad), "`seed`", list("a", 1.5)))

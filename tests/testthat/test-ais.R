@@ -62,6 +62,24 @@ test_that("AIS results do not depend on how the run is sliced", {
   expect_identical(pieces$state$logw, whole$state$log_weights)
   expect_identical(pieces$trace$log_evidence, whole$schedule$log_evidence)
   expect_identical(cumsum(pieces$trace$gradient_evaluations), whole$schedule$gradient_evaluations)
+  # the genealogy is carried from call to call: the same predicted sd
+  M <- settings$particles
+  g <- pieces$state$genealogy
+  summed <- sum((M / pieces$trace$ess - 1) / M)
+  expect_identical(whole$diagnostics$predicted_sd, sqrt(max(summed, g$closed + sum(g$influence^2))))
+})
+
+test_that("without resampling the genealogy's variance is that of the final weights", {
+  # every particle its own ancestor: each one's influences add up to its final normalised weight
+  # less 1 / M, so the estimate is sum(W^2) - 1 / M, the delta method's relative variance of the
+  # mean weight; the predicted sd is the larger of it and the summed chi-square divergences
+  model <- reference_model(200)
+  fit <- ais(model, particles = 20, resample = FALSE, seed = 2, progress = FALSE)
+  W <- exp(fit$state$log_weights - max(fit$state$log_weights))
+  W <- W / sum(W)
+  summed <- sum((20 / fit$schedule$ess - 1) / 20)
+  expect_equal(fit$diagnostics$predicted_sd^2, max(summed, sum(W^2) - 1 / 20), tolerance = 1e-10)
+  expect_gt(sum(W^2) - 1 / 20, summed) # weights that accumulate: more than the steps' sum
 })
 
 test_that("AIS follows a given schedule step by step, and its own schedule gives the same run", {

@@ -65,7 +65,7 @@ test_that("a linear search along the data continues on new rows as one search", 
   expect_identical(tr$n, c(1000, 2000, 3000))
   expect_named(tr, c("n", "x1", "x2", "x3", "x4"))
   part <- model_search(y ~ ., d[1:1700, ], block_size = 1000, progress = FALSE)
-  more <- update(part, d[1701:3000, ], progress = FALSE)
+  more <- update(part, d[1701:3000, ])
   expect_identical(more$state$result$log_evidence, whole$state$result$log_evidence)
   expect_identical(more$inclusion, whole$inclusion)
   # from a function returning blocks: the same statistics
@@ -123,6 +123,8 @@ test_that("model_search() checks its arguments", {
                class = "sgais_error_argument")
   expect_error(model_search(mpg ~ wt + hp, mtcars, family = "gamma"), "`family`",
                class = "sgais_error_family")
+  expect_error(model_search(am ~ wt + hp, mtcars, family = "binomial", block_size = 10),
+               "Only a linear search reads its data in blocks", class = "sgais_error_argument")
   s <- model_search(am ~ wt + hp, mtcars, family = "binomial", seed = 1, progress = FALSE)
   expect_error(update(s, mtcars), "Only a linear search", class = "sgais_error_not_continuable")
   expect_error(inclusion_probabilities(1), "not a valid model search", class = "sgais_error")

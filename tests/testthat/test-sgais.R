@@ -212,6 +212,10 @@ test_that("the C entry point re-checks its arguments", {
   expect_error(call(bad), "`state\\$anchor` must be a numeric vector of length 6")
   bad <- state; bad$score <- numeric(7)
   expect_error(call(bad), "`state\\$score` must be empty or a numeric vector of length 600")
+  bad <- state; bad$genealogy <- list(eve = 0:2, influence = numeric(3), closed = 0)
+  expect_error(call(bad), "`state\\$genealogy` must hold `eve` and `influence` of length 100")
+  bad <- state; bad$genealogy <- list(eve = rep(100L, 100), influence = numeric(100), closed = 0)
+  expect_error(call(bad), "`state\\$genealogy\\$eve` must hold numbers in \\[0, 100\\)")
   expect_error(call(n_end = 101L), "`n_end` must lie between")
   bad <- settings; bad$particles <- 1
   expect_error(call(s = bad), "`particles` must be a whole number >= 2")

@@ -8,12 +8,12 @@ as_version_0 <- function(fit) {
   fit$settings[gone] <- NULL
   if (inherits(fit, "sgais_fit")) {
     fit$state$resume <- lapply(fit$state$resume, function(r) {
-      r[c("score", "restart_n", "shift_restart_n")] <- NULL
+      r[c("score", "restart_n", "shift_restart_n", "genealogy")] <- NULL
       r
     })
     fit$state$traces <- lapply(fit$state$traces, function(t) {
       t[c("data_fraction", "step_halvings", "jump_acceptance", "exact_fallback", "restarts",
-        "shift_restarts")] <- NULL
+        "shift_restarts", "genealogy_var")] <- NULL
       t
     })
   }
