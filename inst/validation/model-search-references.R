@@ -18,16 +18,22 @@
 #   logistic  simulate_logistic_search() (2e4 rows, 10 candidates; model-search-data.R), default
 #             prior of logistic_regression(), uniform prior over the models: every one of the
 #             1,024 models' log evidence by importance_sampling() with 2,000 draws, and again
-#             with 20,000 draws (another seed) for the models of probability at least 1e-4;
-#             BAS's bas.glm(method = "deterministic") under its default prior and g.prior(n);
-#             and the vignette's precomputed run of model_search() on these data (seed 1).
-#             -> inst/extdata/model-search-logistic.csv (the models) and
-#                inst/extdata/model-search-logistic-inclusion.csv (inclusion probabilities)
+#             with 20,000 draws (another seed) for the models of probability at least 1e-4.
+#             -> inst/extdata/model-search-logistic.csv (one row per model)
+#   logistic-inclusion
+#             reads that file (it checks the data's fingerprint, so the 1,024 importance
+#             samplers need not run again) and runs the vignette's model_search(y ~ ., data,
+#             family = "binomial", seed = 1), writing its probability and evidence estimator
+#             of every model into the file's columns search_* (part `logistic` writes them too);
+#             BAS's bas.glm(method = "deterministic") under its default prior and g.prior(n)
+#             (times: median of 3 runs); the inclusion probabilities of the reference (from the
+#             stored probabilities), of the search and of BAS, with their times.
+#             -> inst/extdata/model-search-logistic-inclusion.csv
 #
 # Run from the package root, with sgais installed (one thread; one part or several):
-#   Rscript inst/validation/model-search-references.R boston noise logistic
-# boston takes about 4 minutes (BayesFactor's two enumerations), noise about 4, logistic about an
-# hour (the 1,024 importance samplers).
+#   Rscript inst/validation/model-search-references.R boston noise logistic logistic-inclusion
+# boston takes about 4 minutes (BayesFactor's two enumerations), noise about 4, logistic about 40
+# (the 1,024 importance samplers), logistic-inclusion about 3 (BAS, 6 runs).
 suppressPackageStartupMessages({
   library(sgais)
   library(BAS)
@@ -40,7 +46,7 @@ here <- local({
 source(file.path(here, "model-search-data.R"))
 extdata <- file.path(here, "..", "extdata")
 parts <- commandArgs(TRUE)
-if (!length(parts)) parts <- c("boston", "noise", "logistic")
+if (!length(parts)) parts <- c("boston", "noise", "logistic", "logistic-inclusion")
 today <- format(Sys.Date())
 versions <- sprintf("sgais %s, BAS %s, %s", utils::packageVersion("sgais"),
                     utils::packageVersion("BAS"), R.version.string)
@@ -90,7 +96,8 @@ if ("boston" %in% parts) {
                stringsAsFactors = FALSE)
   }))
   suppressPackageStartupMessages(library(BayesFactor))
-  bf_rows <- do.call(rbind, lapply(c("zellner_siow_prior(1)", "zellner_siow_prior()"), function(prior) {
+  bf_priors <- c("zellner_siow_prior(1)", "zellner_siow_prior()")
+  bf_rows <- do.call(rbind, lapply(bf_priors, function(prior) {
     scale <- if (prior == "zellner_siow_prior(1)") 1 else "medium"
     seconds <- elapsed(bf <- regressionBF(medv ~ ., boston, rscaleCont = scale, progress = FALSE))
     x <- extractBF(bf)
@@ -123,8 +130,8 @@ if ("boston" %in% parts) {
 if ("noise" %in% parts) {
   noisy <- boston_noise()
   fingerprint <- data_fingerprint(noisy)
-  data_how <- sprintf("data: boston_noise() of inst/validation/model-search-data.R (fingerprint %s)",
-                      fingerprint)
+  data_how <- sprintf(paste("data: boston_noise() of inst/validation/model-search-data.R",
+                            "(fingerprint %s)"), fingerprint)
   chain <- function(seed) {
     seconds <- elapsed(s <- model_search(medv ~ ., noisy, prior = zellner_siow_prior(1),
                                          model_prior = "beta-binomial", method = "mcmc",
@@ -166,17 +173,45 @@ if ("noise" %in% parts) {
 }
 
 # ---- logistic regression, 10 candidates, 2e4 rows ----------------------------------------------
-if ("logistic" %in% parts) {
+if (any(c("logistic", "logistic-inclusion") %in% parts)) {
   d <- simulate_logistic_search()
   fingerprint <- data_fingerprint(d)
   data_how <- sprintf(paste("data: simulate_logistic_search() of",
                             "inst/validation/model-search-data.R (fingerprint %s)"), fingerprint)
   terms <- paste0("x", 1:10)
   K <- length(terms)
-  # model_search()'s codes: term k is bit k - 1
+  # model_search()'s codes: term k is bit k - 1; row i of the models' file is code i - 1
   codes <- 0:(2^K - 1)
   included <- t(vapply(codes, function(code) bitwAnd(code, 2L^(0:(K - 1))) != 0L, logical(K)))
   rhs <- apply(included, 1L, function(v) if (any(v)) paste(terms[v], collapse = " + ") else "1")
+  # The vignette's run of model_search() on these data, and the models' file's columns search_*
+  # from it: every model's probability by the search (its accurate evidence, or the screen's)
+  # and how the search had its evidence ("screen": the Laplace screen only). The file's `how` has
+  # the reference's provenance on its first row and the search's on its second.
+  run_search <- function() {
+    seconds <- elapsed(s <- model_search(y ~ ., d, family = "binomial", seed = 1,
+                                         progress = FALSE))
+    result <- s$state$result
+    at <- match(codes, result$codes)
+    run <- sprintf(paste("sgais %s model_search(y ~ ., data, family = \"binomial\", seed = 1),",
+                         "%.1f s on one thread (%d models with accurate evidence, the rest",
+                         "screened only); %s; %s"),
+                   utils::packageVersion("sgais"), seconds, sum(result$estimator != "screen"),
+                   data_how, today)
+    list(search = s, seconds = seconds,
+         probability = signif(result$probability[at], 5), method = result$estimator[at],
+         run = run, how = paste("search_*: every model's probability and evidence estimator in",
+                                run))
+  }
+  with_search <- function(models, run) {
+    models$search_probability <- run$probability
+    models$search_method <- run$method
+    models$how[2] <- run$how
+    models
+  }
+}
+
+if ("logistic" %in% parts) {
   one <- function(i, draws, seed) {
     model <- logistic_regression(stats::as.formula(paste("y ~", rhs[i])), d)
     seconds <- elapsed(fit <- suppressWarnings(
@@ -207,33 +242,47 @@ if ("logistic" %in% parts) {
                     "of the models done twice differ by at most %.4f nats (largest SE %.4f)\n"),
               max(first[, 3]), max(second[, 3]), max(abs(second[, 1] - first[again, 1])),
               max(first[again, 2])))
-  # the vignette's precomputed run of model_search() on these data
-  search_seconds <- elapsed(search <- model_search(y ~ ., d, family = "binomial", seed = 1,
-                                                   progress = FALSE))
-  search_models <- search$models
-  search_codes <- apply(as.matrix(search_models[terms]), 1L, function(v) sum(2^(which(v) - 1)))
-  search_how <- sprintf(paste("sgais %s model_search(y ~ ., data, family = \"binomial\", seed = 1),",
-                              "%.1f s on one thread; %s; %s"), utils::packageVersion("sgais"),
-                        search_seconds, data_how, today)
   models <- data.frame(
     model = rhs, size = rowSums(included), log_evidence = round(log_z, 5),
     log_evidence_se = signif(se, 3), pareto_k = round(k, 3),
     draws = ifelse(seq_along(codes) %in% again, 20000L, 2000L),
     log_evidence_2000 = ifelse(seq_along(codes) %in% again, round(first[, 1], 5), NA),
-    probability = signif(p, 5),
-    search_probability = signif(search_models$probability[match(codes, search_codes)], 5),
-    search_method = search_models$method[match(codes, search_codes)],
-    how = ifelse(seq_along(codes) == 1L, sprintf(paste(
+    probability = signif(p, 5), search_probability = NA_real_, search_method = NA_character_,
+    how = c(sprintf(paste(
       "sgais %s logistic_regression(y ~ <model>, data) (default prior), importance_sampling(draws",
       "= 2000, seed = 100000 + code), and draws = 20000, seed = 200000 + code for the models of",
       "probability >= 1e-4 under a uniform prior over the 1,024 models (log_evidence_2000 keeps",
       "their first estimate), the code of a model being sum(2^(k - 1)) over its terms xk;",
-      "%.0f s in all on one thread; search_*: the %d models of %s"),
-      utils::packageVersion("sgais"), sum(first[, 4]) + sum(second[, 4]), nrow(search_models),
-      search_how), ""),
+      "%.0f s in all on one thread; %s; %s"), utils::packageVersion("sgais"),
+      sum(first[, 4]) + sum(second[, 4]), data_how, today), rep("", length(codes) - 1L)),
     stringsAsFactors = FALSE)
-  write_csv(models, "model-search-logistic.csv")
+  search_run <- run_search()
+  write_csv(with_search(models, search_run), "model-search-logistic.csv")
+}
 
+# From the stored models (the part above, which need not run again): the reference's inclusion
+# probabilities, the vignette's model_search() run and BAS's, side by side; the search's columns
+# of the models' file are written again from this run.
+if ("logistic-inclusion" %in% parts) {
+  models <- utils::read.csv(file.path(extdata, "model-search-logistic.csv"),
+                            stringsAsFactors = FALSE)
+  if (!grepl(fingerprint, models$how[1], fixed = TRUE) || !identical(models$model, rhs)) {
+    stop("inst/extdata/model-search-logistic.csv was not made from simulate_logistic_search()'s ",
+         "data (fingerprint ", fingerprint, "): run the part `logistic` again.", call. = FALSE)
+  }
+  # an older file had the search's provenance on its first row too
+  models$how[1] <- sub("; search_\\*: .*?; data: ", "; data: ", models$how[1])
+  reference_seconds <- as.numeric(sub(".*; ([0-9.]+) s in all.*", "\\1", models$how[1]))
+  if (!exists("search_run")) search_run <- run_search()
+  old <- models$search_probability
+  shared <- !is.na(old)
+  cat(sprintf(paste("model_search(seed = 1): %.1f s; %d models with accurate evidence; its",
+                    "probabilities differ from the stored ones by at most %.2e (%d models",
+                    "stored)\n"), search_run$seconds, sum(search_run$method != "screen"),
+              max(abs(search_run$probability[shared] - old[shared])), sum(shared)))
+  models <- with_search(models, search_run)
+  write_csv(models, "model-search-logistic.csv")
+  p <- models$probability / sum(models$probability)
   members <- included * 1
   bas_glm <- function(prior) {
     f <- function() {
@@ -259,19 +308,26 @@ if ("logistic" %in% parts) {
   }
   inclusion <- rbind(
     data.frame(source = "reference", prior = "default", term = terms,
-               inclusion_probability = drop(p %*% members),
-               seconds = sum(first[, 4]) + sum(second[, 4]),
-               how = sprintf(paste("every model's evidence by importance_sampling(), as in",
-                                   "model-search-logistic.csv; uniform prior over the models; %s"),
-                             today), stringsAsFactors = FALSE),
+               inclusion_probability = drop(p %*% members), seconds = reference_seconds,
+               how = sprintf(paste("the stored probabilities of all 1,024 models in",
+                                   "model-search-logistic.csv (every evidence by",
+                                   "importance_sampling(); uniform prior over the models),",
+                                   "renormalised; seconds: that file's; %s; %s"), data_how, today),
+               stringsAsFactors = FALSE),
     data.frame(source = "sgais", prior = "default", term = terms,
-               inclusion_probability = unname(search$inclusion[terms]), seconds = search_seconds,
-               how = search_how, stringsAsFactors = FALSE),
+               inclusion_probability = unname(search_run$search$inclusion[terms]),
+               seconds = search_run$seconds, how = search_run$run,
+               stringsAsFactors = FALSE),
     bas_glm("default"), bas_glm("g"))
   side <- data.frame(term = terms)
   for (s in split(inclusion, paste(inclusion$source, inclusion$prior))) {
-    side[[paste(s$source[1], s$prior[1])]] <- round(s$inclusion_probability[match(terms, s$term)], 4)
+    side[[paste(s$source[1], s$prior[1])]] <- round(s$inclusion_probability[match(terms, s$term)],
+                                                    4)
   }
   print(side, row.names = FALSE)
+  cat(sprintf("seconds: %s\n", paste(sprintf("%s %s %.1f", inclusion$source, inclusion$prior,
+                                             inclusion$seconds)[!duplicated(
+                                               paste(inclusion$source, inclusion$prior))],
+                                     collapse = "; ")))
   write_csv(inclusion, "model-search-logistic-inclusion.csv")
 }
