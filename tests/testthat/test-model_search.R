@@ -83,6 +83,8 @@ test_that("a linear search along the data continues on new rows as one search", 
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off())
   for (w in c("inclusion", "models", "along")) expect_s3_class(plot(whole, which = w), "ggplot")
+  # x1's inclusion probability sums to just over 1 here: its bar and line must stay in the plot
+  for (w in c("inclusion", "along")) expect_lte(max(plot_data(whole, which = w)$probability), 1)
 })
 
 test_that("other families are screened, then estimated where the probability is", {
