@@ -860,11 +860,9 @@ plot_data.sgais_model_search <- function(object, which = c("inclusion", "models"
   which <- plot_panel(which, c("inclusion", "models", "along"), call, ...)
   object <- validate_sgais_model_search(object, call)
   terms <- names(object$inclusion)
-  # a sum of probabilities can pass 1 by a rounding error, which the plots' limits would drop
-  at_most_1 <- function(p) pmin(p, 1)
   switch(which,
     inclusion = data.frame(term = factor(terms, levels = terms[order(object$inclusion)]),
-                           probability = at_most_1(unname(object$inclusion))),
+                           probability = unname(object$inclusion)),
     models = {
       m <- object$models
       rank <- seq_len(nrow(m))
@@ -878,7 +876,7 @@ plot_data.sgais_model_search <- function(object, which = c("inclusion", "models"
       tr <- object$trajectory
       data.frame(n = rep(tr$n, length(terms)),
                  term = factor(rep(terms, each = nrow(tr)), levels = terms),
-                 probability = at_most_1(unlist(tr[terms], use.names = FALSE)))
+                 probability = unlist(tr[terms], use.names = FALSE))
     }
   )
 }
