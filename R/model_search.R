@@ -405,18 +405,19 @@ linear_coefficients <- function(state, result, stats, call) {
   counts <- counts[counts > 0]
   K <- length(state$space$terms)
   members <- matrix(members_of(result$codes[picked], K), ncol = K)
-  # the moments of at most 50 models at a time: a Zellner-Siow model's are a matrix per node
-  draws <- do.call(rbind, lapply(split(seq_along(picked), (seq_along(picked) - 1L) %/% 50L),
-                                 function(chunk) {
-    moments <- linear_search_models(stats, state$group, state$prior,
-                                    members[chunk, , drop = FALSE], moments = TRUE)$moments
-    do.call(rbind, lapply(seq_along(chunk), function(i) {
-      j <- chunk[i]
-      included <- state$group == 0L | state$group %in% which(members[j, ])
-      with_seed(model_seed(seed, result$codes[picked[j]]),
-                moment_draws(moments[[i]], counts[j], included))
-    }))
-  }))
+  # the moments of at most 50 models at a time: a Zellner-Siow model's are a matrix per node;
+  # each model's draws from its own seed (R's RNG restored once, after all of them)
+  draws <- with_rng_restored(do.call(rbind, lapply(
+    split(seq_along(picked), (seq_along(picked) - 1L) %/% 50L), function(chunk) {
+      moments <- linear_search_models(stats, state$group, state$prior,
+                                      members[chunk, , drop = FALSE], moments = TRUE)$moments
+      do.call(rbind, lapply(seq_along(chunk), function(i) {
+        j <- chunk[i]
+        included <- state$group == 0L | state$group %in% which(members[j, ])
+        if (!is.null(seed)) set.seed(model_seed(seed, result$codes[picked[j]]))
+        moment_draws(moments[[i]], counts[j], included)
+      }))
+    })))
   if (identical(state$columns[1L], "(Intercept)")) draws[, 1L] <- draws[, 1L] + state$y0
   colnames(draws) <- state$columns
   draws_summary(uncentred_draws(state$full, draws))
@@ -432,8 +433,8 @@ moment_draws <- function(m, n, included) {
   z <- matrix(stats::rnorm(n * k), n, k)
   if (m$kind != "normal") z <- z * sqrt(m$df / stats::rchisq(n, m$df))
   one <- function(rows, mean, scale) {
-    out[rows, included] <<- sweep(z[rows, , drop = FALSE] %*% chol(scale[included, included]),
-                                  2L, mean[included], `+`)
+    out[rows, included] <<- z[rows, , drop = FALSE] %*% chol(scale[included, included]) +
+      rep(mean[included], each = length(rows))
   }
   if (is.null(node)) {
     one(seq_len(n), m$mean, if (m$kind == "normal") m$cov else m$scale)
@@ -446,13 +447,12 @@ moment_draws <- function(m, n, included) {
 # Draws of a model average, summarised per coefficient: the mean, sd and 2.5% and 97.5%
 # quantiles.
 draws_summary <- function(draws) {
-  data.frame(
-    coefficient = colnames(draws),
-    mean = unname(colMeans(draws)), sd = unname(apply(draws, 2L, stats::sd)),
-    lower = unname(apply(draws, 2L, stats::quantile, 0.025)),
-    upper = unname(apply(draws, 2L, stats::quantile, 0.975)),
-    stringsAsFactors = FALSE
-  )
+  mean <- colMeans(draws)
+  centred <- draws - rep(mean, each = nrow(draws))
+  q <- apply(draws, 2L, stats::quantile, c(0.025, 0.975), names = FALSE)
+  data.frame(coefficient = colnames(draws), mean = unname(mean),
+             sd = unname(sqrt(colSums(centred^2) / (nrow(draws) - 1L))),
+             lower = q[1L, ], upper = q[2L, ], stringsAsFactors = FALSE)
 }
 
 # How many draws make a model average.
