@@ -73,8 +73,10 @@
 #' @inheritParams sgais
 #' @return An object of class `sgais_model_search`: a list with `models` (a data frame of the
 #'   `top` most probable models: a logical column per candidate term, `size`, `log_evidence`,
-#'   `log_evidence_se`, `log_prior`, `probability`, `method`, the estimator of its evidence, and
-#'   `formula`), `inclusion` (the posterior inclusion probability of every candidate term),
+#'   `log_evidence_se`, `log_prior`, `probability`, `probability_lower` and `probability_upper`
+#'   (its probability with its log evidence 2 SE lower and every other's 2 SE higher, and the
+#'   reverse: equal to `probability` where every evidence is exact, `NA` for a model scored by
+#'   the screen alone), `method`, the estimator of its evidence, and `formula`), `inclusion` (the posterior inclusion probability of every candidate term),
 #'   `coefficients` (model-averaged: `mean`, `sd`, and the 2.5% and 97.5% quantiles, `lower` and
 #'   `upper`, of every coefficient, on the data's scale), `trajectory` (the inclusion
 #'   probabilities and the top model's probability after each block), `n`, `visited` (the models
@@ -675,6 +677,14 @@ new_sgais_model_search <- function(state, call) {
     result$log_evidence_se[top]
   models$log_prior <- result$log_prior[top]
   models$probability <- result$probability[top]
+  # the bounds where evidences are estimated (an evidence of the screen alone has no SE: the
+  # model's bounds are NA, and as another's it counts as exact; mass_outside says how much
+  # probability rests on the screen)
+  se <- rep_len(result$log_evidence_se, length(result$codes))
+  bounds <- probability_bounds(result$log_evidence + result$log_prior,
+                               ifelse(is.na(se), 0, se), top)
+  models$probability_lower <- ifelse(is.na(se[top]), NA_real_, bounds$lower)
+  models$probability_upper <- ifelse(is.na(se[top]), NA_real_, bounds$upper)
   models$method <- if (length(result$estimator) == 1L) result$estimator else result$estimator[top]
   models$formula <- vapply(seq_along(top), function(j) {
     paste(deparse(submodel_formula(space, memb[, j]), width.cutoff = 500L), collapse = " ")
@@ -758,6 +768,7 @@ format.sgais_model_search <- function(x, ...) {
     log_evidence = sprintf("%.3f", shown$log_evidence),
     probability = vapply(signif(shown$probability, 3), format, character(1), scientific = 3)
   )
+  if (has_probability_bounds(shown)) table$interval <- probability_interval_labels(shown)
   table$model <- ifelse(nchar(table$model) > 60, paste0(substr(table$model, 1, 57), "..."),
                         table$model)
   inc <- sort(x$inclusion, decreasing = TRUE)
@@ -775,6 +786,19 @@ format.sgais_model_search <- function(x, ...) {
     print_width(data.frame(term = names(inc), probability = sprintf("%.3f", inc)),
                 right = FALSE)
   )
+}
+
+# Whether the models' probabilities have bounds wider than the probability itself (estimated
+# evidences); their labels "[lower, upper]" ("" for a model of the screen alone).
+has_probability_bounds <- function(models) {
+  any(!is.na(models$probability_lower) &
+        (models$probability_lower < models$probability |
+           models$probability_upper > models$probability))
+}
+probability_interval_labels <- function(models) {
+  each <- function(v) vapply(signif(v, 2), format, character(1), scientific = 3)
+  ifelse(is.na(models$probability_lower), "",
+         sprintf("[%s, %s]", each(models$probability_lower), each(models$probability_upper)))
 }
 
 # How the evidences were made, in words: `estimator`, each scored model's ("screen" for the
@@ -814,7 +838,10 @@ format.summary.sgais_model_search <- function(x, ...) {
   models <- m[setdiff(names(m), "formula")]
   models$log_evidence <- round(models$log_evidence, 3)
   models$log_prior <- round(models$log_prior, 3)
+  models$log_evidence_se <- signif(models$log_evidence_se, 2)
   models$probability <- signif(models$probability, 3)
+  if (has_probability_bounds(m)) models$interval <- probability_interval_labels(m)
+  models$probability_lower <- models$probability_upper <- NULL
   models$method <- method_labels[models$method]
   # what is the same for every model is said once, not in a column
   same <- vapply(c("log_evidence_se", "log_prior", "method"), function(col) {

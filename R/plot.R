@@ -375,16 +375,25 @@ comparison_intervals <- function(df, prior, which) {
       lower[i] <- df$log_bayes_factor[i] - half
       upper[i] <- df$log_bayes_factor[i] + half
     } else {
-      lp <- log(prior[as.character(df$model[i])])
-      p_at <- function(k, sign) {
-        shifted <- z + lp + ifelse(seq_along(z) == k, sign, -sign) * 2 * se
-        exp(shifted[k] - log_sum_exp(shifted))
-      }
-      lower[i] <- vapply(seq_along(z), p_at, numeric(1), sign = -1)
-      upper[i] <- vapply(seq_along(z), p_at, numeric(1), sign = 1)
+      bounds <- probability_bounds(z + log(prior[as.character(df$model[i])]), se)
+      lower[i] <- bounds$lower
+      upper[i] <- bounds$upper
     }
   }
   list(lower = lower, upper = upper)
+}
+
+# The bounds of the posterior probabilities of models `k` from their log posterior weights
+# `log_post` (log evidence + log prior) and the SEs of their log evidences: model k's
+# probability when its log evidence is 2 SE lower and every other's 2 SE higher, and the
+# reverse (conservative: all moving against it at once). An SE of 0 is a log evidence known
+# exactly.
+probability_bounds <- function(log_post, se, k = seq_along(log_post)) {
+  at <- function(j, sign) {
+    shifted <- log_post + ifelse(seq_along(log_post) == j, sign, -sign) * 2 * se
+    exp(shifted[j] - log_sum_exp(shifted))
+  }
+  list(lower = vapply(k, at, numeric(1), sign = -1), upper = vapply(k, at, numeric(1), sign = 1))
 }
 
 #' @rdname sgais_plots

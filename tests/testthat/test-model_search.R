@@ -13,6 +13,9 @@ test_that("a linear search scores every submodel by its closed form", {
                  tolerance = 1e-10)
   }
   expect_equal(sum(s$state$result$probability), 1)
+  # exact evidences: the probabilities' bounds are the probabilities
+  expect_equal(s$models$probability_lower, s$models$probability)
+  expect_equal(s$models$probability_upper, s$models$probability)
   # inclusion probabilities add the probabilities of the models with the term
   r <- s$state$result
   members <- sgais:::members_of(r$codes, 5L)
@@ -104,6 +107,14 @@ test_that("other families are screened, then estimated where the probability is"
   is <- importance_sampling(m, seed = sgais:::model_seed(1, code), progress = FALSE)
   expect_identical(best$log_evidence, is$log_evidence)
   expect_gt(s$inclusion[["x1"]], 0.99)
+  # estimated evidences give the probabilities bounds (plot.R's probability_bounds()); a model
+  # of the screen alone has none
+  m <- s$models
+  est <- m$method != "screen"
+  expect_true(all(m$probability_lower[est] < m$probability[est]))
+  expect_true(all(m$probability_upper[est] > m$probability[est]))
+  expect_true(all(is.na(m$probability_lower[!est])))
+  expect_output(print(s), "interval")
   # the same on any future plan
   future::plan(future::multicore, workers = 2)
   on.exit(future::plan(future::sequential), add = TRUE)
