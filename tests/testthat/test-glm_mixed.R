@@ -202,9 +202,9 @@ test_that("random slopes: each family's likelihood matches a fine grid over both
     fine$hyper$quadrature <- rbind(0, sgais:::gauss_hermite(31))
     expect_lt(abs(sgais:::model_evaluate(fine, theta)$log_lik - reference), 1e-8)
     # the gradient is the nodes' estimate of the integral's: it agrees to the quadrature's error,
-    # and on the fine rule to finite differences' own
+    # and on the fine rule (checked for one family: 31^2 nodes a row) to finite differences' own
     expect_lt(max(check_gradients(m, seed = 1)$rel_error), 5e-3)
-    expect_lt(max(check_gradients(fine, seed = 1)$rel_error), 1e-5)
+    if (family == "logistic") expect_lt(max(check_gradients(fine, seed = 1)$rel_error), 1e-5)
   }
   # Poisson's fast path (a product of per-axis exponentials) is the exp()-per-term path that the
   # negative binomial takes, whose terms are Poisson's when the overdispersion is negligible
