@@ -565,12 +565,13 @@ mixed_log_evidence <- function(stats, s2, g2, t2) {
 # With the noise sd, the group sd or both unknown: log of the integral of
 # p(log sigma, log tau) Z(sigma, tau) over the unknown ones (Z: mixed_log_evidence(), the
 # coefficients integrated out in closed form), by the trapezoid rule on a grid in log sigma and
-# log tau. The grid is centred at the integrand's mode, spaced by a third of the integrand's
+# log tau. The grid is centred at the integrand's mode, spaced by two thirds of the integrand's
 # half-width along each axis (where it falls by 1/2 in log: an sd for a Gaussian, found by
 # bisection, so that it is right for posteriors as narrow as 10^6 rows make them, where a
 # finite-difference Hessian is not), and grows on each side until the integrand on the grid's
 # edge is e^-40 of its peak: the trapezoid rule's error on a smooth integrand that has decayed
-# that far falls exponentially with the spacing (on a Gaussian, below e^-170 at this one;
+# that far falls exponentially with the spacing (on a Gaussian, about exp(-2 pi^2 / h^2) with
+# h the spacing in sds: below e^-44 at this one;
 # Trefethen & Weideman 2014, "The exponentially convergent trapezoidal rule"). The prior of the
 # scales is the model's own (its C blocks, through model_evaluate()); they are independent, so
 # on the grid it is a sum of each axis's part.
@@ -640,10 +641,11 @@ mixed_scale_quadrature <- function(model, stats, t2, location) {
   }
   peak <- f(mode)
   step <- vapply(seq_len(d), function(k) {
-    mean(c(half_width(k, -1, mode, peak), half_width(k, 1, mode, peak))) / 3
+    mean(c(half_width(k, -1, mode, peak), half_width(k, 1, mode, peak))) / 1.5
   }, numeric(1))
   # points of each axis on each side of the mode, grown until the edges are e^-40 of the peak
-  reach <- matrix(30, d, 2)
+  # (about 9 half-widths)
+  reach <- matrix(15, d, 2)
   repeat {
     axes <- lapply(seq_len(d), function(k) mode[k] + step[k] * seq(-reach[k, 1], reach[k, 2]))
     grid <- as.matrix(expand.grid(axes))
