@@ -16,6 +16,7 @@ test_that("the table covers every exported function with at least 300 cases", {
 # The slow cases (seconds each) are run by inst/validation/hostile.R, in `make validate-quick`.
 for (case in Filter(function(case) !isTRUE(case$slow), cases)) {
   test_that(paste("hostile:", case$label), {
+    test_tags("sanitize")
     if (case$expect == "error") {
       err <- expect_error(suppressWarnings(eval(case$expr, env)), class = case$class)
       expect_s3_class(err, "sgais_error")
