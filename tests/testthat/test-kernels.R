@@ -57,17 +57,19 @@ test_that("every kernel gives SGAIS and AIS the exact evidence within the calibr
 test_that("the MH kernels report the fraction of the data their tests read", {
   test_tags("memcheck")
   model <- kernel_model()
-  f <- quietly(ais(model, kernel = "austerity", seed = 1, progress = FALSE))
+  # (20 particles: what is reported does not depend on their number)
+  few <- list(particles = 20, seed = 1, progress = FALSE)
+  f <- quietly(do.call(ais, c(list(model, kernel = "austerity"), few)))
   frac <- f$schedule$data_fraction
   expect_true(all(is.na(frac) | (frac > 0 & frac <= 1)))
   expect_true(any(frac < 1, na.rm = TRUE)) # the t-test settles most decisions early
-  s <- quietly(sgais(model, kernel = "confidence", seed = 1, progress = FALSE))
+  s <- quietly(do.call(sgais, c(list(model, kernel = "confidence", early_particles = 20), few)))
   expect_true(all(is.na(s$trajectory$data_fraction[-1]) == FALSE))
   expect_true(is.na(s$trajectory$data_fraction[1])) # no earlier data: the test is exact
-  g <- quietly(sgais(model, seed = 1, progress = FALSE))
+  g <- quietly(do.call(sgais, c(list(model, early_particles = 20), few)))
   expect_true(all(is.na(g$trajectory$data_fraction)))
   expect_output(print(f), "t-test MH test with tolerance 0.05")
-  expect_output(print(quietly(ais(model, kernel = "sgld", seed = 1, progress = FALSE))), "SGLD steps")
+  expect_output(print(quietly(do.call(ais, c(list(model, kernel = "sgld"), few)))), "SGLD steps")
 })
 
 test_that("kernels keep runs reproducible: same seed, slices and threads", {
