@@ -389,8 +389,13 @@ comparison_intervals <- function(df, prior, which) {
 # reverse (conservative: all moving against it at once). An SE of 0 is a log evidence known
 # exactly.
 probability_bounds <- function(log_post, se, k = seq_along(log_post)) {
+  if (all(se == 0)) {
+    p <- exp(log_post[k] - log_sum_exp(log_post))
+    return(list(lower = p, upper = p))
+  }
   at <- function(j, sign) {
-    shifted <- log_post + ifelse(seq_along(log_post) == j, sign, -sign) * 2 * se
+    shifted <- log_post - sign * 2 * se
+    shifted[j] <- log_post[j] + sign * 2 * se[j]
     exp(shifted[j] - log_sum_exp(shifted))
   }
   list(lower = vapply(k, at, numeric(1), sign = -1), upper = vapply(k, at, numeric(1), sign = 1))
