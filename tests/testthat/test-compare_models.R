@@ -11,7 +11,9 @@ comparison_models <- function(d) {
 test_that("compare_models() gives evidence, Bayes factors and probabilities along n", {
   test_tags("memcheck")
   d <- comparison_data(1600)
-  cmp <- quietly(compare_models(comparison_models(d[1:20, ]), d, seed = 3, progress = FALSE, method = "sgais"))
+  # (20 particles: none of this depends on their number)
+  cmp <- quietly(compare_models(comparison_models(d[1:20, ]), d, seed = 3, progress = FALSE,
+                                method = "sgais", particles = 20, early_particles = 20))
   expect_s3_class(cmp, "sgais_comparison")
   tr <- as.data.frame(cmp)
   expect_named(tr, c("model", "n", "log_evidence", "log_evidence_se", "log_bayes_factor",
@@ -20,7 +22,8 @@ test_that("compare_models() gives evidence, Bayes factors and probabilities alon
   expect_identical(unique(tr$n), c(500L, 1000L, 1500L, 1600L))
   # each model's trajectory is its own fit of all the data
   alone <- quietly(sgais(linear_regression(y ~ x1 + x2, prior = "paper", data = d,
-                                           noise_sd = 1), seed = 3, progress = FALSE))
+                                           noise_sd = 1), particles = 20, early_particles = 20,
+                         seed = 3, progress = FALSE))
   expect_identical(tr$log_evidence[tr$model == "two"], alone$trajectory$log_evidence)
   # probabilities sum to one at every n; the best model's log Bayes factor is 0
   expect_equal(as.vector(tapply(tr$probability, tr$n, sum)), rep(1, 4))

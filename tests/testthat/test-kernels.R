@@ -242,17 +242,20 @@ test_that("FlyMC is refused for models without a collapsible likelihood bound", 
 test_that("SGLD is Metropolis-adjusted (MALA) where the potential is exact in the robust presets", {
   test_tags("memcheck")
   model <- kernel_model()
-  a <- quietly(ais(model, kernel = "sgld", seed = 1, progress = FALSE))
+  # (20 particles: which moves are adjusted does not depend on their number)
+  a <- quietly(ais(model, kernel = "sgld", particles = 20, seed = 1, progress = FALSE))
   acc <- a$schedule$acceptance
   expect_true(all(acc > 0 & acc <= 1))
   # unadjusted with the Euler setting and in the paper preset: no test, no acceptance
-  u <- quietly(ais(model, kernel = "sgld", integrator = "euler", seed = 1, progress = FALSE))
+  u <- quietly(ais(model, kernel = "sgld", integrator = "euler", particles = 20, seed = 1,
+                   progress = FALSE))
   expect_true(all(is.na(u$schedule$acceptance)))
   expect_true(all(is.na(quietly(ais(model, control = ais_control("paper", kernel = "sgld"),
                                     seed = 1, progress = FALSE))$schedule$acceptance)))
   # SGAIS: MALA in the exact phase (the first chunk here: no earlier data), unadjusted SGLD on
   # mini-batches
-  s <- quietly(sgais(model, kernel = "sgld", exact_until = 0, seed = 1, progress = FALSE))
+  s <- quietly(sgais(model, kernel = "sgld", exact_until = 0, particles = 20,
+                     early_particles = 20, seed = 1, progress = FALSE))
   expect_false(is.na(s$trajectory$acceptance[1]))
   expect_true(is.na(s$trajectory$acceptance[2]))
 })

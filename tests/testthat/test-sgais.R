@@ -100,8 +100,10 @@ test_that("the same seed gives the same fit, another seed another", {
 test_that("splitting the run into many C calls does not change it", {
   test_tags("memcheck")
   # robust preset: the control-variate anchor is part of the state carried between calls
+  # (20 particles: slicing does not depend on their number)
   model <- small_model(4000)
-  for (control in list(sgais_control(exact_until = 500), sgais_control("paper"))) {
+  for (control in list(sgais_control(exact_until = 500, particles = 20, early_particles = 20),
+                       sgais_control("paper"))) {
     settings <- sgais:::control_settings(control, list(), "sgais", NULL)
     run <- function(budget) {
       withr::with_seed(9, {
