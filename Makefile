@@ -1,10 +1,10 @@
 # sgais developer and user entry points. Every target installs what it needs first.
-#   make install  build the source tarball with its vignettes and install it (about a minute;
+#   make install  build the source tarball with its vignettes and install it (about 3 minutes;
 #               vignette("sgais") and browseVignettes("sgais") then work)
 #   make demo   fit the paper's linear regression, compare with the exact evidence, draw sgais-demo.png
 #   make test   run the test suite (prints its 10 slowest tests, those over 10 s, and "testthat: N
 #               passed, N failed, N skipped"; fails on a failed test, never on a slow one). Takes
-#               about 3 minutes.
+#               about 5 minutes.
 #   make check  R CMD check --no-manual of the tarball, without the tests (that is `make test`) and
 #               without rebuilding the vignettes (`make install` has built them)
 #   make check-vignettes  R CMD check that reruns the vignettes' code and rebuilds them, no tests
@@ -17,9 +17,9 @@
 #   make bench-models  SGAIS, NS and AIS on softmax regression and the mixture (N = 1e4, 1e5)
 #   make docs   regenerate man/ and NAMESPACE with roxygen2
 #   make sanitize  the whole suite against a build with AddressSanitizer and UBSan, on 2 threads
-#               (tools/sanitize.sh); fails on any sanitizer report (about 7 minutes)
+#               (tools/sanitize.sh); fails on any sanitizer report (about 15 minutes)
 #   make valgrind  the tests tagged test_tags("memcheck") under valgrind memcheck
-#               (tools/valgrind.sh); fails on any memcheck error or definite leak (about 5 minutes)
+#               (tools/valgrind.sh); fails on any memcheck error or definite leak (about 10 minutes)
 # .ci/run runs test, check, then sanitize and valgrind side by side. SANITIZE_FILES/SANITIZE_TAGS
 # and VALGRIND_FILES/VALGRIND_TAGS choose other tests (tools/run-tests.R --files and --tags), e.g.
 #   make valgrind VALGRIND_FILES=nested_sampling VALGRIND_TAGS=
