@@ -170,18 +170,20 @@ test_that("errors in the user's functions are classed, name the function and lea
     if (nrow(data) == 500L) stop("late failure")
     crossprod(data, data[, 7] - data %*% c(theta, 0))[1:6]
   }
-  expect_error(sgais(big, seed = 1, progress = FALSE), "`gradient` failed: late failure",
-               class = "sgais_error_model")
+  # (20 particles: where the run fails does not depend on their number)
+  expect_error(sgais(big, particles = 20, early_particles = 20, seed = 1, progress = FALSE),
+               "`gradient` failed: late failure", class = "sgais_error_model")
   nan_later <- big
   nan_later$functions$gradient <- function(theta, data) {
     if (nrow(data) == 500L) rep(NaN, 6) else crossprod(data, data[, 7] - data %*% c(theta, 0))[1:6]
   }
-  expect_error(sgais(nan_later, seed = 1, progress = FALSE), "`gradient` returned NA or NaN",
-               class = "sgais_error_model")
+  expect_error(sgais(nan_later, particles = 20, early_particles = 20, seed = 1, progress = FALSE),
+               "`gradient` returned NA or NaN", class = "sgais_error_model")
   # R is usable afterwards, and the next error that is not the user's is not blamed on them
   expect_equal(1 + 1, 2)
   expect_error(sgais:::model_evaluate(good, numeric(3)), "`theta` must be a numeric vector")
-  expect_no_error(sgais(good, seed = 1, progress = FALSE))
+  expect_no_error(quietly(sgais(good, particles = 20, early_particles = 20, seed = 1,
+                                progress = FALSE)))
 })
 
 test_that("without a gradient, numerical gradients are used, with a warning", {
