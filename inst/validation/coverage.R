@@ -63,7 +63,7 @@ make_references <- "--references" %in% args
 
 sgais_threads(1)
 source(file.path(here, "cases.R"))            # simulate_regression(), nig_real_case(), case_reference()
-source("tests/testthat/helper-glm.R")         # grid_log_evidence()
+source("tests/testthat/helper-glm.R")         # grid_log_evidence(), t_importance_evidence()
 source(file.path(here, "quadrature.R"))       # logistic_grid_reference()
 
 # ---- the cases -------------------------------------------------------------------------------
@@ -125,8 +125,8 @@ coverage_cases <- function() {
 # without the package: the covariates centred at their means, the intercept N(0, 2.5^2) and each
 # slope N(0, (2.5 / sd(x_j))^2) (?logistic_regression, prior = "autoscale"); importance sampling
 # from a multivariate t(df) at the posterior mode with the inverse Hessian there as scale
-# (the log posterior is concave), `draws` draws in blocks. Returns the log evidence, its
-# delta-method SE and the ESS.
+# (the log posterior is concave), `draws` draws (t_importance_evidence() of helper-glm.R).
+# Returns the log evidence, its delta-method SE and the ESS.
 logistic_is_reference <- function(formula, data, draws = 2e5, seed = 1, df = 5) {
   mf <- stats::model.frame(formula, data)
   y <- stats::model.response(mf)
@@ -147,19 +147,7 @@ logistic_is_reference <- function(formula, data, draws = 2e5, seed = 1, df = 5) 
                        method = "BFGS", control = list(reltol = 1e-14, maxit = 1000))$par
   p <- stats::plogis(drop(a %*% mode))
   H <- crossprod(a, a * (p * (1 - p))) + diag(1 / prior_sd^2, ncol(a))
-  d <- ncol(a)
-  R <- chol(H)
-  draw <- sgais:::with_seed(seed, list(z = matrix(stats::rnorm(d * draws), d, draws),
-                                       w = stats::rchisq(draws, df) / df))
-  theta <- mode + backsolve(R, draw$z) / rep(sqrt(draw$w), each = d)
-  u <- R %*% (theta - mode)
-  log_q <- lgamma((df + d) / 2) - lgamma(df / 2) - d / 2 * log(df * pi) + sum(log(diag(R))) -
-    (df + d) / 2 * log1p(colSums(u^2) / df)
-  blocks <- split(seq_len(draws), ceiling(seq_len(draws) / 5000))
-  lw <- unlist(lapply(blocks, function(j) log_post(theta[, j, drop = FALSE]))) - log_q
-  r <- exp(lw - max(lw))
-  c(log_evidence = max(lw) + log(mean(r)), se = stats::sd(r) / mean(r) / sqrt(draws),
-    ess = sum(r)^2 / sum(r^2))
+  t_importance_evidence(log_post, mode, H, draws, seed, df, block = 5000) # helper-glm.R
 }
 
 # Computes the references of the logistic cases and their checks, and writes them to `file`.

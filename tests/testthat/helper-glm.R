@@ -113,14 +113,18 @@ softmax_laplace_fit <- function(model) {
 # log-concave (a log-concave likelihood times a normal prior) and near-Gaussian, so a
 # multivariate t proposal (`df` degrees of freedom; heavier tails than the posterior's) centred
 # at the mode with the inverse Hessian there as scale keeps most of its draws (ESS about 70% of
-# `draws` on the tests' model). log Z = log mean(p(y | theta) p(theta) / q(theta)) over `draws`
-# draws, summed in the log; returns it with its delta-method standard error and the ESS. The
-# draws use `seed` and leave the caller's stream alone.
+# `draws` on the tests' model): t_importance_evidence().
 softmax_reference <- function(model, draws = 10000, seed = 1, df = 5) {
   fit <- softmax_laplace_fit(model)
-  log_post <- fit$log_post
-  mode <- fit$mode
-  H <- fit$H
+  t_importance_evidence(fit$log_post, fit$mode, fit$H, draws, seed, df, block = 500)
+}
+
+# log Z = log mean(p(y | theta) p(theta) / q(theta)) over `draws` draws from q, a multivariate
+# t(`df`) at `mode` with scale H^{-1} (H the Hessian of -log posterior there), summed in the log;
+# `log_post` takes a d x B matrix of parameters, evaluated `block` columns at a time. Returns
+# the log evidence with its delta-method standard error and the ESS. The draws use `seed` and
+# leave the caller's stream alone.
+t_importance_evidence <- function(log_post, mode, H, draws, seed, df, block) {
   d <- length(mode)
   R <- chol(H) # theta = mode + R^{-1} z / sqrt(w) has scale H^{-1}
   draw <- withr::with_seed(seed, list(z = matrix(stats::rnorm(d * draws), d, draws),
@@ -129,7 +133,7 @@ softmax_reference <- function(model, draws = 10000, seed = 1, df = 5) {
   u <- R %*% (theta - mode)
   log_q <- lgamma((df + d) / 2) - lgamma(df / 2) - d / 2 * log(df * pi) + sum(log(diag(R))) -
     (df + d) / 2 * log1p(colSums(u^2) / df)
-  blocks <- split(seq_len(draws), ceiling(seq_len(draws) / 500))
+  blocks <- split(seq_len(draws), ceiling(seq_len(draws) / block))
   lw <- unlist(lapply(blocks, function(j) log_post(theta[, j, drop = FALSE]))) - log_q
   r <- exp(lw - max(lw))
   c(log_evidence = max(lw) + log(mean(r)), se = stats::sd(r) / mean(r) / sqrt(draws),
