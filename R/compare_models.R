@@ -774,8 +774,7 @@ format.sgais_comparison <- function(x, ...) {
   with_se <- !anyNA(last$log_evidence_se) && any(last$log_evidence_se > 0)
   if (with_se) {
     bf <- comparison_intervals(last, x$prior, "probability")
-    each <- function(p) vapply(signif(p, 2), format, character(1), scientific = 3)
-    shown$interval <- sprintf("[%s, %s]", each(bf$lower), each(bf$upper))
+    shown$interval <- probability_interval_labels(bf$lower, bf$upper)
   }
   shown$estimator <- method_labels[last$method]
   if (all(!nzchar(shown$se))) shown$se <- NULL

@@ -76,7 +76,8 @@
 #'   `log_evidence_se`, `log_prior`, `probability`, `probability_lower` and `probability_upper`
 #'   (its probability with its log evidence 2 SE lower and every other's 2 SE higher, and the
 #'   reverse: equal to `probability` where every evidence is exact, `NA` for a model scored by
-#'   the screen alone), `method`, the estimator of its evidence, and `formula`), `inclusion` (the posterior inclusion probability of every candidate term),
+#'   the screen alone), `method`, the estimator of its evidence, and `formula`), `inclusion`
+#'   (the posterior inclusion probability of every candidate term),
 #'   `coefficients` (model-averaged: `mean`, `sd`, and the 2.5% and 97.5% quantiles, `lower` and
 #'   `upper`, of every coefficient, on the data's scale), `trajectory` (the inclusion
 #'   probabilities and the top model's probability after each block), `n`, `visited` (the models
@@ -323,10 +324,7 @@ linear_search_state <- function(full, space, data, settings, call) {
   # the statistics are of y - y0, y0 the first rows' mean, so that y'y keeps its digits
   y0 <- mean(full$data$y)
   columns <- full$parameter_names[seq_len(q)]
-  assign <- design_assign(full, data, call)
-  labels <- attr(full$spec$terms, "term.labels")
-  term_of_column <- ifelse(assign == 0L, NA_character_, labels[pmax(assign, 1L)])
-  group <- match(term_of_column, space$terms)
+  group <- match(term_of_columns(full, data, call), space$terms)
   group[is.na(group)] <- 0L
   K <- length(space$terms)
   list(
@@ -646,10 +644,8 @@ mixture_summary <- function(draws, p, columns, seed) {
 # The trajectory's row for `result` after n observations: the inclusion probabilities and the
 # most probable model's probability.
 trajectory_row <- function(result, n) {
-  inc <- inclusion_of(result)
-  out <- data.frame(n = n, as.list(inc), top_probability = max(result$probability),
-                    check.names = FALSE)
-  out
+  data.frame(n = n, as.list(inclusion_of(result)), top_probability = max(result$probability),
+             check.names = FALSE)
 }
 
 # The posterior inclusion probability of each candidate term (a sum of probabilities that add to
@@ -768,7 +764,9 @@ format.sgais_model_search <- function(x, ...) {
     log_evidence = sprintf("%.3f", shown$log_evidence),
     probability = vapply(signif(shown$probability, 3), format, character(1), scientific = 3)
   )
-  if (has_probability_bounds(shown)) table$interval <- probability_interval_labels(shown)
+  if (has_probability_bounds(shown)) {
+    table$interval <- probability_interval_labels(shown$probability_lower, shown$probability_upper)
+  }
   table$model <- ifelse(nchar(table$model) > 60, paste0(substr(table$model, 1, 57), "..."),
                         table$model)
   inc <- sort(x$inclusion, decreasing = TRUE)
@@ -789,16 +787,11 @@ format.sgais_model_search <- function(x, ...) {
 }
 
 # Whether the models' probabilities have bounds wider than the probability itself (estimated
-# evidences); their labels "[lower, upper]" ("" for a model of the screen alone).
+# evidences), to be printed (probability_interval_labels(): "" for a model of the screen alone).
 has_probability_bounds <- function(models) {
   any(!is.na(models$probability_lower) &
         (models$probability_lower < models$probability |
            models$probability_upper > models$probability))
-}
-probability_interval_labels <- function(models) {
-  each <- function(v) vapply(signif(v, 2), format, character(1), scientific = 3)
-  ifelse(is.na(models$probability_lower), "",
-         sprintf("[%s, %s]", each(models$probability_lower), each(models$probability_upper)))
 }
 
 # How the evidences were made, in words: `estimator`, each scored model's ("screen" for the
@@ -840,7 +833,9 @@ format.summary.sgais_model_search <- function(x, ...) {
   models$log_prior <- round(models$log_prior, 3)
   models$log_evidence_se <- signif(models$log_evidence_se, 2)
   models$probability <- signif(models$probability, 3)
-  if (has_probability_bounds(m)) models$interval <- probability_interval_labels(m)
+  if (has_probability_bounds(m)) {
+    models$interval <- probability_interval_labels(m$probability_lower, m$probability_upper)
+  }
   models$probability_lower <- models$probability_upper <- NULL
   models$method <- method_labels[models$method]
   # what is the same for every model is said once, not in a column

@@ -401,6 +401,12 @@ probability_bounds <- function(log_post, se, k = seq_along(log_post)) {
   list(lower = vapply(k, at, numeric(1), sign = -1), upper = vapply(k, at, numeric(1), sign = 1))
 }
 
+# Probability bounds as printed: "[lower, upper]" to 2 significant digits ("" where lower is NA).
+probability_interval_labels <- function(lower, upper) {
+  each <- function(p) vapply(signif(p, 2), format, character(1), scientific = 3)
+  ifelse(is.na(lower), "", sprintf("[%s, %s]", each(lower), each(upper)))
+}
+
 #' @rdname sgais_plots
 #' @export
 autoplot.sgais_comparison <- function(object, which = c("probability", "bayes_factor"), ...) {
