@@ -216,7 +216,10 @@ hybrid_start <- function(model, state, settings) {
   n0 <- settings$hybrid
   ns <- nested_sampling(model_keep_first(model, n0), progress = FALSE)
   M <- settings$early_particles
-  state$theta <- t(suppressWarnings(posterior_samples(ns, M)))
+  # in the sampler's own parameters (posterior_samples() gives the data's: a centred design's
+  # intercept at x = 0)
+  p <- weighted_particles(ns)
+  state$theta <- t(draw_weighted(p$theta, p$logw, M))
   dimnames(state$theta) <- NULL
   state$logw <- rep(ns$log_evidence, M)
   state$n <- n0
