@@ -210,13 +210,7 @@ known_failures <- list(
                       "SIR and the sequential estimator bring a chunk in by one importance step,",
                       "so their weights collapse (ESS 1) and log Z is 130-180 nats low on every",
                       "seed tried, while their predicted sd says 2-3 nats; on shuffled iris",
-                      "seeds 1-3 are within 0.9 nats (online evidence under drift: issue 42)")),
-  list(family = "linear_regression_zellner", estimator = "sir",
-       reason = paste("the flat parts of the intercept's and log sigma^2's priors (?g_prior) are",
-                      "about 20 sds of y and 30 units wide, and SIR brings the first chunk in by",
-                      "one importance step from them: seeds 1-8 were -7.2 to -0.2 nats off",
-                      "(median -1.6), with predicted sds of 0.5-1.3; AIS, SGAIS, nested sampling",
-                      "and the sequential hybrid pass"))
+                      "seeds 1-3 are within 0.9 nats (online evidence under drift: issue 42)"))
 )
 known_failure <- function(family, estimator, preset) {
   for (k in known_failures) {
