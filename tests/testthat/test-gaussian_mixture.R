@@ -434,8 +434,12 @@ test_that("the particles of a mixture are put in one labelling, whatever ties a 
   logw <- p$logw
   out <- .Call(sgais:::C_ffi_gaussian_mixture_canonicalize, model, pop, logw)
   mu <- function(th) matrix(th[K - 1 + seq_len(K * D)], K, D, byrow = TRUE)
-  for (i in seq_len(M)) {
-    expect_lt(max(abs(mu(out[, i]) - mu(out[, 1]))), 0.2)
+  for (i in seq_len(M)) expect_lt(max(abs(mu(out[, i]) - mu(out[, 1]))), 0.2)
+  # relabelling leaves the density alone (checked in R on a few of the particles it moved, as R
+  # is slow under valgrind)
+  moved <- which(colSums(out != pop) > 0)
+  expect_gt(length(moved), 0)
+  for (i in head(moved, 4)) {
     before <- ref_mixture(pop[, i], y, K)
     after <- ref_mixture(out[, i], y, K)
     expect_equal(after$log_lik, before$log_lik, tolerance = 1e-10)

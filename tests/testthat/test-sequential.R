@@ -67,15 +67,15 @@ test_that("without resampling SIR's genealogy gives the delta method of its fina
 test_that("fits say which estimator made them and the hybrid starts from nested sampling", {
   test_tags("memcheck")
   model <- seq_model()
-  h <- quietly(sequential_sgmcmc(model, hybrid = 200, seed = 1, progress = FALSE))
+  # (20 particles: what is checked does not depend on their number)
+  h <- quietly(sequential_sgmcmc(model, hybrid = 200, seed = 1, progress = FALSE, particles = 20))
   expect_identical(h$method, "sequential SG-MCMC + NS")
   expect_equal(h$trajectory$n[1], 200)
   expect_output(print(h), "<sequential SG-MCMC \\+ NS evidence estimate>")
   p <- quietly(sequential_sgmcmc(model, hybrid = FALSE, seed = 1, progress = FALSE,
-                                 control = sequential_control("paper")))
+                                 control = sequential_control("paper", particles = 20)))
   expect_identical(p$method, "sequential SG-MCMC")
   expect_equal(p$trajectory$n[1:3], c(20, 60, 120))
-  expect_s3_class(autoplot(p), "ggplot")
   expect_error(sequential_sgmcmc(model, hybrid = 1000), "hybrid")
   # data of 100 rows or fewer: the default hybrid takes all but the last, and one row none
   small <- linear_regression(y ~ ., simulate_linear_regression(30, dim = 2, seed = 3), noise_sd = 1)
@@ -88,17 +88,20 @@ test_that("fits say which estimator made them and the hybrid starts from nested 
   expect_gt(s$trajectory$log_evidence_se[1], 0.7 * ns$log_evidence_se)
   expect_lt(s$trajectory$log_evidence_se[1], 1.4 * ns$log_evidence_se)
   expect_gte(s$log_evidence_se, s$trajectory$log_evidence_se[1])
-  # the hybrid's particles are in the sampler's parameters: on a centred design (the default
-  # prior) posterior_samples()' intercept at x = 0 put them far from the posterior (9 to 19 nats
-  # low on attitude, 29 of 30 rows in nested sampling)
-  centred <- linear_regression(rating ~ complaints + learning, datasets::attitude)
-  fit <- quietly(sequential_sgmcmc(centred, seed = 1, progress = FALSE))
-  expect_identical(fit$method, "sequential SG-MCMC + NS")
-  expect_lt(abs(fit$log_evidence - exact_log_evidence(centred)), 3 * fit$log_evidence_se + 0.5)
   one <- linear_regression(y ~ ., simulate_linear_regression(1, dim = 1, seed = 3), prior = "paper",
                            noise_sd = 1)
   expect_identical(quietly(sequential_sgmcmc(one, seed = 1, progress = FALSE))$method,
                    "sequential SG-MCMC")
+})
+
+test_that("the hybrid hands on its particles in the sampler's parameters", {
+  # on a centred design (the default prior) posterior_samples()' intercept at x = 0 put them far
+  # from the posterior (9 to 19 nats low on attitude, 29 of 30 rows in nested sampling)
+  centred <- linear_regression(rating ~ complaints + learning, datasets::attitude)
+  fit <- quietly(sequential_sgmcmc(centred, seed = 1, progress = FALSE))
+  expect_identical(fit$method, "sequential SG-MCMC + NS")
+  expect_lt(abs(fit$log_evidence - exact_log_evidence(centred)), 3 * fit$log_evidence_se + 0.5)
+  expect_s3_class(autoplot(fit), "ggplot")
 })
 
 test_that("off linear regression they agree with a grid evidence (logistic regression)", {
