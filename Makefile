@@ -10,9 +10,11 @@
 #   make check-vignettes  R CMD check that reruns the vignettes' code and rebuilds them, no tests
 #   make validate-quick  the tests tagged "slow" (statistical checks of many fits, left out of
 #               `make test`), every estimator x preset x model family once on small data against its
-#               reference, and the quick statistical checks (inst/validation/quick.R, < 12 minutes)
+#               reference, and the quick statistical checks (inst/validation/quick.R, < 12 minutes;
+#               overwrites inst/validation/quick.csv and checks.csv)
 #   make validate  every estimator and preset against exact and Stan references (inst/validation/
-#               run.R, 70-80 minutes), then every statistical check (inst/validation/checks.R)
+#               run.R, 70-80 minutes, into results.csv), then every statistical check
+#               (inst/validation/checks.R); run.R's header lists the rest of the suite
 #   make bench  the linear-regression benchmark (N = 1e4, 1e5, 1e6)
 #   make bench-models  SGAIS, NS and AIS on softmax regression and the mixture (N = 1e4, 1e5)
 #   make docs   regenerate man/ and NAMESPACE with roxygen2

@@ -10,14 +10,11 @@
 #     1,000 particles and target ESS 900, 24 replicates; nested sampling with 2,000 live points,
 #     20 replicates; AIS at its defaults, 20 replicates (the cheaper check: its SE is larger).
 # Writes inst/extdata/bayesfactor-agreement.csv (read by vignette("choosing-models")) and prints
-# the table with times; the run of record is bayesfactor-agreement-<date>.txt.
+# the table with times.
 #   Rscript inst/validation/bayesfactor-agreement.R      (from the package root; ~20 minutes)
 suppressMessages(library(sgais))
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-refs <- utils::read.csv(file.path(here, "..", "extdata", "bayesfactor-references.csv"),
+source(file.path("inst", "validation", "suite.R"))
+refs <- utils::read.csv(file.path("inst", "extdata", "bayesfactor-references.csv"),
                         stringsAsFactors = FALSE)
 refs <- refs[refs$scale == "medium", ]
 jzs <- function(formula, data) linear_regression(formula, data, prior = zellner_siow_prior())
@@ -78,7 +75,7 @@ for (m in c("sgais", "ns", "ais")) {
   tab[[paste0(m, "_bf")]] <- v[[1]]
   tab[[paste0(m, "_bf_se")]] <- v[[2]]
 }
-out <- file.path(here, "..", "extdata", "bayesfactor-agreement.csv")
+out <- file.path("inst", "extdata", "bayesfactor-agreement.csv")
 utils::write.csv(tab, out, row.names = FALSE)
 
 shown <- tab[tab$model != "null", ]

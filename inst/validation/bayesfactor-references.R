@@ -8,11 +8,8 @@
 # vignette("choosing-models") read.
 #   Rscript inst/validation/bayesfactor-references.R      (from the package root; seconds)
 suppressMessages(library(BayesFactor))
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-out <- file.path(here, "..", "extdata", "bayesfactor-references.csv")
+source(file.path("inst", "validation", "suite.R"))
+out <- file.path("inst", "extdata", "bayesfactor-references.csv")
 
 # "a + b" in BayesFactor's names, as the right-hand side of a formula
 rows <- function(bf, data, response, scale, fun) {

@@ -6,14 +6,11 @@
 # against a reference, importance_sampling() with 20,000 draws on the Bernoulli rows plus the
 # constant. Prints one table and writes it to binomial.txt beside this script. One thread; about
 # a minute.
-#   Rscript inst/validation/binomial.R
+#   Rscript inst/validation/binomial.R      (from the package's root)
 suppressMessages(library(sgais))
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
+source(file.path("inst", "validation", "suite.R"))
 # the tests' copy of the data and their Bernoulli rows (bernoulli_rows())
-source(file.path(here, "..", "..", "tests", "testthat", "helper-glm.R"))
+source(file.path("tests", "testthat", "helper-glm.R"))
 cbpp <- if (requireNamespace("lme4", quietly = TRUE)) lme4::cbpp else cbpp_data()
 sgais_threads(1)
 rows <- bernoulli_rows(cbpp, cbpp$incidence, cbpp$size)
@@ -74,4 +71,4 @@ shown <- c(
 worst <- sprintf("largest |difference| %.3f nats, %.2f SE; all within 3 SE: %s",
                  max(abs(table$difference)), max(abs(table$in_se)), all(abs(table$in_se) <= 3))
 cat("", header, shown, "", worst, sep = "\n")
-writeLines(c(header, shown, "", worst), file.path(here, "binomial.txt"))
+writeLines(c(header, shown, "", worst), file.path(validation_dir, "binomial.txt"))

@@ -2,9 +2,11 @@
 # that took seconds to a minute, and is kept here with its assertions and its calibration, each
 # assertion now a pass or a fail with a line saying what was measured against what bound.
 #
-#   Rscript inst/validation/checks.R [--tier=quick|full] [--checks=name,...]
+#   Rscript inst/validation/checks.R [--tier=quick|full] [--checks=name,...] [--out=file.csv]
 #
 # runs the checks of a tier and prints one row per check; the exit status is 1 if any failed.
+# The rows (check, tier, seconds, verdict, detail) go to checks.csv (or --out), replacing the
+# stored rows of the same checks; quick.R's Part 2 writes them there too.
 # Every check is in the "quick" tier today (about 2 minutes in all on 2 cores), which
 # `make validate-quick` runs through quick.R; "full" (the default, and `make validate`) runs the
 # quick ones and any whose tier is "full", for checks too long for the quick tier. Run from the
@@ -75,13 +77,13 @@ validation_checks <- function() {
       name = "score_cv_long_stream", tier = "quick",
       from = "test-sgais.R: the score control variate removes the downward drift of a long stream",
       run = function(counter) {
-        # Tolerances from inst/validation/calibrate-score-cv.R (seeds 1-8; the check uses 11-16):
-        # on this model (20 covariates, n = 20,000, 20 particles) the error of log Z was -0.25
-        # (sd 0.81) with the control variate and -1.70 (sd 1.40) without: the plain estimator's
-        # variance, about p log(n / n0) / M, makes log Z-hat low by half of it. Paired by seed,
-        # the control variate raised log Z-hat by 1.45 (sd 1.30). Accepted: the mean error of 6
-        # seeds within the calibrated mean +/- 4 sd / sqrt(6), and a mean rise above 0 (2.7 sd /
-        # sqrt(6) below the calibrated one).
+        # Tolerances calibrated on seeds 1-8 (inst/design.md, "Experiments behind decisions"; the
+        # check uses 11-16): on this model (20 covariates, n = 20,000, 20 particles) the error of
+        # log Z was -0.25 (sd 0.81) with the control variate and -1.70 (sd 1.40) without: the
+        # plain estimator's variance, about p log(n / n0) / M, makes log Z-hat low by half of it.
+        # Paired by seed, the control variate raised log Z-hat by 1.45 (sd 1.30). Accepted: the
+        # mean error of 6 seeds within the calibrated mean +/- 4 sd / sqrt(6), and a mean rise
+        # above 0 (2.7 sd / sqrt(6) below the calibrated one).
         model <- sgais:::with_seed(3, {
           x <- matrix(stats::rnorm(20000 * 20), 20000, 20)
           y <- 0.5 + drop(x %*% stats::rnorm(20)) + 0.5 * stats::rnorm(20000)
@@ -223,17 +225,10 @@ print_checks <- function(res) {
 
 if (sys.nframe() == 0L) {
   suppressMessages(library(sgais))
-  args <- commandArgs(TRUE)
-  opt <- function(name, default) {
-    hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-    if (length(hit)) sub(paste0("^--", name, "="), "", hit[1]) else default
-  }
+  source(file.path("inst", "validation", "suite.R"))
   tier <- opt("tier", "full")
   only <- opt("checks", "")
   if (!tier %in% c("quick", "full")) stop("--tier must be quick or full", call. = FALSE)
-  if (!file.exists("tests/testthat/helper-hostile.R")) {
-    stop("run from the package's root (tests/testthat/helper-hostile.R not found)", call. = FALSE)
-  }
   checks <- validation_checks()
   if (tier == "quick") checks <- Filter(function(k) k$tier == "quick", checks)
   if (nzchar(only)) checks <- Filter(function(k) k$name %in% strsplit(only, ",")[[1]], checks)
@@ -242,6 +237,7 @@ if (sys.nframe() == 0L) {
   cat(sprintf("\nsgais %s: %d checks (tier %s) in %.0f s\n\n", utils::packageVersion("sgais"),
               nrow(res), tier, proc.time()[["elapsed"]] - started))
   print_checks(res)
+  write_rows(res, opt("out", file.path(validation_dir, "checks.csv")), "check")
   failed <- sum(res$verdict == "FAIL")
   cat(sprintf("\nchecks: %d passed, %d failed\n", nrow(res) - failed, failed))
   if (failed) quit(status = 1)

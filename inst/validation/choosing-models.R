@@ -5,14 +5,11 @@
 # sampling for the others (read from references.csv, made by references.R, which records how).
 # Writes inst/extdata/choosing-models.csv, which the vignette reads, and then prints the
 # package's own estimate of each comparison (compare_models(), default settings, 4 replicates)
-# with its time, for the validation record (choosing-models-<date>.txt).
+# with its time.
 #   Rscript inst/validation/choosing-models.R      (from the package root; about a minute)
 suppressMessages({library(BayesFactor); library(sgais)})
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-refs <- utils::read.csv(file.path(here, "references.csv"), stringsAsFactors = FALSE)
+source(file.path("inst", "validation", "suite.R"))
+refs <- utils::read.csv(file.path(validation_dir, "references.csv"), stringsAsFactors = FALSE)
 stan <- function(case) refs[refs$case == case, c("reference", "reference_sd")]
 bw <- MASS::birthwt
 quine <- MASS::quine
@@ -68,7 +65,7 @@ out$how <- paste("exact: exact_log_evidence() of linear_regression(noise_sd = NU
                  sprintf("bayesfactor: BayesFactor %s lmBF(), default JZS prior (rscaleCont = 'medium');",
                          utils::packageVersion("BayesFactor")),
                  format(Sys.Date()))
-utils::write.csv(out, file.path(here, "..", "extdata", "choosing-models.csv"), row.names = FALSE)
+utils::write.csv(out, file.path("inst", "extdata", "choosing-models.csv"), row.names = FALSE)
 print(out[setdiff(names(out), "how")], digits = 4, row.names = FALSE)
 
 # the package's estimates, as the vignette computes them (default settings, 4 replicates)

@@ -1,17 +1,14 @@
 # compare_models() at its defaults on small real data: which estimator it picks, the log Bayes
 # factors against exact values, whether they change with the data's units, and the time.
-#   Rscript inst/validation/compare.R [--lib=DIR] [--out=inst/validation/compare.txt]
-# Prints the figures and writes them (overwriting) to --out. The references are the closed forms
-# (exact_log_evidence()) of the same models.
-args <- commandArgs(TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit)) sub(paste0("^--", name, "="), "", hit[length(hit)]) else default
-}
+#   Rscript inst/validation/compare.R [--lib=DIR] [--out=file.txt]
+# From the package's root, in seconds. Prints the figures and writes them (overwriting) to
+# compare.txt (or --out). The references are the closed forms (exact_log_evidence()) of the same
+# models.
+source(file.path("inst", "validation", "suite.R"))
 lib <- opt("lib", "")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sgais))
-out_file <- opt("out", "inst/validation/compare.txt")
+out_file <- opt("out", file.path(validation_dir, "compare.txt"))
 lines <- character()
 say <- function(...) {
   text <- sprintf(...)

@@ -21,18 +21,12 @@
 # patient vs plain is the difference of the two Stan estimates, its error the root sum of
 # squares of their errors. rstan and bridgesampling are development references, never
 # dependencies (apt-get install r-cran-rstan r-cran-bridgesampling). Writes
-# inst/extdata/glmm-bacteria-references.csv and the printed summary to
-# glmm-bacteria-references-<date>.txt beside this script. Timings are wall seconds and
-# indicative.
+# inst/extdata/glmm-bacteria-references.csv (with each fit's diagnostics) and prints a summary.
+# Timings are wall seconds and indicative.
 #   Rscript inst/validation/glmm-bacteria-references.R      (from the package root; 2-5 minutes)
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-source(file.path(here, "stan-setup.R"))
-source(file.path(here, "glmm-reference-functions.R"))
-out_csv <- file.path(dirname(here), "extdata", "glmm-bacteria-references.csv")
-out_txt <- file.path(here, sprintf("glmm-bacteria-references-%s.txt", format(Sys.Date())))
+source(file.path("inst", "validation", "stan-setup.R")) # rstan, bridgesampling, suite.R
+source(file.path(validation_dir, "glmm-reference-functions.R"))
+out_csv <- file.path("inst", "extdata", "glmm-bacteria-references.csv")
 
 chains <- 4L
 warmup <- 4000L
@@ -206,5 +200,3 @@ say("log Bayes factor patient vs plain: stan %.3f (error %.3f); warp3 %.3f; chec
 say("largest |stan - check|: %.3f nats; total %.1f min", max(abs(tab$difference)),
     (proc.time()[["elapsed"]] - started) / 60)
 say("written to %s", normalizePath(out_csv))
-writeLines(stan_log, out_txt)
-cat(sprintf("summary written to %s\n", normalizePath(out_txt)))

@@ -6,7 +6,8 @@
 # which leaves the few parameters phi = (beta, [log omega], log tau); their integral is by
 # importance sampling from a multivariate Student-t (5 df) at the posterior mode, scaled by the
 # inverse Hessian there (Geweke 1989). Returns the log evidence and its Monte Carlo SE.
-# Sourced by glmm-references.R and inst/bench/glmm.R; the data and priors are glmm-data.R's.
+# Sourced by glmm-references.R and glmm-bacteria-references.R; the data and priors are
+# glmm-data.R's.
 
 # Gauss-Hermite nodes and weights for the weight e^-x^2 (Golub-Welsch: the eigen-decomposition
 # of the Jacobi matrix).

@@ -13,18 +13,13 @@
 # reference of glmm-reference-functions.R (adaptive Gauss-Hermite quadrature per group, then a
 # multivariate-t over (beta, [log omega], log tau), 4000 draws), and the two are compared.
 # rstan and bridgesampling are development references, never dependencies (apt-get install
-# r-cran-rstan r-cran-bridgesampling). Writes glmm-references.csv and the printed summary to
-# glmm-references-<date>.txt, both beside this script. Timings are wall seconds and indicative.
+# r-cran-rstan r-cran-bridgesampling). Writes glmm-references.csv beside this script (each
+# fit's diagnostics in its columns) and prints a summary. Timings are wall seconds, indicative.
 #   Rscript inst/validation/glmm-references.R      (from the package root; 10-30 minutes)
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-source(file.path(here, "stan-setup.R"))
-source(file.path(here, "glmm-data.R"))
-source(file.path(here, "glmm-reference-functions.R"))
-out_csv <- file.path(here, "glmm-references.csv")
-out_txt <- file.path(here, sprintf("glmm-references-%s.txt", format(Sys.Date())))
+source(file.path("inst", "validation", "stan-setup.R")) # rstan, bridgesampling, suite.R
+source(file.path(validation_dir, "glmm-data.R"))
+source(file.path(validation_dir, "glmm-reference-functions.R"))
+out_csv <- file.path(validation_dir, "glmm-references.csv")
 
 chains <- 4L
 warmup <- 4000L
@@ -163,5 +158,3 @@ say("")
 say("largest |stan - aghq_is|: %.3f nats; total %.1f min", max(abs(tab$difference)),
     (proc.time()[["elapsed"]] - started) / 60)
 say("written to %s", normalizePath(out_csv))
-writeLines(stan_log, out_txt)
-cat(sprintf("summary written to %s\n", normalizePath(out_txt)))

@@ -8,17 +8,12 @@
 # bridge sampling needs the normalised posterior. 4 chains of 4000 warmup + 4000 sampling
 # iterations (adapt_delta 0.9), then bridgesampling::bridge_sampler(method = "normal"), whose
 # error is error_measures()$cv, with warp3 alongside as a check. Writes
-# glmm-slopes-references.csv and the printed summary to glmm-slopes-references-<date>.txt,
-# beside this script.
+# glmm-slopes-references.csv beside this script (with each fit's diagnostics) and prints a
+# summary.
 #   Rscript inst/validation/glmm-slopes-references.R      (from the package root; 5-10 minutes)
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-source(file.path(here, "stan-setup.R"))
-source(file.path(here, "glmm-data.R"))
-out_csv <- file.path(here, "glmm-slopes-references.csv")
-out_txt <- file.path(here, sprintf("glmm-slopes-references-%s.txt", format(Sys.Date())))
+source(file.path("inst", "validation", "stan-setup.R")) # rstan, bridgesampling, suite.R
+source(file.path(validation_dir, "glmm-data.R"))
+out_csv <- file.path(validation_dir, "glmm-slopes-references.csv")
 chains <- 4L
 warmup <- 4000L
 iter <- 8000L
@@ -107,4 +102,3 @@ for (i in seq_len(nrow(cases))) {
 tab <- do.call(rbind, rows)
 utils::write.csv(tab, out_csv, row.names = FALSE)
 say("written to %s", normalizePath(out_csv))
-writeLines(stan_log, out_txt)

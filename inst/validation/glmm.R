@@ -10,24 +10,20 @@
 # the SE is each fit's own. Prints one row per case and estimator, and the count that pass.
 #   Rscript inst/validation/glmm.R [--cases=all|first] [--effects=both|intercept|slopes]
 #     [--estimators=sgais,sir,...,sir_without_restarts] [--out=file.csv]
-#   (tens of minutes; all but sir_without_restarts by default)
+# (all but sir_without_restarts by default). The rows go to glmm.csv (or --out), replacing the
+# stored rows of the same family, effects, seed and estimator: the first case of each family
+# with both kinds of effects, the default, takes about 80 minutes (an hour of it the random
+# slopes); --cases=all adds the second seed.
 suppressMessages(library(sgais))
-opt <- function(name, default) {
-  hit <- grep(sprintf("^--%s=", name), commandArgs(TRUE), value = TRUE)
-  if (length(hit)) sub(sprintf("^--%s=", name), "", hit[1]) else default
-}
-out <- opt("out", "")
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-source(file.path(here, "glmm-data.R"))
-refs <- utils::read.csv(file.path(here, "glmm-references.csv"))
+source(file.path("inst", "validation", "suite.R"))
+out <- opt("out", file.path(validation_dir, "glmm.csv"))
+source(file.path(validation_dir, "glmm-data.R"))
+refs <- utils::read.csv(file.path(validation_dir, "glmm-references.csv"))
 refs <- refs[refs$n == 2000, ]
 # one case per family unless --cases=all
 if (opt("cases", "first") != "all") refs <- refs[!duplicated(refs$family), ]
 refs$effects <- "intercept"
-slopes <- utils::read.csv(file.path(here, "glmm-slopes-references.csv"))
+slopes <- utils::read.csv(file.path(validation_dir, "glmm-slopes-references.csv"))
 if (opt("cases", "first") != "all") slopes <- slopes[!duplicated(slopes$family), ]
 slopes$effects <- "slopes"
 columns <- c("family", "n", "groups", "seed", "stan_log_evidence", "effects")
@@ -79,8 +75,8 @@ for (k in seq_len(nrow(refs))) {
     cat(sprintf("%-17s %-9s seed %d %-23s: error %+7.3f (SE %.2f, bound %.2f) %s %7.1f s\n",
                 r$family, r$effects, r$seed, est, error, se, bound, verdict, seconds))
   }
+  write_rows(do.call(rbind, rows), out, c("family", "effects", "seed", "estimator"))
 }
 res <- do.call(rbind, rows)
-cat(sprintf("\n%d of %d pass; largest |error| %.3f nats\n", sum(res$verdict == "pass"), nrow(res),
-            max(abs(res$error))))
-if (nzchar(out)) utils::write.csv(res, out, row.names = FALSE)
+cat(sprintf("\n%d of %d pass; largest |error| %.3f nats; written to %s\n",
+            sum(res$verdict == "pass"), nrow(res), max(abs(res$error)), out))

@@ -3,21 +3,18 @@
 # error (classed `sgais_error`, naming the argument or field), an unclear error, the documented
 # warning, another warning, a result (silent), or a hang (over --limit seconds).
 #
-# Run from the package source directory:
-#   Rscript inst/validation/hostile.R [--limit=30] [--out=hostile.csv] [--lib=DIR]
-# --lib runs another installed version (e.g. an older one, for a before/after comparison).
-args <- commandArgs(TRUE)
-opt <- function(name, default) {
-  hit <- grep(sprintf("^--%s=", name), args, value = TRUE)
-  if (length(hit)) sub(sprintf("^--%s=", name), "", hit[1]) else default
-}
+# Run from the package source directory (about 20 s):
+#   Rscript inst/validation/hostile.R [--limit=30] [--out=file.txt] [--lib=DIR]
+# It overwrites hostile.txt (or --out) with what it prints. --lib runs another installed version
+# (e.g. an older one, for a before/after comparison) and then writes only to --out.
+source(file.path("inst", "validation", "suite.R"))
 limit <- as.numeric(opt("limit", 30))
-out <- opt("out", "")
 lib <- opt("lib", "")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(sgais))
 options(sgais.progress = FALSE)
 source("tests/testthat/helper-hostile.R")
+record_output(opt("out", if (nzchar(lib)) "" else file.path(validation_dir, "hostile.txt")))
 
 env <- hostile_fixtures()
 cases <- hostile_table()
@@ -30,8 +27,8 @@ rows <- lapply(seq_along(cases), function(i) {
              call = substr(case$label, 1, 200), stringsAsFactors = FALSE)
 })
 res <- do.call(rbind, rows)
-cat(sprintf("sgais %s: %d hostile cases in %.0f s\n", utils::packageVersion("sgais"), nrow(res),
-            proc.time()[["elapsed"]] - started))
+cat(sprintf("sgais %s: %d hostile cases in %.0f s (a hang: over %g s)\n",
+            utils::packageVersion("sgais"), nrow(res), proc.time()[["elapsed"]] - started, limit))
 print(table(expected = res$expect, outcome = res$outcome))
 bad <- res[!(res$outcome == res$expect), ]
 if (nrow(bad)) {
@@ -40,4 +37,3 @@ if (nrow(bad)) {
     cat(sprintf("[%d] %s\n     %s: %s\n", bad$case[i], bad$call[i], bad$outcome[i], bad$message[i]))
   }
 }
-if (nzchar(out)) utils::write.csv(res, out, row.names = FALSE)

@@ -4,29 +4,26 @@
 #   - a stream whose clusters appear over time: 2, then 4, then 6 clusters (K = 6), in order and
 #     shuffled (the same rows), so that the paper's trust check (Section 7.2: the estimate on the
 #     data in order agrees with the estimate on the data shuffled) can be read off too.
-# Each estimator at its defaults (sgais(), ais(), nested_sampling()), one run, seed 1, with a
-# limit of `limit` seconds (a run stopped by it is reported as such). Prints one row per case
-# and estimator: the reference, the estimate, its error, the run's predicted sd, the bound
+# Each estimator at its defaults, one run, seed 1, with a limit of `limit` seconds (a run stopped
+# by it is reported as such): sgais(), ais(), nested_sampling() (ns), sir(), sequential_sgmcmc()
+# (sequential) and importance_sampling() (is, from the reference distribution); online_ns
+# (online_nested_sampling(), which takes 30 s to 1.6 h a case) on request. Prints one row per
+# case and estimator: the reference, the estimate, its error, the run's predicted sd, the bound
 # max(3, 3 x predicted sd) and the seconds; for SGAIS also audit_evidence() at the last
 # observation (the same data shuffled): whether it warned, and the shuffled estimate.
-#   Rscript inst/validation/mixture-clusters.R [--n=4000] [--limit=240] [--estimators=sgais,ais,ns]
-# (also offered: sir, sequential (sequential_sgmcmc()), online_ns (online_nested_sampling()),
-#  is (importance_sampling(), from the reference distribution))
-#                                              [--cases=stat_k2,...]
+#   Rscript inst/validation/mixture-clusters.R [--n=2000] [--limit=1800]
+#     [--estimators=sgais,ais,ns,sir,sequential,is] [--cases=stat_k2,...] [--out=file.txt]
+# At the defaults it overwrites mixture-clusters.txt with what it prints (about 40 minutes, most
+# of it the sequential estimator's); a run of some cases or estimators writes only to --out.
 suppressMessages(library(sgais))
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-source(file.path(here, "mixture-reference.R"))
-opt <- function(name, default) {
-  hit <- grep(sprintf("^--%s=", name), commandArgs(TRUE), value = TRUE)
-  if (length(hit)) sub(sprintf("^--%s=", name), "", hit[1]) else default
-}
-n <- as.integer(opt("n", "4000"))
-limit <- as.numeric(opt("limit", "240"))
-which_estimators <- strsplit(opt("estimators", "sgais,ais,ns"), ",")[[1]]
+source(file.path("inst", "validation", "suite.R"))
+source(file.path(validation_dir, "mixture-reference.R"))
+n <- as.integer(opt("n", "2000"))
+limit <- as.numeric(opt("limit", "1800"))
+which_estimators <- strsplit(opt("estimators", "sgais,ais,ns,sir,sequential,is"), ",")[[1]]
 only <- opt("cases", "")
+part <- any(grepl("^--(estimators|cases|n)=", commandArgs(TRUE)))
+record_output(opt("out", if (part) "" else file.path(validation_dir, "mixture-clusters.txt")))
 
 cat(sprintf("sgais %s, separated-cluster mixtures, %s\n\n", utils::packageVersion("sgais"),
             format(Sys.time(), "%F %H:%M")))

@@ -1,6 +1,14 @@
 # The data of model_search()'s validation, shared by model-search-references.R (the stored
 # references) and model-search.R (the measurements); vignette("variable-selection") repeats the
 # first two in its own code and checks them against the fingerprints stored with the references.
+# Sourcing it also sets up what both scripts need: sgais and BAS loaded, the suite's shared code
+# (suite.R) and one thread, so that times compare with BAS's.
+suppressPackageStartupMessages({
+  library(sgais)
+  library(BAS)
+})
+source(file.path("inst", "validation", "suite.R"))
+sgais_threads(1)
 
 # MASS::Boston with 20 columns of pure noise, noise1 to noise20 (33 candidate terms).
 boston_noise <- function(seed = 66) {

@@ -34,17 +34,8 @@
 #   Rscript inst/validation/model-search-references.R boston noise logistic logistic-inclusion
 # boston takes about 4 minutes (BayesFactor's two enumerations), noise about 4, logistic about 40
 # (the 1,024 importance samplers), logistic-inclusion about 3 (BAS, 6 runs).
-suppressPackageStartupMessages({
-  library(sgais)
-  library(BAS)
-})
-sgais_threads(1)
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-source(file.path(here, "model-search-data.R"))
-extdata <- file.path(here, "..", "extdata")
+source(file.path("inst", "validation", "model-search-data.R")) # sgais, BAS, suite.R
+extdata <- file.path("inst", "extdata")
 parts <- commandArgs(TRUE)
 if (!length(parts)) parts <- c("boston", "noise", "logistic", "logistic-inclusion")
 today <- format(Sys.Date())

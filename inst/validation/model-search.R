@@ -15,18 +15,9 @@
 # data by model-search-data.R. Overwrites inst/validation/model-search.txt with what it prints.
 #   Rscript inst/validation/model-search.R     (from the package root; sgais and BAS installed;
 #                                               one thread, about 2 minutes)
-suppressPackageStartupMessages({
-  library(sgais)
-  library(BAS)
-})
-sgais_threads(1)
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-source(file.path(here, "model-search-data.R"))
+source(file.path("inst", "validation", "model-search-data.R")) # sgais, BAS, suite.R
 reference <- function(name) {
-  utils::read.csv(file.path(here, "..", "extdata", name), stringsAsFactors = FALSE)
+  utils::read.csv(file.path("inst", "extdata", name), stringsAsFactors = FALSE)
 }
 out <- character(0)
 say <- function(...) {
@@ -273,6 +264,4 @@ for (seed in 1:2) {
 }
 say("   logistic: %s", verdict(pass_logit))
 
-if (dir.exists(here) && file.access(here, 2) == 0) {
-  writeLines(out, file.path(here, "model-search.txt"))
-}
+writeLines(out, file.path(validation_dir, "model-search.txt"))

@@ -41,42 +41,36 @@
 #
 # It prints one table per part, then `validate-quick: N passed, N failed` (rows judged pass or
 # FAIL; "reported" and "n/a" rows are not counted), and exits with status 1 if any row failed.
-# With --out, Part 1's rows are also written to that CSV file after every fit. Progress goes to
-# stderr, the tables to stdout.
+# Part 1's rows go to quick.csv (or --out) after every fit, replacing the stored rows of the same
+# family, estimator and preset; Part 2's to checks.csv (checks.R). Progress goes to stderr, the
+# tables to stdout.
 # --families, --estimators and --presets run a part of Part 1; --no-checks skips Part 2.
-# Measured: 2.4 min on the 2-core development machine (quick-2026-11-26.txt): Part 1 62 s (the
-# slowest fits, nested sampling and online nested sampling on the mixture, softmax and custom
-# model, 3 to 8 s each), Part 2 83 s. The fits run one after another, each on the package's
-# default threads.
+# About 3 minutes on the 2-core development machine: Part 1 about a minute (the slowest fits,
+# nested sampling and online nested sampling on the mixture, softmax and custom model, 3 to 8 s
+# each), Part 2 about 90 s. The fits run one after another, each on the package's default
+# threads.
 #
 # Run from the package's root with sgais installed.
 
 started <- proc.time()[["elapsed"]]
 suppressMessages(library(sgais))
+source(file.path("inst", "validation", "suite.R"))
 args <- commandArgs(TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit)) sub(paste0("^--", name, "="), "", hit[1]) else default
-}
-here <- "inst/validation"
-if (!file.exists("tests/testthat/helper-hostile.R") || !file.exists(file.path(here, "cases.R"))) {
-  stop("run from the package's root (tests/testthat/helper-hostile.R not found)", call. = FALSE)
-}
 only_families <- opt("families", "")
 only_estimators <- opt("estimators", "")
 presets <- strsplit(opt("presets", "robust,paper"), ",")[[1]]
 run_part2 <- !"--no-checks" %in% args
-out_file <- opt("out", "")
+out_file <- opt("out", file.path(validation_dir, "quick.csv"))
 
-source(file.path(here, "cases.R"))
+source(file.path(validation_dir, "cases.R"))
 # the test suite's references: the grid rule, the robust regression's quadrature and the linear
 # regression written in R (helpers that only define functions, as hostile.R sources the table)
 for (helper in c("helper-glm.R", "helper-robust.R", "helper-custom.R", "helper-negbin.R")) {
   source(file.path("tests/testthat", helper))
 }
-source(file.path(here, "quadrature.R"))
-source(file.path(here, "checks.R"))
-references <- utils::read.csv(file.path(here, "references.csv"), stringsAsFactors = FALSE)
+source(file.path(validation_dir, "quadrature.R"))
+source(file.path(validation_dir, "checks.R"))
+references <- utils::read.csv(file.path(validation_dir, "references.csv"), stringsAsFactors = FALSE)
 stored <- validation_cases(references)
 stored_case <- function(id) Filter(function(k) identical(k$id, id), stored)[[1]]
 
@@ -279,7 +273,9 @@ for (family in families) {
                                   gsub("\\s+", " ", r$other[1])))
       }
       rows[[length(rows) + 1L]] <- row
-      if (nzchar(out_file)) utils::write.csv(do.call(rbind, rows), out_file, row.names = FALSE)
+      if (nzchar(out_file)) {
+        write_rows(do.call(rbind, rows), out_file, c("family", "estimator", "preset"))
+      }
       message(sprintf("  %-28s %-22s %-6s %7.1f s  %s", row$family, row$estimator, row$preset,
                       row$seconds, row$verdict))
     }
@@ -312,6 +308,7 @@ if (run_part2) {
   t2 <- proc.time()[["elapsed"]]
   checks <- Filter(function(k) k$tier == "quick", validation_checks())
   part2 <- run_checks(checks)
+  write_rows(part2, file.path(validation_dir, "checks.csv"), "check")
   cat(sprintf("\nPart 2: the quick statistical checks of checks.R (%.0f s)\n\n",
               proc.time()[["elapsed"]] - t2))
   print_checks(part2)

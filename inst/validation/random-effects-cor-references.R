@@ -11,22 +11,13 @@
 # warmup + 4000 sampling iterations, then bridgesampling::bridge_sampler(method = "normal"),
 # whose error is error_measures()$cv (about the SE of the log), with warp3 alongside as a check.
 # rstan and bridgesampling are development references, never dependencies (apt-get install
-# r-cran-rstan r-cran-bridgesampling). Writes random-effects-cor-references.csv and the printed
-# summary to random-effects-cor-references-<date>.txt, both beside this script.
+# r-cran-rstan r-cran-bridgesampling). Writes random-effects-cor-references.csv beside this
+# script (with each fit's diagnostics) and prints a summary.
 #   Rscript inst/validation/random-effects-cor-references.R [--seeds=101,102]   (a few minutes)
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-source(file.path(here, "stan-setup.R"))
-source(file.path(here, "random-effects-data.R"))
-opt <- function(name, default) {
-  hit <- grep(sprintf("^--%s=", name), commandArgs(TRUE), value = TRUE)
-  if (length(hit)) sub(sprintf("^--%s=", name), "", hit[1]) else default
-}
+source(file.path("inst", "validation", "stan-setup.R")) # rstan, bridgesampling, suite.R
+source(file.path(validation_dir, "random-effects-data.R"))
 seeds <- as.integer(strsplit(opt("seeds", "101,102"), ",")[[1]])
-out_csv <- file.path(here, "random-effects-cor-references.csv")
-out_txt <- file.path(here, sprintf("random-effects-cor-references-%s.txt", format(Sys.Date())))
+out_csv <- file.path(validation_dir, "random-effects-cor-references.csv")
 chains <- 4L
 warmup <- 2000L
 iter <- 6000L # per chain, warmup included
@@ -141,4 +132,3 @@ for (seed in seeds) {
 tab <- do.call(rbind, rows)
 utils::write.csv(tab, out_csv, row.names = FALSE)
 say("written to %s", normalizePath(out_csv))
-writeLines(stan_log, out_txt)

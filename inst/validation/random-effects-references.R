@@ -7,11 +7,8 @@
 # inst/extdata/random-effects-references.csv.
 #   Rscript inst/validation/random-effects-references.R      (from the package root; a minute)
 suppressMessages(library(BayesFactor))
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-out <- file.path(here, "..", "extdata", "random-effects-references.csv")
+source(file.path("inst", "validation", "suite.R"))
+out <- file.path("inst", "extdata", "random-effects-references.csv")
 d <- as.data.frame(nlme::Orthodont)
 d$Subject <- factor(as.character(d$Subject))
 d$Sex <- factor(as.character(d$Sex))

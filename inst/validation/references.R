@@ -39,12 +39,9 @@ if (!file.exists(rstan_options("boost_lib")) && dir.exists("/usr/include/boost")
 }
 options(mc.cores = min(4L, parallel::detectCores()), width = 160)
 
-here <- local({
-  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(file) == 1L) dirname(normalizePath(file)) else file.path("inst", "validation")
-})
-out_file <- file.path(here, "references.csv")
-runs_file <- file.path(here, "references-runs.csv")
+source(file.path("inst", "validation", "suite.R"))
+out_file <- file.path(validation_dir, "references.csv")
+runs_file <- file.path(validation_dir, "references-runs.csv")
 
 # ---- settings -------------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
-# The validation suite: every estimator and preset against trusted references.
+# The validation suite's full tier (`make validate`): every estimator and preset against trusted
+# references; and, below, the index of the suite.
 #
 #   Rscript inst/validation/run.R [--quick] [--methods=sgais,sgais_paper,ais,ns] [--cases=id,...]
 #                                 [--replicates=10] [--seed=1] [--workers=2] [--out=file.csv]
-#   Rscript inst/validation/run.R --report=a.csv,b.csv    # the targets over earlier results
+#   Rscript inst/validation/run.R --report[=a.csv,b.csv]    # the targets over stored results
 #
 # For each case of cases.R it runs
 #   sgais        sgais() with its defaults (the robust preset) and `replicates` replicates;
@@ -12,57 +13,75 @@
 #                and the model has at most 25 parameters (the random walk needs proposals in
 #                proportion to the number of parameters at every iteration);
 # and prints one row per case and method: the reference, the estimate +/- its replicate SE,
-# the error, the error in SEs, seconds and gradient evaluations; then the issue's targets:
+# the error, seconds and gradient evaluations; then the issue's targets:
 #   - SGAIS at its defaults: |error| <= max(3 nats, 3 SE) on every case with n <= 10^5; the
 #     paper's model at 10^6 within 10 nats, with at most 2x the paper preset's gradients;
 #   - AIS and NS at their defaults: |error| <= 2 nats on every case with n <= 10^4;
 #   - replicate SE: the reference inside estimate +/- 2 SE in at least 90% of the cases.
 # With R replicates the SE has R - 1 degrees of freedom, so even an unbiased estimator's
 # +/- 2 SE covers only 2 pt(2, R - 1) - 1 of the time: 86% with 4 replicates, 92% with 10 (the
-# default here). --quick runs the cases with n <= 10^4 and 2 replicates. --report reads the CSV
-# files of earlier runs (e.g. of different --cases, --methods or --seed) and prints the targets
-# over all of them, a later file's result for a case, method and seed replacing an earlier
-# one's; with results of several seeds it prints the targets seed by seed and then the coverage
-# over all their fits (a coverage of 90% measured on one seed's 77 fits has a binomial sd of 3.4
-# points, on two seeds' 154 of 2.4). The
-# replicates run through the future framework on `workers` local processes
-# (future::plan(multisession)). The results are written to a CSV file after every fit (by
-# default inst/validation/results-<date>.csv), with every replicate's log evidence (column
-# replicate_log_evidence, separated by ";") and, besides the fit's SE (`se`), the SE of the
-# replicates alone (`se_replicates`: before the floor of their predicted sds, see se_floor() in
-# R/replicates.R), whose coverage the report prints too. `seed` is the fits' seed (the column
-# `seed`): the SE floor was chosen on seed 1 and tested on seed 2 (results-2026-11-24-seed2.csv).
+# default here); over one seed's 77 fits a coverage of 90% has a binomial sd of 3.4 points.
+# Each fit's row (with every replicate's log evidence, `replicate_log_evidence`, and besides the
+# fit's SE the replicates' alone, `se_replicates`, before the floor of their predicted sds) goes
+# to results.csv (or --out) as soon as it is done, replacing the stored row of the same case,
+# method and seed: results.csv holds the latest fit of each, seeds 1 and 2. --report prints the
+# targets over results.csv (or over the files named, a later file's row replacing an earlier's),
+# seed by seed and then the coverage over all seeds. --quick runs the cases with n <= 10^4 with
+# 2 replicates and writes only to --out. The replicates run through the future framework on
+# `workers` local processes. One seed takes 70 to 80 minutes on 2 cores, half of it nested
+# sampling on the mixtures with 3 and 4 components.
 #
-# Run from the package's root with sgais installed. All 30 cases with 10 replicates took 70 to
-# 80 minutes on 2 cores (results-2026-11-24.csv, results-2026-11-24-seed2.csv); nested sampling
-# on the mixtures with 3 and 4 components takes half of that. SGAIS and AIS, whose replicates
-# now follow a pilot run's schedule, took 20 minutes together (--methods=sgais,ais;
-# results-2026-11-24b.csv), 35 with moves repeated until the particles decorrelate
-# (results-2026-11-24-rounds-seed1.csv); nested sampling with 80 jumps took 54 minutes
-# (--methods=ns; results-2026-11-24-ns-seed1.csv). The targets of the final code over both seeds:
-#   Rscript inst/validation/run.R --report=results-2026-11-24.csv,\
-#     results-2026-11-24-rounds-seed1.csv,results-2026-11-24-ns-seed1.csv,\
-#     results-2026-11-24-seed2.csv,results-2026-11-24-rounds-seed2.csv,\
-#     results-2026-11-24-ns-seed2.csv       (files not found as given are read from inst/validation/)
+# The suite. Every script runs from the package's root with sgais installed, sources suite.R
+# (options, result files) and overwrites one result file beside it, which vignette("validation")
+# reads; times on the 2-core development machine.
+#   run.R             the above                                       results.csv     75 min a seed
+#   quick.R           every estimator x preset x model family once on small data, then the quick
+#                     checks of checks.R (`make validate-quick`)      quick.csv       3 min
+#   checks.R          statistical checks moved out of the tests       checks.csv      2 min
+#   coverage.R        a single run's SE: coverage of +/- 2 SE, 7 estimators x 10 small cases x
+#                     100 seeds (50 for nested sampling)              coverage.csv    35 min
+#   glmm.R            every estimator on GLMs with random intercepts and slopes against Stan
+#                                                                     glmm.csv        80 min
+#   random-effects.R  every estimator on linear random effects       random-effects.csv  11 min
+#   mixture-clusters.R  estimators on separated clusters against a closed form
+#                                                                     mixture-clusters.txt  40 min
+#   shift-stream.R    the paper's shifting stream in order and shuffled  shift-stream.txt  75 min
+#   model-search.R    model_search() against BAS, BayesFactor and enumeration
+#                                                                     model-search.txt  2 min
+#   compare.R         compare_models() at its defaults on real data  compare.txt     seconds
+#   binomial.R        binomial counts against their Bernoulli rows   binomial.txt    1 min
+#   hostile.R         the hostile-input table, classified            hostile.txt     20 s
+# Shared code: cases.R (run.R's cases), quadrature.R (grid references), glmm-data.R,
+# random-effects-data.R, mixture-reference.R and model-search-data.R (data and closed forms).
+# References, computed once with development-only tools (rstan, bridgesampling, BayesFactor,
+# BAS, lme4) and stored; rerun only when a model or prior changes:
+#   references.R      Stan + bridge sampling on real data: softmax, mixtures, GLMs
+#                     -> references.csv (each run's diagnostics in references-runs.csv), 1.5 h
+#   coverage.R --references  logistic cases by importance sampling in R -> coverage-references.csv
+#   glmm-references.R, glmm-slopes-references.R, random-effects-cor-references.R  Stan + bridge
+#                     sampling for random effects (stan-setup.R, glmm-reference-functions.R)
+#                     -> glmm-references.csv, glmm-slopes-references.csv,
+#                        random-effects-cor-references.csv (5 to 30 minutes each)
+#   glmm-bacteria-references.R, random-effects-references.R, bayesfactor-references.R,
+#   bayesfactor-agreement.R, choosing-models.R, model-search-references.R
+#                     -> inst/extdata/*.csv, read by the other vignettes and model-search.R
+# One-off experiments that settled a default are in inst/design.md ("Experiments behind
+# decisions"), with their figures.
 
 suppressMessages(library(sgais))
+source(file.path("inst", "validation", "suite.R"))
 args <- commandArgs(TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit)) sub(paste0("^--", name, "="), "", hit[1]) else default
-}
 quick <- "--quick" %in% args
 methods <- strsplit(opt("methods", "sgais,sgais_paper,ais,ns"), ",")[[1]]
 replicates <- as.integer(opt("replicates", if (quick) "2" else "10"))
-report <- opt("report", "")
+report <- opt("report", if ("--report" %in% args) "results.csv" else "")
 workers <- as.integer(opt("workers", "2"))
 seed <- as.integer(opt("seed", "1"))
 only <- opt("cases", "")
-here <- if (file.exists("inst/validation/cases.R")) "inst/validation" else "."
-out_file <- opt("out", file.path(here, sprintf("results-%s.csv", Sys.Date())))
+out_file <- opt("out", if (quick) "" else file.path(validation_dir, "results.csv"))
 
-source(file.path(here, "cases.R"))
-ref_file <- file.path(here, "references.csv")
+source(file.path(validation_dir, "cases.R"))
+ref_file <- file.path(validation_dir, "references.csv")
 references <- if (file.exists(ref_file)) utils::read.csv(ref_file, stringsAsFactors = FALSE)
 cases <- validation_cases(references)
 if (nzchar(only)) cases <- Filter(function(k) k$id %in% strsplit(only, ",")[[1]], cases)
@@ -129,7 +148,7 @@ for (case in cases) {
     row$error_in_se <- row$error / row$se
     rows[[length(rows) + 1L]] <- row
     # written after every fit, so that an interrupted run keeps what it has done
-    utils::write.csv(do.call(rbind, rows), out_file, row.names = FALSE)
+    if (nzchar(out_file)) write_rows(do.call(rbind, rows), out_file, c("case", "method", "seed"))
     cat(sprintf("%-20s %9s %3d %-11s ref %13.3f  est %13.3f +/- %6.3f  err %8.3f  %6.1f s  %.2e grads\n",
                 row$case, format(row$n, big.mark = ","), row$dim, row$method, row$reference,
                 row$estimate, row$se, row$error, row$seconds, row$gradients))
@@ -138,7 +157,7 @@ for (case in cases) {
 if (nzchar(report)) {
   # a file not found as given is looked for beside this script
   paths <- strsplit(report, ",")[[1]]
-  paths <- ifelse(file.exists(paths), paths, file.path(here, paths))
+  paths <- ifelse(file.exists(paths), paths, file.path(validation_dir, paths))
   files <- lapply(paths, utils::read.csv, stringsAsFactors = FALSE)
   # files written before a column existed (seed, se_replicates) have it as NA
   columns <- unique(unlist(lapply(files, names)))
@@ -230,4 +249,4 @@ if (length(seeds) > 1L) {
   cat(sprintf("\n== Coverage over the %d seeds ==\n", length(seeds)))
   targets(results, pooled = TRUE)
 }
-if (!nzchar(report)) cat(sprintf("\nResults written to %s\n", out_file))
+if (!nzchar(report) && nzchar(out_file)) cat(sprintf("\nResults written to %s\n", out_file))

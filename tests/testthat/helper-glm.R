@@ -42,7 +42,7 @@ cut_rows <- function(data, at) {
   })
 }
 
-# The FlyMC tests' model (test-kernels.R, inst/validation/calibrate-kernels.R): logistic
+# The FlyMC tests' model (test-kernels.R and its calibration in inst/design.md): logistic
 # regression on an intercept and one standard normal covariate, n observations with
 # P(y = 1) = plogis(-0.5 + 1.2 x1), simulated with `seed`; and its evidence by the grid rule.
 flymc_model <- function(n = 1000, seed = 4) {
@@ -64,7 +64,7 @@ flymc_reference <- function(model) {
                     model$hyper$prior_sd)
 }
 
-# The softmax FlyMC tests' model (test-kernels.R, inst/validation/calibrate-kernels.R): softmax
+# The softmax FlyMC tests' model (test-kernels.R and its calibration in inst/design.md): softmax
 # regression with 3 classes on an intercept and 2 covariates (9 parameters), n observations of
 # simulate_softmax_regression() with `seed`.
 flymc_softmax_model <- function(n = 1000, seed = 4) {

@@ -637,7 +637,7 @@ test_that("an overfitted mixture of data outside the prior's scale starts from t
 # reference, not only a complete one: on the paper's shifting stream in order (7 components, 5
 # clusters by 6,000 points) the restart run in chunks from the prior went 6,600 nats low, and
 # the trajectory stayed low until the next restart; in one chunk from the reference its
-# estimate was 2 nats from AIS (inst/validation/restart-chunks-2026-11-27.txt).
+# estimate was 2 nats from AIS (inst/design.md, "Experiments behind decisions").
 test_that("a restart anneals in one chunk from a usable reference, in chunks without one", {
   set.seed(4)
   z <- rep(1:2, each = 80)

@@ -1,9 +1,10 @@
 # The move kernels behind `kernel =` (src/kernel.c, sgld.c, subsample_mh.c) in SGAIS and AIS.
-# Tolerances: inst/validation/calibrate-kernels.R measured the error of log Z on this model over
-# seeds 1-5 (mean, sd): SGAIS sghmc +0.33, 0.30; sgld -0.11, 0.41; austerity -0.23, 0.36;
-# confidence -0.02, 0.44; AIS sgld (MALA, the robust preset) +0.31, 0.21; sgld unadjusted
-# (integrator "euler") -0.53, 0.40; austerity -1.25, 0.33 (the t-test's tolerance 0.05 lets some
-# decisions go wrong, and the random walk mixes slowly); confidence -0.04, 0.13.
+# Tolerances: a calibration (inst/design.md, "Experiments behind decisions") measured the error
+# of log Z on this model over seeds 1-5 (mean, sd): SGAIS sghmc +0.33, 0.30; sgld -0.11, 0.41;
+# austerity -0.23, 0.36; confidence -0.02, 0.44; AIS sgld (MALA, the robust preset) +0.31, 0.21;
+# sgld unadjusted (integrator "euler") -0.53, 0.40; austerity -1.25, 0.33 (the t-test's
+# tolerance 0.05 lets some decisions go wrong, and the random walk mixes slowly); confidence
+# -0.04, 0.13.
 # Each bound is about |mean| + 4 sd; the tests run seeds 11 and 12.
 kernel_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3),
                                              noise_sd = 1)
@@ -142,8 +143,8 @@ test_that("kernels that cannot serve a model or a preset are refused before samp
 })
 
 # FlyMC (src/flymc.c) on flymc_model() (helper-glm.R: logistic regression, n = 1000, intercept
-# and one slope), against the grid evidence. inst/validation/calibrate-kernels.R measured the
-# error over seeds 1-5 (mean, sd): AIS flymc -0.03, 0.36; SGAIS flymc +0.04, 0.24 (AIS sghmc
+# and one slope), against the grid evidence. The calibration (inst/design.md) measured the error
+# over seeds 1-5 (mean, sd): AIS flymc -0.03, 0.36; SGAIS flymc +0.04, 0.24 (AIS sghmc
 # +0.15, 0.13 on the same model). Each error is tested within |mean| + 4 sd, and the mean error
 # over the four test seeds within 4 sd / 2.
 test_that("FlyMC's bound collapses exactly and lies below the likelihood", {

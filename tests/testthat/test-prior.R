@@ -244,7 +244,7 @@ test_that("a regression's prior draws follow its blocks", {
 })
 
 test_that("SGAIS, AIS and nested sampling recover the evidence under a prior per coefficient", {
-  # Single default-preset runs, seeds 1-8 (inst/validation/calibrate-priors.R), error against
+  # Single default-preset runs, seeds 1-8 (calibration: inst/design.md), error against
   # the exact evidence, mean / sd: known noise SGAIS -0.02 / 0.32, AIS -0.14 / 0.25, NS
   # +0.01 / 0.50; unknown variance SGAIS -0.03 / 0.30, AIS -0.12 / 0.27, NS -0.05 / 0.24.
   # Seed 11 must lie within the mean +/- 4 sd.

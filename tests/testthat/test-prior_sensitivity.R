@@ -2,8 +2,8 @@
 # a fit's particles, against the exact evidence of linear regression.
 
 test_that("the reweighted change in log evidence follows the exact one", {
-  # Reweighting SGAIS's final particles (replicates = 4), seeds 1-8 on this model (inst/validation/
-  # calibrate-priors.R): the estimated change minus the exact change at scale 2 had mean
+  # Reweighting SGAIS's final particles (replicates = 4), seeds 1-8 on this model (calibration:
+  # inst/design.md): the estimated change minus the exact change at scale 2 had mean
   # -0.0000 (sd 0.0010), at scale 0.5 mean +0.0002 (sd 0.0047). Seed 11 within 4 sd.
   data <- simulate_linear_regression(500, dim = 3, seed = 9)
   model <- linear_regression(y ~ ., data, prior = "paper", noise_sd = 1)

@@ -1,5 +1,5 @@
-# SIR and the sequential SG-MCMC estimator (R/sequential.R) on SGAIS's sampler. Tolerances from
-# inst/validation/calibrate-kernels.R (this model, seeds 1-5, error mean and sd): SIR -0.61,
+# SIR and the sequential SG-MCMC estimator (R/sequential.R) on SGAIS's sampler. Tolerances from a
+# calibration (inst/design.md; this model, seeds 1-5, error mean and sd): SIR -0.61,
 # 0.79; sequential -0.93, 0.59; sequential + NS -0.22, 0.47; bounds about |mean| + 4 sd, tested
 # on seeds 11 and 12.
 seq_model <- function() linear_regression(y ~ ., simulate_linear_regression(1000, seed = 3),
@@ -106,7 +106,7 @@ test_that("the hybrid hands on its particles in the sampler's parameters", {
 
 test_that("off linear regression they agree with a grid evidence (logistic regression)", {
   test_tags("slow")
-  # calibration (inst/validation/calibrate-kernels.R, seeds 1-5; error mean, sd): SIR -0.29,
+  # calibration (inst/design.md, seeds 1-5; error mean, sd): SIR -0.29,
   # 0.30; sequential + NS +0.10, 0.34; SIR with the austerity kernel -0.19, 0.55
   # (SIR with SGAIS's early particles, as calibrated: sir()'s own default takes four times as
   # many on models without restarts, and four times as long)
