@@ -448,8 +448,8 @@ check_response <- function(y, what, call) {
 # of the exact posterior mean of theta divided by prior_sd (known noise; with an unknown
 # variance the prior's scale follows the data's). Annealing (SGAIS, AIS) moves the particles
 # about a quarter of the current target's width per step, so it needs about 4 steps per prior
-# sd the target's mean travels (measured on y scaled by 10, 100 and 1000: d = 21, 211 and
-# 2,114; AIS took 86, 829 and 8,284 steps); nested sampling needs an iteration count
+# sd the target's mean travels (inst/design.md, "Scale and annealing far from the prior");
+# nested sampling needs an iteration count
 # proportional to the information, which grows as d^2.
 lr_prior_distance <- function(model) {
   xt <- model$data$xt
@@ -515,10 +515,9 @@ resolvable_families <- c("linear_regression", "linear_regression_nig", "robust_r
 # number of P = T A A' T / s^2 + I (A the design, at most 20,000 of its rows; T the prior sds;
 # s the noise sd for known noise, else 1: the information of a logistic or count observation
 # is at most about that of a linear one). Below about 1e-13 of the coordinates' size (kappa >
-# 1e26) no double can hold a point of the posterior and its neighbour apart: a covariate near
-# 2^53, or one value of 1e100, under prior = "paper" gave estimates of -1e29 and -1e195 nats
-# with only a warning. A time in seconds since 1970 (kappa 5e20) is still resolved (SGAIS
-# within 0.2 nats of the exact value).
+# 1e26) no double can hold a point of the posterior and its neighbour apart, and the estimates
+# came out absurd with only a warning; a time in seconds since 1970 (kappa 5e20) is still
+# resolved (inst/design.md, "Measurements behind the defaults").
 check_resolvable <- function(model, call) {
   if (!model$family %in% resolvable_families) return(invisible(model))
   xt <- model$data$xt
