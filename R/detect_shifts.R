@@ -68,9 +68,10 @@
 #'   [audit_evidence()] to check an online estimate against the same data shuffled.
 #' @export
 #' @examples
-#' # the paper's shifting stream: 3, then 5, then 7 clusters (changes at 1,000 and 10,000)
-#' data <- simulate_shifting_mixture(seed = 1)[1:12000, c("y1", "y2")]
-#' fit <- sgais(gaussian_mixture(data, components = 3), seed = 1, progress = FALSE)
+#' # a regression whose response shifts by 2 after 2,000 rows
+#' data <- simulate_linear_regression(3000, seed = 1)
+#' data$y[2001:3000] <- data$y[2001:3000] + 2
+#' fit <- sgais(linear_regression(y ~ ., data), seed = 1, progress = FALSE)
 #' shifts <- detect_shifts(fit)
 #' shifts
 #' head(as.data.frame(shifts, which = "scores"))

@@ -46,16 +46,12 @@
 #' \eqn{\sqrt{\mathrm{mean}(p_r^2) / R}}{sqrt(mean(p_r^2) / R)} if larger. It has R - 1 degrees
 #' of freedom: [confint()] uses the \eqn{t_{R-1}} quantile. Replicates run under
 #' [future::plan()] with the same result on any plan. A single run reports the sd it predicts
-#' for itself (`predicted_sd`; `NA` under the paper preset): the larger of the summed
-#' chi-square divergences of its annealing steps' incremental weights over the number of
-#' particles, and the variance its particles' genealogy shows (each particle's steps credited to
-#' its ancestor, so that weights accumulated between resamplings and moves that leave copies of a
-#' particle correlated are counted). It cannot see a mode the run missed, nor the small extra
-#' spread of choosing the annealing steps from the particles themselves (see "Schedule" in
-#' [ais()]). **For a decision, use replicates**; where they spread by more than a nat, or on
-#' mixtures, use more and compare with [ais()] and [nested_sampling()]. No SE sees a mode that
-#' no replicate reaches. A `predicted_sd` above 1 nat warns (`sgais_warning_unreliable`): use
-#' more particles.
+#' for itself (`predicted_sd`, from its weights and its particles' genealogy; `NA` under the
+#' paper preset). It cannot see a mode the run missed, nor the small extra spread of choosing
+#' the annealing steps from the particles themselves (see "Schedule" in [ais()]). **For a
+#' decision, use replicates**; where they spread by more than a nat, or on mixtures, use more
+#' and compare with [ais()] and [nested_sampling()]. A `predicted_sd` above 1 nat warns
+#' (`sgais_warning_unreliable`): use more particles.
 #'
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
 #'   [custom_model()] or [compiled_model()]; or a fit from `sgais()` to continue on `new_data`.
@@ -83,9 +79,8 @@
 #'     given the earlier data); diagnostics (replicates' means) `annealing_steps`, `min_ess`,
 #'     `ess`, `resamples`, `sghmc_steps`, `acceptance`, `step_size`, `divergent`,
 #'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance`, `exact_fallback`
-#'     and, summed over replicates, `restarts` and `shift_restarts` (those whose chunk the
-#'     particles had predicted far worse than the one before: `restart_threshold` in
-#'     [sgais_control()], [detect_shifts()]); costs `chunk_seconds`,
+#'     and, summed over replicates, `restarts` and `shift_restarts` (see [detect_shifts()]);
+#'     costs `chunk_seconds`,
 #'     `chunk_gradient_evaluations` and, so far, `seconds`, `gradient_evaluations`,
 #'     `likelihood_evaluations`; and `partial`;}
 #'   \item{`diagnostics`}{per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
