@@ -39,14 +39,10 @@
 #' @param control The tuning: [nested_control()] (`"robust"`, the default) or
 #'   `nested_control("paper")`.
 #' @param progress Show a progress bar with an ETA. Defaults to the option `sgais.progress`, or
-#'   else [interactive()]. The label shows how far the run is from its stopping rule, as dynesty
-#'   reports it: `dlogz` = \eqn{\log(1 + \max L_{live} X_i / \hat Z)}{log(1 + max(L_live) X_i
-#'   / Z-hat)}, by how much the live points could still raise \eqn{\log \hat Z}{log Z-hat},
-#'   against its target \eqn{\log(1 + }{log(1 + }`tolerance`\eqn{)}{)}; and \eqn{\log \hat
-#'   Z}{log Z-hat} so far. The bar shows the iterations done out of a predicted number
-#'   (`iteration 1,200/~3,400`, capped at `max_iterations`), which settles as the run goes on;
-#'   the bar never moves back. With `replicates` > 1 each replicate has its bar, drawn under
-#'   the sequential [future::plan()] only.
+#'   else [interactive()]. The bar counts iterations out of a predicted total; its label shows
+#'   `dlogz`, by how much the live points could still raise \eqn{\log \hat Z}{log Z-hat} (as
+#'   dynesty reports it), against its target \eqn{\log(1 + }{log(1 + }`tolerance`\eqn{)}{)}.
+#'   With `replicates` > 1 each replicate has its bar, under the sequential [future::plan()] only.
 #' @return An object of class `c("sgais_ns_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z}, its standard

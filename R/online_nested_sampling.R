@@ -83,17 +83,13 @@
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z} of all the data,
 #'     its standard error \eqn{\sqrt{\sum_c H_c / M}} and the information \eqn{\sum_c H_c}
 #'     (over the chunks since the last restart, which counts its own information);}
-#'   \item{`trajectory`}{a data frame with one row per chunk: `n` (observations so far),
-#'     `log_evidence`, `log_evidence_se` (from replicates, at least `log_evidence_sd`; for one
-#'     run, `log_evidence_sd`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative since
-#'     the last restart), `log_evidence_per_obs`, `log_predictive` (the chunk's
-#'     \eqn{\log \hat Z_c}), `log_predictive_per_obs`, `iterations`, `information`
-#'     (\eqn{H_c}), `restarts` (the chunk was a restart; summed over replicates),
-#'     `live_points`, `converged` (the chunk reached `tolerance`), `ess` (of the
-#'     chunk's posterior weights, from which the next live points were drawn), `steps` and
-#'     `rejected_steps` (of the moves, summed over the chunk), and the cumulative `seconds`,
-#'     `gradient_evaluations` and `likelihood_evaluations` (per observation); summed over
-#'     replicates where they are costs, averaged otherwise;}
+#'   \item{`trajectory`}{one row per chunk: `n`, `log_evidence`, `log_evidence_se` (from
+#'     replicates, at least `log_evidence_sd`), `log_evidence_sd` (cumulative since the last
+#'     restart), `log_evidence_per_obs`, `log_predictive` (the chunk's \eqn{\log \hat Z_c}),
+#'     `log_predictive_per_obs`, `iterations`, `information` (\eqn{H_c}), `restarts`,
+#'     `live_points`, `converged`, `ess` (of the chunk's posterior weights), `steps`,
+#'     `rejected_steps`, and the cumulative costs `seconds`, `gradient_evaluations` and
+#'     `likelihood_evaluations`; summed over replicates where they are costs, else averaged;}
 #'   \item{`dead`}{the last chunk's removed points and final live points: a matrix of the
 #'     parameters, `log_likelihood` (of the chunk) and `log_weight` (unnormalised posterior
 #'     weight); see [posterior_samples()];}
