@@ -145,12 +145,10 @@ ais_start_state <- function(model, particles) {
 # Delta times the sd of log p(y | theta) under f_lambda about constant; once the likelihood
 # outweighs the prior that sd is about sqrt(d / 2) / lambda (d parameters), so lambda grows by
 # a constant factor per step and log lambda moves in equal strides: the position is then the
-# fraction of steps done, and of the time (the steps cost about the same). Measured on the
-# robust preset (linear regressions of 6 and 16 parameters on 2,000 and 20,000 rows, a logistic
-# regression, a 3-component mixture; 19 to 47 steps) it stayed within 0.16 of the fraction of
-# steps done, ahead of it: the first steps, where the prior dominates, add about the same Delta
-# each, so lambda grows faster than geometrically there. The paper preset's lambda grows more
-# slowly in mid-run, and its position fell up to 0.21 behind.
+# fraction of steps done, and of the time (the steps cost about the same). It runs a little
+# ahead of that fraction: the first steps, where the prior dominates, add about the same Delta
+# each, so lambda grows faster than geometrically there; the paper preset's lambda grows more
+# slowly in mid-run, and its position falls behind.
 ais_progress <- function(state) {
   lambda <- state$lambda
   first <- state$first_lambda

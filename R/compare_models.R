@@ -43,12 +43,11 @@
 #' [stats::glm()] (see [linear_regression()] and [poisson_regression()]).
 #'
 #' @section Fits, and models that hold their data:
-#' `models` can be fits of any estimator, mixed, made separately from the same observations:
-#' the same number, and the same responses, which every fit identifies by a digest
-#' (`fit$data_digest`, of the responses only, so models with other covariates compare); fits of
-#' other observations are an error of class `sgais_error_data_mismatch`. With `data` they are
-#' continued on it first, as by `update()`. Without `data`, models are compared on the
-#' observations they hold, which must be the same.
+#' `models` can be fits of any estimator, mixed, made separately from the same observations
+#' (the same responses, identified by the digest `fit$data_digest`); fits of other observations
+#' are an error of class `sgais_error_data_mismatch`. With `data` they are continued on it
+#' first, as by `update()`. Without `data`, models are compared on the observations they hold,
+#' which must be the same.
 #'
 #' @section Continuing, streams and interrupts:
 #' `update(comparison, new_data)` adds observations: [sgais()] fits (and SIR and the sequential
@@ -92,11 +91,7 @@
 #' @export
 #' @examples
 #' # formulas: each model by its cheapest accurate estimator (here the closed form)
-#' cmp <- compare_models(list(large = mpg ~ wt + hp + qsec, small = mpg ~ wt + hp), mtcars,
-#'                       family = "gaussian", seed = 1)
-#' cmp
-#'
-#' # glm's row arguments apply to every formula
+#' # (glm's row arguments, such as `subset`, apply to every formula)
 #' compare_models(list(large = mpg ~ wt + hp + qsec, small = mpg ~ wt + hp), mtcars,
 #'                family = "gaussian", subset = cyl != 6, seed = 1)
 #'

@@ -19,9 +19,8 @@
 #'     potential is exact; SGAIS adds control-variate gradients and an exact early phase;
 #'     particles are resampled when their ESS falls; mixtures get jump proposals between
 #'     modes; an online run restarts after a shift; nested sampling walks within the contour.
-#'     Moves that spread the particles over 4 times are redone on all the data (`exact_fallback`),
-#'     or with half the step if only a reservoir is held (`step_halvings`, with a warning); the
-#'     control-variate anchor moves when the data double or the posterior moves away (`reanchors`).}
+#'     Moves that spread the particles over 4 times are redone on all the data, or with half the
+#'     step (with a warning) if only a reservoir is held.}
 #'   \item{`"paper"`}{Cameron, Eggers and Kroon (2019), Algorithm 1 and their reference AIS and
 #'     nested sampling with their Section 6.1 settings: use it to reproduce the paper. Its
 #'     mini-batch noise heats the particles, so log Z comes out low by about
@@ -77,17 +76,11 @@
 #'     [sir()] 400 if it never restarts / `particles`);}
 #'   \item{`jumps`}{independence Metropolis-Hastings jumps between modes after each exact move,
 #'     for models that have them, such as mixtures (10, nested sampling 80 / 0);}
-#'   \item{`reference`}{start from a reference distribution the model builds from the data
-#'     instead of from the prior, for models that have one (mixtures of 2 to 12 components whose
-#'     data show no more clusters than components: each component's conjugate posterior given
-#'     one k-means cluster, summed over the relabellings; components left over stay at the
-#'     prior where the data lie far outside its scale, as raw `faithful` does, or are fitted by
-#'     EM). AIS and SGAIS's first chunk anneal
-#'     from it; SGAIS's restarts then anneal all the data so far at once from the reference
-#'     built on them, and a restart is due as soon as the data show as many clusters as
-#'     components; nested sampling (the first chunk of an online run) takes it as its prior
-#'     and the likelihood times prior / reference as its likelihood, which leaves the evidence
-#'     unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
+#'   \item{`reference`}{start from a reference distribution built from the data instead of the
+#'     prior, for models that have one (mixtures of 2 to 12 components whose data show no more
+#'     clusters than components): AIS, SGAIS's first chunk and its restarts anneal from it,
+#'     nested sampling takes it as its prior with the likelihood reweighted to leave the
+#'     evidence unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
 #'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
 #'     SEs, or on a grid of ratio `restart_every` (5, `NULL`: 2 for mixtures, else `Inf` /

@@ -37,32 +37,22 @@
 #' happened among that chunk's observations (`from` to `to`), most likely at its start (`at`,
 #' the number of observations before it). A partial last chunk is not scored.
 #'
-#' Measured with the default threshold of 5 on [simulate_shifting_mixture()] (100,000
-#' points) with a 3-component mixture at the defaults (`inst/validation/shift-stream.R`): the
-#' changes at 1,000 and 10,000 observations are found with scores of 32.8 and 19.4 and nothing
-#' else is flagged (largest other score 2.0); on a shuffled copy of the same data nothing is
-#' (largest score 3.5; before restarts' corrections were left out of the surprise, the
-#' periodic restart at 16,000 points, which lowered the estimate by 344 nats, scored 15.0). On
-#' four stationary linear regressions of 50,000 observations and a stationary 3-component
-#' mixture of 30,000 the largest score is 2.3 to 3.5 (`inst/bench/online.R`). A sampler that
-#' finds a mode late makes a jump in effort and surprise that looks like a shift.
-#' Check a flagged chunk against the fit's diagnostics, or with more `particles`, and check the
-#' fit itself with [audit_evidence()], which re-estimates the evidence of the data seen so far in
-#' a random order and warns when the online estimate disagrees. A shift can leave the particles
-#' in a mode of the earlier data: without restarts (`restart_threshold = Inf, restart_every =
-#' Inf`, the paper preset's), on the first 12,000 points of the example below the in-order
-#' estimate is 480 nats below the shuffled one, because after the shift at 1,000 the particles
-#' stay in a mode of the first clusters. The robust preset computes this surprise online, before
-#' every chunk, and restarts the run from the data so far shuffled where a chunk is predicted
-#' far worse than the one before (and, for mixtures, at each doubling of the data; see
-#' `restart_threshold` in [sgais_control()]): the same fit restarts at 1,000, 1,500, 4,000,
-#' 8,000 and 10,500 observations (column `restarts` of the trajectory; those at 1,500 and
-#' 10,500 after a shift, `shift_restarts`) and ends 0.1 nats from the shuffled estimate (SE
-#' 1.2), at about 1.8 times its cost. A shift that both flag without a restart is
-#' in the data and has cost the online estimate its accuracy; refit shuffled (or with [ais()])
-#' for the evidence. Shifts smaller
-#' than the noise of one chunk's log predictive cannot be seen: use larger chunks (`chunk_size`)
-#' to see smaller ones, at the cost of locating them less finely.
+#' A stationary stream scores below the default threshold, and the shifts of
+#' [simulate_shifting_mixture()] score well above it (the figures are in
+#' `system.file("design.md", package = "sgais")`). A sampler that finds a mode late makes a jump
+#' in effort and surprise that looks like a shift: check a flagged chunk against the fit's
+#' diagnostics, or with more `particles`, and check the fit itself with [audit_evidence()], which
+#' re-estimates the evidence of the data seen so far in a random order and warns when the online
+#' estimate disagrees.
+#'
+#' A shift can leave the particles in a mode of the earlier data. The robust preset computes the
+#' surprise online, before every chunk, and restarts the run from the data so far shuffled where
+#' a chunk is predicted far worse than the one before (and, for mixtures, at each doubling of
+#' the data; see `restart_threshold` in [sgais_control()]); the trajectory's columns `restarts`
+#' and `shift_restarts` say where. A shift that both flag without a restart has cost the online
+#' estimate its accuracy: refit shuffled (or with [ais()]) for the evidence. Shifts smaller than
+#' the noise of one chunk's log predictive cannot be seen: larger chunks (`chunk_size`) see
+#' smaller ones, and locate them less finely.
 #'
 #' @param fit An [sgais()] fit, or a comparison from [compare_models()] (each model's fit is
 #'   scored; the result has a `model` column).
@@ -78,9 +68,10 @@
 #'   [audit_evidence()] to check an online estimate against the same data shuffled.
 #' @export
 #' @examples
-#' # the paper's shifting stream: 3, then 5, then 7 clusters (changes at 1,000 and 10,000)
-#' data <- simulate_shifting_mixture(seed = 1)[1:12000, c("y1", "y2")]
-#' fit <- sgais(gaussian_mixture(data, components = 3), seed = 1, progress = FALSE)
+#' # a regression whose response shifts by 2 after 2,000 rows
+#' data <- simulate_linear_regression(3000, seed = 1)
+#' data$y[2001:3000] <- data$y[2001:3000] + 2
+#' fit <- sgais(linear_regression(y ~ ., data), seed = 1, progress = FALSE)
 #' shifts <- detect_shifts(fit)
 #' shifts
 #' head(as.data.frame(shifts, which = "scores"))

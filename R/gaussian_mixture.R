@@ -23,20 +23,15 @@
 #' about 70) are a legitimate but strongly informative choice, and a hard one for the annealing
 #' samplers: tempering from the prior, a component that starts empty near 0 cannot travel to a
 #' cluster 50 units away, so the particles settle where one component covers several clusters.
-#' On `faithful` with 2 components, with local moves alone AIS (and SGAIS, the same on 272
-#' observations) missed the dominant mode by 307 nats in 9 of 10 replicates, and more particles
-#' helped only slowly (1,000 particles: 5 of 10). The robust presets of [ais()] and [sgais()]
-#' therefore make jump proposals (setting `jumps`, see [sgais_control()]): for up to 12
-#' components, independence proposals of the whole parameter vector, half from the particles'
-#' mean and spread, component by component, and half from the conjugate posterior of each component given one cluster of
-#' the data. The clusters are those of k-means refined by classification EM, with as many
-#' clusters (at most `components`) as the model itself finds most probable, so that with more
-#' components than clusters the spare ones are proposed empty. With them the same runs were
-#' within 0.5 nats on average (sd 1.1; seeds 1-8). The robust preset of [nested_sampling()] makes
-#' the same proposals within the contour, as wide as posteriors of all the data down to one
-#' observation; it then finds the mode too (-1.5 nats, sd 1.8, seeds 1-8; it was 306 nats low
-#' in 8 of 10 replicates). Standardise the data (`scale()`) unless the prior is
-#' meant; replicates that disagree like this give a warning.
+#' Local moves alone then leave most replicates in a minor mode, far below the evidence. The
+#' robust presets of [ais()] and [sgais()] therefore make jump proposals (setting `jumps`, see
+#' [sgais_control()]): for up to 12 components, independence proposals of the whole parameter
+#' vector, half from the particles' mean and spread, component by component, and half from the
+#' conjugate posterior of each component given one cluster of the data (k-means refined by
+#' classification EM, with as many clusters, at most `components`, as the model itself finds
+#' most probable, so that spare components are proposed empty). The robust preset of
+#' [nested_sampling()] makes the same proposals within the contour. Standardise the data
+#' (`scale()`) unless the prior is meant; replicates that disagree give a warning.
 #'
 #' With one component the model is a normal-inverse-gamma model in each dimension, whose
 #' evidence has a closed form: [exact_log_evidence()] gives it, which checks the mixture code

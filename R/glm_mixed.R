@@ -31,18 +31,10 @@ gauss_hermite <- function(q) {
 # product of q copies of it: a node costs a pass over a group's rows, and n nodes per axis cost
 # n^q passes). One effect: 21 nodes for integrals over fewer than 200 rows, 15 from
 # 200. A group of few rows, and of rare events with a large group sd, has an integrand far from a
-# Gaussian (its left tail is the prior's), where the rule converges slowly. Measured per group
-# against 48 nodes (logistic, Poisson and negative binomial; 5 to 400 rows per group; group sd
-# 0.3, 1 and 2.5; intercept -3, 0 and 2): with a group sd up to 1, at most 1e-8 nats with these
-# rules; with sd 2.5, at most 3.7e-5 (rare events, 5 rows, 21 nodes) and 2.1e-5 (200 rows, 15
-# nodes). So over 5,000 groups the error is below 1e-4 nats at ordinary group sds and 0.2 at
-# the worst measured. Two effects: 9 nodes per axis below 200 rows, 7 from 200 (81 and 49
-# nodes); three: 7 and 5 (343 and 125). Measured per group against 31 and 13 nodes per axis
-# (inst/validation/glmm-grid-rules.R, output glmm-grid-rules-2026-11-27.txt: logistic and
-# Poisson, 5 to 400 rows per group, intercept sd 0.3 to 2, the slopes' sds 0.7 and 0.5 of it,
-# correlated): with an intercept sd up to 1, at most 3.2e-5 nats (two effects) and 5e-5
-# (three); with sd 2, 5.1e-4 and 7.1e-4. Over 5,000 groups that is 0.16 to 0.25 nats at sds up
-# to 1, and 2.5 to 3.5 nats at sd 2.
+# Gaussian (its left tail is the prior's), where the rule converges slowly. Two effects: 9
+# nodes per axis below 200 rows, 7 from 200 (81 and 49 nodes); three: 7 and 5 (343 and 125).
+# The errors of these rules against finer ones are in inst/design.md, "Measurements behind the
+# defaults".
 glmm_quadrature <- function(q = 1L) {
   nodes <- switch(q, c(21L, 15L), c(9L, 7L), c(7L, 5L))
   cbind(rbind(0, gauss_hermite(nodes[1])), rbind(200, gauss_hermite(nodes[2])), deparse.level = 0)

@@ -1,205 +1,110 @@
 #' Bayesian linear regression with unknown or known noise
 #'
-#' \eqn{y_i = b + x_i^\top w + e_i}{y = b + x'w + e} with \eqn{e_i \sim N(0, \sigma^2)}{e ~
-#' N(0, sigma^2)}. By default the noise variance is unknown (`noise_sd = NULL`) and has the
-#' conjugate normal-inverse-gamma prior
-#' \deqn{\sigma^2 \sim \mathrm{InvGamma}(a, b), \qquad \theta_j \mid \sigma^2 \sim N(m_j,
-#' \sigma^2 s_j^2),}{sigma^2 ~ InvGamma(shape a, scale b),  theta_j | sigma^2 ~ N(m_j, sigma^2
-#' s_j^2),}
-#' where \eqn{\theta = (b, w)}{theta = (b, w)}, so that coefficient priors are in units of
-#' \eqn{\sigma}{sigma}; with the default prior (`"autoscale"`, see "Priors") no Bayes factor
-#' depends on the units of the response or of a covariate. The samplers work on
-#' \eqn{(\theta, \log \sigma^2)}{(theta, log sigma^2)}, the log-variance last (parameter
-#' `log_sigma2`), with the log-Jacobian of the transform in the prior, and the evidence has a
-#' closed form, a multivariate Student-t density ([exact_log_evidence()]). The model has class
-#' `sgais_linear_regression_nig` before `sgais_linear_regression`.
+#' \eqn{y_i = b + x_i^\top w + e_i}{y = b + x'w + e}, \eqn{e_i \sim N(0, \sigma^2)}{e ~ N(0,
+#' sigma^2)}. By default (`noise_sd = NULL`) the noise variance is unknown, with the conjugate
+#' normal-inverse-gamma prior \eqn{\sigma^2 \sim \mathrm{InvGamma}(a, b)}{sigma^2 ~ InvGamma(a,
+#' b)}, \eqn{\theta_j \mid \sigma^2 \sim N(m_j, \sigma^2 s_j^2)}{theta_j | sigma^2 ~ N(m_j,
+#' sigma^2 s_j^2)} for \eqn{\theta = (b, w)}{theta = (b, w)}; the samplers work on
+#' \eqn{(\theta, \log \sigma^2)}{(theta, log sigma^2)} (parameter `log_sigma2`, last). A known
+#' `noise_sd` is something you state (in the wrong units it decides Bayes factors by itself):
+#' `noise_sd = 1` is the paper's model (Cameron et al. 2019, Appendix B.1). With normal priors
+#' the evidence has a closed form ([exact_log_evidence()]).
 #'
-#' A known noise sd is something you state: `noise_sd = 1` is the paper's model (Cameron et al.
-#' 2019, Appendix B.1; [simulate_linear_regression()] draws its data), with independent normal
-#' priors on \eqn{b} and every weight, and a closed-form evidence too. A known `noise_sd` in
-#' the wrong units decides Bayes factors by itself, which is why it is not the default (versions
-#' before 0.1.0 assumed `noise_sd = 1`).
+#' Give either `formula` and `data` (the design of [stats::model.matrix()]: factors become dummy
+#' columns, `- 1` removes the intercept), or `x` and `y` (an intercept column is always added).
 #'
-#' With `prior = "paper"` (or `prior_sd` given) and unknown noise the prior is the paper's
-#' \eqn{\theta \mid \sigma^2 \sim N(0, \sigma^2 \tau^2 I)}{theta | sigma^2 ~ N(0, sigma^2
-#' prior_sd^2 I)}, and `variance_shape` \eqn{a} and `variance_scale` \eqn{b} (named as in
-#' [gaussian_mixture()], default 1 and 1) give the prior of \eqn{\sigma^2}{sigma^2}.
+#' @section Priors:
+#' `"autoscale"` (the default) states the priors in the data's units, so that no Bayes factor
+#' depends on the units of a covariate or of the response: covariates are centred at their means
+#' in the data the model is built with, each slope has prior \eqn{N(0, (s / \mathrm{sd}(x_j))^2)}{N(0, (s / sd(x_j))^2)} and the intercept
+#' \eqn{N(\bar y, s^2)}{N(mean(y), s^2)}, where \eqn{s}{s} is the noise sd: `noise_sd`, or
+#' \eqn{\sigma}{sigma} itself with \eqn{\sigma^2 \sim \mathrm{InvGamma}(a,
+#' \mathrm{var}(y))}{sigma^2 ~ InvGamma(a, var(y))} unless `variance_scale` is given: the
+#' unit-information prior (Kass and Wasserman 1995). Without an intercept covariates stay
+#' uncentred and sd(x_j) is their root mean square. The model prints each coefficient's prior.
+#' It is fixed when the model is built, and continuing a fit, [sgais_stream()] and
+#' [compare_models()] keep it: build the model on the data, not on a handful of rows.
 #'
-#' **Priors.** By default (`prior = "autoscale"`) the priors are stated in the data's own units,
-#' so that no Bayes factor depends on the units of a covariate or of the response (kg for
-#' 1000 lb, a shifted response): every covariate is centred at its mean in the data the model is
-#' built with (the intercept is then the mean response at the covariates' means; new rows are
-#' centred the same way), each slope has prior \eqn{N(0, (s / \mathrm{sd}(x_j))^2)}{N(0, (s /
-#' sd(x_j))^2)}, and the intercept \eqn{N(\bar y, s^2)}{N(mean(y), s^2)}, with \eqn{s}{s} the
-#' noise sd: `noise_sd` (known noise), or \eqn{\sigma}{sigma} itself with \eqn{\sigma^2 \sim
-#' \mathrm{InvGamma}(a, \mathrm{var}(y))}{sigma^2 ~ InvGamma(a, var(y))} (`noise_sd = NULL`,
-#' unless `variance_scale` is given). This is the unit-information prior (the information of one
-#' observation; Kass and Wasserman 1995), whose Bayes factors are those of BIC to first order. A
-#' model without an intercept keeps its covariates uncentred and uses their root mean square for
-#' sd(x_j). The other regressions take the same rule, with \eqn{s}{s} = 2.5 on the logit or log
-#' scale and the intercept \eqn{N(0, 2.5^2)}{N(0, 2.5^2)} ([logistic_regression()],
-#' [poisson_regression()], [negative_binomial_regression()], [softmax_regression()]), or
-#' \eqn{s}{s} = sd(y) and \eqn{\sigma \sim}{sigma ~} half-normal(sd(y)) ([robust_regression()]).
-#' The model prints the rule and the resulting prior of each coefficient; posterior draws are of
-#' the centred intercept.
+#' `"paper"` (or `prior_sd` given): \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} on every coefficient of
+#' the uncentred design (in units of \eqn{\sigma}{sigma} with unknown noise): the paper's prior
+#' (`vignette("paper")`), which on ordinary data can decide a Bayes factor by its units.
 #'
-#' The prior is fixed when the model is built, from the data it is built with: continuing a fit
-#' on new rows, [sgais_stream()] and [compare_models()] with `data` keep it. So build the model on
-#' the data (or a representative first block of a stream), not on a handful of rows; and a fit
-#' continued in pieces is the fit of all the rows of the model built from the first piece, not of
-#' a model built from all of them (whose prior differs a little).
+#' Priors of your own: `prior` for the slopes and `prior_intercept` for the intercept, each
+#' [normal_prior()], [student_t_prior()] or [cauchy_prior()]; the design is then not centred.
+#' With Student-t or Cauchy priors the evidence is estimated only. With `noise_sd = NULL` the
+#' priors must be normal, their means and sds in units of \eqn{\sigma}{sigma} (still conjugate).
 #'
-#' `prior = "paper"` is the paper's prior (and this function's default before version 0.1.0):
-#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)} on every coefficient, the intercept included, on the
-#' uncentred design. Giving `prior_sd` asks for it too. It is stated in the data's units, so on
-#' ordinary data it can decide a Bayes factor (on `mtcars`, `mpg ~ wt + hp` against `+ qsec`: +21.7
-#' nats for the larger model, where BIC says -1.0), but it is the prior of the paper's
-#' experiments, which `vignette("paper")` reproduces with it.
+#' [g_prior()] and [zellner_siow_prior()]: BayesFactor's priors and conventions, with a
+#' closed-form evidence (see [g_prior()]); `noise_sd`, `prior_sd`, `prior_intercept` and the
+#' variance prior do not apply.
 #'
-#' Priors of your own: `prior` sets the prior of the coefficients other than the intercept and
-#' `prior_intercept` that of the intercept, each from [normal_prior()] (a mean and sd per
-#' coefficient, or one of each, recycled), [student_t_prior()] or [cauchy_prior()]. With a prior
-#' given, the design is not centred and `prior_intercept`, when not given, is
-#' \eqn{N(0, \tau^2)}{N(0, prior_sd^2)}; with `prior = "autoscale"`, `prior_intercept` replaces
-#' the rule's prior of the (centred) intercept. With known noise and normal priors the evidence
-#' keeps its closed form ([exact_log_evidence()]); with Student-t or Cauchy priors it is
-#' estimated only. With `noise_sd = NULL` the priors must be normal, and their means and sds are
-#' in units of \eqn{\sigma}{sigma}: \eqn{\theta_j \mid \sigma^2 \sim N(m_j, \sigma^2 s_j^2)}{theta_j
-#' | sigma^2 ~ N(m_j, sigma^2 s_j^2)}, still conjugate, with a closed-form evidence.
+#' @section Random effects:
+#' lme4's terms, per group of a column `g` of `data`: `(1 | g)` an intercept \eqn{u_g \sim N(0,
+#' \tau^2)}{u_g ~ N(0, group_sd^2)}; `(1 + x | g)` a correlated slope of the numeric covariate
+#' `x` too; `(1 + x || g)` independent ones; `(0 + x | g)` a slope alone. The effects are
+#' integrated out, not sampled: the model adds `log_sigma` (unknown noise), `log_group_sd`
+#' (`log_group_sd[x]` per effect) and for correlated effects their `atanh_group_cor` and
+#' `atanh_group_pcor` (see [lkj_prior()]), however many groups there are, and each row's
+#' likelihood is its predictive density given the earlier rows of its group, so the model
+#' streams. With unknown noise the coefficients' prior uses sd(y) for \eqn{\sigma}{sigma}. The
+#' evidence has a closed form with known sds and normal priors, and with a random intercept
+#' alone also with unknown sds.
 #'
-#' The priors of the Bayes-factor literature: `prior = g_prior()` (Zellner's g-prior) and `prior =
-#' zellner_siow_prior()` (the JZS prior) with BayesFactor's conventions, an unknown noise variance
-#' and a flat prior on the intercept and on \eqn{\log\sigma^2}{log sigma^2}, so that
-#' [compare_models()] gives the Bayes factors of `BayesFactor::regressionBF()` and `lmBF()` (see
-#' [g_prior()]); their evidence has a closed form too. The model then has class
-#' `sgais_linear_regression_zellner` and the parameters `(Intercept)`, the slopes and
-#' `log_sigma2`; `noise_sd`, `prior_sd`, `prior_intercept`, `variance_shape` and
-#' `variance_scale` do not apply.
+#' @section Refused:
+#' Errors, never silent changes: missing or infinite values (a data set with rows removed is
+#' another data set); a response of several columns; an `offset()` term; a variable of the
+#' formula that is not a column of `data`; hyperparameters outside \eqn{[10^{-100}, 10^{100}]}
+#' and data beyond \eqn{10^{100}} in size; with random effects, several grouping factors or more
+#' than 8 effects per group (class `sgais_error_random_effects`) and a bounded `reservoir_size`.
 #'
-#' **Random effects.** A formula with a term `(1 | g)`, lme4's syntax, adds an intercept per group
-#' of the column `g` of `data`: \deqn{y_i = a_i^\top \theta + u_{g(i)} + e_i, \qquad u_g \sim N(0,
-#' \tau^2),}{y_i = a_i'theta + u_g(i) + e_i,  u_g ~ N(0, group_sd^2),} and `(1 + x | g)` random
-#' slopes as well: a normal effect per group for each term, each with its own sd, multiplying the
-#' covariate `x` as the design has it (centred at its mean under `prior = "autoscale"`), the effects
-#' of a group correlated, their correlation matrix with the prior `group_cor` (by default
-#' [lkj_prior()]`(1)`, uniform over correlation matrices) or known (`group_cor` a matrix); `(1 + x
-#' || g)` makes them independent, and `(0 + x | g)` is a random slope alone. Each slope must be a
-#' numeric covariate of the fixed effects too. The sds are known (`group_sd` numbers, one or one per
-#' effect) or have priors (`group_sd` a prior for all of them, or a list of one per effect:
-#' [half_normal_prior()], [half_t_prior()], [inverse_gamma_prior()] on the square,
-#' [exponential_prior()] or [log_normal_prior()]; by default half-normal, with the scale of the
-#' noise sd when it is known, else of sd(y) under `prior = "autoscale"`, else 1, divided by the
-#' covariate's sd for a slope). The group effects are integrated out, not sampled: given the
-#' variances they are conjugate, so the model keeps the parameters of the regression plus
-#' `log_sigma` (unknown noise), `log_group_sd` (`log_group_sd[x]` per effect with slopes) and, for
-#' correlated effects, the atanh of their correlation's canonical partial correlations
-#' (`atanh_group_cor[x,(Intercept)]`, a correlation, then `atanh_group_pcor[x2,x]`, partial
-#' correlations given the effects before: see [lkj_prior()]), however many groups there are, and
-#' each row's likelihood is its predictive density given the earlier rows of its group, so the model
-#' streams like any other (groups first seen in later rows start from the prior; see
-#' `src/linear_mixed.c` for the algebra). With an unknown noise variance, \eqn{\sigma^2 \sim
-#' \mathrm{InvGamma}}{sigma^2 ~ InvGamma}(`variance_shape`, `variance_scale`) (scale var(y) under
-#' `"autoscale"`), and the coefficients' prior is not conditional on \eqn{\sigma}{sigma} but uses
-#' sd(y) in its place (the rule of [robust_regression()]). With known `noise_sd`, `group_sd` (and
-#' `group_cor`) and normal priors the evidence has a closed form ([exact_log_evidence()]), and with
-#' a random intercept alone also with unknown sds (by quadrature over them). The model has class
-#' `sgais_linear_mixed`.
-#'
-#' Not supported yet, and errors of class `sgais_error_random_effects` that say so: more than one
-#' grouping factor, and more than 8 random effects per group. A bounded `reservoir_size` is refused,
-#' since a row's likelihood depends on all the earlier rows of its group.
-#' `vignette("choosing-models")` compares models with and without a random intercept on
-#' `nlme::Orthodont`.
-#'
-#' Give either `formula` and `data`, or the matrix interface `x` and `y`. With a formula the
-#' design matrix is that of [stats::model.matrix()], so factors become dummy columns and the
-#' intercept follows the formula (`- 1` removes it); with `x` and `y` an intercept column is
-#' always added. Missing or infinite values are an error, not silently dropped: the evidence of
-#' a data set with rows removed is the evidence of another data set.
-#'
-#' What the model cannot represent is an error too, never silently changed: a response of more
-#' than one column (e.g. `cbind(y, x1) ~ x2`), an `offset()` term (only [poisson_regression()]
-#' has an offset), a variable of the formula that is not a column of `data` (one found
-#' elsewhere would not come with new rows), hyperparameters outside \eqn{[10^{-100},
-#' 10^{100}]} and data values beyond \eqn{10^{100}} in size (see [sgais()], "Scaling of the
-#' data").
-#'
-#' @param formula A model formula such as `y ~ x1 + x2` or `y ~ .`; every variable it uses must
-#'   be a column of `data`. It may transform them with arithmetic, `log()`, `exp()`, `sqrt()`,
-#'   `I()`, `factor()`, `poly()`, `scale()`, splines' `ns()` and `bs()` and the like, but call no
-#'   other function (a fit stores its formula, and a saved fit must not run code when it is
-#'   continued): compute other terms as columns of `data` first.
+#' @param formula A model formula such as `y ~ x1 + x2` or `y ~ .` whose variables are columns
+#'   of `data`. It may transform them (arithmetic, `log()`, `I()`, `factor()`, `poly()`,
+#'   `scale()`, `ns()`, `bs()` and the like) but call no other function, since a saved fit must
+#'   not run code when continued: compute other terms as columns first.
 #' @param data A data frame holding the variables in `formula`.
-#' @param weights,subset,na.action As in [stats::glm()], for the formula interface: `weights` are
-#'   frequency weights of whole numbers >= 0 (a row counts as that many observations, exactly, in
-#'   the likelihood and the evidence, and in `n`), a column of `data` named unquoted or as a
-#'   string, or a numeric vector of one per row of `data`; in [logistic_regression()] with a
-#'   numeric response they are the number of trials of each row instead (see its "Binomial
-#'   counts"). `subset` selects rows of `data` (an expression in its columns, or a logical or
-#'   index vector); `na.action` is `na.omit`, `na.exclude` (the same here) or `na.fail`, for the
-#'   formula's variables (`NULL`, the default: missing values are an error naming the row). The
-#'   weights' column and the rule for missing values apply to the new rows of a continuation too;
-#'   weights given as a vector are the column `(weights)`, which new rows must then have.
-#' @param family glm()'s argument, refused with an error that names the constructor for that
-#'   family (each family is its own constructor here).
-#' @param noise_sd `NULL` (the default): the noise variance is unknown, with the
-#'   normal-inverse-gamma prior (see Details). Or the known standard deviation \eqn{\sigma} of
-#'   the noise, in the response's units (the paper's model: `noise_sd = 1`).
-#' @param prior_sd The paper's prior standard deviation \eqn{\tau} of the intercept and each
-#'   weight (`prior = "paper"`); with `noise_sd = NULL`, in units of the noise sd
-#'   \eqn{\sigma}{sigma}. Giving it selects the paper's prior unless `prior` is given.
+#' @param weights,subset,na.action As in [stats::glm()]. `weights`: frequency weights, whole
+#'   numbers >= 0, a column of `data` or one per row (in [logistic_regression()] with a numeric
+#'   response, numbers of trials). `na.action` `NULL` (the default): missing values are an error.
+#' @param family Refused, with an error naming the constructor for that family.
+#' @param noise_sd `NULL` (the default): the noise variance is unknown. Or the known noise
+#'   standard deviation, in the response's units (the paper's model: `noise_sd = 1`).
+#' @param prior_sd The sd \eqn{\tau} of `prior = "paper"` (in units of \eqn{\sigma}{sigma} with
+#'   unknown noise); giving it selects that prior unless `prior` is given.
 #' @param x A numeric matrix (or data frame of numeric columns, or vector) of covariates, one row
 #'   per observation.
 #' @param y A numeric response vector with one element per row of `x`.
-#' @param variance_shape,variance_scale With `noise_sd = NULL`, the shape \eqn{a} and scale
-#'   \eqn{b} of the inverse-gamma prior of the noise variance (default 1 and 1); an error with a
-#'   known `noise_sd`.
-#' @param prior The coefficients' prior. `"autoscale"` (the default unless `prior_sd` is given):
-#'   the priors of every coefficient, the intercept's too, by a rule that makes Bayes factors
-#'   independent of the data's units (see "Priors" in [linear_regression()]). `"paper"` (the default when `prior_sd` is
-#'   given): `normal_prior(0, prior_sd)` on every coefficient. Or the prior of the coefficients
-#'   other than the intercept: [normal_prior()], [student_t_prior()] or [cauchy_prior()] with one
-#'   value, or one per coefficient in the order of the design's columns, of each of its means
-#'   (locations) and sds (scales); leave its `dim` unset. Or [g_prior()] or
-#'   [zellner_siow_prior()], BayesFactor's priors (see "Priors").
-#' @param prior_intercept The intercept's prior, likewise with one value of each; `NULL` (the
-#'   default): the rule's under `"autoscale"`, else `normal_prior(0, prior_sd)`. An error when
-#'   the design has no intercept.
-#' @param group_sd With a random-effect term such as `(1 | g)` in `formula`: the sds of the
-#'   random effects, positive numbers (known; one, or one per effect), a prior for each, or a
-#'   list of one prior per effect (see "Random effects"); `NULL` (the default): half-normal
-#'   priors. An error without such a term.
-#' @param group_cor With correlated random effects such as `(1 + x | g)`: the prior of their
-#'   correlation matrix, [lkj_prior()] (`NULL`, the default: `lkj_prior(1)`), or the known
-#'   correlation matrix (one row and column per effect, in the term's order). An error with
-#'   independent effects or a random intercept alone.
-#' @return A model of class `c("sgais_linear_mixed", "sgais_model")` with a random-effect term,
-#'   else of class `c("sgais_linear_regression", "sgais_model")` (known noise) or
-#'   `c("sgais_linear_regression_nig", "sgais_linear_regression", "sgais_model")` (unknown
-#'   variance), or `c("sgais_linear_regression_zellner", "sgais_linear_regression",
-#'   "sgais_model")` ([g_prior()] or [zellner_siow_prior()]), for [sgais()] and
-#'   [exact_log_evidence()].
+#' @param variance_shape,variance_scale With unknown noise, the shape \eqn{a} and scale \eqn{b}
+#'   of the inverse-gamma prior of its variance (default 1 and 1); an error with `noise_sd`.
+#' @param prior The coefficients' prior (see "Priors" in [linear_regression()]): `"autoscale"`
+#'   (the default unless `prior_sd` is given), `"paper"`, the slopes' [normal_prior()],
+#'   [student_t_prior()] or [cauchy_prior()] (one value or one per slope), or [g_prior()].
+#' @param prior_intercept The intercept's prior, likewise; `NULL` (the default): the rule's
+#'   under `"autoscale"`, else `normal_prior(0, prior_sd)`. An error without an intercept.
+#' @param group_sd With a random-effect term: the effects' sds (one, or one per effect), a prior
+#'   such as [half_normal_prior()] or [half_t_prior()], or a list of one per effect; `NULL` (the
+#'   default): half-normal, its scale a known noise sd, else sd(y) under `"autoscale"`, else 1,
+#'   over sd(x) for a slope.
+#' @param group_cor With correlated random effects: [lkj_prior()] (`NULL`, the default:
+#'   `lkj_prior(1)`, uniform) or the known correlation matrix, in the term's order. An error
+#'   otherwise.
+#' @return A model for [sgais()] and the other estimators, of class `c("sgais_linear_regression",
+#'   "sgais_model")` (known noise), with `"sgais_linear_regression_nig"` first (unknown noise)
+#'   or `"sgais_linear_regression_zellner"` ([g_prior()], [zellner_siow_prior()]); with random
+#'   effects, `c("sgais_linear_mixed", "sgais_model")`.
 #' @seealso [simulate_linear_regression()] for the paper's data, [robust_regression()] for
-#'   Student-t errors.
+#'   Student-t errors, `vignette("choosing-models")` for random effects in a comparison.
 #' @export
 #' @examples
 #' # unknown noise variance, priors in the data's units: Bayes factors do not depend on them
 #' cars <- linear_regression(mpg ~ wt + hp + qsec, mtcars)
-#' cars
 #' exact_log_evidence(cars) - exact_log_evidence(linear_regression(mpg ~ wt + hp, mtcars))
 #'
 #' # the paper's model: known noise sd 1, N(0, 1) priors, on its simulated data
 #' data <- simulate_linear_regression(500, seed = 1)
 #' paper <- linear_regression(y ~ ., data, noise_sd = 1, prior = "paper")
 #' exact_log_evidence(paper)
-#' # the same model through the matrix interface
-#' linear_regression(x = as.matrix(data[, 1:5]), y = data$y, noise_sd = 1, prior = "paper")
 #'
-#' # the paper's prior with unknown noise: sigma^2 ~ InvGamma(2, 1), coefficients N(0, (3 sigma)^2)
-#' exact_log_evidence(linear_regression(y ~ ., data, prior_sd = 3, variance_shape = 2))
-#'
-#' # priors of your own, with a known noise sd of 3 mpg: the intercept N(20, 10^2), the slopes a
-#' # mean and sd each
+#' # priors of your own, with a known noise sd of 3 mpg
 #' own <- linear_regression(mpg ~ wt + hp, mtcars, noise_sd = 3,
 #'                          prior = normal_prior(mean = c(-5, 0), sd = c(5, 0.1)),
 #'                          prior_intercept = normal_prior(20, 10))
@@ -209,15 +114,11 @@
 #' set.seed(1)
 #' g <- sample(letters[1:8], 300, TRUE)
 #' grouped <- data.frame(x = rnorm(300), g = g)
-#' u <- rnorm(8, sd = 0.7)
-#' grouped$y <- 1 + 0.5 * grouped$x + u[match(g, letters)] + rnorm(300, sd = 0.5)
-#' mixed <- linear_regression(y ~ x + (1 | g), grouped, noise_sd = 0.5, group_sd = 0.7)
-#' exact_log_evidence(mixed)
-#' # both sds unknown, with a half-t prior on the group sd
-#' linear_regression(y ~ x + (1 | g), grouped, group_sd = half_t_prior(3, 1))
-#' # and an independent random slope of x
-#' linear_regression(y ~ x + (1 + x || g), grouped)
-#' # or a random slope correlated with the intercept, an LKJ(2) prior on their correlation
+#' grouped$y <- 1 + 0.5 * grouped$x + rnorm(8, sd = 0.7)[match(g, letters)] +
+#'   rnorm(300, sd = 0.5)
+#' exact_log_evidence(linear_regression(y ~ x + (1 | g), grouped, noise_sd = 0.5,
+#'                                      group_sd = 0.7))
+#' # a random slope correlated with the intercept, an LKJ(2) prior on their correlation
 #' linear_regression(y ~ x + (1 + x | g), grouped, group_cor = lkj_prior(2))
 linear_regression <- function(formula = NULL, data = NULL, noise_sd = NULL, prior_sd = 1,
                               x = NULL, y = NULL, variance_shape = 1, variance_scale = 1,
@@ -448,8 +349,8 @@ check_response <- function(y, what, call) {
 # of the exact posterior mean of theta divided by prior_sd (known noise; with an unknown
 # variance the prior's scale follows the data's). Annealing (SGAIS, AIS) moves the particles
 # about a quarter of the current target's width per step, so it needs about 4 steps per prior
-# sd the target's mean travels (measured on y scaled by 10, 100 and 1000: d = 21, 211 and
-# 2,114; AIS took 86, 829 and 8,284 steps); nested sampling needs an iteration count
+# sd the target's mean travels (inst/design.md, "Scale and annealing far from the prior");
+# nested sampling needs an iteration count
 # proportional to the information, which grows as d^2.
 lr_prior_distance <- function(model) {
   xt <- model$data$xt
@@ -515,10 +416,9 @@ resolvable_families <- c("linear_regression", "linear_regression_nig", "robust_r
 # number of P = T A A' T / s^2 + I (A the design, at most 20,000 of its rows; T the prior sds;
 # s the noise sd for known noise, else 1: the information of a logistic or count observation
 # is at most about that of a linear one). Below about 1e-13 of the coordinates' size (kappa >
-# 1e26) no double can hold a point of the posterior and its neighbour apart: a covariate near
-# 2^53, or one value of 1e100, under prior = "paper" gave estimates of -1e29 and -1e195 nats
-# with only a warning. A time in seconds since 1970 (kappa 5e20) is still resolved (SGAIS
-# within 0.2 nats of the exact value).
+# 1e26) no double can hold a point of the posterior and its neighbour apart, and the estimates
+# came out absurd with only a warning; a time in seconds since 1970 (kappa 5e20) is still
+# resolved (inst/design.md, "Measurements behind the defaults").
 check_resolvable <- function(model, call) {
   if (!model$family %in% resolvable_families) return(invisible(model))
   xt <- model$data$xt

@@ -85,7 +85,7 @@
 #' # a random intercept per patient: bacteria present at each visit (MASS::bacteria)
 #' if (requireNamespace("MASS", quietly = TRUE)) {
 #'   bacteria <- MASS::bacteria
-#'   sgais(logistic_regression(y ~ trt + week + (1 | ID), bacteria), seed = 1)
+#'   importance_sampling(logistic_regression(y ~ trt + week + (1 | ID), bacteria), seed = 1)
 #'   # and a random slope of week per patient, correlated with its intercept
 #'   logistic_regression(y ~ trt + week + (1 + week | ID), bacteria)
 #' }

@@ -39,14 +39,10 @@
 #' @param control The tuning: [nested_control()] (`"robust"`, the default) or
 #'   `nested_control("paper")`.
 #' @param progress Show a progress bar with an ETA. Defaults to the option `sgais.progress`, or
-#'   else [interactive()]. The label shows how far the run is from its stopping rule, as dynesty
-#'   reports it: `dlogz` = \eqn{\log(1 + \max L_{live} X_i / \hat Z)}{log(1 + max(L_live) X_i
-#'   / Z-hat)}, by how much the live points could still raise \eqn{\log \hat Z}{log Z-hat},
-#'   against its target \eqn{\log(1 + }{log(1 + }`tolerance`\eqn{)}{)}; and \eqn{\log \hat
-#'   Z}{log Z-hat} so far. The bar shows the iterations done out of a predicted number
-#'   (`iteration 1,200/~3,400`, capped at `max_iterations`), which settles as the run goes on;
-#'   the bar never moves back. With `replicates` > 1 each replicate has its bar, drawn under
-#'   the sequential [future::plan()] only.
+#'   else [interactive()]. The bar counts iterations out of a predicted total; its label shows
+#'   `dlogz`, by how much the live points could still raise \eqn{\log \hat Z}{log Z-hat} (as
+#'   dynesty reports it), against its target \eqn{\log(1 + }{log(1 + }`tolerance`\eqn{)}{)}.
+#'   With `replicates` > 1 each replicate has its bar, under the sequential [future::plan()] only.
 #' @return An object of class `c("sgais_ns_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z}, its standard
@@ -143,10 +139,8 @@ ns_start_state <- function(model, M) {
 # parameters is proportional to X^(2/d): r falls by the factor e^(2/d) per unit of -log X, until
 # its rate 2 r / d slows to 1, at r = d / 2. So the log volume still to shrink is
 # (d / 2) log(2 r / d) + d / 2 - log(tolerance) while r > d / 2, and r - log(tolerance) after.
-# The total is capped by `max_iterations`, where the run stops too. Measured on linear
-# regressions of 6 and 16 parameters and a logistic regression of 4 (100 live points, 2,000 to
-# 7,300 iterations), the prediction from the first iteration was 13-26% high and settled as the
-# run went on; the position iterations / total stayed within 0.07 of the fraction done.
+# The total is capped by `max_iterations`, where the run stops too. The first prediction is
+# high and settles as the run goes on.
 ns_outlook <- function(state, settings, dim) {
   M <- settings$live_points
   tol <- settings$tolerance

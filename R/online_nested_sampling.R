@@ -15,24 +15,14 @@
 #' the same estimate).
 #'
 #' @section Carrying the live points over:
-#' The live points of chunk \eqn{c + 1} must be draws from \eqn{\pi_{c+1}}{pi_(c+1)}, the
-#' posterior after chunk \eqn{c}. Chunk \eqn{c}'s removed points and its final live points,
-#' weighted by their posterior weights \eqn{L_i w_i / \hat Z_c}{L_i w_i / Z_c} (thesis eq. 4.16),
-#' represent it; as the run goes, each point is offered to a reservoir of `live_points` points
-#' by Chao's (1982) weighted reservoir sampling, so memory does not grow with the iterations, and
-#' the reservoir at the end of the chunk is the next chunk's live points. Chao's scheme draws a
-#' sample without replacement whose inclusion probabilities are proportional to the weights,
-#' \eqn{\pi_i = M w_i / \sum_j w_j}{pi_i = M w_i / sum w}, as long as that is at most 1. A point
-#' whose weight exceeds that cap (\eqn{w_i > \sum_j w_j / M}) is kept with probability 1 and set
-#' aside, with the threshold recomputed over the others, as Chao prescribes; it returns to the
-#' ordinary points, and can be evicted, once later weights have raised the threshold above it.
-#' The result is exact for what it is, a sample without replacement with inclusion probabilities
-#' \eqn{\min(1, w_i / \tau)}{min(1, w_i / tau)} (\eqn{\tau}{tau} such that they sum to
-#' \eqn{M}), and that is the approximation: the live points are \eqn{M} distinct points, not
-#' independent draws from the weighted points, and a point heavier than \eqn{\tau}{tau} counts
-#' once where independent draws would repeat it. Both matter little when the chunk's dead points
-#' have an effective sample size well above \eqn{M} (trajectory column `ess`); the error that
-#' remains is measured against the exact evidence (see Accuracy).
+#' Chunk \eqn{c}'s removed and final live points, weighted by their posterior weights (thesis
+#' eq. 4.16), represent \eqn{\pi_{c+1}}{pi_(c+1)}. As the run goes each point is offered to a
+#' reservoir of `live_points` points by Chao's (1982) weighted reservoir sampling, so memory does
+#' not grow with the iterations, and the reservoir at the chunk's end is the next chunk's live
+#' points. That is a sample without replacement with inclusion probabilities \eqn{\min(1, w_i /
+#' \tau)}{min(1, w_i / tau)}, summing to `live_points`: distinct points, not independent draws,
+#' which is the method's approximation. It matters little while the chunk's weighted points
+#' have an effective sample size well above `live_points` (trajectory column `ess`).
 #'
 #' @section Moves:
 #' A removed point is replaced, as in [nested_sampling()], by a copy of another live point
@@ -42,69 +32,39 @@
 #'   \item{`move = "walk"` (the robust preset)}{the Metropolis random walk of [nested_sampling()]
 #'     on \eqn{\pi_c}{pi_c}, in the metric of the live points. It is exact, but each proposal
 #'     evaluates \eqn{\pi_c}{pi_c}, which holds every earlier observation: its cost per proposal
-#'     grows with the data, as plain nested sampling's does. (The cheaper of the two tests, prior
-#'     or contour, comes first.)}
-#'   \item{`move = "sghmc"` (the thesis's)}{SGHMC steps on the mini-batch potential
-#'     \eqn{-\log p(\theta) - (b_{c-1} / |B|) \sum_{y \in B} \log p(y \mid \theta)}{-log
-#'     p(theta) - (n_prev / |B|) sum_B log p(y | theta)}, mini-batches of `batch_size` earlier
-#'     observations (all of them, exactly, while there are at most `batch_size`), reflecting off
-#'     the contour, whose test reads only the chunk. Its cost per step does not grow with the
-#'     data. It inherits the reflected move's bias (see [nested_sampling()]) and the mini-batch
-#'     gradient noise, and the bias adds up over the chunks: measured with the robust preset
-#'     (10 chunks, 100 live points, seeds 1-3), +10.3 to +11.7 nats at N = 2,000 and +14.9 to
-#'     +17.7 at N = 10,000 on the paper's linear regression, +40.7 to +41.7 on one with 11
-#'     parameters and noise sd 0.2, where the walk erred by -0.97 to +0.21. Use it to see the
-#'     thesis's method, not for numbers. With the paper's per-observation steps its step is `learning_rate` /
-#'     \eqn{b_{c-1}}{b_(c-1)}.}
+#'     grows with the data, as plain nested sampling's does.}
+#'   \item{`move = "sghmc"` (the thesis's)}{SGHMC steps on the mini-batch potential of
+#'     `batch_size` earlier observations (all of them while there are at most `batch_size`),
+#'     reflecting off the contour. Its cost per step does not grow with the data, but it
+#'     inherits the reflected move's bias (see [nested_sampling()]) and the mini-batch gradient
+#'     noise, and the bias adds up over the chunks to many nats: use it to see the thesis's
+#'     method, not for numbers.}
 #' }
 #'
 #' @section Restarts:
-#' A mixture's posterior can change its mode as observations arrive: on separated clusters it
-#' prefers broad components over several clusters at first and one component per cluster later.
-#' A chunk whose prior is the reservoir of the earlier posterior cannot follow that change when
-#' the reservoir holds too few points of the new mode, and the chunk's \eqn{\hat Z_c}{Z_c} then
-#' misses it without its standard error showing it (6 separated clusters, 2,000 points in chunks
-#' of 200: 4.7 to 27.0 nats low with seeds 1-3, predicted sd 1.3 to 1.5). So on the grid
-#' `chunk_size` \eqn{\times}{x} `restart_every`\eqn{^j}{^j} (as [sgais()]'s periodic restarts:
-#' at the first chunk end on or after the first grid point at least `restart_every` times the
-#' last restart) the run restarts: the chunk is replaced by nested sampling of all the
-#' observations so far from the model's prior (from its reference where it has one, as
-#' [nested_sampling()] starts), whose estimate replaces the trajectory's, and whose posterior the
-#' next chunk starts from. The trajectory's column `restarts` marks these chunks; their
-#' `log_predictive` is the difference of the restart's estimate and the trajectory before it, and
-#' `log_evidence_sd` counts the information since the last restart. With the default
-#' `restart_every = NULL` only models with jump proposals (the mixtures) restart, every time the
-#' data double, and only with the robust preset: the paper preset is the thesis's method, and a
-#' restart by its SGHMC move, reflected off the contour, is itself far off (`scale(faithful)`, 2
-#' components: -796 with restarts, -463 without, against a reference of -451). Other models
-#' never restart. On the 6 separated clusters (seeds 1-3) the restarts, at 400, 800 and 1,600
-#' points, took 7 to 24 s each, against 50 to 163 s for a chunk, whose walk evaluates every
-#' earlier observation, and the errors were +0.07, -0.32 and +0.09 nats, predicted sd 0.17 to
-#' 0.19 (`inst/validation/online-ns-clusters.R`).
+#' A mixture's posterior can change its mode as observations arrive, and a chunk whose prior is
+#' the reservoir of the earlier posterior cannot follow the change when the reservoir holds too
+#' few points of the new mode; its standard error does not show the error. So on the grid
+#' `chunk_size` \eqn{\times}{x} `restart_every`\eqn{^j}{^j} (as [sgais()]'s periodic restarts)
+#' the run restarts: the chunk is replaced by nested sampling of all the observations so far
+#' from the model's prior (or its reference, as [nested_sampling()] starts), whose estimate
+#' replaces the trajectory's and whose posterior the next chunk starts from. The trajectory's
+#' column `restarts` marks these chunks; their `log_predictive` is the restart's correction, and
+#' `log_evidence_sd` counts the information since the last restart. By default only models with
+#' jump proposals (the mixtures) restart, each time the data double, and only with the robust
+#' preset: the paper preset is the thesis's method, whose reflected SGHMC move would make a
+#' restart far off itself.
 #'
 #' @section Accuracy and cost:
-#' The thesis found no gain over plain nested sampling on a fixed data set: each chunk has its
-#' own run from its prior to its posterior with its own stopping rule, so the iterations add up
-#' to more than one run's, and with the exact walk each costs as much as a plain run's at that
-#' size. Its value is the trajectory, the evidence of every prefix \eqn{y_{1..b_c}}{y_1..b_c} in
-#' one pass, and its log predictives per chunk. Measured (`inst/bench/online-ns.R`, seeds 1-3,
-#' 10 chunks, walk, against plain nested sampling on the same data): on the paper's linear
-#' regression it made 3.0 (N = 2,000) and 2.8 (N = 10,000) times the iterations and read 1.6 and
-#' 1.3 times the likelihood evaluations; on an 11-parameter regression with noise sd 0.2 at
-#' N = 2,000, twice the iterations but 0.8 times the evaluations: once the earlier data outnumber
-#' the chunk's, the chunk's likelihood is tested first, and a proposal outside the contour costs
-#' no evaluation of the prior. Its seconds were 0.6 to 2.2 times plain nested sampling's (on a
-#' shared machine, so noisy). The final errors were -0.97 to +0.21
-#' nats (plain: -1.13 to +0.86), the largest |error| at any chunk end 1.31, against a predicted
-#' sd of 0.48-0.75. Each chunk's \eqn{\log \hat Z_c}{log Z_c} has
-#' the standard error \eqn{\sqrt{H_c / M}}{sqrt(H_c / M)}, with \eqn{H_c} the information the
-#' chunk adds; the trajectory's `log_evidence_sd` adds them up, as if independent. The
-#' benchmark `inst/bench/online-ns.R` compares it with [nested_sampling()] on the same data
-#' (errors against the exact evidence, seconds, evaluations).
-#'
-#' With `replicates` > 1 the replicates' trajectories are averaged in the log, with standard
-#' error sd / \eqn{\sqrt R}{sqrt(R)}, as [nested_sampling()] combines its replicates (its
-#' estimate is unbiased in the log, not in \eqn{Z}).
+#' Each chunk has its own run from its prior to its posterior, so on a fixed data set the
+#' iterations add up to more than one plain run's; the method's value is the trajectory, the
+#' evidence of every prefix \eqn{y_{1..b_c}}{y_1..b_c} in one pass, and the log predictive of
+#' each chunk. Each chunk's \eqn{\log \hat Z_c}{log Z_c} has the standard error
+#' \eqn{\sqrt{H_c / M}}{sqrt(H_c / M)}, with \eqn{H_c} the information the chunk adds; the
+#' trajectory's `log_evidence_sd` adds them up, as if independent. With `replicates` > 1 the
+#' trajectories are averaged in the log, with standard error sd / \eqn{\sqrt R}{sqrt(R)}, as
+#' [nested_sampling()] combines its replicates. The benchmark `inst/bench/online-ns.R` compares
+#' it with [nested_sampling()] on the same data.
 #'
 #' @inheritParams nested_sampling
 #' @param ... Settings that replace those of `control`, by name (e.g. `live_points = 200` or
@@ -123,17 +83,13 @@
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z} of all the data,
 #'     its standard error \eqn{\sqrt{\sum_c H_c / M}} and the information \eqn{\sum_c H_c}
 #'     (over the chunks since the last restart, which counts its own information);}
-#'   \item{`trajectory`}{a data frame with one row per chunk: `n` (observations so far),
-#'     `log_evidence`, `log_evidence_se` (from replicates, at least `log_evidence_sd`; for one
-#'     run, `log_evidence_sd`), `log_evidence_sd` (\eqn{\sqrt{\sum H_c / M}}, cumulative since
-#'     the last restart), `log_evidence_per_obs`, `log_predictive` (the chunk's
-#'     \eqn{\log \hat Z_c}), `log_predictive_per_obs`, `iterations`, `information`
-#'     (\eqn{H_c}), `restarts` (the chunk was a restart; summed over replicates),
-#'     `live_points`, `converged` (the chunk reached `tolerance`), `ess` (of the
-#'     chunk's posterior weights, from which the next live points were drawn), `steps` and
-#'     `rejected_steps` (of the moves, summed over the chunk), and the cumulative `seconds`,
-#'     `gradient_evaluations` and `likelihood_evaluations` (per observation); summed over
-#'     replicates where they are costs, averaged otherwise;}
+#'   \item{`trajectory`}{one row per chunk: `n`, `log_evidence`, `log_evidence_se` (from
+#'     replicates, at least `log_evidence_sd`), `log_evidence_sd` (cumulative since the last
+#'     restart), `log_evidence_per_obs`, `log_predictive` (the chunk's \eqn{\log \hat Z_c}),
+#'     `log_predictive_per_obs`, `iterations`, `information` (\eqn{H_c}), `restarts`,
+#'     `live_points`, `converged`, `ess` (of the chunk's posterior weights), `steps`,
+#'     `rejected_steps`, and the cumulative costs `seconds`, `gradient_evaluations` and
+#'     `likelihood_evaluations`; summed over replicates where they are costs, else averaged;}
 #'   \item{`dead`}{the last chunk's removed points and final live points: a matrix of the
 #'     parameters, `log_likelihood` (of the chunk) and `log_weight` (unnormalised posterior
 #'     weight); see [posterior_samples()];}
@@ -240,8 +196,8 @@ ons_chunk_state <- function(model, settings, ends, c, theta, key, walk = c(0, 0)
 # (periodic_restart_due(), base `chunk_size`, as SGAIS's). A mixture's posterior can change its
 # mode as observations arrive (separated clusters: broad components over several clusters at
 # first, one per cluster later), and a chunk whose prior is the reservoir of the earlier
-# posterior cannot follow it when that posterior held too few points of the new mode (6
-# separated clusters, 2,000 points in chunks of 200: 4.7 to 27.0 nats low, seeds 1-3); a run on
+# posterior cannot follow it when that posterior held too few points of the new mode (figures in
+# inst/design.md, "Measurements behind the defaults"); a run on
 # all the observations so far from the model's prior (with its reference, as nested_sampling()
 # starts) can. Its prior draws and new key come from R's generator seeded from the old key and
 # the chunk's end (restart_seed()), so a run split into pieces restarts identically.

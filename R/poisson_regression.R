@@ -25,13 +25,9 @@
 #' with several covariates draws from the prior (the default, or `prior = "paper"` on covariates
 #' of unit scale) reach \eqn{\eta}{eta} of 30 and more.
 #' Particles left there have zero weight and cannot move back, and then the annealing of [ais()]
-#' (and of the exact early phase of [sgais()]) can stall: on simulated data with 5 covariates
-#' (`inst/bench/glm.R`, `prior = "paper"`), `sgais()` and `ais()` with their default settings had
-#' not finished after 300 s
-#' at N = 10,000 (on data like these, at N = 1,000, \eqn{\lambda}{lambda} rose by about 2.5e-8
-#' per step: millions of steps to reach 1), while with `resample = TRUE` (resampling at every
-#' step, see [sgais_control()]) they took 3 s and 19 s and agreed with [nested_sampling()]
-#' within 1.1 nats. Whether a run stalls depends on its prior draws. Use `resample = TRUE` when
+#' (and of the exact early phase of [sgais()]) can stall, \eqn{\lambda}{lambda} rising by
+#' tiny steps; `resample = TRUE` (resampling at every step, see [sgais_control()]) avoids it.
+#' Whether a run stalls depends on its prior draws. Use `resample = TRUE` when
 #' a fit seems stuck near \eqn{\lambda = 0}{lambda = 0}, or give a narrower prior (the default's
 #' slopes have sd 2.5 / sd(x_j); `prior = normal_prior(0, s / apply(x, 2, sd))` with a smaller s).
 #'

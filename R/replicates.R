@@ -203,8 +203,8 @@ predicted_var_path <- function(trace) {
 # for nested sampling sqrt(H / M) over 1 nat is a standard error too large to rank models whose
 # evidence differs by a few nats. Replicates that disagree far more than each one's predicted sd
 # say so too: the weights cannot see a mode that a run never reached (a mixture whose particles
-# all settled in a minor mode is off by hundreds of nats with a predicted sd of 0.35), but another
-# replicate that reached it can. Returns the fit, visibly: the estimators end with this call,
+# all settled in a minor mode is far off with a small predicted sd), but another replicate that
+# reached it can. Returns the fit, visibly: the estimators end with this call,
 # and their result must print at the top level.
 warn_if_unreliable <- function(fit, what = "particles") {
   check_plausible(fit)
@@ -293,7 +293,7 @@ warn_if_stuck <- function(fit) {
 # mini-batch moves, AIS with the Euler setting; the spread guard of src/anneal.h): the
 # discretisation broke down at least once, and it may have heated the particles for a while
 # before the guard saw it. The fit goes on with the smaller step; its evidence may be biased
-# (measured: SGLD on the paper's softmax regression, 2 halvings, 350 nats low).
+# (inst/design.md, "Measurements behind the defaults").
 warn_if_halved <- function(fit) {
   rows <- if (inherits(fit, "sgais_fit")) fit$trajectory else if (inherits(fit, "sgais_ais_fit"))
     fit$schedule
@@ -318,8 +318,7 @@ warn_if_halved <- function(fit) {
 # step adapts to the Metropolis acceptance, but to at most twice the configured `step_size`: a
 # step that stays below 0.05 widths while nearly every move is accepted is a small `step_size`,
 # not a hard posterior, and the particles barely leave where the reweighting put them, which
-# biases log Z low (a 6-parameter regression, n = 2,000: step_size 0.01 gave -107 nats and 0.001
-# gave -284, with every move accepted; 0.05 and the default 0.3 were within a nat).
+# biases log Z low (inst/design.md, "Measurements behind the defaults").
 warn_if_small_steps <- function(fit) {
   if (!identical(fit$settings$step_scale, "width")) return(invisible(fit))
   rows <- if (inherits(fit, "sgais_fit")) fit$trajectory else if (inherits(fit, "sgais_ais_fit"))
@@ -355,11 +354,7 @@ replicate_disagreement <- function(fit) {
 #   shrinkages are Beta(M, 1), E log t = -1/M; thesis eq. 3.23), so a run's log Z-hat is unbiased
 #   in log to first order and its Z-hat is not unbiased in Z: the mean of the Z-hat_r would be high
 #   by about Var(log Z-hat_r) / 2 = H / (2M). They are combined by the mean of their log Z-hat,
-#   with SE sd / sqrt(R). Measured on the validation suite (22 cases, 10 replicates, 100 live
-#   points; inst/validation/results-2026-11-22c.csv): log-mean-exp erred by +0.14 nats on average
-#   (median +0.08; over the 21 cases where the runs found the posterior's mode) and covered the
-#   reference within 2 SE in 77% of the cases; the mean of the logs erred by -0.09 (median
-#   -0.01) and covered it in 91%.
+#   with SE sd / sqrt(R) (inst/design.md, "Standard errors").
 # The SE is never below se_floor() of the replicates' own predicted sds (replicate_se()); a
 # single run's SE is its predicted sd (`single`: FALSE where that is known to mislead).
 replicate_summary <- function(log_z, unbiased = c("z", "log"), predicted_sd = NULL,
@@ -382,7 +377,7 @@ replicate_summary <- function(log_z, unbiased = c("z", "log"), predicted_sd = NU
 # sqrt(H / M)); inst/validation/single-run-se.R measures how often a single run is within 2 of
 # them of the reference (?sgais, "Standard error and how far to trust it"). NA when there is
 # none, or when `single` is FALSE: SGAIS's paper preset, whose bias from the mini-batch gradient
-# noise the weights cannot see (6% of its single runs were within 2 predicted sds).
+# noise the weights cannot see.
 replicate_se <- function(log_z, unbiased = c("z", "log"), predicted_sd = NULL, single = TRUE) {
   unbiased <- match.arg(unbiased)
   r <- length(log_z)
@@ -402,13 +397,8 @@ replicate_se <- function(log_z, unbiased = c("z", "log"), predicted_sd = NULL, s
 # fits, with 2 or 3 near zero when they happen to agree), while the predictions, from every
 # particle of every run, are far steadier; they cannot see modes a run missed, which only the
 # replicates' disagreement shows, hence the larger of the two. 0 (no floor) when there are no
-# predictions or one replicate (whose SE is NA). On the validation suite with seed 1 (77 fits
-# of 10 replicates; results-2026-11-24*.csv, which keep each fit's largest predicted sd, used
-# here for all its replicates) it would have raised the SE of 29 fits and the coverage of +/- 2
-# SE from 86% to 89.6%; inst/validation/run.R reports the coverage with and without it. Tested
-# on seed 2 (results-2026-11-24-seed2.csv) it raised 26 SEs and the coverage from 87% to 88%: with
-# 10 replicates it matters little, with 2 or 3 it keeps a chance agreement from passing as
-# precision.
+# predictions or one replicate (whose SE is NA). With 10 replicates it matters little, with 2 or
+# 3 it keeps a chance agreement from passing as precision (inst/design.md, "Standard errors").
 se_floor <- function(predicted_sd, r) {
   if (is.null(predicted_sd) || r < 2L) return(0)
   p2 <- mean(predicted_sd^2)

@@ -62,28 +62,14 @@
 #' `restarts` column and `print()` say where. Restarts need every observation
 #' (`reservoir_size = Inf`).
 #'
-#' `sir()`'s robust preset restarts too on a model whose observations are groups (the random effects
-#' of [logistic_regression()], [poisson_regression()] and [negative_binomial_regression()]), at each
-#' doubling of the groups from its first chunk on (with 40 groups of 50 rows at 3, 10 and 36; no
-#' reference applies, so a restart anneals in SGAIS's chunks from the prior). Its chunks are then
-#' whole groups of rows, and the first ones, importance steps from the prior or near it, leave few
-#' particles with weight: on 2,000 Poisson rows in 40 groups it was 13 nats low after the first
-#' group and 31 after ten, against SGAIS; later chunks cost it about 1 more. Measured against Stan
-#' with bridge sampling on 2,000 rows in 40 groups (`inst/validation/glmm.R`,
-#' `glmm-sir-2026-11-28.txt`), without restarts -32.1, -5.6 and -5.0 nats (random-intercept Poisson,
-#' two seeds, and negative binomial) and -6.2 (Poisson random slopes); with them -0.42 to +0.44 on
-#' those and the four logistic cases.
-#'
-#' Measured on 2,000 points of separated clusters (`inst/validation/mixture-clusters.R`,
-#' `inst/validation/mixture-clusters-others-2026-11-28b.txt`), without restarts SIR was 1.8 to
-#' 4.7 nats low with 3 and 5 components, 9.5 to 12.6 with 6, 8 and 10, and 126 with clusters
-#' appearing over the stream, with standard errors of 1 to 3; the sequential estimator was within
-#' 0.8 nats with 3 and 4 components, 7.2 low with 5 and 145 with 6. With restarts, on the same
-#' data, SIR was -2.3 to +0.4 nats off with 2 to 10 components and +0.3 and -0.4 with the
-#' clusters appearing in order and shuffled; the sequential estimator -2.0 to +0.7, and -1.3 and
-#' -0.3: each within 3 standard errors. The points after the last restart (half of them or
-#' more) are the estimator's own chunks, and SIR drifts low there by about its standard error
-#' (10 components: -0.9 at 990 points to -2.3 at 2,000).
+#' `sir()`'s robust preset restarts too on a model whose observations are groups (the random
+#' effects of [logistic_regression()], [poisson_regression()] and
+#' [negative_binomial_regression()]), at each doubling of the groups from its first chunk on; no
+#' reference applies, so a restart anneals in SGAIS's chunks from the prior. Its chunks are then
+#' whole groups of rows. Without these restarts its first importance steps, from the prior or
+#' near it, leave few particles with weight, and the estimate can be far low with a standard
+#' error that does not show it. The measurements behind these presets are in
+#' `system.file("design.md", package = "sgais")`, "Measurements behind the defaults".
 #' Without restarts both warn (class `sgais_warning_unreliable`) before a mixture of 3 or more
 #' components, and `sir()` before a model of groups of 20 rows or more on average.
 #' [audit_evidence()] checks an online estimate against the same data shuffled.

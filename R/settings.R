@@ -215,8 +215,7 @@ control_presets <- lapply(c(sgais = "sgais", ais = "ais", nested_sampling = "nes
 # estimator of Cameron et al. (2019a) with the paper's SGHMC and their chunk schedule (20
 # observations, growing by 20 up to 500). "robust" takes the robust SGAIS moves and chunks of 1,
 # 2, 3, ... observations up to 500 (about sqrt(2 n) at n observations, so that a chunk's share of
-# the information shrinks as n grows): measured on 2,000 simulated regression observations
-# (seeds 1-3), SIR with chunks from 20 was -300 to +7 nats off, from 1 within 1.4.
+# the information shrinks as n grows; inst/design.md, "Measurements behind the defaults").
 control_presets$sir <- list(
   paper = utils::modifyList(control_presets$sgais$robust, list(
     particles = 10, early_particles = NULL, update = "importance", resample = TRUE,

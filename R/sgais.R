@@ -46,16 +46,12 @@
 #' \eqn{\sqrt{\mathrm{mean}(p_r^2) / R}}{sqrt(mean(p_r^2) / R)} if larger. It has R - 1 degrees
 #' of freedom: [confint()] uses the \eqn{t_{R-1}} quantile. Replicates run under
 #' [future::plan()] with the same result on any plan. A single run reports the sd it predicts
-#' for itself (`predicted_sd`; `NA` under the paper preset): the larger of the summed
-#' chi-square divergences of its annealing steps' incremental weights over the number of
-#' particles, and the variance its particles' genealogy shows (each particle's steps credited to
-#' its ancestor, so that weights accumulated between resamplings and moves that leave copies of a
-#' particle correlated are counted). It cannot see a mode the run missed, nor the small extra
-#' spread of choosing the annealing steps from the particles themselves (see "Schedule" in
-#' [ais()]). **For a decision, use replicates**; where they spread by more than a nat, or on
-#' mixtures, use more and compare with [ais()] and [nested_sampling()]. No SE sees a mode that
-#' no replicate reaches. A `predicted_sd` above 1 nat warns (`sgais_warning_unreliable`): use
-#' more particles.
+#' for itself (`predicted_sd`, from its weights and its particles' genealogy; `NA` under the
+#' paper preset). It cannot see a mode the run missed, nor the small extra spread of choosing
+#' the annealing steps from the particles themselves (see "Schedule" in [ais()]). **For a
+#' decision, use replicates**; where they spread by more than a nat, or on mixtures, use more
+#' and compare with [ais()] and [nested_sampling()]. A `predicted_sd` above 1 nat warns
+#' (`sgais_warning_unreliable`): use more particles.
 #'
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
 #'   [custom_model()] or [compiled_model()]; or a fit from `sgais()` to continue on `new_data`.
@@ -83,9 +79,8 @@
 #'     given the earlier data); diagnostics (replicates' means) `annealing_steps`, `min_ess`,
 #'     `ess`, `resamples`, `sghmc_steps`, `acceptance`, `step_size`, `divergent`,
 #'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance`, `exact_fallback`
-#'     and, summed over replicates, `restarts` and `shift_restarts` (those whose chunk the
-#'     particles had predicted far worse than the one before: `restart_threshold` in
-#'     [sgais_control()], [detect_shifts()]); costs `chunk_seconds`,
+#'     and, summed over replicates, `restarts` and `shift_restarts` (see [detect_shifts()]);
+#'     costs `chunk_seconds`,
 #'     `chunk_gradient_evaluations` and, so far, `seconds`, `gradient_evaluations`,
 #'     `likelihood_evaluations`; and `partial`;}
 #'   \item{`diagnostics`}{per replicate: `log_evidence`, `predicted_sd`, `lowest_ess`,
@@ -163,22 +158,15 @@ sgais_estimate <- function(model, dots, control, method, replicates, progress, s
 # SIR and the sequential estimator take each chunk in one step from the particles they have
 # (no annealing), which two kinds of model defeat, with standard errors that do not show it; a
 # classed warning says so before the run.
-# - An observation of a model of groups (R/glm_mixed.R) is all a group's rows: with 20 rows and
-#   more an SIR step was measured hundreds of nats off on regressions (R/settings.R, the SIR
-#   presets), and on 2,000 Poisson rows in 40 groups -32 nats with a predicted SE of 0.91
-#   (inst/validation/glmm-2026-11-27.txt). With restarts from its first chunk (sir_of_groups())
-#   it was within 0.5 nats on each case there (glmm-sir-2026-11-28.txt), so only a run without
-#   restarts warns.
+# - An observation of a model of groups (R/glm_mixed.R) is all a group's rows: from 20 rows an
+#   SIR step can be far off (R/settings.R, the SIR presets). Restarts from its first chunk
+#   (sir_of_groups()) bring it back within its standard error, so only a run without restarts
+#   warns.
 # - A mixture's posterior changes its mode as observations arrive (broad components over
 #   several clusters giving way to one per cluster, inst/design.md, "Mixtures"), which one step
-#   per chunk cannot follow: on 2,000 points of separated clusters
-#   (inst/validation/mixture-clusters-others-2026-11-27.txt) SIR was -1.8 and -4.6 nats off
-#   with 3 components (seeds 1 and 2), -3.7 and -4.7 with 5, -12.6 with 6, -9.5 with 8, -12.1
-#   with 10 (mixture-clusters-others-2026-11-27b.txt) and -126 with clusters appearing over the
-#   stream, with SEs of 1 to 3 (with 2 components -1.5); the sequential estimator -0.04, +0.73,
-#   -7.2 and -145 with 3, 4, 5 and 6 components (SEs 0.5 to 3.8). That was without restarts;
-#   with them (restart_settings()) all were within 3 SEs (mixture-clusters-others-2026-11-28b.txt),
-#   so only a run without restarts warns.
+#   per chunk cannot follow from 3 components on; with restarts (restart_settings()) the
+#   estimates are within their standard errors, so only a run without restarts warns.
+# The figures are in inst/design.md, "Measurements behind the defaults".
 warn_unannealed <- function(model, method, settings, call) {
   name <- c(sir = "SIR", sequential = "The sequential estimator")[[method]]
   rows <- model$data$unit_rows
@@ -585,8 +573,7 @@ restart_ratio <- function(model, settings) {
 
 # Whether the run is SIR on a model of groups (R/glm_mixed.R), each observation all the rows of
 # a group: its first chunks are then importance steps of whole groups from the prior or near it,
-# where its error is made (2,000 Poisson rows in 40 groups: 13 nats low after the first group and
-# 31 after the first 10, against SGAIS on the same groups; 1 more in the other 30). So it
+# where its error is made (inst/design.md, "Measurements behind the defaults"). So it
 # restarts by default (restart_ratio()), and from its first chunk on (restart_base()).
 sir_of_groups <- function(model, settings) {
   settings$update == "importance" && model_of_groups(model)
@@ -605,11 +592,8 @@ restart_base <- function(model, settings, whole) {
 # last restart. A stream without other restarts restarts at each point that is a chunk end (all
 # of them with every = 2), all its restarts costing about one run on all the data; a restart
 # after a shift or from the reference, between two points, moves the next periodic one to a
-# later point, not off the grid. Measured on the paper's shifting stream in order (7
-# components): doubling from the shift restart at 10,500 put the periodic ones at 21,000, 42,000
-# and 84,000 (147,000 observations annealed; the shuffled run's restarts after 10,500 anneal
-# 112,000, and the grid's now 96,000), and the in-order run cost 2.2 times the shuffled one
-# (inst/validation/shift-stream-2026-11-28.txt).
+# later point, not off the grid, so a stream in order restarts where the same stream shuffled
+# does (inst/design.md, "Online runs").
 periodic_restart_due <- function(every, last, base) {
   if (!is.finite(every)) return(Inf)
   due <- every * max(last, base)
@@ -638,10 +622,8 @@ periodic_restart_due <- function(every, last, base) {
 # it (src/anneal.h): a mixture's posterior can change its mode as data accumulate (ten
 # separated clusters: at 500 observations it prefers broad components over pairs of clusters,
 # at 2,000 one per cluster), and a run in chunks must then cross that change between chunks,
-# which importance weights cannot (-13 to -40 nats). With components to spare the run in
-# chunks was also far off: the paper's shifting stream in order, 7 components, 5 clusters at
-# 6,000 points, 6,600 nats below AIS on the same points; in one chunk 2 nats from it
-# (inst/validation/restart-chunks-2026-11-27.txt).
+# which importance weights cannot; with components to spare a run in chunks was far off too
+# (inst/design.md, "Measurements behind the defaults").
 sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   seed <- restart_seed(state$key, at)
   M <- cs$early_particles
@@ -697,9 +679,8 @@ restart_seed <- function(key, at) {
 # The settings of a restart's run (sgais_restart()): SGAIS's own; for SIR and the sequential
 # estimator, theirs annealed as SGAIS's robust preset anneals (adaptively, resampling, all the
 # observations so far at once from the model's reference). A mixture's posterior changes its
-# mode as clusters show in the data, and one importance step per chunk cannot follow it:
-# without restarts, on 2,000 points of 6 separated clusters SIR was 12.6 nats low and the
-# sequential estimator 145 (inst/validation/mixture-clusters-others-2026-11-27.txt).
+# mode as clusters show in the data, and one importance step per chunk cannot follow it
+# (inst/design.md, "Measurements behind the defaults").
 restart_settings <- function(settings) {
   if (settings$update == "annealed") return(settings)
   robust <- control_presets$sgais$robust

@@ -8,8 +8,8 @@
  * SGHMC on the exact full-data potential grad log f = grad log p(theta) + lambda grad log p(D |
  * theta): with the paper's eta = learning_rate / N (Section 6.1), or (robust preset) with steps
  * of a fixed fraction of the current target's width (precond.c): near lambda = 0 the target is
- * as wide as the prior, and steps sized for the posterior cannot cross it (ALGORITHM-NOTES, "Tiny
- * steps on wide targets"). log Z = logsumexp(log w) - log M.
+ * as wide as the prior, and steps sized for the posterior cannot cross it (inst/design.md, "Scale
+ * and annealing far from the prior"). log Z = logsumexp(log w) - log M.
  *
  * ais_process() runs annealing steps until lambda = 1 or a time budget is spent; the particles,
  * log-weights, their log-likelihoods, lambda and the run's key are the whole state, and every
@@ -164,8 +164,7 @@ int ais_start(const sg_model *m, const ais_settings *s, double *theta, int M, do
 /* A step's reweighting: the next lambda by the ESS of the incremental weights, or exactly the
  * fixed schedule's next one (a pilot run's lambdas, R/ais.R; a target ESS of 0 accepts
  * max_delta). The adaptive step, chosen from the particles it then reweights, biases Z-hat by
- * O(1/M) (measured: -0.2 nats with 100 particles on the far intercept case); a schedule fixed
- * in advance keeps Z-hat unbiased (Neal 2001). */
+ * O(1/M); a schedule fixed in advance keeps Z-hat unbiased (Neal 2001). */
 static void ais_reweight(ais_run *r, ais_step *p, const double *schedule, int n_schedule) {
   double max_delta = 1.0 - p->lambda;
   sg_rng_init(&r->shared, r->key, p->id, SG_RNG_SHARED);

@@ -136,8 +136,8 @@ double sg_anneal_score_correction(const double *logw, const double *loglik, doub
  * redoes them with half the step, which stays halved for the rest of the run (the heating by
  * gradient noise and the integrator's error both shrink with the step), up to
  * SG_MAX_STEP_HALVINGS times in one annealing step before giving up with an error; the fit
- * counts the halvings and warns (R/replicates.R): measured, SGLD on the paper's softmax
- * regression ran on after 2 halvings to an evidence 350 nats low. */
+ * counts the halvings and warns (R/replicates.R): a run that goes on after halvings can be far
+ * off (inst/design.md, "Measurements behind the defaults"). */
 #define SG_MAX_SPREAD_GROWTH 4.0
 #define SG_MAX_STEP_HALVINGS 4
 typedef struct {

@@ -20,8 +20,8 @@
  *
  * Why integrated out, where the effects could be parameters (as they are nowhere else in the
  * package): as parameters they make thousands of dimensions that every chunk of a stream moves
- * at once, and annealing and SGHMC in them were measured too biased and too slow (logistic,
- * 10^4 rows in 50 groups: -2.6 nats at 7.5 s; 10^5 rows: -45 nats; NEWS). Integrated out, the
+ * at once, and annealing and SGHMC in them proved too biased and too slow (inst/design.md,
+ * "Measurements behind the defaults"). Integrated out, the
  * model has p + 1 or p + 2 parameters however many groups there are, at the price of a
  * one-dimensional integral per group and evaluation, which costs a few passes over its rows.
  *
@@ -34,7 +34,7 @@
  * exact for an integrand that is a Gaussian times a polynomial of degree < 2q; the error falls
  * fast with a group's rows (the integrand tends to a Gaussian), so an integral over more rows
  * takes a rule of fewer nodes (the model's rules, each for integrals of at least so many rows:
- * R/glm_mixed.R says which, and what they were measured to cost in accuracy). The gradient is
+ * R/glm_mixed.R says which; their error is in inst/design.md). The gradient is
  * that of the integral, E[dh/dtheta] under the normalised integrand, by the same nodes with weights
  * pi_k proportional to the terms of the sum: dh/dbeta = sum_i e_i(u) a_i (e: d log p / d eta),
  * dh/dlog tau = u^2 / tau^2 - 1, and (negative binomial) dh/dphi = sum_i of the family's
@@ -60,8 +60,7 @@
  * per node or Newton step), not by an exp() per row and node, when every |eta| and |u| is below
  * this: their products then stay far inside the doubles (e^600 < 1e300), and a term that is
  * -log1p(t) or y (eta + u) - mu is as accurate from a product as from an exp() (relative error
- * of t a few ulps). Measured on a pass over 2 x 10^5 rows in 1,000 groups: logistic 0.065 s to
- * 0.037, Poisson 0.033 to 0.010, the values the same to 15 digits. */
+ * of t a few ulps), and it roughly halves the cost of a pass (inst/design.md). */
 #define GMX_FAST_BOUND 300.0
 
 #define GMX_QQ (SG_MIXED_MAX_Q * SG_MIXED_MAX_Q)
@@ -162,7 +161,7 @@ static inline double gmx_binomial_fast(double y, double m, double lin, double t,
  * *curv). Newton's steps are kept inside the bracket of the root of h' found so far, and a
  * step that did not halve |h'| is followed by a bisection of the bracket: Newton's method on
  * the exponential side of a Poisson integrand, after overshooting, comes back one unit per step
- * (from u = 170, measured, it had not returned after 100 steps), where bisection halves the
+ * (from u = 170 it had not returned after 100 steps), where bisection halves the
  * distance. So the iteration converges from u = 0 for any data; it stops when a step is below
  * 1e-3 of the integrand's width: the quadrature about a point that far from the mode, with a
  * width that close, differs from that about the mode by far less than its own error (the nodes

@@ -162,10 +162,8 @@ double sg_precond_distance2(const sg_precond *p, const double *x, const double *
  * (theta - mean) of the weighted correlation of z before and after, with weights logw. Near 0
  * for independent draws (up to noise of about 1 / sqrt(M) per coordinate), 1 for particles that
  * did not move. The largest, not the mean: a mixture's particles decorrelate along most
- * directions within a few steps, and stay correlated along the few that cross between modes
- * (measured on a 3-component mixture of scale(faithful) after 20 steps: mean over the
- * coordinates 0.05, largest 0.4 at the median step and above 0.8 in a tenth of them; 0.15 to
- * 0.4 on regressions and softmax regressions with 100 particles). work: 7 dim. */
+ * directions within a few steps, and stay correlated along the few that cross between modes.
+ * work: 7 dim. */
 double sg_precond_jump_correlation(const sg_precond *p, const double *before, const double *after,
                                    const double *logw, int M, double *work);
 /* out = A g, A the running covariance estimate p->acc (for p->acc_n observations; out = g before
@@ -343,7 +341,7 @@ int sg_kernel_suits_model(int kernel, const sg_model *m, sg_status *st);
 int sg_move_settings_for(sg_move_settings *s, const sg_model *m, sg_status *st);
 /* With steps of the adapted size step_size (target widths) instead of the configured one, the
  * number of steps that travels the same distance: steps * configured / step_size, within
- * [1, 5 steps] (the issue's "until a target fraction of the posterior sd is travelled"; a
+ * [1, 5 steps] (until a target fraction of the posterior sd is travelled; a
  * posterior that forces small steps gets more of them, one that allows large steps fewer). */
 int sg_move_distance_steps(const sg_move_settings *s, int steps, double step_size);
 /* Whether the particles moved `rounds` times, now at `correlation` with where the first move

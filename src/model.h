@@ -192,8 +192,7 @@ struct sg_model {
    * components, and usable with fewer when the components left over would stay empty, or
    * when EM finds where they go (gaussian_mixture.c, gm_ref_ok, gm_bridge): a q0 whose
    * left-over components are at the prior missed the mass of a posterior that bridges two
-   * clusters (scale(faithful), 3 components: -3.85 +/- 0.08 nats against -1.17 from the prior,
-   * seeds 1-10). */
+   * clusters (inst/design.md, "Measurements behind the defaults"). */
   int (*ref_ok)(const sg_model *m, const double *aux);
   void (*ref_draw)(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
 };
@@ -340,8 +339,7 @@ double sg_coef_model_log_prior(const sg_model *m, sg_workspace *ws, const double
  * sg_rows_prefetch() instead. */
 #define SG_PREFETCH_AHEAD 8
 /* The helpers below sit in the innermost loops of many specialised copies (linear_regression.c),
- * where GCC's inlining limits at -O2 would otherwise leave some as calls (measured: 13% slower
- * SGAIS on linear regression at 10^6). */
+ * where GCC's inlining limits at -O2 would otherwise leave some as calls. */
 #if defined(__GNUC__)
 #define SG_HOT_INLINE static inline __attribute__((always_inline))
 #else
@@ -361,9 +359,8 @@ SG_HOT_INLINE void sg_prefetch_row(const double *row, int len) {
  * values at rows + i * stride, stride = sg_rows_stride(width), a multiple of 8 doubles, the rows
  * aligned to 64 bytes. A mini-batch loop over idx[0..n-1] calls sg_rows_prefetch_start() before it and
  * sg_rows_prefetch() at each k: a row is fetched SG_ROWS_AHEAD places before it is used, enough
- * requests in flight to hide most of the memory latency. Measured on linear regression (paper
- * preset, N = 10^6, ns per gradient evaluation at n > 3 x 10^5): 32 ahead 4.7-5.0, 64 ahead
- * 3.8-4.3, 96 or 128 ahead 4.9-5.2 (the prefetches then evict rows not yet used). */
+ * requests in flight to hide most of the memory latency; much further ahead the prefetches
+ * evict rows not yet used (inst/design.md, "Measurements behind the defaults"). */
 #define SG_ROWS_AHEAD 64
 /* For log_lik_range bounds: the largest Euclidean norm of the first p values of the n rows at
  * rows + i * stride, and the largest |rows[i * stride + col]|; the Euclidean distance of x and y

@@ -212,7 +212,7 @@ static void reservoir_offer(ns_reservoir *r, const double *theta, double lw, int
  * log p(th) and log L(th') > lstar. It leaves the constrained prior exactly invariant, which the
  * paper's reflected SGHMC move does not: with its step scaled to the live points it undoes a
  * step at the contour and reflects without moving, its stationary density thins near the
- * contour, and the new points lie too high (measured +11 nats at N = 2,000). The cheaper test
+ * contour, and the new points lie too high. The cheaper test
  * comes first, so rejected proposals seldom cost the other: the prior's when it holds fewer
  * observations than the chunk (plain nested sampling: none), else the constraint's; u is drawn
  * before either, so the order does not change the walk. The prior p is the chunk's, pi_c (see
@@ -440,7 +440,7 @@ static int ns_replace(ns_run *r, ns_iteration *it) {
   r->con.value = r->loglik[it->from];
   /* Robust preset: steps scaled to the live points' spread, as dynesty and ernest scale their
    * proposals; the live points fill the constrained region, so their covariance is its shape
-   * (ALGORITHM-NOTES, "Nested sampling's step near the contour"). */
+   * (inst/design.md, "Nested sampling moves"). */
   if (r->pcp) {
     /* live points stay inside: likelihoods unchanged */
     sg_model_canonicalize(r->m, r->ws, r->theta, M, NULL, NULL);
@@ -472,8 +472,7 @@ static int ns_replace(ns_run *r, ns_iteration *it) {
   if (r->jump_aux && !r->fail->code && sg_all_finite(th, dim)) {
     sg_gaussian pop;
     /* on the constrained prior (kernel.h): the walk cannot leave a mode the contour has cut
-     * off (raw faithful, 2 components: the live points followed the mode with one component
-     * over both clusters and the run ended 307 nats low) */
+     * off (a mixture's live points can follow the mode with one component over two clusters) */
     it->jumped = sg_jump_chain(r->m, r->ws, prior_log_density, &r->ctx, &r->con, r->jump_aux,
                                r->chunk->n_end, r->rungs, sg_precond_gaussian(r->ownp, &pop), th,
                                mv->jumps, r->kscratch, &r->rng, NULL);

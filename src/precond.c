@@ -3,8 +3,8 @@
  *
  * Why: with the paper's eta = lr / n (Section 6.1) a step is a fixed length in the units of the
  * parameters, so how well the kernel mixes, and how much mini-batch noise heats the sampled
- * posterior, depend on how the user scaled the data and on the noise level (ALGORITHM-NOTES,
- * "Why the defaults fail"). SMC samplers instead tune the kernel to the current particle
+ * posterior, depend on how the user scaled the data and on the noise level (inst/design.md,
+ * "Presets and defaults"). SMC samplers instead tune the kernel to the current particle
  * population (Buchholz, Chopin & Jacob 2021; Chopin & Papaspiliopoulos 2020, ch. 17): here the
  * inverse mass matrix is the weighted particle covariance, and eta = h^2 makes each step about h
  * target widths long, whatever the units, the model's size or the temperature lambda. */
@@ -121,14 +121,12 @@ static int factor_from_cov(const sg_precond *p, double *cov, int M, double *fact
   }
   /* The full covariance needs several particles per dimension. With few, the directions it
    * underestimates are ones the particles barely move along, their spread there stays small and
-   * the next estimate inherits it: they collapse and log Z comes out too high (measured: +1 to
-   * +3 nats with 100 particles for 21 or 51 independent parameters). Shrinking the correlations
-   * instead, by a fixed, a data-driven (Schafer & Strimmer 2005) or a per-correlation intensity,
-   * leaves a strongly correlated posterior ill-conditioned (MASS::Boston, kappa(X'X) = 1.7e8:
-   * +1 to +5 nats), and switching on the fluctuating ESS flips between the two. So: the full
-   * covariance when there are at least 6 particles per dimension, else its diagonal (measured:
-   * 100 particles collapse on 21 parameters, 4.8 per dimension, and not on Boston's 14, 7.1 per
-   * dimension; the threshold was calibrated on these two cases). */
+   * the next estimate inherits it: they collapse and log Z comes out too high. Shrinking the
+   * correlations instead, by a fixed, a data-driven (Schafer & Strimmer 2005) or a
+   * per-correlation intensity, leaves a strongly correlated posterior ill-conditioned, and
+   * switching on the fluctuating ESS flips between the two. So: the full covariance when there
+   * are at least 6 particles per dimension, else its diagonal (the threshold's calibration is in
+   * inst/design.md, "Measurements behind the defaults"). */
   if (M < 6 * dim) {
     for (int k = 0; k < dim; k++)
       for (int j = k + 1; j < dim; j++) cov[j + (size_t) k * dim] = 0.0;
@@ -238,11 +236,7 @@ const sg_gaussian *sg_precond_gaussian(const sg_precond *p, sg_gaussian *g) {
  * of the move must not depend on the particle it moves. A particle in the tail of the target
  * stretches the metric along its own offset from the mean, so it takes longer steps out there
  * than it would on its way back; the kernel's Metropolis test assumes a fixed metric, and the
- * particles contract towards the centre. Measured on MASS::Boston (14 parameters, 100
- * particles, 40 seeds; inst/validation/metric_leave_out.R): log Z +0.35 +- 0.09 nats with the
- * particles' own covariance, -0.07 +- 0.08 leaving the moved particle out, -0.20 +- 0.08 with the
- * exact covariance of each tempered posterior (exact draws at each temperature: -0.17); ais()
- * +0.13 +- 0.09 before, -0.15 +- 0.09 after. */
+ * particles contract towards the centre, which biases log Z upwards (inst/design.md). */
 void sg_precond_leave_out(const sg_precond *p, int a, const double *theta_a, sg_precond *out) {
   const int dim = p->dim, dense = p->kind == SG_PRECOND_DENSE;
   if (p->kind == SG_PRECOND_NONE) return;

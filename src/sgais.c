@@ -8,7 +8,7 @@
  *
  * Beyond the paper (the "robust" preset; the "paper" preset runs Algorithm 1 as published):
  *   - moves in units of the target's width (precond.c), adaptive in number (sg_move_steps);
- *   - control-variate gradients for the mini-batch term (ALGORITHM-NOTES, "Measured here"):
+ *   - control-variate gradients for the mini-batch term:
  *       grad U(theta) = ... + G(a) + (n_prev / |B|) sum_B [grad log p(y|theta) - grad log p(y|a)]
  *     with the anchor a the weighted particle mean and G(a) the exact gradient sum over all
  *     earlier observations at a, kept up to date chunk by chunk and recomputed (re-anchoring)
@@ -31,9 +31,9 @@
 #include <string.h>
 
 /* Stochastic (mini-batch) moves cannot be Metropolis-tested, so they are checked instead by the
- * spread guard (anneal.h). Measured where it fires with SGHMC: a 3-component mixture whose
- * smallest component has a wide, correlated posterior, when the exact phase's dense metric (100
- * particles) becomes the mini-batch phase's diagonal one (50 particles in 14 dimensions). */
+ * spread guard (anneal.h). With SGHMC it fires where the exact phase's dense metric becomes the
+ * mini-batch phase's diagonal one on a wide, correlated posterior (a mixture's smallest
+ * component). */
 
 /* Annealing steps allowed for one chunk before we give up rather than appear to hang. */
 #define SGAIS_MAX_ANNEALING_STEPS 100000
@@ -52,11 +52,9 @@
 
 /* The score control variate of each annealing step's evidence ratio (anneal.h) is used once the
  * earlier observations number at least this many times the chunk's, the posterior then changing
- * little within a chunk. Annealing a first chunk away from the prior it biased log Z-hat upwards:
- * measured on the paper's softmax regression (44 parameters, chunks of 500, 7 seeds), +2.1 nats
- * after the first chunk and about +0.2 more after each of the next two; from n = 2,000 to 100,000
- * it removed most of the plain estimator's drift (-3.0 nats, now -0.8: Var log Z-hat grows as
- * p log(n) / M, and log Z-hat is low by half its variance). The weighted particles stand for
+ * little within a chunk. Annealing a first chunk away from the prior it biased log Z-hat upwards;
+ * later it removes most of the plain estimator's drift (Var log Z-hat grows as p log(n) / M, and
+ * log Z-hat is low by half its variance; inst/design.md). The weighted particles stand for
  * their target only approximately when it changes much within a step, and the correction then
  * adds the particles' lag to weights that already account for it. */
 #define SGAIS_SCORE_CV_HISTORY 4.0
@@ -668,7 +666,7 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   /* the chunk's streams, keyed by the observations before it (rng.h) */
   sg_rng_init(&r->shared, r->key, (uint64_t) n_done, SG_RNG_SHARED);
   for (int i = 0; i < r->M_cap; i++) sg_rng_init(&r->rngs[i], r->key, (uint64_t) n_done, (uint64_t) i);
-  /* eta in the units of the move settings (ALGORITHM-NOTES, SGHMC; precond.c), with n the
+  /* eta in the units of the move settings (inst/design.md, "Kernels"; precond.c), with n the
    * observations in the current target; in units of the width the step is the adapted one */
   c->width = r->mv->scale == SG_STEP_WIDTH;
   r->ws.count.likelihood = r->ws.count.gradient = 0.0;
@@ -725,9 +723,8 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   /* A fixed schedule serves the chunks without the score control variate only: with it,
    * steps fixed by another run's particles let the target move further within a step than
    * this run's particles stand for, and the correction then adds their lag to weights that
-   * already account for it (see SGAIS_SCORE_CV_HISTORY). Measured on a 21-parameter
-   * regression (noise sd 0.5, n = 50,000, 10 replicates): +1.3 nats, drifting up by about
-   * 0.03 a chunk over the mini-batch phase, where adaptive steps are within 0.2. */
+   * already account for it (see SGAIS_SCORE_CV_HISTORY): log Z-hat drifts upwards chunk by
+   * chunk (inst/design.md). */
   c->cv_chunk = r->score && n_done >= SGAIS_SCORE_CV_HISTORY * c->cn;
   c->fixed = c->cv_chunk ? NULL : schedule_for(r->schedule, c->n_now);
   return 0;
@@ -802,12 +799,10 @@ static int anneal_reweight(sgais_run *r, sgais_chunk *c, double *ess, int *resam
 
 /* The rest of chunk c moves on the exact potential, Metropolis-adjusted and with the model's jump
  * proposals, as in the exact phase (chunk_begin): when mini-batch moves spread the particles
- * (the spread guard) and every earlier observation is held. Measured on the paper's shifting
- * stream in order (7 components, 5 clusters in the data from 1,000 to 10,000 points): after a
- * restart the mini-batch moves of the next chunk spread the particles, halving their step down
- * to 1e-4 target widths froze them where the spread had taken them, and each chunk's increment
- * came out 800 to 5,800 nats low; exact moves in every chunk gave the evidence of a run on
- * those points in one chunk (inst/validation/restart-chunks-2026-11-27.txt). A chunk whose
+ * (the spread guard) and every earlier observation is held: after a restart the mini-batch
+ * moves of the next chunk can spread the particles, and halving their step then freezes them
+ * where the spread took them, far off (inst/design.md); exact moves give the evidence of a run
+ * on those points in one chunk. A chunk whose
  * moves stay within the guard is untouched; this one costs O(n) likelihood terms per move. */
 static int chunk_go_exact(sgais_run *r, sgais_chunk *c) {
   sgais_target *t = &r->target;

@@ -22,7 +22,7 @@
  * Integrators. SG_INTEGRATOR_EULER is the update above (the paper's). Its stationary position
  * variance on a Gaussian is too large by O(eta) (0.3% at h = 0.1, 1.3% at h = 0.2 per whitened
  * direction, more where a noisy preconditioner leaves the whitened target stiffer), and every
- * chunk's predictive then loses about p eps / 2 of its log (measured: -5 to -10 nats at p = 21).
+ * chunk's predictive then loses about p eps / 2 of its log.
  * SG_INTEGRATOR_BAOAB is the splitting of Leimkuhler & Matthews (2013) in whitened momentum u
  * (theta velocity L u, step h = sqrt(eta), c = 1 - alpha):
  *   B: u += h/2 L' grad;  A: theta += h/2 L u;  O: u = c u + sqrt(1 - c^2) xi;  A;  B

@@ -8,8 +8,7 @@
  * chain's stationary variance is 1 / (1 - eta / 4) per whitened direction (2.3% too wide at
  * h = 0.3), and where the whitened target is narrower than the metric says (a poor metric, a
  * non-Gaussian posterior) the step can be past the stability limit eta < 4 / curvature, where
- * the particles heat without bound: measured at N = 10^4 on the paper's softmax regression, AIS
- * with the unadjusted kernel at 0.3 widths returned log Z = -1.6e33.
+ * the particles heat without bound and log Z-hat is absurd (inst/design.md).
  *
  * So where the potential is exact (pot->log_target: AIS, SGAIS's early phase) and the
  * integrator is BAOAB (the robust presets; kernel.h), the step is Metropolis-adjusted: the

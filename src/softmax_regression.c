@@ -30,8 +30,7 @@ static size_t sm_scratch_bytes(int p, int K) {
  * gradient, add (1[k = y_i] - softmax_k) * a_i to the block of class k of gsum.
  * Speed:
  * - exp is most of the cost, so each exp(eta_k - max) is computed once and serves both the
- *   log-sum-exp and the gradient weights softmax_k = exp(eta_k - max) / sum (the old code took a
- *   second exp(eta_k - lse) per class).
+ *   log-sum-exp and the gradient weights softmax_k = exp(eta_k - max) / sum.
  * - The linear predictors of four classes at a time are summed in registers over the
  *   transposed theta, where their four coefficients of covariate j are contiguous: the
  *   compiler makes two-wide vector operations of them, and four independent sums replace one
@@ -317,12 +316,10 @@ static void sm_lik_bound_collapse(const sg_model *m, const double *t, const int 
  * is unchanged), and the prior is N(0, prior_sd^2) on every coefficient (or normal with each
  * covariate's mean and sd shared by the classes, sm_free_normal()): the class mean of each
  * covariate's coefficients is a free direction (model.h), whose posterior is its prior. The
- * projection subtracts, for every covariate j, the mean over the classes of theta_kj. Measured
- * on the paper's 44-parameter model (inst/bench/seed-methods.R data): with the particles'
- * diagonal metric spanning the free directions (about prior_sd^2 / K per coordinate) SGAIS's
- * mini-batch moves became unstable near n = 16,000 (step halved 6 times, annealing steps of
- * lambda 1e-6) while the identified widths fell as 1/sqrt(n); AIS's Metropolis-adapted step
- * shrank in the same way and it took an hour at n = 10^5. */
+ * projection subtracts, for every covariate j, the mean over the classes of theta_kj. Without it
+ * the particles' diagonal metric spans the free directions (about prior_sd^2 / K per
+ * coordinate) while the identified widths fall as 1/sqrt(n), and the moves become unstable or
+ * tiny on large data (inst/design.md). */
 static void sm_free_project(const sg_model *m, double *x) {
   const sm_data *d = m->data;
   const int p = d->p, K = d->K;

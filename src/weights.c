@@ -25,11 +25,11 @@ void sg_weighted_mean(const double *theta, const double *logw, int M, int dim, d
 
 /* The ESS is unchanged when every log weight moves by one constant, and 2 l1 - l2 below cancels
  * two numbers of the size of the largest log weight: at -1e20 (a prior draw's log-likelihood
- * for a covariate in seconds since 1970) the difference is lost to rounding and the "ESS" came
- * out as 8.9e6 of 100 particles, so annealing took lambda = 1 in one step. Log weights beyond
- * SG_ESS_SHIFT_FROM in size are therefore measured from their largest; smaller ones, whose
- * rounding error is below 1e-9 of the ESS, are left as they are, so that the annealing steps of
- * runs that never met such weights are reproduced bit for bit. */
+ * for a covariate in seconds since 1970) the difference is lost to rounding and the "ESS" comes
+ * out far above the number of particles, so annealing would take lambda = 1 in one step. Log
+ * weights beyond SG_ESS_SHIFT_FROM in size are therefore measured from their largest; smaller
+ * ones, whose rounding error is below 1e-9 of the ESS, are left as they are, so that the
+ * annealing steps of runs that never met such weights are reproduced bit for bit. */
 #define SG_ESS_SHIFT_FROM 1048576.0
 
 static double largest(const double *a, int n) {
