@@ -374,7 +374,7 @@ replicate_summary <- function(log_z, unbiased = c("z", "log"), predicted_sd = NU
 # online_nested_sampling()).
 # One run (r = 1) has no spread to measure: its SE is its own predicted sd, the best single-run
 # estimate there is (for SGAIS and AIS the weights' chi-square divergences, for nested sampling
-# sqrt(H / M)); inst/validation/single-run-se.R measures how often a single run is within 2 of
+# sqrt(H / M)); inst/validation/coverage.R measures how often a single run is within 2 of
 # them of the reference (?sgais, "Standard error and how far to trust it"). NA when there is
 # none, or when `single` is FALSE: SGAIS's paper preset, whose bias from the mini-batch gradient
 # noise the weights cannot see.

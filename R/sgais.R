@@ -175,21 +175,18 @@ warn_unannealed <- function(model, method, settings, call) {
     warn(sprintf(paste(
       "SIR without restarts takes each observation of this model, a group of %.0f rows on",
       "average, in one importance step without annealing; from 20 rows a step its estimates",
-      "were measured tens to hundreds of nats off, with standard errors that did not show it.",
+      "can be far off, with standard errors that do not show it.",
       "Keep `restart_every` finite (the robust preset's default), or use `sgais()` or",
       "`importance_sampling()`."), mean(rows)), call, "sgais_warning_unreliable")
   }
   # with restarts (restart_settings()) the run re-anneals as the clusters show
   if (inherits(model, "sgais_gaussian_mixture") && model$hyper$components >= 3 && !restarts) {
-    measured <- if (method == "sir") c("3 to 10", "126", "1 to 3") else
-      c("3 to 6", "145", "0.5 to 4")
     warn(sprintf(paste(
       "%s without restarts takes each chunk of a mixture in one step, which cannot follow its",
-      "posterior's change of mode as clusters show in the data: with %s components its",
-      "estimates were measured up to %s nats low, with standard errors of %s that did not show",
-      "it. Keep `restart_every` finite (the robust preset's default) and every observation",
-      "(`reservoir_size = Inf`), or use `sgais()`, `ais()` or `nested_sampling()`."), name,
-      measured[1], measured[2], measured[3]), call, "sgais_warning_unreliable")
+      "posterior's change of mode as clusters show in the data: its estimates can be far low,",
+      "with standard errors that do not show it. Keep `restart_every` finite (the robust",
+      "preset's default) and every observation (`reservoir_size = Inf`), or use `sgais()`,",
+      "`ais()` or `nested_sampling()`."), name), call, "sgais_warning_unreliable")
   }
   invisible()
 }
