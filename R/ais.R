@@ -214,24 +214,17 @@ new_sgais_ais_fit <- function(model, runs, settings, call, seed, annealing = "ad
                            sum(r$state$genealogy$influence^2))
     }))
   )
-  do.call(new_sgais_evidence, quote = TRUE, c(
+  new_sgais_evidence("AIS", model, combine_runs(runs), settings, call, seed, c(
     list(
-      method = "AIS",
-      model = model,
-      run = combine_runs(runs),
-      settings = settings,
-      call = call,
-      seed = seed,
       schedule = schedule,
       diagnostics = diagnostics,
       state = list(particles = do.call(rbind, lapply(runs, particle_matrix, model = model)),
                    log_weights = unlist(lapply(runs, function(r) r$state$logw))),
       annealing = if (is.numeric(annealing)) "fixed" else annealing,
-      pilot = pilot_summary(attr(runs, "pilot")),
-      class = "sgais_ais_fit"
+      pilot = pilot_summary(attr(runs, "pilot"))
     ),
     replicate_summary(last, predicted_sd = diagnostics$predicted_sd)
-  ))
+  ), "sgais_ais_fit")
 }
 
 # ESS of normalised weights exp(logw): (sum w)^2 / sum w^2, in log space.

@@ -134,11 +134,10 @@ importance_sampling <- function(model, draws = 500, df = 10, inflation = 1.1, se
   settings <- if (is.null(laplace)) list(preset = "reference", draws = draws) else
     list(preset = "laplace", draws = draws, df = df, inflation = inflation)
   fit <- new_sgais_evidence(
-    method = "importance sampling", log_evidence = log_z, model = model, run = run,
-    settings = settings,
-    call = call, seed = seed, log_evidence_se = se, ess = ess, pareto_k = pareto_k,
-    mode = laplace$mode, hessian = laplace$hessian,
-    state = list(particles = theta, log_weights = log_w), class = "sgais_is_fit"
+    "importance sampling", model, run, settings, call, seed,
+    list(log_evidence = log_z, log_evidence_se = se, ess = ess, pareto_k = pareto_k,
+         mode = laplace$mode, hessian = laplace$hessian,
+         state = list(particles = theta, log_weights = log_w)), "sgais_is_fit"
   )
   if (!is.na(pareto_k) && pareto_k > 0.7) {
     warn(sprintf(paste(

@@ -235,25 +235,18 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
     colnames(dead) <- c(model$parameter_names, "log_likelihood", "log_weight")
     list(trace = trace, dead = dead)
   })
-  do.call(new_sgais_evidence, quote = TRUE, c(
+  new_sgais_evidence("Nested sampling", model, combine_runs(runs), settings, call, seed, c(
     list(
-      method = "Nested sampling",
-      model = model,
-      run = combine_runs(runs),
-      settings = settings,
-      call = call,
-      seed = seed,
       log_evidence_sd = sqrt(mean(info) / (M * length(runs))),
       information = mean(info),
       iterations = sum(vapply(runs, function(r) r$state$iteration, numeric(1))),
       converged = all(vapply(runs, function(r) r$state$status == 1L, logical(1))),
       trace = pieces[[1]]$trace,
       dead = do.call(rbind, lapply(pieces, `[[`, "dead")),
-      diagnostics = ns_diagnostics(last, info, M),
-      class = "sgais_ns_fit"
+      diagnostics = ns_diagnostics(last, info, M)
     ),
     combined
-  ))
+  ), "sgais_ns_fit")
 }
 
 #' @export

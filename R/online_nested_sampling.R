@@ -375,25 +375,18 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   }))
   colnames(dead) <- c(model$parameter_names, "log_likelihood", "log_weight")
   rownames(dead) <- NULL
-  do.call(new_sgais_evidence, quote = TRUE, c(
+  new_sgais_evidence("Online NS", model, combine_runs(runs), settings, call, seed, c(
     list(
-      method = "Online NS",
-      model = model,
-      run = combine_runs(runs),
-      settings = settings,
-      call = call,
-      seed = seed,
       log_evidence_sd = trajectory$log_evidence_sd[length(n)],
       information = mean(total_info),
       iterations = sum(trajectory$iterations) * R,
       converged = all(trajectory$converged),
       trajectory = trajectory,
       dead = dead,
-      diagnostics = ns_diagnostics(last, total_info, M),
-      class = "sgais_online_ns_fit"
+      diagnostics = ns_diagnostics(last, total_info, M)
     ),
     combined
-  ))
+  ), "sgais_online_ns_fit")
 }
 
 #' @export

@@ -788,14 +788,8 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
                          genealogy_var = predicted_var_path(r$trace)[nrow(r$trace)])
     }))
   )
-  do.call(new_sgais_evidence, quote = TRUE, c(
+  new_sgais_evidence(estimator_label(settings), model, combine_runs(runs), settings, call, seed, c(
     list(
-      method = estimator_label(settings),
-      model = model,
-      run = combine_runs(runs),
-      settings = settings,
-      call = call,
-      seed = seed,
       data_digest = data_digest,
       trajectory = trajectory,
       diagnostics = diagnostics,
@@ -808,11 +802,10 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
         pilot = if (!is.null(pilot)) list(resume = pilot$resume, trace = pilot$trace)
       ),
       annealing = if (is.null(pilot)) "adaptive" else "pilot",
-      pilot = pilot_summary(pilot),
-      class = "sgais_fit"
+      pilot = pilot_summary(pilot)
     ),
     replicate_summary(last, predicted_sd = diagnostics$predicted_sd, single = single)
-  ))
+  ), "sgais_fit")
 }
 
 #' @export

@@ -3,25 +3,29 @@
 # Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
 # initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
 
-# `run` is what run_in_slices() returned, with the RNG states added: its seeds, time and the
-# evaluation counts in its trace become the fit's.
-new_sgais_evidence <- function(method, log_evidence, model, run, settings, call, seed, ...,
-                             n = model$n, data_digest = extend_digest("", model, 0, n),
-                             class = character()) {
+# The one builder of every estimator's fit. `run` is what run_in_slices() returned, with the RNG
+# states added, or combine_runs() of replicate runs: its seeds, time and the evaluation counts in
+# its trace become the fit's. `fields` is what is particular to the estimator, a named list:
+# `log_evidence`, `n` and `data_digest` where they are not the model's (all its observations),
+# and the estimator's own fields, kept in their order after those every fit has. `class`: the
+# estimator's class.
+new_sgais_evidence <- function(method, model, run, settings, call, seed, fields, class) {
+  n <- fields[["n"]] %||% model$n
   stopifnot(
-    is.character(method), is.numeric(log_evidence), length(log_evidence) == 1L,
-    inherits(model, "sgais_model"), is.list(settings), is.numeric(run$seconds),
-    is.data.frame(run$trace)
+    is.character(method), is.numeric(fields[["log_evidence"]]),
+    length(fields[["log_evidence"]]) == 1L, inherits(model, "sgais_model"), is.list(settings),
+    is.numeric(run$seconds), is.data.frame(run$trace)
   )
   structure(
-    list(
-      method = method, log_evidence = log_evidence, n = as_count(n), model = model,
+    c(list(
+      method = method, log_evidence = fields[["log_evidence"]], n = as_count(n), model = model,
       settings = settings, call = call, seed = seed, initial_seed = run$initial_seed,
       final_seed = run$final_seed, seconds = run$seconds,
       gradient_evaluations = sum(run$trace$gradient_evaluations),
       likelihood_evaluations = sum(run$trace$likelihood_evaluations),
-      data_digest = data_digest, format_version = fit_format_version, ...
-    ),
+      data_digest = fields[["data_digest"]] %||% extend_digest("", model, 0, n),
+      format_version = fit_format_version
+    ), fields[setdiff(names(fields), c("log_evidence", "n", "data_digest"))]),
     class = c(class, "sgais_evidence")
   )
 }
