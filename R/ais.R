@@ -238,22 +238,19 @@ log_sum_exp <- function(x) {
   m + log(sum(exp(x - m)))
 }
 
-#' @export
-format.sgais_ais_fit <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+fit_fields.sgais_ais_fit <- function(x) {
   sc <- x$schedule
   s <- x$settings
   c(
-    NextMethod(),
-    sprintf("  settings:  %d particles, target ESS %s, %s%s",
-            s$particles, format(s$target_ess), format_settings(s),
-            if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
-    sprintf("  annealing: %s steps%s%s, lowest ESS %.2f, final weight ESS %.2f",
-            format_count(nrow(sc)), if (length(x$replicate_log_evidence) > 1) " (all replicates)" else "",
-            switch(x$annealing, adaptive = "",
-                   pilot = " on a pilot run's schedule",
-                   fixed = " on a given schedule"),
-            min(sc$ess), weight_ess(x$state$log_weights))
+    settings = sprintf("%d particles, target ESS %s, %s%s",
+                       s$particles, format(s$target_ess), format_settings(s),
+                       if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
+    annealing = sprintf("%s steps%s%s, lowest ESS %.2f, final weight ESS %.2f",
+                        format_count(nrow(sc)), if (length(x$replicate_log_evidence) > 1) " (all replicates)" else "",
+                        switch(x$annealing, adaptive = "",
+                               pilot = " on a pilot run's schedule",
+                               fixed = " on a given schedule"),
+                        min(sc$ess), weight_ess(x$state$log_weights))
   )
 }
 

@@ -249,16 +249,11 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
   ), "sgais_ns_fit")
 }
 
-#' @export
-format.sgais_ns_fit <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+fit_fields.sgais_ns_fit <- function(x) {
   s <- x$settings
-  c(
-    NextMethod(),
-    sprintf("  settings:  %d live points, %s, tolerance %s",
-            s$live_points, format_ns_move(s, x$trace$steps), format(s$tolerance)),
-    format_ns_sampling(x, "stopped at max_iterations")
-  )
+  c(settings = sprintf("%d live points, %s, tolerance %s", s$live_points,
+                       format_ns_move(s, x$trace$steps), format(s$tolerance)),
+    sampling = format_ns_sampling(x, "stopped at max_iterations"))
 }
 
 # The replicates' diagnostics of a nested-sampling fit (plain or online), from their log
@@ -268,9 +263,9 @@ ns_diagnostics <- function(log_evidence, information, M) {
              predicted_sd = sqrt(information / M), information = information)
 }
 
-# The line of print() on a nested-sampling fit's iterations and information (plain or online).
+# The field of print() on a nested-sampling fit's iterations and information (plain or online).
 format_ns_sampling <- function(x, unconverged) {
-  sprintf("  sampling:  %s iterations%s, information H = %.2f nats, sd(log Z) = sqrt(H / M) = %.4f",
+  sprintf("%s iterations%s, information H = %.2f nats, sd(log Z) = sqrt(H / M) = %.4f",
           format_count(x$iterations), if (x$converged) "" else sprintf(" (%s)", unconverged),
           x$information, x$log_evidence_sd)
 }

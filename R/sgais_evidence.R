@@ -209,27 +209,36 @@ log_evidence.sgais_evidence <- function(x, ...) {
   validate_sgais_evidence(x, sys.call())[["log_evidence"]]
 }
 
+# The one print() of every estimator's fit: the fields all fits have, then the estimator's own
+# (fit_fields()), one line each, "  label:" then the text from the 14th character.
 #' @export
 format.sgais_evidence <- function(x, ...) {
   x <- validate_sgais_evidence(x, sys.call())
   m <- x$model
-  c(
-    sprintf("<%s evidence estimate>", x$method),
-    sprintf("  model:     %s, %s observations, %d parameter%s", m$label, format_count(x$n), m$dim,
-            if (m$dim == 1L) "" else "s"),
-    sprintf("  log Z:     %.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
-            x$log_evidence / x$n),
-    sprintf("  cost:      %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
-            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)),
-    format_reliability(x)
+  fields <- c(
+    model = sprintf("%s, %s observations, %d parameter%s", m$label, format_count(x$n), m$dim,
+                    if (m$dim == 1L) "" else "s"),
+    "log Z" = sprintf("%.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
+                      x$log_evidence / x$n),
+    cost = sprintf("%.2f s; %s gradient and %s likelihood evaluations", x$seconds,
+                   format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)),
+    check = format_reliability(x),
+    fit_fields(x)
   )
+  c(sprintf("<%s evidence estimate>", x$method),
+    sprintf("  %-11s%s", paste0(names(fields), ":"), fields))
 }
 
-# The diagnostics' verdict in one line: the predicted sd of log Z (largest over replicates).
+# An estimator's own fields of print() (format.sgais_evidence()), named by their labels: its
+# settings, and how its run went.
+fit_fields <- function(x) UseMethod("fit_fields")
+fit_fields.default <- function(x) NULL
+
+# The diagnostics' verdict: the predicted sd of log Z (largest over replicates).
 format_reliability <- function(x) {
   sd <- x$diagnostics$predicted_sd
   if (is.null(sd)) return(character())
-  sprintf("  check:     predicted sd of log Z %.2f nats%s", max(sd),
+  sprintf("predicted sd of log Z %.2f nats%s", max(sd),
           if (max(sd) > 1) " (over 1: unreliable, see ?sgais)" else "")
 }
 
