@@ -70,7 +70,7 @@ regression_model <- function(family, auto, hyper, call, label, data, details, ..
                              parent = NULL) {
   design <- auto$design
   columns <- colnames(design$a)
-  classes <- hyper$classes %||% 1L
+  classes <- hyper[["classes"]] %||% 1L
   coef <- regression_prior(columns, auto$prior, auto$prior_intercept, hyper$prior_sd, call,
                            classes = classes, normal_only = normal_only)
   spec <- c(design$spec, spec, list(hyper = with_coef_prior(hyper, coef)))
