@@ -212,24 +212,17 @@ new_sgais_ais_fit <- function(model, runs, settings, call, seed, annealing = "ad
                            sum(r$state$genealogy$influence^2))
     }))
   )
-  do.call(new_sgais_evidence, quote = TRUE, c(
+  new_sgais_evidence("AIS", model, combine_runs(runs), settings, call, seed, c(
     list(
-      method = "AIS",
-      model = model,
-      run = combine_runs(runs),
-      settings = settings,
-      call = call,
-      seed = seed,
       schedule = schedule,
       diagnostics = diagnostics,
       state = list(particles = do.call(rbind, lapply(runs, particle_matrix, model = model)),
                    log_weights = unlist(lapply(runs, function(r) r$state$logw))),
       annealing = if (is.numeric(annealing)) "fixed" else annealing,
-      pilot = pilot_summary(attr(runs, "pilot")),
-      class = "sgais_ais_fit"
+      pilot = pilot_summary(attr(runs, "pilot"))
     ),
     replicate_summary(last, predicted_sd = diagnostics$predicted_sd)
-  ))
+  ), "sgais_ais_fit")
 }
 
 # ESS of normalised weights exp(logw): (sum w)^2 / sum w^2, in log space.
@@ -243,22 +236,19 @@ log_sum_exp <- function(x) {
   m + log(sum(exp(x - m)))
 }
 
-#' @export
-format.sgais_ais_fit <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+fit_fields.sgais_ais_fit <- function(x) {
   sc <- x$schedule
   s <- x$settings
   c(
-    NextMethod(),
-    sprintf("  settings:  %d particles, target ESS %s, %s%s",
-            s$particles, format(s$target_ess), format_settings(s),
-            if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
-    sprintf("  annealing: %s steps%s%s, lowest ESS %.2f, final weight ESS %.2f",
-            format_count(nrow(sc)), if (length(x$replicate_log_evidence) > 1) " (all replicates)" else "",
-            switch(x$annealing, adaptive = "",
-                   pilot = " on a pilot run's schedule",
-                   fixed = " on a given schedule"),
-            min(sc$ess), weight_ess(x$state$log_weights))
+    settings = sprintf("%d particles, target ESS %s, %s%s",
+                       s$particles, format(s$target_ess), format_settings(s),
+                       if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
+    annealing = sprintf("%s steps%s%s, lowest ESS %.2f, final weight ESS %.2f",
+                        format_count(nrow(sc)), if (length(x$replicate_log_evidence) > 1) " (all replicates)" else "",
+                        switch(x$annealing, adaptive = "",
+                               pilot = " on a pilot run's schedule",
+                               fixed = " on a given schedule"),
+                        min(sc$ess), weight_ess(x$state$log_weights))
   )
 }
 

@@ -32,6 +32,66 @@ regression_design <- function(formula, data, x, y, call, offset = FALSE, counts 
   }
 }
 
+# The regression constructors' pipeline: formula -> rows -> design -> prior -> model. Every
+# constructor takes its rows with regression_input(), its design with regression_design() (and
+# checks its own kind of response), the prior's scales with with_autoscale() (R/prior.R), and
+# makes the model with regression_model(); between them it states only what is particular to its
+# family.
+
+# The first step: `family` refused (glm()'s argument), glm()'s `offset` of the formula interface
+# made an offset() term of `formula` (formula_with_offset(); only the count regressions have
+# one), the rows of `data` that `weights` and `subset` (both unevaluated) and `na.action` select
+# (glm_rows(), with `trials`), and the default of `prior` (default_prior()). `env`: the
+# constructor's caller. Returns list(formula, data, prior).
+regression_input <- function(formula, data, weights, subset, na.action, family, env, call, prior,
+                             prior_sd_missing, offset = NULL, trials = NULL) {
+  check_no_family(family, call)
+  formula <- formula_with_offset(formula, offset, data, env, call)
+  list(formula = formula,
+       data = glm_rows(data, formula, weights, subset, na.action, env, call, trials),
+       prior = default_prior(prior, prior_sd_missing))
+}
+
+# The last step: the model of `family` (class "sgais_<family>" and then `parent`) from `auto`,
+# what with_autoscale() made of the design and the coefficients' prior arguments; `hyper`, the
+# family's hyperparameters with the coefficients' `prior_sd`, to which the coefficients' prior
+# (regression_prior(); one per class when `hyper$classes`, normal priors only with `normal_only`)
+# is added by with_coef_prior(), last unless `hyper` keeps it a place (`prior = NULL`). What is
+# particular to the family: `data`, function(design, call) giving the data the C core reads
+# (model_data()); `details`, the lines of print() before the prior's, whose line is the
+# coefficients' prior (`wording`: how to say N(0, prior_sd^2) on every one, and how to say a
+# description of blocks) and then `prior`; `sampled`, the line after the scaling rule; `spec`,
+# the fields the family adds to the spec; `parameters`, the names of the parameters after the
+# coefficients, which are the design's columns (class after class, as the C core stores theta,
+# when there are classes: `spec$classes`); `...`, the model's own fields (`formula`).
+regression_model <- function(family, auto, hyper, call, label, data, details, ..., prior = "",
+                             sampled = NULL, spec = NULL, parameters = NULL, normal_only = FALSE,
+                             wording = c("theta_j ~ N(0, sd = %s), independent", "%s"),
+                             parent = NULL) {
+  design <- auto$design
+  columns <- colnames(design$a)
+  classes <- hyper[["classes"]] %||% 1L
+  coef <- regression_prior(columns, auto$prior, auto$prior_intercept, hyper$prior_sd, call,
+                           classes = classes, normal_only = normal_only)
+  spec <- c(design$spec, spec, list(hyper = with_coef_prior(hyper, coef)))
+  coef_text <- if (is.null(coef$description)) sprintf(wording[1], format(coef$prior_sd)) else
+    sprintf(wording[2], coef$description)
+  if (classes > 1L) {
+    columns <- paste0(rep(columns, classes), "[", rep(spec$classes, each = length(columns)), "]")
+  }
+  new_sgais_model(
+    family = family,
+    data = data(design, call),
+    spec = spec,
+    n = nrow(design$a),
+    parameter_names = c(columns, parameters),
+    label = label,
+    details = c(details, prior = paste0(coef_text, prior), scaling = auto$rule, sampled = sampled),
+    ...,
+    class = c(paste0("sgais_", family), parent)
+  )
+}
+
 # The design of the rows `new_data` of a regression with spec `spec` (see model_data()),
 # centred as the model's own rows were when it was built with `prior = "autoscale"`, g_prior()
 # or zellner_siow_prior() (`spec$center`, centred_design() in R/prior.R).

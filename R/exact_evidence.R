@@ -28,9 +28,9 @@ exact_evidence <- function(model, n = NULL, seed = NULL) {
   run <- list(seconds = proc.time()[["elapsed"]] - t0,
               trace = data.frame(gradient_evaluations = 0, likelihood_evaluations = 0))
   new_sgais_evidence(
-    method = "closed form", log_evidence = z[length(z)], model = model, run = run,
-    settings = list(preset = "exact"), call = call, seed = seed, log_evidence_se = 0,
-    trajectory = trajectory, class = "sgais_exact_fit"
+    "closed form", model, run, list(preset = "exact"), call, seed,
+    list(log_evidence = z[length(z)], log_evidence_se = 0, trajectory = trajectory),
+    "sgais_exact_fit"
   )
 }
 

@@ -130,11 +130,10 @@ importance_sampling <- function(model, draws = 500, df = 10, inflation = 1.1, se
   settings <- if (is.null(laplace)) list(preset = "reference", draws = draws) else
     list(preset = "laplace", draws = draws, df = df, inflation = inflation)
   fit <- new_sgais_evidence(
-    method = "importance sampling", log_evidence = log_z, model = model, run = run,
-    settings = settings,
-    call = call, seed = seed, log_evidence_se = se, ess = ess, pareto_k = pareto_k,
-    mode = laplace$mode, hessian = laplace$hessian,
-    state = list(particles = theta, log_weights = log_w), class = "sgais_is_fit"
+    "importance sampling", model, run, settings, call, seed,
+    list(log_evidence = log_z, log_evidence_se = se, ess = ess, pareto_k = pareto_k,
+         mode = laplace$mode, hessian = laplace$hessian,
+         state = list(particles = theta, log_weights = log_w)), "sgais_is_fit"
   )
   if (!is.na(pareto_k) && pareto_k > 0.7) {
     warn(sprintf(paste(
@@ -269,22 +268,19 @@ pareto_shape <- function(log_w) {
   (n * k + 10 * 0.5) / (n + 10)
 }
 
-#' @export
-format.sgais_is_fit <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+fit_fields.sgais_is_fit <- function(x) {
   s <- x$settings
   c(
-    NextMethod(),
-    if (identical(s$preset, "reference"))
-      "  proposal:  the reference distribution of the data's clusters, over their relabellings"
+    proposal = if (identical(s$preset, "reference"))
+      "the reference distribution of the data's clusters, over their relabellings"
     else
-      sprintf(paste("  proposal:  Student-t (%s df) at the posterior mode, scale %s x the",
+      sprintf(paste("Student-t (%s df) at the posterior mode, scale %s x the",
                     "inverse Hessian"), format(s$df), format(s$inflation)),
-    sprintf("  weights:   %s draws, effective sample size %.1f, Pareto k %s%s",
-            format_count(s$draws), x$ess,
-            if (is.na(x$pareto_k)) "NA (too few draws: 25 or more give one)" else
-              sprintf("%.2f", x$pareto_k),
-            if (!is.na(x$pareto_k) && x$pareto_k > 0.7) " (over 0.7: unreliable)" else "")
+    weights = sprintf("%s draws, effective sample size %.1f, Pareto k %s%s",
+                      format_count(s$draws), x$ess,
+                      if (is.na(x$pareto_k)) "NA (too few draws: 25 or more give one)" else
+                        sprintf("%.2f", x$pareto_k),
+                      if (!is.na(x$pareto_k) && x$pareto_k > 0.7) " (over 0.7: unreliable)" else "")
   )
 }
 

@@ -126,9 +126,10 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = NULL, prio
                               group_cor = NULL, weights = NULL, subset = NULL, na.action = NULL,
                               family = NULL) {
   call <- sys.call()
-  check_no_family(family, call)
-  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call)
+  input <- regression_input(formula, data, substitute(weights), substitute(subset), na.action,
+                            family, parent.frame(), call, prior, missing(prior_sd))
+  data <- input$data
+  prior <- input$prior
   if (random_effects_call(formula, x, y, group_sd, call)) {
     if (!is.null(noise_sd) && (!missing(variance_shape) || !missing(variance_scale))) {
       abort(paste("`variance_shape` and `variance_scale` are the prior of an unknown noise",
@@ -142,7 +143,6 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = NULL, prio
     abort(paste("`group_cor` is the correlation of correlated random effects: give it with a",
                 "term such as `(1 + x | g)` in `formula`."), call, "sgais_error_random_effects")
   }
-  prior <- default_prior(prior, missing(prior_sd))
   if (inherits(prior, "sgais_zellner_prior")) {
     given <- c(noise_sd = !missing(noise_sd) && !is.null(noise_sd), prior_sd = !missing(prior_sd),
                variance_shape = !missing(variance_shape),
@@ -163,26 +163,13 @@ linear_regression <- function(formula = NULL, data = NULL, noise_sd = NULL, prio
   noise_sd <- check_hyper(noise_sd, "noise_sd", call)
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
-  auto <- with_autoscale(design, prior, prior_intercept, "linear", call, noise_sd)
-  design <- auto$design
-  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
-  spec <- c(design$spec, list(hyper = with_coef_prior(list(noise_sd = noise_sd), coef)))
-  new_sgais_model(
-    family = "linear_regression",
-    data = linear_regression_data(design, call),
-    spec = spec,
-    n = nrow(design$a),
-    parameter_names = colnames(design$a),
-    label = "Bayesian linear regression",
-    details = c(
-      likelihood = sprintf("%s ~ N(a'theta, sd = %s), a = row of the design", spec$response,
-                           format(noise_sd)),
-      prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
-                                             format(coef$prior_sd)),
-      scaling = auto$rule
-    ),
-    formula = formula,
-    class = "sgais_linear_regression"
+  regression_model(
+    "linear_regression", with_autoscale(design, prior, prior_intercept, "linear", call, noise_sd),
+    list(noise_sd = noise_sd, prior_sd = prior_sd), call, "Bayesian linear regression",
+    linear_regression_data,
+    c(likelihood = sprintf("%s ~ N(a'theta, sd = %s), a = row of the design",
+                           design$spec$response, format(noise_sd))),
+    formula = formula
   )
 }
 
@@ -193,40 +180,24 @@ linear_regression_nig <- function(formula, data, prior_sd, x, y, variance_shape,
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   design <- regression_design(formula, data, x, y, call)
   auto <- with_autoscale(design, prior, prior_intercept, "nig", call)
-  design <- auto$design
   hyper <- list(
     prior_sd = prior_sd,
     variance_shape = check_hyper(variance_shape, "variance_shape", call),
     # NULL: prior = "autoscale"'s, the response's variance
     variance_scale = check_hyper(variance_scale %||% auto$sd_y^2, "variance_scale", call)
   )
-  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call,
-                           normal_only = TRUE)
-  hyper <- with_coef_prior(hyper, coef)
-  spec <- c(design$spec, list(hyper = hyper))
-  new_sgais_model(
-    family = "linear_regression_nig",
-    data = linear_regression_data(design, call),
-    spec = spec,
-    n = nrow(design$a),
-    parameter_names = c(colnames(design$a), "log_sigma2"),
-    label = "Bayesian linear regression (unknown noise variance)",
-    details = c(
-      likelihood = sprintf("%s ~ N(a'theta, sigma^2), a = row of the design", spec$response),
-      prior = sprintf(
-        "%s; sigma^2 ~ InvGamma(shape %s, scale %s)",
-        if (is.null(coef$description)) {
-          sprintf("theta_j | sigma^2 ~ N(0, sd = %s sigma), independent", format(coef$prior_sd))
-        } else {
-          sprintf("theta | sigma^2: %s (sds in units of sigma)", coef$description)
-        },
-        format(hyper$variance_shape), format(hyper$variance_scale)
-      ),
-      scaling = auto$rule,
-      sampled = "theta, log(sigma^2); log-Jacobian in the prior"
-    ),
-    formula = formula,
-    class = c("sgais_linear_regression_nig", "sgais_linear_regression")
+  regression_model(
+    "linear_regression_nig", auto, hyper, call,
+    "Bayesian linear regression (unknown noise variance)", linear_regression_data,
+    c(likelihood = sprintf("%s ~ N(a'theta, sigma^2), a = row of the design",
+                           design$spec$response)),
+    prior = sprintf("; sigma^2 ~ InvGamma(shape %s, scale %s)", format(hyper$variance_shape),
+                    format(hyper$variance_scale)),
+    sampled = "theta, log(sigma^2); log-Jacobian in the prior",
+    parameters = "log_sigma2", normal_only = TRUE,
+    wording = c("theta_j | sigma^2 ~ N(0, sd = %s sigma), independent",
+                "theta | sigma^2: %s (sds in units of sigma)"),
+    formula = formula, parent = "sgais_linear_regression"
   )
 }
 

@@ -101,59 +101,42 @@ logistic_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x =
                                 group_cor = NULL, weights = NULL, subset = NULL, na.action = NULL,
                                 family = NULL) {
   call <- sys.call()
-  check_no_family(family, call)
-  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call,
-                   trials = function(rows) proportion_response(formula, rows, call))
-  prior <- default_prior(prior, missing(prior_sd))
+  input <- regression_input(formula, data, substitute(weights), substitute(subset), na.action,
+                            family, parent.frame(), call, prior, missing(prior_sd),
+                            trials = function(rows) proportion_response(formula, rows, call))
   if (random_effects_call(formula, x, y, group_sd, call, group_cor = group_cor)) {
-    return(glm_mixed("logistic", formula, data, list(prior_sd = prior_sd, prior = prior,
-                                                     prior_intercept = prior_intercept),
-                     group_sd, call, group_cor))
+    return(glm_mixed("logistic", formula, input$data,
+                     list(prior_sd = prior_sd, prior = input$prior,
+                          prior_intercept = prior_intercept), group_sd, call, group_cor))
   }
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
-  design <- regression_design(formula, data, x, y, call, counts = TRUE)
+  design <- regression_design(formula, input$data, x, y, call, counts = TRUE)
   levels <- binary_levels(design$y, design$what, call)
   # binomial counts: the default prior takes its scales over the trials (binomial_data()), so
   # that the model is that of the count's Bernoulli trials, one row each
   counts <- binomial_data(design, call)
   design$weights <- counts$trials
-  auto <- with_autoscale(design, prior, prior_intercept, "glm", call)
-  design <- auto$design
-  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
-  spec <- c(design$spec, list(response_levels = levels, hyper = with_coef_prior(list(), coef)))
-  success <- if (is.null(levels)) NULL else {
-    c(success = sprintf("\"%s\" (\"%s\" is failure)", levels[2], levels[1]))
-  }
-  new_sgais_model(
-    family = "logistic_regression",
-    data = logistic_regression_data(design, levels, call),
-    spec = spec,
-    n = nrow(design$a),
-    parameter_names = colnames(design$a),
-    label = "Bayesian logistic regression",
-    details = c(
-      likelihood = if (is.null(counts)) {
+  spec <- design$spec
+  regression_model(
+    "logistic_regression", with_autoscale(design, input$prior, prior_intercept, "glm", call),
+    list(prior_sd = prior_sd), call, "Bayesian logistic regression",
+    function(design, call) logistic_regression_data(design, levels, call),
+    c(likelihood = if (is.null(counts)) {
         sprintf("%s ~ Bernoulli(plogis(a'theta)), a = row of the design", spec$response)
+      } else if (is.null(spec$trials)) {
+        sprintf(paste("%s = (successes, failures), successes ~ Binomial(successes + failures,",
+                      "plogis(a'theta)), a = row of the design"), spec$response)
       } else {
-        if (is.null(spec$trials)) {
-          sprintf(paste("%s = (successes, failures), successes ~ Binomial(successes + failures,",
-                        "plogis(a'theta)), a = row of the design"), spec$response)
-        } else {
-          sprintf("%s x `%s` ~ Binomial(`%2$s`, plogis(a'theta)), a = row of the design",
-                  spec$response, spec$trials)
-        }
+        sprintf("%s x `%s` ~ Binomial(`%2$s`, plogis(a'theta)), a = row of the design",
+                spec$response, spec$trials)
       },
-      success,
+      success = if (!is.null(levels)) {
+        sprintf("\"%s\" (\"%s\" is failure)", levels[2], levels[1])
+      },
       counts = if (!is.null(counts)) {
         "log p(successes) includes log choose(trials, successes), as in glm()"
-      },
-      prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
-                                             format(coef$prior_sd)),
-      scaling = auto$rule
-    ),
-    formula = formula,
-    class = "sgais_logistic_regression"
+      }),
+    spec = list(response_levels = levels), formula = formula
   )
 }
 

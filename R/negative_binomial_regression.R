@@ -44,56 +44,30 @@ negative_binomial_regression <- function(formula = NULL, data = NULL, prior_sd =
                                          group_sd = NULL, group_cor = NULL, weights = NULL,
                                          subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
-  check_no_family(family, call)
-  if (!is.null(formula)) {
-    formula <- formula_with_offset(formula, substitute(offset), data, parent.frame(), call)
-    offset <- NULL
-  }
-  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call)
-  prior <- default_prior(prior, missing(prior_sd))
+  input <- regression_input(formula, data, substitute(weights), substitute(subset), na.action,
+                            family, parent.frame(), call, prior, missing(prior_sd),
+                            substitute(offset))
+  if (!is.null(formula)) offset <- NULL # now in the formula
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
   overdispersion_prior <- check_hyper(overdispersion_prior, "overdispersion_prior", call)
-  if (random_effects_call(formula, x, y, group_sd, call, offset, group_cor)) {
-    return(glm_mixed("negative_binomial", formula, data,
+  if (random_effects_call(input$formula, x, y, group_sd, call, offset, group_cor)) {
+    return(glm_mixed("negative_binomial", input$formula, input$data,
                      list(prior_sd = prior_sd, overdispersion_prior = overdispersion_prior,
-                          prior = prior, prior_intercept = prior_intercept), group_sd, call,
+                          prior = input$prior, prior_intercept = prior_intercept), group_sd, call,
                      group_cor))
   }
-  # the design, offset and counts of a Poisson regression; then this model's prior and names
-  pois <- tryCatch(
-    if (is.null(formula)) poisson_regression(NULL, data, prior_sd, x, y, offset, prior,
-                                             prior_intercept)
-    else poisson_regression(formula, data, prior_sd, prior = prior,
-                            prior_intercept = prior_intercept),
-    sgais_error = function(e) {
-      e$call <- call # the error is this call's
-      stop(e)
-    }
-  )
-  hyper <- c(pois$hyper, list(overdispersion_prior = overdispersion_prior))
-  spec <- pois$spec
-  spec$hyper <- hyper
-  coef_prior <- pois$details[["prior"]]
-  new_sgais_model(
-    family = "negative_binomial_regression",
-    data = pois$data,
-    spec = spec,
-    n = pois$n,
-    parameter_names = c(pois$parameter_names, "log_overdispersion"),
-    label = "Bayesian negative binomial regression",
-    details = c(
-      likelihood = sprintf(
-        "%s ~ NB(mean mu, size omega^-2), mu = exp(%sa'theta), a = row of the design",
-        spec$response, if (spec$offset) "offset + " else ""),
-      pois$details[names(pois$details) == "offset"],
-      prior = sprintf("%s; omega ~ half-normal(sd = %s)", coef_prior,
-                      format(overdispersion_prior)),
-      pois$details[names(pois$details) == "scaling"],
-      sampled = "theta, log(omega); log-Jacobian in the prior"
-    ),
-    formula = formula,
-    class = "sgais_negative_binomial_regression"
+  design <- count_design(input$formula, input$data, x, y, offset, call)
+  regression_model(
+    "negative_binomial_regression",
+    with_autoscale(design, input$prior, prior_intercept, "glm", call),
+    # the coefficients' prior before the overdispersion's
+    list(prior_sd = prior_sd, prior = NULL, overdispersion_prior = overdispersion_prior), call,
+    "Bayesian negative binomial regression", poisson_regression_data,
+    count_details(design$spec, paste("%s ~ NB(mean mu, size omega^-2), mu = exp(%sa'theta),",
+                                     "a = row of the design")),
+    prior = sprintf("; omega ~ half-normal(sd = %s)", format(overdispersion_prior)),
+    sampled = "theta, log(omega); log-Jacobian in the prior",
+    parameters = "log_overdispersion", formula = input$formula
   )
 }
 

@@ -229,37 +229,25 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
     colnames(dead) <- c(model$parameter_names, "log_likelihood", "log_weight")
     list(trace = trace, dead = dead)
   })
-  do.call(new_sgais_evidence, quote = TRUE, c(
+  new_sgais_evidence("Nested sampling", model, combine_runs(runs), settings, call, seed, c(
     list(
-      method = "Nested sampling",
-      model = model,
-      run = combine_runs(runs),
-      settings = settings,
-      call = call,
-      seed = seed,
       log_evidence_sd = sqrt(mean(info) / (M * length(runs))),
       information = mean(info),
       iterations = sum(vapply(runs, function(r) r$state$iteration, numeric(1))),
       converged = all(vapply(runs, function(r) r$state$status == 1L, logical(1))),
       trace = pieces[[1]]$trace,
       dead = do.call(rbind, lapply(pieces, `[[`, "dead")),
-      diagnostics = ns_diagnostics(last, info, M),
-      class = "sgais_ns_fit"
+      diagnostics = ns_diagnostics(last, info, M)
     ),
     combined
-  ))
+  ), "sgais_ns_fit")
 }
 
-#' @export
-format.sgais_ns_fit <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+fit_fields.sgais_ns_fit <- function(x) {
   s <- x$settings
-  c(
-    NextMethod(),
-    sprintf("  settings:  %d live points, %s, tolerance %s",
-            s$live_points, format_ns_move(s, x$trace$steps), format(s$tolerance)),
-    format_ns_sampling(x, "stopped at max_iterations")
-  )
+  c(settings = sprintf("%d live points, %s, tolerance %s", s$live_points,
+                       format_ns_move(s, x$trace$steps), format(s$tolerance)),
+    sampling = format_ns_sampling(x, "stopped at max_iterations"))
 }
 
 # The replicates' diagnostics of a nested-sampling fit (plain or online), from their log
@@ -269,9 +257,9 @@ ns_diagnostics <- function(log_evidence, information, M) {
              predicted_sd = sqrt(information / M), information = information)
 }
 
-# The line of print() on a nested-sampling fit's iterations and information (plain or online).
+# The field of print() on a nested-sampling fit's iterations and information (plain or online).
 format_ns_sampling <- function(x, unconverged) {
-  sprintf("  sampling:  %s iterations%s, information H = %.2f nats, sd(log Z) = sqrt(H / M) = %.4f",
+  sprintf("%s iterations%s, information H = %.2f nats, sd(log Z) = sqrt(H / M) = %.4f",
           format_count(x$iterations), if (x$converged) "" else sprintf(" (%s)", unconverged),
           x$information, x$log_evidence_sd)
 }

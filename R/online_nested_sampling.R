@@ -331,44 +331,34 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   }))
   colnames(dead) <- c(model$parameter_names, "log_likelihood", "log_weight")
   rownames(dead) <- NULL
-  do.call(new_sgais_evidence, quote = TRUE, c(
+  new_sgais_evidence("Online NS", model, combine_runs(runs), settings, call, seed, c(
     list(
-      method = "Online NS",
-      model = model,
-      run = combine_runs(runs),
-      settings = settings,
-      call = call,
-      seed = seed,
       log_evidence_sd = trajectory$log_evidence_sd[length(n)],
       information = mean(total_info),
       iterations = sum(trajectory$iterations) * R,
       converged = all(trajectory$converged),
       trajectory = trajectory,
       dead = dead,
-      diagnostics = ns_diagnostics(last, total_info, M),
-      class = "sgais_online_ns_fit"
+      diagnostics = ns_diagnostics(last, total_info, M)
     ),
     combined
-  ))
+  ), "sgais_online_ns_fit")
 }
 
-#' @export
-format.sgais_online_ns_fit <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+fit_fields.sgais_online_ns_fit <- function(x) {
   s <- x$settings
   tr <- x$trajectory
   c(
-    NextMethod(),
-    sprintf("  settings:  %d live points, chunks of %s observations (%d), %s, tolerance %s",
-            s$live_points, format_count(s$chunk_size), nrow(tr),
-            if (s$move == "walk") format_ns_move(s, NULL) else
-              sprintf("%s, mini-batches of %s", format_settings(s), format_count(s$batch_size)),
-            format(s$tolerance)),
-    if (is.finite(s$restart_every %||% Inf)) {
-      sprintf("  restarts:  %d, on a grid of ratio %s from %s observations", sum(tr$restarts > 0),
+    settings = sprintf("%d live points, chunks of %s observations (%d), %s, tolerance %s",
+                       s$live_points, format_count(s$chunk_size), nrow(tr),
+                       if (s$move == "walk") format_ns_move(s, NULL) else
+                         sprintf("%s, mini-batches of %s", format_settings(s), format_count(s$batch_size)),
+                       format(s$tolerance)),
+    restarts = if (is.finite(s$restart_every %||% Inf)) {
+      sprintf("%d, on a grid of ratio %s from %s observations", sum(tr$restarts > 0),
               format(s$restart_every), format_count(s$chunk_size))
     },
-    format_ns_sampling(x, "some chunks stopped at max_iterations")
+    sampling = format_ns_sampling(x, "some chunks stopped at max_iterations")
   )
 }
 

@@ -64,54 +64,49 @@ poisson_regression <- function(formula = NULL, data = NULL, prior_sd = 2.5, x = 
                                group_sd = NULL, group_cor = NULL, weights = NULL, subset = NULL,
                                na.action = NULL, family = NULL) {
   call <- sys.call()
-  check_no_family(family, call)
-  if (!is.null(formula)) {
-    formula <- formula_with_offset(formula, substitute(offset), data, parent.frame(), call)
-    offset <- NULL
-  }
-  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call)
-  prior <- default_prior(prior, missing(prior_sd))
-  if (random_effects_call(formula, x, y, group_sd, call, offset, group_cor)) {
-    return(glm_mixed("poisson", formula, data, list(prior_sd = prior_sd, prior = prior,
-                                                    prior_intercept = prior_intercept),
-                     group_sd, call, group_cor))
+  input <- regression_input(formula, data, substitute(weights), substitute(subset), na.action,
+                            family, parent.frame(), call, prior, missing(prior_sd),
+                            substitute(offset))
+  if (!is.null(formula)) offset <- NULL # now in the formula
+  if (random_effects_call(input$formula, x, y, group_sd, call, offset, group_cor)) {
+    return(glm_mixed("poisson", input$formula, input$data,
+                     list(prior_sd = prior_sd, prior = input$prior,
+                          prior_intercept = prior_intercept), group_sd, call, group_cor))
   }
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
+  design <- count_design(input$formula, input$data, x, y, offset, call)
+  regression_model(
+    "poisson_regression", with_autoscale(design, input$prior, prior_intercept, "glm", call),
+    list(prior_sd = prior_sd), call, "Bayesian Poisson regression", poisson_regression_data,
+    count_details(design$spec, "%s ~ Poisson(exp(%sa'theta)), a = row of the design"),
+    formula = input$formula
+  )
+}
+
+# The design of a count regression's rows (poisson_regression(), negative_binomial_regression()),
+# with the offset: of the formula's offset() terms, or `offset` with `x` and `y`. The spec says
+# whether there is one and, when it depends on all the rows at once, that new rows cannot be
+# taken row by row.
+count_design <- function(formula, data, x, y, offset, call) {
   design <- regression_design(formula, data, x, y, call, offset = TRUE)
-  spec <- design$spec
-  if (spec$interface == "matrix") {
-    spec$offset <- !is.null(offset)
+  if (design$spec$interface == "matrix") {
+    design$spec$offset <- !is.null(offset)
     design[["offset"]] <- offset
     design$what_offset <- "`offset`"
   } else {
-    spec$offset <- !is.null(design[["offset"]])
+    design$spec$offset <- !is.null(design[["offset"]])
     design$what_offset <- "The offset of `data`"
-    spec$row_by_row <- spec$row_by_row %||% offset_row_by_row(spec, data, design[["offset"]], call)
+    design$spec$row_by_row <- design$spec$row_by_row %||%
+      offset_row_by_row(design$spec, data, design[["offset"]], call)
   }
-  auto <- with_autoscale(design, prior, prior_intercept, "glm", call)
-  design <- auto$design
-  spec$center <- design$spec$center
-  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, prior_sd, call)
-  spec$hyper <- with_coef_prior(list(), coef)
-  new_sgais_model(
-    family = "poisson_regression",
-    data = poisson_regression_data(design, call),
-    spec = spec,
-    n = nrow(design$a),
-    parameter_names = colnames(design$a),
-    label = "Bayesian Poisson regression",
-    details = c(
-      likelihood = sprintf("%s ~ Poisson(exp(%sa'theta)), a = row of the design", spec$response,
-                           if (spec$offset) "offset + " else ""),
-      if (spec$offset) c(offset = offset_label(spec)),
-      prior = coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
-                                             format(coef$prior_sd)),
-      scaling = auto$rule
-    ),
-    formula = formula,
-    class = "sgais_poisson_regression"
-  )
+  design
+}
+
+# The lines of print() on a count regression's likelihood (`likelihood`, of the response and
+# "offset + " or "") and offset.
+count_details <- function(spec, likelihood) {
+  c(likelihood = sprintf(likelihood, spec$response, if (spec$offset) "offset + " else ""),
+    if (spec$offset) c(offset = offset_label(spec)))
 }
 
 # The data the C core reads from the design of some rows (see model_data()): the counts and the

@@ -47,13 +47,10 @@ robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1,
                               x = NULL, y = NULL, prior = NULL, prior_intercept = NULL,
                               weights = NULL, subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
-  check_no_family(family, call)
-  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call)
-  prior <- default_prior(prior, missing(prior_sd))
-  design <- regression_design(formula, data, x, y, call)
-  auto <- with_autoscale(design, prior, prior_intercept, "robust", call)
-  design <- auto$design
+  input <- regression_input(formula, data, substitute(weights), substitute(subset), na.action,
+                            family, parent.frame(), call, prior, missing(prior_sd))
+  design <- regression_design(formula, input$data, x, y, call)
+  auto <- with_autoscale(design, input$prior, prior_intercept, "robust", call)
   # with "autoscale", sigma's prior scale follows the response's unless given
   if (!is.null(auto$rule) && missing(scale_prior)) scale_prior <- auto$sd_y
   hyper <- list(
@@ -61,29 +58,14 @@ robust_regression <- function(formula = NULL, data = NULL, df = 4, prior_sd = 1,
     prior_sd = check_hyper(prior_sd, "prior_sd", call),
     scale_prior = check_hyper(scale_prior, "scale_prior", call)
   )
-  coef <- regression_prior(colnames(design$a), auto$prior, auto$prior_intercept, hyper$prior_sd,
-                           call)
-  hyper <- with_coef_prior(hyper, coef)
-  spec <- c(design$spec, list(hyper = hyper))
-  new_sgais_model(
-    family = "robust_regression",
-    data = linear_regression_data(design, call),
-    spec = spec,
-    n = nrow(design$a),
-    parameter_names = c(colnames(design$a), "log_sigma"),
-    label = "Bayesian robust regression (Student-t errors)",
-    details = c(
-      likelihood = sprintf("%s = a'theta + sigma e, e ~ t(df = %s), a = row of the design",
-                           spec$response, format(hyper$df)),
-      prior = sprintf("%s; sigma ~ half-normal(sd = %s)",
-                      coef$description %||% sprintf("theta_j ~ N(0, sd = %s), independent",
-                                                    format(hyper$prior_sd)),
-                      format(hyper$scale_prior)),
-      scaling = auto$rule,
-      sampled = "theta, log(sigma); log-Jacobian in the prior"
-    ),
-    formula = formula,
-    class = "sgais_robust_regression"
+  regression_model(
+    "robust_regression", auto, hyper, call, "Bayesian robust regression (Student-t errors)",
+    linear_regression_data,
+    c(likelihood = sprintf("%s = a'theta + sigma e, e ~ t(df = %s), a = row of the design",
+                           design$spec$response, format(hyper$df))),
+    prior = sprintf("; sigma ~ half-normal(sd = %s)", format(hyper$scale_prior)),
+    sampled = "theta, log(sigma); log-Jacobian in the prior",
+    parameters = "log_sigma", formula = formula
   )
 }
 

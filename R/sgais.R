@@ -766,14 +766,8 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
                          genealogy_var = predicted_var_path(r$trace)[nrow(r$trace)])
     }))
   )
-  do.call(new_sgais_evidence, quote = TRUE, c(
+  new_sgais_evidence(estimator_label(settings), model, combine_runs(runs), settings, call, seed, c(
     list(
-      method = estimator_label(settings),
-      model = model,
-      run = combine_runs(runs),
-      settings = settings,
-      call = call,
-      seed = seed,
       data_digest = data_digest,
       trajectory = trajectory,
       diagnostics = diagnostics,
@@ -786,34 +780,30 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
         pilot = if (!is.null(pilot)) list(resume = pilot$resume, trace = pilot$trace)
       ),
       annealing = if (is.null(pilot)) "adaptive" else "pilot",
-      pilot = pilot_summary(pilot),
-      class = "sgais_fit"
+      pilot = pilot_summary(pilot)
     ),
     replicate_summary(last, predicted_sd = diagnostics$predicted_sd, single = single)
-  ))
+  ), "sgais_fit")
 }
 
-#' @export
-format.sgais_fit <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+fit_fields.sgais_fit <- function(x) {
   tr <- x$trajectory
   s <- x$settings
   c(
-    NextMethod(),
-    sprintf("  settings:  %d particles%s, batch %s, chunk %s, target ESS %s, %s%s%s%s",
-            s$particles,
-            if (s$early_particles > s$particles) sprintf(" (%d early)", s$early_particles) else "",
-            format_count(s$batch_size), format_count(s$chunk_size),
-            format(s$target_ess), format_settings(s),
-            if (s$control_variates) ", control variates" else "",
-            if (bounded_reservoir(s)) sprintf(", reservoir of %s", format_count(s$reservoir_size)) else "",
-            if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
-    sprintf("  annealing: %s, %s steps (at most %s in a chunk)%s, lowest ESS %.2f, final weight ESS %.2f",
-            format_chunks(nrow(tr)), format_count(round(sum(tr$annealing_steps))),
-            format_steps(max(tr$annealing_steps)),
-            if (identical(x$annealing, "pilot")) " on a pilot run's schedule" else "",
-            min(tr$min_ess), tr$ess[nrow(tr)]),
-    format_restarts(tr)
+    settings = sprintf("%d particles%s, batch %s, chunk %s, target ESS %s, %s%s%s%s",
+                       s$particles,
+                       if (s$early_particles > s$particles) sprintf(" (%d early)", s$early_particles) else "",
+                       format_count(s$batch_size), format_count(s$chunk_size),
+                       format(s$target_ess), format_settings(s),
+                       if (s$control_variates) ", control variates" else "",
+                       if (bounded_reservoir(s)) sprintf(", reservoir of %s", format_count(s$reservoir_size)) else "",
+                       if (s$resample >= 1) ", resampling" else if (s$resample > 0) sprintf(", resampling below ESS %s", format(s$resample * s$particles)) else ""),
+    annealing = sprintf("%s, %s steps (at most %s in a chunk)%s, lowest ESS %.2f, final weight ESS %.2f",
+                        format_chunks(nrow(tr)), format_count(round(sum(tr$annealing_steps))),
+                        format_steps(max(tr$annealing_steps)),
+                        if (identical(x$annealing, "pilot")) " on a pilot run's schedule" else "",
+                        min(tr$min_ess), tr$ess[nrow(tr)]),
+    restarts = format_restarts(tr)
   )
 }
 
@@ -822,13 +812,13 @@ format.sgais_fit <- function(x, ...) {
 format_chunks <- function(n) ngettext(n, "1 chunk", paste(format_count(n), "chunks"))
 format_steps <- function(x) format(round(x, 1))
 
-# The line saying where a run restarted (sgais_restart(); NULL without restarts): annealed
+# The field saying where a run restarted (sgais_restart(); NULL without restarts): annealed
 # from the data so far, for SIR and the sequential estimator too (restart_settings()).
 format_restarts <- function(tr) {
   at <- tr$n[tr$restarts > 0]
   if (!length(at)) return(NULL)
   shown <- format_count(utils::head(at, 6))
-  sprintf("  restarts:  %d, annealed at n = %s%s", length(at), paste(shown, collapse = ", "),
+  sprintf("%d, annealed at n = %s%s", length(at), paste(shown, collapse = ", "),
           if (length(at) > 6) ", ..." else "")
 }
 

@@ -3,25 +3,29 @@
 # Fields common to all: method, log_evidence, n (observations used), model, settings, call, seed,
 # initial_seed, final_seed and the cost (seconds, gradient_evaluations, likelihood_evaluations).
 
-# `run` is what run_in_slices() returned, with the RNG states added: its seeds, time and the
-# evaluation counts in its trace become the fit's.
-new_sgais_evidence <- function(method, log_evidence, model, run, settings, call, seed, ...,
-                             n = model$n, data_digest = extend_digest("", model, 0, n),
-                             class = character()) {
+# The one builder of every estimator's fit. `run` is what run_in_slices() returned, with the RNG
+# states added, or combine_runs() of replicate runs: its seeds, time and the evaluation counts in
+# its trace become the fit's. `fields` is what is particular to the estimator, a named list:
+# `log_evidence`, `n` and `data_digest` where they are not the model's (all its observations),
+# and the estimator's own fields, kept in their order after those every fit has. `class`: the
+# estimator's class.
+new_sgais_evidence <- function(method, model, run, settings, call, seed, fields, class) {
+  n <- fields[["n"]] %||% model$n
   stopifnot(
-    is.character(method), is.numeric(log_evidence), length(log_evidence) == 1L,
-    inherits(model, "sgais_model"), is.list(settings), is.numeric(run$seconds),
-    is.data.frame(run$trace)
+    is.character(method), is.numeric(fields[["log_evidence"]]),
+    length(fields[["log_evidence"]]) == 1L, inherits(model, "sgais_model"), is.list(settings),
+    is.numeric(run$seconds), is.data.frame(run$trace)
   )
   structure(
-    list(
-      method = method, log_evidence = log_evidence, n = as_count(n), model = model,
+    c(list(
+      method = method, log_evidence = fields[["log_evidence"]], n = as_count(n), model = model,
       settings = settings, call = call, seed = seed, initial_seed = run$initial_seed,
       final_seed = run$final_seed, seconds = run$seconds,
       gradient_evaluations = sum(run$trace$gradient_evaluations),
       likelihood_evaluations = sum(run$trace$likelihood_evaluations),
-      data_digest = data_digest, format_version = fit_format_version, ...
-    ),
+      data_digest = fields[["data_digest"]] %||% extend_digest("", model, 0, n),
+      format_version = fit_format_version
+    ), fields[setdiff(names(fields), c("log_evidence", "n", "data_digest"))]),
     class = c(class, "sgais_evidence")
   )
 }
@@ -205,27 +209,36 @@ log_evidence.sgais_evidence <- function(x, ...) {
   validate_sgais_evidence(x, sys.call())[["log_evidence"]]
 }
 
+# The one print() of every estimator's fit: the fields all fits have, then the estimator's own
+# (fit_fields()), one line each, "  label:" then the text from the 14th character.
 #' @export
 format.sgais_evidence <- function(x, ...) {
   x <- validate_sgais_evidence(x, sys.call())
   m <- x$model
-  c(
-    sprintf("<%s evidence estimate>", x$method),
-    sprintf("  model:     %s, %s observations, %d parameter%s", m$label, format_count(x$n), m$dim,
-            if (m$dim == 1L) "" else "s"),
-    sprintf("  log Z:     %.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
-            x$log_evidence / x$n),
-    sprintf("  cost:      %.2f s; %s gradient and %s likelihood evaluations", x$seconds,
-            format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)),
-    format_reliability(x)
+  fields <- c(
+    model = sprintf("%s, %s observations, %d parameter%s", m$label, format_count(x$n), m$dim,
+                    if (m$dim == 1L) "" else "s"),
+    "log Z" = sprintf("%.4f%s (%.6f per observation)", x$log_evidence, format_se(x),
+                      x$log_evidence / x$n),
+    cost = sprintf("%.2f s; %s gradient and %s likelihood evaluations", x$seconds,
+                   format_big(x$gradient_evaluations), format_big(x$likelihood_evaluations)),
+    check = format_reliability(x),
+    fit_fields(x)
   )
+  c(sprintf("<%s evidence estimate>", x$method),
+    sprintf("  %-11s%s", paste0(names(fields), ":"), fields))
 }
 
-# The diagnostics' verdict in one line: the predicted sd of log Z (largest over replicates).
+# An estimator's own fields of print() (format.sgais_evidence()), named by their labels: its
+# settings, and how its run went.
+fit_fields <- function(x) UseMethod("fit_fields")
+fit_fields.default <- function(x) NULL
+
+# The diagnostics' verdict: the predicted sd of log Z (largest over replicates).
 format_reliability <- function(x) {
   sd <- x$diagnostics$predicted_sd
   if (is.null(sd)) return(character())
-  sprintf("  check:     predicted sd of log Z %.2f nats%s", max(sd),
+  sprintf("predicted sd of log Z %.2f nats%s", max(sd),
           if (max(sd) > 1) " (over 1: unreliable, see ?sgais)" else "")
 }
 

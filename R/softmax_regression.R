@@ -52,40 +52,23 @@ softmax_regression <- function(formula = NULL, data = NULL, prior_sd = 1, x = NU
                                prior = NULL, prior_intercept = NULL,
                                weights = NULL, subset = NULL, na.action = NULL, family = NULL) {
   call <- sys.call()
-  check_no_family(family, call)
-  data <- glm_rows(data, formula, substitute(weights), substitute(subset), na.action,
-                   parent.frame(), call)
-  prior <- default_prior(prior, missing(prior_sd))
+  input <- regression_input(formula, data, substitute(weights), substitute(subset), na.action,
+                            family, parent.frame(), call, prior, missing(prior_sd))
   prior_sd <- check_hyper(prior_sd, "prior_sd", call)
-  design <- regression_design(formula, data, x, y, call)
+  design <- regression_design(formula, input$data, x, y, call)
   labels <- levels(check_classes(design$y, design$what, call))
   k <- length(labels)
-  auto <- with_autoscale(design, prior, prior_intercept, "glm", call)
-  design <- auto$design
-  a <- design$a
-  coef <- regression_prior(colnames(a), auto$prior, auto$prior_intercept, prior_sd, call,
-                           classes = k)
-  spec <- c(design$spec, list(classes = labels,
-                              hyper = with_coef_prior(list(classes = k), coef)))
-  new_sgais_model(
-    family = "softmax_regression",
-    data = softmax_regression_data(design, labels, call),
-    spec = spec,
-    n = nrow(a),
-    # class after class, as the C core stores theta
-    parameter_names = paste0(rep(colnames(a), k), "[", rep(labels, each = ncol(a)), "]"),
-    label = "Bayesian softmax regression",
-    details = c(
-      likelihood = sprintf("%s ~ Categorical(softmax(a'theta_1, ..., a'theta_%d)), a = row of the design",
-                           spec$response, k),
-      classes = sprintf("%d: %s", k, paste(utils::head(labels, 10), collapse = ", ")),
-      prior = coef$description %||% sprintf("every coefficient ~ N(0, sd = %s), independent",
-                                             format(coef$prior_sd)),
-      scaling = auto$rule
-    ),
-    formula = formula,
-    classes = labels,
-    class = "sgais_softmax_regression"
+  regression_model(
+    "softmax_regression", with_autoscale(design, input$prior, prior_intercept, "glm", call),
+    list(classes = k, prior_sd = prior_sd), call, "Bayesian softmax regression",
+    function(design, call) softmax_regression_data(design, labels, call),
+    c(likelihood = sprintf(
+        "%s ~ Categorical(softmax(a'theta_1, ..., a'theta_%d)), a = row of the design",
+        design$spec$response, k),
+      classes = sprintf("%d: %s", k, paste(utils::head(labels, 10), collapse = ", "))),
+    spec = list(classes = labels),
+    wording = c("every coefficient ~ N(0, sd = %s), independent", "%s"),
+    formula = formula, classes = labels
   )
 }
 
