@@ -46,8 +46,7 @@ upgrade_settings <- function(settings) {
       update = "annealed", first_chunk_size = settings$chunk_size, exact_until = 0L,
       reservoir_size = Inf
     ))
-    # before restarts after a shift: none (a current fit without `restart_every` chooses it
-    # by the model, see sgais_advance())
+    # before restarts: none (a current fit's NULL `restart_every` chooses by the model)
     if (is.null(settings$restart_threshold)) {
       old <- c(old, list(restart_threshold = Inf, restart_every = Inf))
     }
