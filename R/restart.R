@@ -17,6 +17,15 @@
 # restart_execute() runs the restart. Online nested sampling restarts on the grid only
 # (ons_next_state()), from restart_draws() as the others.
 
+# The fields of the run state (run_state_fields, R/sgais_state.R) that restarts keep: the
+# observations at the last restart, at the last after a shift, and whether a restart has
+# started from the model's reference.
+restart_state_fields <- function() {
+  list(restart_n = run_state_field(at, state$restart_n, 0),
+       shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
+       reference_restart = run_state_field(FALSE, state$reference_restart, FALSE))
+}
+
 # The restart policy of a run of `model` with `settings` (SGAIS's sampler): the grid's ratio
 # `every` and `base`, the shift threshold, whether the run restarts from the model's reference,
 # and the settings of the restart runs (`settings`, and `cs` as the C core reads them). A
@@ -166,7 +175,7 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   whole <- whole && model_reference_level(shuffled) != "none"
   if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
   # every observation is held, from the first (the C side allows restarts only then)
-  start <- sgais_initial_state(drawn$theta, drawn$key, restart_n = at)
+  start <- sgais_initial_state(drawn$theta, drawn$key, at)
   start$slots <- integer(0)
   start$buffer_start <- 0
   out <- run(shuffled, start, at, again, no_schedule, Inf)

@@ -218,17 +218,6 @@ chunk_floor <- function(n, settings) {
   b + (n - b) %/% size * size
 }
 
-# The state of a run before its first observation: particles `theta` (dim x M, prior draws)
-# with equal weights, the run's random-stream `key`, and the observations at its last restart
-# (R/restart.R); no genealogy yet (src/anneal.h: each particle starts its own line).
-sgais_initial_state <- function(theta, key, restart_n = 0) {
-  list(theta = theta, logw = numeric(ncol(theta)), n = 0, anchor = numeric(0),
-       anchor_grad = numeric(0), anchor_n = 0, step_size = 0, precond_cov = numeric(0),
-       precond_n = 0, precond_ess = 0, reservoir = NULL, score = numeric(0), key = key,
-       lambdas = numeric(0), restart_n = restart_n, shift_restart_n = 0,
-       reference_restart = FALSE, genealogy = NULL)
-}
-
 # A new fit of `model` (the work of sgais.sgais_model(), with its arguments checked); one
 # replicate recovers from an interrupt (see sgais_fit_of()).
 # With `schedule` "pilot" an adaptive pilot run comes first and the replicates anneal each of
@@ -464,18 +453,8 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs, schedule, budget))
     trace <- as.data.frame(res$trace)
     k <- nrow(trace)
-    new <- state
-    if (k > 0L) {
-      new <- list(theta = res$theta, logw = res$logw, n = trace$n[k], anchor = res$anchor,
-                  anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
-                  step_size = res$step_size_end, precond_cov = res$precond_cov,
-                  precond_n = res$precond_n, precond_ess = res$precond_ess,
-                  slots = res$slots, score = res$score, buffer_start = state$buffer_start,
-                  key = state$key, log_z = trace$log_evidence[k],
-                  lambdas = c(state$lambdas, res$lambdas), restart_n = state$restart_n,
-                  shift_restart_n = state$shift_restart_n,
-                  reference_restart = state$reference_restart, genealogy = res$genealogy)
-    }
+    new <- if (k > 0L) run_state("after", list(res = res, tr = trace, k = k, state = state)) else
+      state
     trace$n <- as_count(trace$n)
     trace$restarts <- trace$shift_restarts <- integer(nrow(trace))
     stop <- attr(res, "restart")

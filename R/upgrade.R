@@ -61,11 +61,11 @@ upgrade_settings <- function(settings) {
 upgrade_sgais_state <- function(state) {
   resume <- function(r) {
     if (!is.list(r)) return(r)
-    # before the score control variate (computed afresh) and restarts (none so far)
-    if (is.null(r$score)) r$score <- numeric(0)
-    if (is.null(r$restart_n)) r$restart_n <- 0
-    if (is.null(r$shift_restart_n)) r$shift_restart_n <- 0
-    if (is.null(r$reference_restart)) r$reference_restart <- FALSE
+    # the fields older runs did not have, as those runs were (run_state_fields)
+    for (name in names(run_state_fields)) {
+      old <- run_state_fields[[name]]$old
+      if (is.null(r[[name]]) && !identical(old, quote(absent))) r[[name]] <- eval(old)
+    }
     r
   }
   trace <- function(t) {
