@@ -612,7 +612,7 @@ format_chunks <- function(n) ngettext(n, "1 chunk", paste(format_count(n), "chun
 format_steps <- function(x) format(round(x, 1))
 
 # The line saying where a run restarted (sgais_restart(); NULL without restarts): annealed
-# from the data so far, for SIR and the sequential estimator too (restart_settings()).
+# from the data so far, for SIR and the sequential estimator too (restart_policy()).
 format_restarts <- function(tr) {
   at <- tr$n[tr$restarts > 0]
   if (!length(at)) return(NULL)

@@ -550,9 +550,6 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, s
                    .score = x->score, .M_io = &x->M, .anchor = &x->anchor, .pcp = x->pcp,
                    .res = &x->res, .buffer_start = x->buffer_start, .key = x->key,
                    .schedule = schedule, .taken = &x->taken, .tr = tr, .st = st};
-  sg_precond *pcp = x->pcp;
-  sgais_reservoir *res = &x->res;
-  const double buffer_start = x->buffer_start;
   r->loglik = (double *) R_alloc(M_cap, sizeof(double));
   r->acc = (double *) R_alloc(M_cap, sizeof(double));
   r->corr_work = (double *) R_alloc(7 * (size_t) dim, sizeof(double));
@@ -576,12 +573,12 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, s
                           {m, &r->ws, NULL, 0, 0, 0.0, NULL}};
   /* the region the particles are relabelled into (model.h, canonicalize), which the exact
    * kernels keep them in */
-  if (pcp && m->canonicalize)
+  if (x->pcp && m->canonicalize)
     r->pot.region = (const double *) (r->region = (double *) R_alloc(m->region_size, sizeof(double)));
   r->movers = (sgais_mover *) R_alloc(r->threads, sizeof(sgais_mover));
   /* the most observations an MH test's population (the earlier ones held) can have */
-  const int n_max = res->cap ? res->cap : m->n_obs;
-  for (int t = 0; t < r->threads; t++) mover_init(&r->movers[t], m, s, pcp != NULL, n_max, st);
+  const int n_max = x->res.cap ? x->res.cap : m->n_obs;
+  for (int t = 0; t < r->threads; t++) mover_init(&r->movers[t], m, s, !!x->pcp, n_max, st);
   /* the FlyMC kernel's collapsed bound over the earlier observations (kernel.h), anchored and
    * collapsed here before each annealing step's moves, read by every mover */
   r->flymc = r->mv->kernel == SG_KERNEL_FLYMC;
@@ -598,7 +595,7 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, s
    * allows a shift's restart_threshold only for SGAIS's) */
   r->restarts = (R_FINITE(s->trigger.threshold) || R_FINITE(s->trigger.due) ||
                  s->trigger.on_reference) &&
-                buffer_start == 0.0 && !res->cap;
+                x->buffer_start == 0.0 && !x->res.cap;
   r->shift_lp = r->restarts && R_FINITE(s->trigger.threshold)
                     ? (double *) R_alloc((size_t) SGAIS_SHIFT_PARTICLES * 2 * s->chunk_size,
                                          sizeof(double))
