@@ -185,7 +185,7 @@ new_control <- function(method, preset, given, call) {
 }
 
 # NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR and the
-# sequential estimator (whose restarts anneal too: restart_settings()), and
+# sequential estimator (whose restarts anneal too: restart_policy()), and
 # online_nested_sampling()'s argument.
 check_restart_ratio <- function(x, call) {
   if (is.null(x)) return(NULL)

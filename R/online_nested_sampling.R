@@ -126,9 +126,11 @@ online_nested_sampling <- function(model, ..., chunk_size = NULL, batch_size = 5
   settings$chunk_size <- if (is.null(chunk_size)) as.integer(ceiling(model$n / 10)) else
     check_whole_number(chunk_size, "chunk_size", 1, call)
   settings$batch_size <- check_whole_number(batch_size, "batch_size", 1, call)
-  # the paper preset is the thesis's method, without restarts (as sgais_control("paper"))
-  settings$restart_every <- check_restart_ratio(restart_every, call) %||%
-    (if (model_has_jumps(model) && !identical(settings$preset, "paper")) 2 else Inf)
+  # NULL: by the model as for SGAIS (restart_ratio()), but never in the paper preset (the
+  # thesis's method, as sgais_control("paper"))
+  settings$restart_every <- restart_ratio(model, list(
+    restart_every = check_restart_ratio(restart_every, call) %||%
+      (if (identical(settings$preset, "paper")) Inf)))
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)
@@ -199,14 +201,11 @@ ons_chunk_state <- function(model, settings, ends, c, theta, key, walk = c(0, 0)
 # posterior cannot follow it when that posterior held too few points of the new mode (figures in
 # inst/design.md, "Measurements behind the defaults"); a run on
 # all the observations so far from the model's prior (with its reference, as nested_sampling()
-# starts) can. Its prior draws and new key come from R's generator seeded from the old key and
-# the chunk's end (restart_seed()), so a run split into pieces restarts identically.
+# starts) can. Its prior draws and new key are those of every restart (restart_draws()).
 ons_next_state <- function(model, settings, ends, c, ns, run) {
   at <- ends[c + 1L]
   if (at >= periodic_restart_due(settings$restart_every, run$restart_n, settings$chunk_size)) {
-    drawn <- with_seed(restart_seed(ns$key, at),
-                       list(theta = model_prior_draw(model, settings$live_points),
-                            key = rng_key()))
+    drawn <- restart_draws(model, ns$key, at, settings$live_points, shuffle = FALSE)
     return(ons_chunk_state(model, settings, ends, c, drawn$theta, drawn$key, run = run,
                            restart = TRUE))
   }

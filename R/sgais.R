@@ -155,42 +155,6 @@ sgais_estimate <- function(model, dots, control, method, replicates, progress, s
   warn_if_unreliable(warn_if_interrupted(fit, model$n, call))
 }
 
-# SIR and the sequential estimator take each chunk in one step from the particles they have
-# (no annealing), which two kinds of model defeat, with standard errors that do not show it; a
-# classed warning says so before the run.
-# - An observation of a model of groups (R/glm_mixed.R) is all a group's rows: from 20 rows an
-#   SIR step can be far off (R/settings.R, the SIR presets). Restarts from its first chunk
-#   (sir_of_groups()) bring it back within its standard error, so only a run without restarts
-#   warns.
-# - A mixture's posterior changes its mode as observations arrive (broad components over
-#   several clusters giving way to one per cluster, inst/design.md, "Mixtures"), which one step
-#   per chunk cannot follow from 3 components on; with restarts (restart_settings()) the
-#   estimates are within their standard errors, so only a run without restarts warns.
-# The figures are in inst/design.md, "Measurements behind the defaults".
-warn_unannealed <- function(model, method, settings, call) {
-  name <- c(sir = "SIR", sequential = "The sequential estimator")[[method]]
-  rows <- model$data$unit_rows
-  restarts <- restart_ratio(model, settings) < Inf
-  if (method == "sir" && !is.null(rows) && mean(rows) >= 20 && !restarts) {
-    warn(sprintf(paste(
-      "SIR without restarts takes each observation of this model, a group of %.0f rows on",
-      "average, in one importance step without annealing; from 20 rows a step its estimates",
-      "can be far off, with standard errors that do not show it.",
-      "Keep `restart_every` finite (the robust preset's default), or use `sgais()` or",
-      "`importance_sampling()`."), mean(rows)), call, "sgais_warning_unreliable")
-  }
-  # with restarts (restart_settings()) the run re-anneals as the clusters show
-  if (inherits(model, "sgais_gaussian_mixture") && model$hyper$components >= 3 && !restarts) {
-    warn(sprintf(paste(
-      "%s without restarts takes each chunk of a mixture in one step, which cannot follow its",
-      "posterior's change of mode as clusters show in the data: its estimates can be far low,",
-      "with standard errors that do not show it. Keep `restart_every` finite (the robust",
-      "preset's default) and every observation (`reservoir_size = Inf`), or use `sgais()`,",
-      "`ais()` or `nested_sampling()`."), name), call, "sgais_warning_unreliable")
-  }
-  invisible()
-}
-
 # The NS hybrid of the sequential estimator (thesis Sections 4.1 and 5.3): nested sampling on
 # the first settings$hybrid observations replaces the sequential estimator's first, most
 # variable terms. Returns the state after them (particles drawn from the nested-sampling
@@ -247,17 +211,6 @@ chunk_floor <- function(n, settings) {
     k <- k + 1
   }
   b + (n - b) %/% size * size
-}
-
-# The state of a run before its first observation: particles `theta` (dim x M, prior draws)
-# with equal weights, the run's random-stream `key`, and the observations at its last restart
-# (sgais_restart()); no genealogy yet (src/anneal.h: each particle starts its own line).
-sgais_initial_state <- function(theta, key, restart_n = 0) {
-  list(theta = theta, logw = numeric(ncol(theta)), n = 0, anchor = numeric(0),
-       anchor_grad = numeric(0), anchor_n = 0, step_size = 0, precond_cov = numeric(0),
-       precond_n = 0, precond_ess = 0, reservoir = NULL, score = numeric(0), key = key,
-       lambdas = numeric(0), restart_n = restart_n, shift_restart_n = 0,
-       reference_restart = FALSE, genealogy = NULL)
 }
 
 # A new fit of `model` (the work of sgais.sgais_model(), with its arguments checked); one
@@ -495,53 +448,18 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     res <- with_model_errors(.Call(C_ffi_sgais_run, model, state, n_end, cs, schedule, budget))
     trace <- as.data.frame(res$trace)
     k <- nrow(trace)
-    new <- state
-    if (k > 0L) {
-      new <- list(theta = res$theta, logw = res$logw, n = trace$n[k], anchor = res$anchor,
-                  anchor_grad = res$anchor_grad, anchor_n = res$anchor_n,
-                  step_size = res$step_size_end, precond_cov = res$precond_cov,
-                  precond_n = res$precond_n, precond_ess = res$precond_ess,
-                  slots = res$slots, score = res$score, buffer_start = state$buffer_start,
-                  key = state$key, log_z = trace$log_evidence[k],
-                  lambdas = c(state$lambdas, res$lambdas), restart_n = state$restart_n,
-                  shift_restart_n = state$shift_restart_n,
-                  reference_restart = state$reference_restart, genealogy = res$genealogy)
-    }
+    new <- if (k > 0L) run_state("after", list(res = res, tr = trace, k = k, state = state)) else
+      state
     trace$n <- as_count(trace$n)
     trace$restarts <- trace$shift_restarts <- integer(nrow(trace))
-    list(state = new, trace = trace, restart_at = attr(res, "restart_at"),
-         restart_shift = attr(res, "restart_shift"))
+    stop <- attr(res, "restart")
+    list(state = new, trace = trace, restart_at = stop[1], restart_shift = stop[2] == 1)
   }
-  every <- restart_ratio(model, settings)
-  # a restart anneals (SGAIS's settings also for SIR and the sequential estimator), all its
-  # observations at once from the model's reference (sgais_restart())
-  again <- restart_settings(settings)
-  whole <- restart_in_one_chunk(model, again)
-  cs_again <- c_settings(again)
-  # SIR and the sequential estimator restart at all only with a finite `restart_every`: Inf is
-  # the estimator as published
-  on_reference <- whole && (settings$update == "annealed" || is.finite(every))
+  policy <- restart_policy(model, settings)
   slice <- function(state, budget) {
-    # after a shift only once the data have grown by half since the last such restart (so
-    # that a drift flagged in every chunk does not restart every chunk), and periodically on
-    # the grid of periodic_restart_due() (src/sgais.c)
-    cs$restart_after <- 1.5 * state$shift_restart_n
-    # and, until a restart has started from the model's reference, as soon as that reference
-    # is complete for the data so far (a mixture's data show as many clusters as it has
-    # components: a cluster that appeared is no longer merged with another)
-    cs$restart_on_reference <- on_reference && !isTRUE(state$reference_restart)
-    cs$restart_due <- periodic_restart_due(every, state$restart_n,
-                                           restart_base(model, settings, whole))
+    cs <- restart_triggers(cs, policy, state)
     out <- run(model, state, n_end, cs, schedule, budget)
-    if (out$restart_at > 0) {
-      shifted <- out$restart_at < cs$restart_due
-      again <- sgais_restart(model, out$state, out$restart_at, cs_again, run, whole)
-      again$state$shift_restart_n <- if (shifted) out$restart_at else state$shift_restart_n
-      # whether the restart's chunk was a shift, whatever called for the restart (?detect_shifts)
-      again$trace$shift_restarts <- as.integer(isTRUE(out$restart_shift))
-      out$state <- again$state
-      out$trace <- rbind(out$trace, again$trace)
-    }
+    if (out$restart_at > 0) out <- restart_execute(model, out, state, cs, policy, run)
     out[c("state", "trace")]
   }
   run_in_slices(
@@ -556,140 +474,6 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     position = function(state) state$n,
     status = function(state) sprintf("%.6g", state$log_z)
   )
-}
-
-# The ratio of the grid of periodic restarts (sgais_restart(), periodic_restart_due()): the
-# setting `restart_every`, by default (NULL) 2 for models whose posteriors have separated modes
-# that local moves cannot travel between (those with jump proposals), else Inf; and Inf with a
-# bounded reservoir, where restarts cannot re-run every observation so far (src/sgais.c).
-restart_ratio <- function(model, settings) {
-  if (bounded_reservoir(settings)) return(Inf)
-  by_model <- model_has_jumps(model) || sir_of_groups(model, settings)
-  settings$restart_every %||% (if (by_model) 2 else Inf)
-}
-
-# Whether the run is SIR on a model of groups (R/glm_mixed.R), each observation all the rows of
-# a group: its first chunks are then importance steps of whole groups from the prior or near it,
-# where its error is made (inst/design.md, "Measurements behind the defaults"). So it
-# restarts by default (restart_ratio()), and from its first chunk on (restart_base()).
-sir_of_groups <- function(model, settings) {
-  settings$update == "importance" && model_of_groups(model)
-}
-
-# The base of the grid of periodic restarts (periodic_restart_due()): `chunk_size`, or
-# `exact_until` when restarts run in chunks (in the exact phase an annealed run does not need
-# them); for SIR on a model of groups its first chunk (sir_of_groups()).
-restart_base <- function(model, settings, whole) {
-  if (sir_of_groups(model, settings)) return(settings$first_chunk_size %||% settings$chunk_size)
-  max(if (!whole) settings$exact_until, settings$chunk_size)
-}
-
-# Periodic restarts fall on the grid base * every^j, j >= 1 (base: `chunk_size`, or `exact_until`
-# when restarts run in chunks): at the first of its points at least `every` times the
-# last restart. A stream without other restarts restarts at each point that is a chunk end (all
-# of them with every = 2), all its restarts costing about one run on all the data; a restart
-# after a shift or from the reference, between two points, moves the next periodic one to a
-# later point, not off the grid, so a stream in order restarts where the same stream shuffled
-# does (inst/design.md, "Online runs").
-periodic_restart_due <- function(every, last, base) {
-  if (!is.finite(every)) return(Inf)
-  due <- every * max(last, base)
-  point <- every * base
-  # by products, not logarithms, so that the points are exact (with every = 2)
-  while (point < due * (1 - 1e-12)) point <- point * every
-  point
-}
-
-# Recovery after a shift (src/sgais.c, shift_score()): the chunk ending at `at` observations was
-# predicted far worse than the one before it, so the particles, which may sit in a mode that no
-# longer holds the posterior (a new cluster with no component near it: no local move reaches
-# it through the earlier data's likelihood), are replaced by those of a run on the same `at`
-# observations in a random order, from the prior: the order of the data no longer matters, and
-# log Z of the first `at` observations is that run's estimate, as valid as any (each later
-# chunk's increment then builds on it). Nothing in a state with every observation held depends
-# on their order (the anchor's gradient sums over all of them, the mini-batches draw from all
-# of them), so the run goes on from that state with the data in order. The shuffle, the prior
-# draws and the run's new key come from R's generator seeded from the old key and `at`, so a
-# run split into pieces restarts identically. `state` is the run's state after the chunks
-# before the flagged one; returns the state after the restart and one trace row for it
-# (`restarts` = 1; its costs the whole run's, its annealing steps all of the run's chunks').
-# With `whole` (restart_in_one_chunk()), when the model's reference built from the `at`
-# observations is usable (model_reference_level(): complete, or a mixture with components to
-# spare whose reference says where they go), the run is one chunk of all of them, annealed from
-# it (src/anneal.h): a mixture's posterior can change its mode as data accumulate (ten
-# separated clusters: at 500 observations it prefers broad components over pairs of clusters,
-# at 2,000 one per cluster), and a run in chunks must then cross that change between chunks,
-# which importance weights cannot; with components to spare a run in chunks was far off too
-# (inst/design.md, "Measurements behind the defaults").
-sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
-  seed <- restart_seed(state$key, at)
-  M <- cs$early_particles
-  drawn <- with_seed(seed, list(order = sample.int(at), theta = model_prior_draw(model, M),
-                                key = rng_key()))
-  shuffled <- model
-  shuffled$data <- data_columns(model$data, drawn$order)
-  shuffled$n <- as_count(at)
-  again <- cs
-  # a restart run does not restart itself (it must reach `at`), nor when its own chunks first
-  # show the reference to apply (a subset can show more clusters than all `at`: the paper's
-  # shifting stream, 7 components)
-  again$restart_threshold <- again$restart_due <- Inf
-  again$restart_on_reference <- FALSE
-  whole <- whole && model_reference_level(shuffled) != "none"
-  if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
-  # every observation is held, from the first (the C side allows restarts only then)
-  start <- sgais_initial_state(drawn$theta, drawn$key, restart_n = at)
-  start$slots <- integer(0)
-  start$buffer_start <- 0
-  out <- run(shuffled, start, at, again, no_schedule, Inf)
-  stopifnot(out$state$n == at)
-  # the shuffled run's lambdas are not a schedule for this chunk (pilot_schedule() skips it)
-  out$state$lambdas <- state$lambdas
-  out$state$reference_restart <- whole
-  tr <- out$trace
-  k <- nrow(tr)
-  mean_or_na <- function(x) if (all(is.na(x))) NA_real_ else mean(x, na.rm = TRUE)
-  out$trace <- data.frame(
-    n = tr$n[k], log_evidence = tr$log_evidence[k],
-    annealing_steps = sum(tr$annealing_steps), resamples = sum(tr$resamples),
-    sghmc_steps = sum(tr$sghmc_steps), divergent = sum(tr$divergent),
-    reanchors = sum(tr$reanchors), min_ess = min(tr$min_ess), ess = tr$ess[k],
-    predicted_var = sum(tr$predicted_var), genealogy_var = tr$genealogy_var[k],
-    acceptance = mean_or_na(tr$acceptance),
-    step_size = tr$step_size[k], seconds = sum(tr$seconds),
-    gradient_evaluations = sum(tr$gradient_evaluations),
-    likelihood_evaluations = sum(tr$likelihood_evaluations),
-    data_fraction = mean_or_na(tr$data_fraction), step_halvings = sum(tr$step_halvings),
-    jump_acceptance = mean_or_na(tr$jump_acceptance),
-    exact_fallback = sum(tr$exact_fallback), restarts = 1L, shift_restarts = 0L
-  )[names(tr)]
-  out
-}
-
-# The seed of R's generator for a restart at `at` observations of a run whose random-stream key
-# is `key` (sgais_restart(), ons_next_state()): from both, so that a run split into pieces
-# restarts identically and restarts at different points draw differently.
-restart_seed <- function(key, at) {
-  as.integer((sum(key * c(1, 65536)) + at) %% .Machine$integer.max)
-}
-
-# The settings of a restart's run (sgais_restart()): SGAIS's own; for SIR and the sequential
-# estimator, theirs annealed as SGAIS's robust preset anneals (adaptively, resampling, all the
-# observations so far at once from the model's reference). A mixture's posterior changes its
-# mode as clusters show in the data, and one importance step per chunk cannot follow it
-# (inst/design.md, "Measurements behind the defaults").
-restart_settings <- function(settings) {
-  if (settings$update == "annealed") return(settings)
-  robust <- control_presets$sgais$robust
-  settings[c("update", "resample", "reference")] <- robust[c("update", "resample", "reference")]
-  settings$first_chunk_size <- settings$chunk_size
-  settings
-}
-
-# Whether restarts anneal all their observations as one chunk from the model's reference
-# (sgais_restart()): for models that have one, when the setting `reference` is on.
-restart_in_one_chunk <- function(model, settings) {
-  isTRUE(settings$reference) && model_has_reference(model)
 }
 
 # A replicate's annealing schedule (src/sgais.c): for each chunk ending at n[j], steps[j]
@@ -813,7 +597,7 @@ format_chunks <- function(n) ngettext(n, "1 chunk", paste(format_count(n), "chun
 format_steps <- function(x) format(round(x, 1))
 
 # The field saying where a run restarted (sgais_restart(); NULL without restarts): annealed
-# from the data so far, for SIR and the sequential estimator too (restart_settings()).
+# from the data so far, for SIR and the sequential estimator too (restart_policy()).
 format_restarts <- function(tr) {
   at <- tr$n[tr$restarts > 0]
   if (!length(at)) return(NULL)

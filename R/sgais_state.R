@@ -25,6 +25,55 @@ new_sgais_state <- function(particles, log_weights, n, resume, traces, pilot = N
   )
 }
 
+# The run state of SGAIS's sampler: one replicate's record, which the C core continues from
+# (ffi_sgais_run(), src/sgais_r.c) and a fit keeps in `resume`. One row per field, in the
+# record's order: its value at a run's start (from the prior draws `theta`, the random-stream
+# `key` and `at`, R/restart.R), after a call of the core that processed chunks (from the core's
+# result `res`, its trace `tr` of `k` rows and the `state` before), and in a fit saved before
+# the field existed (upgrade_sgais_state()). `absent`: not in the record then. The fields the
+# core reads are described at ffi_sgais_run().
+run_state_field <- function(start, after, old = absent) {
+  list(start = substitute(start), after = substitute(after), old = substitute(old))
+}
+run_state_fields <- c(list(
+  theta = run_state_field(theta, res$theta),
+  logw = run_state_field(numeric(ncol(theta)), res$logw),
+  n = run_state_field(0, tr$n[k]),
+  anchor = run_state_field(numeric(0), res$anchor),
+  anchor_grad = run_state_field(numeric(0), res$anchor_grad),
+  anchor_n = run_state_field(0, res$anchor_n),
+  step_size = run_state_field(0, res$step_size_end),
+  precond_cov = run_state_field(numeric(0), res$precond_cov),
+  precond_n = run_state_field(0, res$precond_n),
+  precond_ess = run_state_field(0, res$precond_ess),
+  reservoir = run_state_field(NULL, absent),
+  slots = run_state_field(absent, res$slots),
+  score = run_state_field(numeric(0), res$score, numeric(0)),
+  buffer_start = run_state_field(absent, state$buffer_start),
+  key = run_state_field(key, state$key),
+  log_z = run_state_field(absent, tr$log_evidence[k]),
+  lambdas = run_state_field(numeric(0), c(state$lambdas, res$lambdas))),
+  restart_state_fields(),
+  list(genealogy = run_state_field(NULL, res$genealogy))
+)
+
+# The run state `when` ("start" or "after", see run_state_fields) from the values in `values`.
+run_state <- function(when, values) {
+  out <- list()
+  for (name in names(run_state_fields)) {
+    e <- run_state_fields[[name]][[when]]
+    if (!identical(e, quote(absent))) out[name] <- list(eval(e, values))
+  }
+  out
+}
+
+# The state of a run before its first observation: particles `theta` (dim x M, prior draws)
+# with equal weights, the run's random-stream `key`, and `at` (the observations it starts
+# again at, R/restart.R); no genealogy yet (src/anneal.h: each particle starts its own line).
+sgais_initial_state <- function(theta, key, at = 0) {
+  run_state("start", list(theta = theta, key = key, at = at))
+}
+
 # `fit` checked as a fit (validate_sgais_evidence()) with a state a continuation can start from:
 # what every function that continues a fit calls first.
 validate_continuable <- function(fit, call = NULL) {

@@ -46,8 +46,7 @@ upgrade_settings <- function(settings) {
       update = "annealed", first_chunk_size = settings$chunk_size, exact_until = 0L,
       reservoir_size = Inf
     ))
-    # before restarts after a shift: none (a current fit without `restart_every` chooses it
-    # by the model, see sgais_advance())
+    # before restarts: none (a current fit's NULL `restart_every` chooses by the model)
     if (is.null(settings$restart_threshold)) {
       old <- c(old, list(restart_threshold = Inf, restart_every = Inf))
     }
@@ -62,11 +61,11 @@ upgrade_settings <- function(settings) {
 upgrade_sgais_state <- function(state) {
   resume <- function(r) {
     if (!is.list(r)) return(r)
-    # before the score control variate (computed afresh) and restarts (none so far)
-    if (is.null(r$score)) r$score <- numeric(0)
-    if (is.null(r$restart_n)) r$restart_n <- 0
-    if (is.null(r$shift_restart_n)) r$shift_restart_n <- 0
-    if (is.null(r$reference_restart)) r$reference_restart <- FALSE
+    # the fields older runs did not have, as those runs were (run_state_fields)
+    for (name in names(run_state_fields)) {
+      old <- run_state_fields[[name]]$old
+      if (is.null(r[[name]]) && !identical(old, quote(absent))) r[[name]] <- eval(old)
+    }
     r
   }
   trace <- function(t) {

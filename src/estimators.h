@@ -17,19 +17,23 @@
  *               (biased for finite M: the predictive estimates are correlated, Section 4.1). */
 enum { SGAIS_UPDATE_ANNEALED = 0, SGAIS_UPDATE_IMPORTANCE = 1, SGAIS_UPDATE_AVERAGED = 2 };
 
+/* When a run stops before a chunk for a restart (R/restart.R, restart_triggers(); sgais.c,
+ * restart_due()): the surprise (shift_score) above which a chunk calls for one (Inf: never),
+ * the fewest observations at the end of a chunk that may, the observations at whose chunk end
+ * one is due regardless (Inf: never), and whether one is due once the model's reference applies
+ * to the data so far. */
+typedef struct {
+  double threshold, after, due;
+  int on_reference;
+} sgais_triggers;
+
 typedef struct {
   sg_anneal_settings a;
   int batch_size, chunk_size, control_variates, exact_until, early_particles;
-  int reservoir_size; /* 0: every earlier observation is kept */
+  int reservoir_size; /* 0: every earlier observation is kept (the setting Inf) */
+  double reservoir;   /* the setting as given */
   int update, first_chunk_size;
-  /* the surprise (shift_score) above which a chunk calls for a restart (Inf: never), the
-   * fewest observations at the end of a chunk that may (R/sgais.R: 1.5 times the last
-   * restart's), and the observations at whose chunk end a restart is due regardless (Inf:
-   * never; R/sgais.R: restart_every times the last restart's, exact_until or chunk_size) */
-  double restart_threshold, restart_after, restart_due;
-  /* a restart is also due once the model's reference applies to the observations so far
-   * (R/sgais.R: until a restart has started from it) */
-  int restart_on_reference;
+  sgais_triggers trigger;
 } sgais_settings;
 
 /* The earlier observations the mini-batches are drawn from (paper Section 5). Unbounded (cap 0):
@@ -90,19 +94,32 @@ void sgais_scores_unknown(double *score, int M, int dim);
  * then of chunk_size. R's chunk_floor() (R/sgais.R) is the same rule. */
 double sgais_chunk_end(const sgais_settings *s, double n_done);
 
-/* Processes chunks from n_done until n_end observations or until time_budget seconds have
- * passed; returns their number, or -1 after a failure described in st. theta holds the *M_io particles (rows of dim, particle-major;
- * room for max(early_particles, particles)) and logw their log-weights; *M_io becomes
- * `particles` when the mini-batch phase begins. The (k + 1)-th observation of the stream is at
- * buffer position k - buffer_start of the model's data; res holds the earlier ones that the
- * mini-batches are drawn from. genealogy (anneal.h; NULL: none) follows the particles for the
- * run's standard error. */
-int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
-                         int *M_io, sgais_anchor *anchor, double *step_size, sg_precond *pcp,
-                         sgais_reservoir *res, double buffer_start, double n_done, double n_end,
-                         double time_budget, uint64_t key, double *score,
-                         const sgais_schedule *schedule, sgais_lambdas *taken, sgais_trace *tr,
-                         sg_genealogy *genealogy, sg_status *st);
+/* A run's state as the core reads and updates it (the R side is the run-state record,
+ * R/sgais_state.R). theta holds the M particles (rows of dim, particle-major; room for
+ * max(early_particles, particles)) and logw their log-weights; M becomes `particles` when the
+ * mini-batch phase begins. n: the observations absorbed. The (k + 1)-th observation of the
+ * stream is at buffer position k - buffer_start of the model's data; res holds the earlier ones
+ * that the mini-batches are drawn from. score: each particle's score for the score control
+ * variate (NULL: none); pcp: the preconditioner (NULL: none); genealogy (anneal.h; NULL: none)
+ * follows the particles for the run's standard error; taken: the lambdas the call took. */
+typedef struct {
+  double *theta, *logw, *score;
+  int M;
+  double n, buffer_start, step_size;
+  uint64_t key;
+  sgais_anchor anchor;
+  sg_precond *pcp;
+  sgais_reservoir res;
+  sg_genealogy *genealogy;
+  sgais_lambdas taken;
+} sgais_state;
+
+/* Processes chunks from state->n until n_end observations or until time_budget seconds have
+ * passed, with the chunks in `schedule` on its steps; returns their number, or -1 after a
+ * failure described in st. */
+int sgais_process(const sg_model *m, const sgais_settings *s, sgais_state *state, double n_end,
+                  double time_budget, const sgais_schedule *schedule, sgais_trace *tr,
+                  sg_status *st);
 
 /* ---------------------------------------------------------------- Annealed importance sampling: ais.c */
 

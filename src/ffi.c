@@ -226,7 +226,12 @@ const sg_setting sg_sgais_table[] = {
     {"update", 'c', SGAIS(update), 0, SGAIS_UPDATE_AVERAGED, 0, 0},
     {"control_variates", 'c', SGAIS(control_variates), 0, 1, 0, 0},
     {"exact_until", 'i', SGAIS(exact_until), 0, INT_MAX, 0, 0},
-    {"early_particles", 'i', SGAIS(early_particles), 2, INT_MAX, 0, 0}};
+    {"early_particles", 'i', SGAIS(early_particles), 2, INT_MAX, 0, 0},
+    {"reservoir_size", 'd', SGAIS(reservoir), 1, INFINITY, 0, 0},
+    {"restart_threshold", 'd', SGAIS(trigger.threshold), 0, INFINITY, 1, 0},
+    {"restart_after", 'd', SGAIS(trigger.after), 0, INFINITY, 0, 0},
+    {"restart_due", 'd', SGAIS(trigger.due), 0, INFINITY, 0, 0},
+    {"restart_on_reference", 'c', SGAIS(trigger.on_reference), 0, 1, 0, 0}};
 const int sg_sgais_table_rows = sizeof sg_sgais_table / sizeof sg_sgais_table[0];
 #undef SGAIS
 #define NS(field) offsetof(ns_settings, field)

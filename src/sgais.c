@@ -539,18 +539,15 @@ typedef struct {
   int exact_moves; /* mini-batch moves gave way to exact ones (chunk_go_exact) */
 } sgais_chunk;
 
-static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, double *theta,
-                     double *logw, int *M_io, sgais_anchor *anchor, double *step_size,
-                     sg_precond *pcp, sgais_reservoir *res, double buffer_start, uint64_t key,
-                     double *score, const sgais_schedule *schedule, sgais_lambdas *taken,
-                     sgais_trace *tr, sg_status *st) {
+static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, sgais_state *x,
+                     const sgais_schedule *schedule, sgais_trace *tr, sg_status *st) {
   const int dim = m->dim;
   const int M_cap = (s->early_particles > s->a.particles) ? s->early_particles : s->a.particles;
-  *r = (sgais_run){.m = m, .s = s, .mv = &s->a.move, .dim = dim, .M = *M_io, .M_cap = M_cap,
-                   .theta = theta, .logw = logw, .step_size = step_size, .score = score,
-                   .M_io = M_io, .anchor = anchor, .pcp = pcp, .res = res,
-                   .buffer_start = buffer_start, .key = key, .schedule = schedule,
-                   .taken = taken, .tr = tr, .st = st};
+  *r = (sgais_run){.m = m, .s = s, .mv = &s->a.move, .dim = dim, .M = x->M, .M_cap = M_cap,
+                   .theta = x->theta, .logw = x->logw, .step_size = &x->step_size,
+                   .score = x->score, .M_io = &x->M, .anchor = &x->anchor, .pcp = x->pcp,
+                   .res = &x->res, .buffer_start = x->buffer_start, .key = x->key,
+                   .schedule = schedule, .taken = &x->taken, .tr = tr, .st = st};
   r->loglik = (double *) R_alloc(M_cap, sizeof(double));
   r->acc = (double *) R_alloc(M_cap, sizeof(double));
   r->corr_work = (double *) R_alloc(7 * (size_t) dim, sizeof(double));
@@ -574,12 +571,12 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, d
                           {m, &r->ws, NULL, 0, 0, 0.0, NULL}};
   /* the region the particles are relabelled into (model.h, canonicalize), which the exact
    * kernels keep them in */
-  if (pcp && m->canonicalize)
+  if (x->pcp && m->canonicalize)
     r->pot.region = (const double *) (r->region = (double *) R_alloc(m->region_size, sizeof(double)));
   r->movers = (sgais_mover *) R_alloc(r->threads, sizeof(sgais_mover));
   /* the most observations an MH test's population (the earlier ones held) can have */
-  const int n_max = res->cap ? res->cap : m->n_obs;
-  for (int t = 0; t < r->threads; t++) mover_init(&r->movers[t], m, s, pcp != NULL, n_max, st);
+  const int n_max = x->res.cap ? x->res.cap : m->n_obs;
+  for (int t = 0; t < r->threads; t++) mover_init(&r->movers[t], m, s, !!x->pcp, n_max, st);
   /* the FlyMC kernel's collapsed bound over the earlier observations (kernel.h), anchored and
    * collapsed here before each annealing step's moves, read by every mover */
   r->flymc = r->mv->kernel == SG_KERNEL_FLYMC;
@@ -591,13 +588,13 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, d
   r->jumps = r->mv->jumps > 0 && m->jump_propose;
   r->jump_pts = r->jumps ? (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)) : NULL;
   r->jump_aux = r->jumps ? (double *) R_alloc(m->jump_aux, sizeof(double)) : NULL;
-  /* restarts (R/sgais.R, sgais_restart) re-run every observation so far in a random order, so
+  /* restarts (R/restart.R) re-run every observation so far in a random order, so
    * they need all of them in the buffer, from the first; they anneal whatever the update (R
    * allows a shift's restart_threshold only for SGAIS's) */
-  r->restarts = (R_FINITE(s->restart_threshold) || R_FINITE(s->restart_due) ||
-                 s->restart_on_reference) &&
-                buffer_start == 0.0 && !res->cap;
-  r->shift_lp = r->restarts && R_FINITE(s->restart_threshold)
+  r->restarts = (R_FINITE(s->trigger.threshold) || R_FINITE(s->trigger.due) ||
+                 s->trigger.on_reference) &&
+                x->buffer_start == 0.0 && !x->res.cap;
+  r->shift_lp = r->restarts && R_FINITE(s->trigger.threshold)
                     ? (double *) R_alloc((size_t) SGAIS_SHIFT_PARTICLES * 2 * s->chunk_size,
                                          sizeof(double))
                     : NULL;
@@ -609,28 +606,28 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, d
  * than the one before (a shift the particles may not follow: clusters that appear where no
  * component is, which local moves cannot reach through the earlier data's likelihood), or one
  * at whose end a periodic restart is due, or where the model's reference has become complete.
- * R (sgais_restart) then replaces the particles by those of a run on every observation up to
- * its end in a random order, and goes on from there. Sets tr->restart_shift. */
+ * R (restart_execute(), R/restart.R) then replaces the particles by those of a run on every
+ * observation up to its end in a random order, and goes on from there. Sets tr->restart_shift. */
 static int restart_due(sgais_run *r, const sgais_chunk *c) {
   const sgais_settings *s = r->s;
-  const int periodic = c->n_now >= s->restart_due;
+  const int periodic = c->n_now >= s->trigger.due;
   /* the model's reference is complete for the observations so far, held from the first (restarts
    * need them: run_init), where it did not at the last restart: for a mixture, clusters that
    * were merged are now told apart, and a restart from the reference built on them puts a
-   * component on each (R/sgais.R, sgais_restart) */
+   * component on each (R/restart.R) */
   const int reference =
-      !periodic && s->restart_on_reference && r->jump_aux &&
+      !periodic && s->trigger.on_reference && r->jump_aux &&
       sg_reference_complete(r->m, sg_jump_set(r->m, (int) c->n_now, NULL, 0, (int) c->n_now, 0,
                                               r->jump_pts, r->jump_aux));
   /* a shift calls for a restart only 1.5 times the data after the last shift restart
-   * (restart_after); it is also checked for the other restarts, to record whether their chunk
+   * (trigger.after); it is also checked for the other restarts, to record whether their chunk
    * was one (detect_shifts() scores the surprise of a restart's chunk only then: the others'
    * log predictive is mostly the restart's correction of the estimate) */
   const int nx = c->base < c->cn ? c->base : c->cn;
-  const int shift = (periodic || reference || c->n_now >= s->restart_after) &&
-                    R_FINITE(s->restart_threshold) && nx >= 2 && c->cn >= 2 &&
+  const int shift = (periodic || reference || c->n_now >= s->trigger.after) &&
+                    R_FINITE(s->trigger.threshold) && nx >= 2 && c->cn >= 2 &&
                     shift_score(r->m, &r->ws, r->theta, r->logw, r->M, c->base, nx, c->cn,
-                                r->shift_lp) > s->restart_threshold;
+                                r->shift_lp) > s->trigger.threshold;
   r->tr->restart_shift = shift;
   return periodic || reference || shift;
 }
@@ -974,22 +971,13 @@ static int chunk_finish(sgais_run *r, sgais_chunk *c, int j) {
   return 0;
 }
 
-/* Processes chunks from n_done until n_end observations or until time_budget seconds have
- * passed; returns their number, or -1 after a failure described in st. theta holds the *M_io
- * particles (rows of dim, particle-major; room for max(early_particles, particles)) and logw
- * their log-weights; *M_io becomes `particles` when the mini-batch phase begins. The (k + 1)-th
- * observation of the stream is at buffer position k - buffer_start of the model's data; res
- * holds the earlier ones that the mini-batches are drawn from. */
-int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, double *logw,
-                  int *M_io, sgais_anchor *anchor, double *step_size, sg_precond *pcp,
-                  sgais_reservoir *res, double buffer_start, double n_done, double n_end,
-                  double time_budget, uint64_t key, double *score,
-                  const sgais_schedule *schedule, sgais_lambdas *taken, sgais_trace *tr,
-                  sg_genealogy *genealogy, sg_status *st) {
+int sgais_process(const sg_model *m, const sgais_settings *s, sgais_state *state, double n_end,
+                  double time_budget, const sgais_schedule *schedule, sgais_trace *tr,
+                  sg_status *st) {
   sgais_run r;
-  run_init(&r, m, s, theta, logw, M_io, anchor, step_size, pcp, res, buffer_start, key, score,
-           schedule, taken, tr, st);
-  r.scratch.genealogy = genealogy;
+  run_init(&r, m, s, state, schedule, tr, st);
+  double n_done = state->n;
+  r.scratch.genealogy = state->genealogy;
   const double start_time = sg_now();
   int chunks = 0;
   while (n_done < n_end) {
@@ -1008,5 +996,6 @@ int sgais_process(const sg_model *m, const sgais_settings *s, double *theta, dou
     n_done = c.n_now;
     if (sg_now() - start_time > time_budget) break;
   }
+  state->n = n_done;
   return chunks;
 }

@@ -9,28 +9,16 @@ static sgais_settings settings_from_r(SEXP x) {
   sgais_settings s;
   s.a = sg_anneal_settings_from_r(x);
   sg_settings_read(x, sg_sgais_table, sg_sgais_table_rows, &s);
-  /* NULL in the settings of older fits and of SIR and the sequential estimator: never */
-  SEXP rt = sg_list_get_optional(x, "restart_threshold"),
-       ra = sg_list_get_optional(x, "restart_after"), rd = sg_list_get_optional(x, "restart_due");
-  s.restart_threshold = Rf_isNull(rt) ? R_PosInf : sg_scalar_double(rt, "restart_threshold");
-  if (!(s.restart_threshold > 0)) sg_input_error("`restart_threshold` must be positive (or Inf).");
-  s.restart_after = Rf_isNull(ra) ? 0.0 : sg_scalar_double(ra, "restart_after");
-  s.restart_due = Rf_isNull(rd) ? R_PosInf : sg_scalar_double(rd, "restart_due");
-  SEXP rr = sg_list_get_optional(x, "restart_on_reference");
-  s.restart_on_reference = !Rf_isNull(rr) && Rf_asLogical(rr) == TRUE;
   if (s.early_particles < s.a.particles)
     sg_input_error("`early_particles` must be at least `particles`.");
-  /* Inf (or NULL, as settings of older fits): unbounded */
-  SEXP rs = sg_list_get(x, "reservoir_size");
-  double r = Rf_isNull(rs) ? R_PosInf : sg_scalar_double(rs, "reservoir_size");
-  if (R_FINITE(r)) {
-    s.reservoir_size = sg_scalar_int(rs, "reservoir_size", 1);
+  /* Inf: unbounded */
+  s.reservoir_size = 0;
+  if (R_FINITE(s.reservoir)) {
+    if (s.reservoir != floor(s.reservoir) || s.reservoir > INT_MAX)
+      sg_input_error("`reservoir_size` must be a whole number or Inf.");
+    s.reservoir_size = (int) s.reservoir;
     if (s.reservoir_size < s.exact_until)
       sg_input_error("`reservoir_size` must be at least `exact_until`.");
-  } else if (r > 0) {
-    s.reservoir_size = 0;
-  } else {
-    sg_input_error("`reservoir_size` must be a whole number or Inf.");
   }
   return s;
 }
@@ -260,12 +248,15 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
   int nprot = 0, max_chunks = 0;
   for (double b = from; b < to; b = sgais_chunk_end(&s, b)) max_chunks++;
   SEXP out = PROTECT(result_new(theta, logw, M, dim, acc_len)); nprot++;
-  double *score = score_from_r(state, &s, dim, M_in);
-  sgais_anchor anchor = {REAL(VECTOR_ELT(out, ANCHOR)), REAL(VECTOR_ELT(out, ANCHOR_GRAD)),
-                         anchor_n, from};
+  sgais_state x = {.theta = REAL(VECTOR_ELT(out, THETA)), .logw = REAL(VECTOR_ELT(out, LOGW)),
+                   .score = score_from_r(state, &s, dim, M_in), .M = M, .n = from,
+                   .buffer_start = buffer_start, .step_size = step_size, .key = key,
+                   .anchor = {REAL(VECTOR_ELT(out, ANCHOR)), REAL(VECTOR_ELT(out, ANCHOR_GRAD)),
+                              anchor_n, from},
+                   .pcp = pcp, .res = res, .genealogy = NULL, .taken = {NULL, 0, 0}};
   if (has_anchor) {
-    memcpy(anchor.theta, REAL(anchor_theta), dim * sizeof(double));
-    memcpy(anchor.grad, REAL(anchor_grad), dim * sizeof(double));
+    memcpy(x.anchor.theta, REAL(anchor_theta), dim * sizeof(double));
+    memcpy(x.anchor.grad, REAL(anchor_grad), dim * sizeof(double));
   }
   sgais_trace tr;
   SEXP trace = sg_columns_new(trace_columns, sizeof trace_columns / sizeof trace_columns[0], &tr,
@@ -273,21 +264,21 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
   SET_VECTOR_ELT(out, TRACE, trace);
 
   sg_status st = {SG_OK, ""};
-  sgais_lambdas taken = {NULL, 0, 0};
   sg_genealogy gen;
   sg_genealogy_from_r(sg_list_get_optional(state, "genealogy"),
                       s.early_particles > s.a.particles ? s.early_particles : s.a.particles, M,
                       &gen);
-  int chunks = sgais_process(&m, &s, REAL(VECTOR_ELT(out, THETA)), REAL(VECTOR_ELT(out, LOGW)), &M,
-                             &anchor, &step_size, pcp, &res, buffer_start, from, to, budget, key,
-                             score, &sched, &taken, &tr, &gen, &st);
+  x.genealogy = &gen;
+  int chunks = sgais_process(&m, &s, &x, to, budget, &sched, &tr, &st);
   if (chunks < 0) sg_raise(&st);
   SET_VECTOR_ELT(out, GENEALOGY, sg_genealogy_to_r(&gen));
-  SEXP restart_at = PROTECT(Rf_ScalarReal(tr.restart_at)); nprot++;
-  Rf_setAttrib(out, Rf_install("restart_at"), restart_at);
-  SEXP restart_shift = PROTECT(Rf_ScalarLogical(tr.restart_shift)); nprot++;
-  Rf_setAttrib(out, Rf_install("restart_shift"), restart_shift);
-  result_finish(out, dim, M, M_in, score, &res, &taken, step_size, pcp, acc_len, &anchor);
+  /* where the run stopped for a restart (0: it did not) and whether that chunk was a shift */
+  SEXP stop = PROTECT(Rf_allocVector(REALSXP, 2)); nprot++;
+  REAL(stop)[0] = tr.restart_at;
+  REAL(stop)[1] = tr.restart_shift;
+  Rf_setAttrib(out, Rf_install("restart"), stop);
+  result_finish(out, dim, x.M, M_in, x.score, &x.res, &x.taken, x.step_size, pcp, acc_len,
+                &x.anchor);
   sg_columns_cut(trace, chunks);
   UNPROTECT(nprot);
   return out;

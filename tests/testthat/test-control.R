@@ -152,13 +152,15 @@ test_that("the C core's settings table agrees with the R settings schema", {
   c_table <- as.data.frame(.Call(sgais:::C_ffi_settings_table), stringsAsFactors = FALSE)
   schema <- sgais:::settings_schema
   c_name <- vapply(names(schema), function(n) schema[[n]]$c_name %||% n, character(1))
-  # what R resolves itself before C sees it: the walk's lengths (as sghmc_steps), the reservoir
-  # (as a cap) and the restart settings (as restart_after and restart_due)
-  r_only <- c("walk_steps", "max_walk_steps", "reservoir_size", "restart_threshold",
-              "restart_every")
-  expect_setequal(c_table$name, c_name[setdiff(names(schema), r_only)])
+  # what R resolves itself before C sees it: the walk's lengths (as sghmc_steps) and the grid
+  # of periodic restarts (as the triggers of R/restart.R, restart_triggers(), which C reads too)
+  r_only <- c("walk_steps", "max_walk_steps", "restart_every")
+  triggers <- c("restart_after", "restart_due", "restart_on_reference")
+  expect_setequal(c_table$name, c(c_name[setdiff(names(schema), r_only)], triggers))
+  expect_setequal(names(sgais:::restart_never(list())), c("restart_threshold", triggers))
   for (i in seq_len(nrow(c_table))) {
     row <- c_table[i, ]
+    if (row$name %in% triggers) next
     spec <- schema[[names(c_name)[c_name == row$name]]]
     what <- paste(row$name, spec$kind)
     switch(spec$kind,

@@ -659,7 +659,7 @@ test_that("a restart anneals in one chunk from a usable reference, in chunks wit
   usable <- gaussian_mixture(y, components = 3)
   expect_identical(sgais:::model_reference_level(usable), "usable")
   expect_identical(chunks_of(usable), 120L)
-  # reference off (restart_in_one_chunk()), or none for the data: chunks
+  # reference off (restart_policy()), or none for the data: chunks
   expect_identical(chunks_of(usable, whole = FALSE), 40L)
   set.seed(5)
   centres <- rbind(c(0, 0), c(12, 0), c(0, 12), c(12, 12))

@@ -128,7 +128,7 @@ test_that("off linear regression they agree with a grid evidence (logistic regre
 # A mixture's posterior changes its mode as its clusters show (a third cluster appearing at 300
 # points), which one importance step per chunk cannot follow: the robust presets restart by
 # SGAIS's annealing from the reference once the data show all the clusters (R/sgais.R,
-# restart_settings()), and end at the closed form (SIR, seeds 1-4: -1.84, -0.97, -2.00, +1.09
+# restart_policy()), and end at the closed form (SIR, seeds 1-4: -1.84, -0.97, -2.00, +1.09
 # nats, SE 1.0 to 1.3); without restarts they warn.
 test_that("SIR restarts on a mixture whose third cluster appears, also when continued", {
   d <- appearing_clusters()

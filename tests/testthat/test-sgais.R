@@ -196,7 +196,7 @@ test_that("bad tuning values give errors that name the argument", {
 test_that("the C entry point re-checks its arguments", {
   test_tags("memcheck")
   model <- small_model(100)
-  settings <- sgais:::c_settings(quiet_sgais(model, seed = 1)$settings)
+  settings <- sgais:::restart_never(sgais:::c_settings(quiet_sgais(model, seed = 1)$settings))
   state <- initial_sgais_state(model, 100)
   call <- function(state = initial_sgais_state(model, 100), n_end = 100L, s = settings, m = model,
                    schedule = sgais:::no_schedule) {
