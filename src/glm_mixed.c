@@ -21,9 +21,9 @@
  * Why integrated out, where the effects could be parameters (as they are nowhere else in the
  * package): as parameters they make thousands of dimensions that every chunk of a stream moves
  * at once, and annealing and SGHMC in them proved too biased and too slow (inst/design.md,
- * "Measurements behind the defaults"). Integrated out, the
- * model has p + 1 or p + 2 parameters however many groups there are, at the price of a
- * one-dimensional integral per group and evaluation, which costs a few passes over its rows.
+ * "Measurements behind the defaults"). Integrated out, the model has p + 1 or p + 2 parameters
+ * however many groups there are, at the price of a one-dimensional integral per group and
+ * evaluation, which costs a few passes over its rows.
  *
  * I(R) by adaptive Gauss-Hermite quadrature (Liu & Pierce 1994, "A note on Gauss-Hermite
  * quadrature", Biometrika 81; Pinheiro & Bates 1995, J. Comput. Graph. Stat. 4): the log
@@ -161,12 +161,12 @@ static inline double gmx_binomial_fast(double y, double m, double lin, double t,
  * *curv). Newton's steps are kept inside the bracket of the root of h' found so far, and a
  * step that did not halve |h'| is followed by a bisection of the bracket: Newton's method on
  * the exponential side of a Poisson integrand, after overshooting, comes back one unit per step
- * (from u = 170 it had not returned after 100 steps), where bisection halves the
- * distance. So the iteration converges from u = 0 for any data; it stops when a step is below
- * 1e-3 of the integrand's width: the quadrature about a point that far from the mode, with a
- * width that close, differs from that about the mode by far less than its own error (the nodes
- * integrate a shifted Gaussian, an entire function times a Gaussian, almost exactly), and the
- * last step, taken, leaves the point nearer still. */
+ * (as many steps as units of distance), where bisection halves the distance. So the iteration
+ * converges from u = 0 for any data; it stops when a step is below 1e-3 of the integrand's
+ * width: the quadrature about a point that far from the mode, with a width that close, differs
+ * from that about the mode by far less than its own error (the nodes integrate a shifted
+ * Gaussian, an entire function times a Gaussian, almost exactly), and the last step, taken,
+ * leaves the point nearer still. */
 static double gmx_mode(const gmx_data *d, const double *eta, const double *ex, sg_index first,
                        sg_index n, const gmx_scales *s, double *curv) {
   const double prec = 1.0 / (s->tau * s->tau);
@@ -424,33 +424,46 @@ static int gmx_mode_q(const gmx_data *d, const double *eta, const double *w, sg_
   return 0;
 }
 
-/* log I over the n rows from `first`, q effects (eta as gmx_mode's; w their w_i). With grad,
- * adds `weight` times the gradient: in beta to grad[0..p-1], in B to gB (q x q, the lower
- * triangle), in phi to *gphi. work: gmx_grid_work(). */
-static double gmx_log_integral_q(const gmx_data *d, const double *eta, const double *w,
-                                 sg_index first, sg_index n, const gmx_scales *s, double weight,
-                                 double *grad, double *gB, double *gphi, double *work) {
-  if (n == 0) return 0.0;
-  const int q = d->n_eff, p = d->p;
-  int r = 0;
-  while (r + 1 < d->rules && n >= d->rule_min[r + 1]) r++;
-  const int nq = d->rule_q[r];
-  const double *node = d->node + d->rule_at[r], *log_weight = d->log_weight + d->rule_at[r];
-  double m[SG_MIXED_MAX_Q], L[GMX_QQ];
-  if (!gmx_mode_q(d, eta, w, first, n, s, m, L)) return -INFINITY;
+/* The product grid of a q-dimensional integral and what its nodes accumulate over the rows
+ * (gmx_log_integral_q). */
+typedef struct {
+  int q, p, nq, K;      /* effects, coefficients, nodes per axis, nodes of the grid (nq^q) */
+  const double *node;   /* the rule's nodes x_a (nq) */
+  double xmax;          /* max |x_a| */
+  double m[SG_MIXED_MAX_Q], L[GMX_QQ]; /* h's mode and the Cholesky factor of -h'' there */
+  /* per node k: h(v_k) so far, v_k (q), sum_i e_i z_i (q), sum_i e_i a_i (p) and d/dphi */
+  double *h, *v, *ez, *ea, *gp;
+} gmx_grid;
+
+/* The doubles gmx_log_integral_q's work takes: a grid of `grid` nodes. */
+static inline sg_index gmx_grid_work(int grid, int p, int q) {
+  return (sg_index) grid * (2 + 2 * q + p);
+}
+
+/* Lays the grid out in work (gmx_grid_work()) and fills in each node k: its multi-index over the
+ * axes, its point v_k = m + sqrt(2) L^-T x_k, and h's terms that do not depend on the rows,
+ * log W_k + |x_k|^2 (log_weight holds log w_a + x_a^2 per axis) - |v_k|^2 / 2 - (q / 2) log(2 pi);
+ * the rows' sums start at 0. */
+static void gmx_grid_nodes(gmx_grid *gr, const double *log_weight, double *work) {
+  const int q = gr->q, p = gr->p, nq = gr->nq;
   int K = 1;
   for (int k = 0; k < q; k++) K *= nq;
-  /* per node: h, v (q), e z (q), e a (p), d/dphi */
-  double *h = work, *vk = work + K, *ez = vk + (sg_index) K * q, *ea = ez + (sg_index) K * q,
-         *gp = ea + (sg_index) K * p;
+  gr->K = K;
+  gr->h = work;
+  gr->v = work + K;
+  gr->ez = gr->v + (sg_index) K * q;
+  gr->ea = gr->ez + (sg_index) K * q;
+  gr->gp = gr->ea + (sg_index) K * p;
+  gr->xmax = 0.0;
+  for (int a = 0; a < nq; a++)
+    if (fabs(gr->node[a]) > gr->xmax) gr->xmax = fabs(gr->node[a]);
+  const double *L = gr->L;
   int idx[SG_MIXED_MAX_Q] = {0};
-  double log_det = 0.0;
-  for (int k = 0; k < q; k++) log_det += log(L[k * q + k]);
   for (int k = 0; k < K; k++) {
     /* node k's multi-index idx, its x, and v = m + sqrt(2) L^-T x */
-    double *v = vk + (sg_index) k * q, lw = 0.0;
+    double *v = gr->v + (sg_index) k * q, lw = 0.0;
     for (int j = 0; j < q; j++) {
-      v[j] = M_SQRT2 * node[idx[j]];
+      v[j] = M_SQRT2 * gr->node[idx[j]];
       lw += log_weight[idx[j]];
     }
     for (int j = q - 1; j >= 0; j--) {
@@ -458,109 +471,140 @@ static double gmx_log_integral_q(const gmx_data *d, const double *eta, const dou
       for (int l = j + 1; l < q; l++) a -= L[l * q + j] * v[l];
       v[j] = a / L[j * q + j];
     }
-    h[k] = lw - 0.5 * q * log(2.0 * M_PI);
+    gr->h[k] = lw - 0.5 * q * log(2.0 * M_PI);
     for (int j = 0; j < q; j++) {
-      v[j] += m[j];
-      h[k] -= 0.5 * v[j] * v[j];
+      v[j] += gr->m[j];
+      gr->h[k] -= 0.5 * v[j] * v[j];
     }
-    gp[k] = 0.0;
-    for (int j = 0; j < q; j++) ez[(sg_index) k * q + j] = 0.0;
-    for (int j = 0; j < p; j++) ea[(sg_index) k * p + j] = 0.0;
+    gr->gp[k] = 0.0;
+    for (int j = 0; j < q; j++) gr->ez[(sg_index) k * q + j] = 0.0;
+    for (int j = 0; j < p; j++) gr->ea[(sg_index) k * p + j] = 0.0;
     for (int j = 0; j < q && ++idx[j] == nq; j++) idx[j] = 0;
   }
-  /* The fast path (logistic and Poisson): on the grid a row's linear predictor is
-   *   lin_k = c + sum_j u_j x_(k_j),  c = eta_i + w_i'm,  u = sqrt(2) L^-1 w_i,
-   * a sum over the axes of the grid's own nodes, so e^lin_k is e^c times a product of q factors
-   * e^(u_j x_a), each one of nq per axis: q nq + 1 exp() per row instead of nq^q. As in one
-   * dimension (GMX_FAST_BOUND), only when every |lin| stays far inside the doubles. */
-  const int fast_family = d->family != SG_GLMM_NEGATIVE_BINOMIAL;
-  double xmax = 0.0;
-  for (int a = 0; a < nq; a++)
-    if (fabs(node[a]) > xmax) xmax = fabs(node[a]);
-  double z[SG_MIXED_MAX_Q], u[SG_MIXED_MAX_Q], E[SG_MIXED_MAX_Q * GMX_MAX_NODES];
-  for (sg_index i = 0; i < n; i++) {
-    const double *x = d->rows + (first + i) * d->stride, *wi = w + i * q, y = x[p];
-    if (grad) gmx_z(d, x, z);
-    int fast = fast_family;
-    double c = eta[i], bound = 0.0;
-    if (fast) {
-      for (int j = 0; j < q; j++) {
-        double a = wi[j];
-        for (int r = 0; r < j; r++) a -= L[j * q + r] * u[r];
-        u[j] = a / L[j * q + j];
-        c += wi[j] * m[j];
-      }
-      for (int j = 0; j < q; j++) {
-        u[j] *= M_SQRT2;
-        bound += fabs(u[j]) * xmax;
-      }
-      fast = fabs(c) + bound < GMX_FAST_BOUND;
-    }
-    if (fast) {
-      const double ec = exp(c), lf = d->family == SG_GLMM_POISSON
-                                         ? sg_log_factorial(d->log_factorial, y) : 0.0;
-      for (int j = 0; j < q; j++)
-        for (int a = 0; a < nq; a++) E[j * nq + a] = exp(u[j] * node[a]);
-      int at[SG_MIXED_MAX_Q] = {0};
-      for (int k = 0; k < K; k++) {
-        double t = ec, lin = c, e, lp;
-        for (int j = 0; j < q; j++) {
-          t *= E[j * nq + at[j]];
-          lin += u[j] * node[at[j]];
-        }
-        if (d->family == SG_GLMM_LOGISTIC) {
-          /* log p = -log1p(e^-lin) (y = 1) or -log1p(e^lin) (y = 0) */
-          const double r = y != 0.0 ? 1.0 / t : t;
-          lp = -log1p(r);
-          e = (y != 0.0 ? 1.0 : -t) / (1.0 + t);
-        } else if (d->family == SG_GLMM_BINOMIAL) {
-          lp = gmx_binomial_fast(y, x[p + 2], lin, t, 1.0 / t, &e);
-        } else { /* Poisson */
-          lp = y * lin - t - lf;
-          e = y - t;
-        }
-        h[k] += lp;
-        if (grad) {
-          double *ga = ea + (sg_index) k * p, *gz = ez + (sg_index) k * q;
-          for (int j = 0; j < p; j++) ga[j] += e * x[j];
-          for (int j = 0; j < q; j++) gz[j] += e * z[j];
-        }
-        for (int j = 0; j < q && ++at[j] == nq; j++) at[j] = 0;
-      }
-      continue;
-    }
-    for (int k = 0; k < K; k++) {
-      const double *v = vk + (sg_index) k * q;
-      double lin = eta[i], e;
-      for (int j = 0; j < q; j++) lin += wi[j] * v[j];
-      h[k] += gmx_term(d, x, lin, s, grad ? &e : NULL, grad ? gp + k : NULL);
-      if (grad) {
-        double *a = ea + (sg_index) k * p, *b = ez + (sg_index) k * q;
-        for (int j = 0; j < p; j++) a[j] += e * x[j];
-        for (int j = 0; j < q; j++) b[j] += e * z[j];
-      }
-    }
-  }
-  const double lse = sg_log_sum_exp(h, K);
-  if (!R_FINITE(lse)) return lse == INFINITY ? NAN : -INFINITY;
-  const double value = lse + 0.5 * q * M_LN2 - log_det + gmx_log_choose(d, first, n);
-  if (grad) {
-    for (int k = 0; k < K; k++) {
-      const double pk = weight * exp(h[k] - lse);
-      const double *a = ea + (sg_index) k * p, *b = ez + (sg_index) k * q,
-                   *v = vk + (sg_index) k * q;
-      for (int j = 0; j < p; j++) grad[j] += pk * a[j];
-      for (int j = 0; j < q; j++)
-        for (int l = 0; l <= j; l++) gB[j * q + l] += pk * b[j] * v[l];
-      *gphi += pk * gp[k];
-    }
-  }
-  return value;
 }
 
-/* The doubles gmx_log_integral_q's work takes: a grid of `grid` nodes. */
-static inline sg_index gmx_grid_work(int grid, int p, int q) {
-  return (sg_index) grid * (2 + 2 * q + p);
+/* Adds row x's terms (linear predictor eta_i without the effects, w_i = wi) to every node by the
+ * fast path of the logistic, binomial and Poisson families: on the grid the row's linear
+ * predictor is
+ *   lin_k = c + sum_j u_j x_(k_j),  c = eta_i + w_i'm,  u = sqrt(2) L^-1 w_i,
+ * a sum over the axes of the grid's own nodes, so e^lin_k is e^c times a product of q factors
+ * e^(u_j x_a), each one of nq per axis: q nq + 1 exp() per row instead of nq^q. As in one
+ * dimension (GMX_FAST_BOUND), only when every |lin| stays far inside the doubles: returns 0,
+ * having added nothing, when it may not. z: the row's z_i when grad. */
+static int gmx_grid_row_fast(const gmx_data *d, gmx_grid *gr, const double *x, const double *wi,
+                             double eta_i, const double *z, int grad) {
+  const int q = gr->q, p = gr->p, nq = gr->nq;
+  const double *L = gr->L, *node = gr->node, y = x[p];
+  double c = eta_i, bound = 0.0, u[SG_MIXED_MAX_Q], E[SG_MIXED_MAX_Q * GMX_MAX_NODES];
+  for (int j = 0; j < q; j++) {
+    double a = wi[j];
+    for (int r = 0; r < j; r++) a -= L[j * q + r] * u[r];
+    u[j] = a / L[j * q + j];
+    c += wi[j] * gr->m[j];
+  }
+  for (int j = 0; j < q; j++) {
+    u[j] *= M_SQRT2;
+    bound += fabs(u[j]) * gr->xmax;
+  }
+  if (!(fabs(c) + bound < GMX_FAST_BOUND)) return 0;
+  const double ec = exp(c), lf = d->family == SG_GLMM_POISSON
+                                     ? sg_log_factorial(d->log_factorial, y) : 0.0;
+  for (int j = 0; j < q; j++)
+    for (int a = 0; a < nq; a++) E[j * nq + a] = exp(u[j] * node[a]);
+  int at[SG_MIXED_MAX_Q] = {0};
+  for (int k = 0; k < gr->K; k++) {
+    double t = ec, lin = c, e, lp;
+    for (int j = 0; j < q; j++) {
+      t *= E[j * nq + at[j]];
+      lin += u[j] * node[at[j]];
+    }
+    if (d->family == SG_GLMM_LOGISTIC) {
+      /* log p = -log1p(e^-lin) (y = 1) or -log1p(e^lin) (y = 0) */
+      const double r = y != 0.0 ? 1.0 / t : t;
+      lp = -log1p(r);
+      e = (y != 0.0 ? 1.0 : -t) / (1.0 + t);
+    } else if (d->family == SG_GLMM_BINOMIAL) {
+      lp = gmx_binomial_fast(y, x[p + 2], lin, t, 1.0 / t, &e);
+    } else { /* Poisson */
+      lp = y * lin - t - lf;
+      e = y - t;
+    }
+    gr->h[k] += lp;
+    if (grad) {
+      double *ga = gr->ea + (sg_index) k * p, *gz = gr->ez + (sg_index) k * q;
+      for (int j = 0; j < p; j++) ga[j] += e * x[j];
+      for (int j = 0; j < q; j++) gz[j] += e * z[j];
+    }
+    for (int j = 0; j < q && ++at[j] == nq; j++) at[j] = 0;
+  }
+  return 1;
+}
+
+/* Adds row x's terms to every node by the family's term at each node's linear predictor
+ * eta_i + w_i'v_k (any family, any |lin|). z: the row's z_i when grad. */
+static void gmx_grid_row(const gmx_data *d, gmx_grid *gr, const double *x, const double *wi,
+                         double eta_i, const gmx_scales *s, const double *z, int grad) {
+  const int q = gr->q, p = gr->p;
+  for (int k = 0; k < gr->K; k++) {
+    const double *v = gr->v + (sg_index) k * q;
+    double lin = eta_i, e;
+    for (int j = 0; j < q; j++) lin += wi[j] * v[j];
+    gr->h[k] += gmx_term(d, x, lin, s, grad ? &e : NULL, grad ? gr->gp + k : NULL);
+    if (grad) {
+      double *a = gr->ea + (sg_index) k * p, *b = gr->ez + (sg_index) k * q;
+      for (int j = 0; j < p; j++) a[j] += e * x[j];
+      for (int j = 0; j < q; j++) b[j] += e * z[j];
+    }
+  }
+}
+
+/* Adds `weight` times the integral's gradient, E[dh/dtheta] under the nodes' normalised terms
+ * pi_k = e^(h_k - lse): in beta to grad, in B to gB (its lower triangle), in phi to *gphi. */
+static void gmx_grid_gradient(const gmx_grid *gr, double lse, double weight, double *grad,
+                              double *gB, double *gphi) {
+  const int q = gr->q, p = gr->p;
+  for (int k = 0; k < gr->K; k++) {
+    const double pk = weight * exp(gr->h[k] - lse);
+    const double *a = gr->ea + (sg_index) k * p, *b = gr->ez + (sg_index) k * q,
+                 *v = gr->v + (sg_index) k * q;
+    for (int j = 0; j < p; j++) grad[j] += pk * a[j];
+    for (int j = 0; j < q; j++)
+      for (int l = 0; l <= j; l++) gB[j * q + l] += pk * b[j] * v[l];
+    *gphi += pk * gr->gp[k];
+  }
+}
+
+/* log I over the n rows from `first`, q effects (eta as gmx_mode's; w their w_i). With grad,
+ * adds `weight` times the gradient: in beta to grad[0..p-1], in B to gB (q x q, the lower
+ * triangle), in phi to *gphi. work: gmx_grid_work(). */
+static double gmx_log_integral_q(const gmx_data *d, const double *eta, const double *w,
+                                 sg_index first, sg_index n, const gmx_scales *s, double weight,
+                                 double *grad, double *gB, double *gphi, double *work) {
+  if (n == 0) return 0.0;
+  gmx_grid gr;
+  gr.q = d->n_eff;
+  gr.p = d->p;
+  int r = 0;
+  while (r + 1 < d->rules && n >= d->rule_min[r + 1]) r++;
+  gr.nq = d->rule_q[r];
+  gr.node = d->node + d->rule_at[r];
+  if (!gmx_mode_q(d, eta, w, first, n, s, gr.m, gr.L)) return -INFINITY;
+  gmx_grid_nodes(&gr, d->log_weight + d->rule_at[r], work);
+  const int q = gr.q, fast_family = d->family != SG_GLMM_NEGATIVE_BINOMIAL;
+  double log_det = 0.0;
+  for (int k = 0; k < q; k++) log_det += log(gr.L[k * q + k]);
+  double z[SG_MIXED_MAX_Q];
+  for (sg_index i = 0; i < n; i++) {
+    const double *x = d->rows + (first + i) * d->stride, *wi = w + i * q;
+    if (grad) gmx_z(d, x, z);
+    if (!(fast_family && gmx_grid_row_fast(d, &gr, x, wi, eta[i], z, grad != NULL)))
+      gmx_grid_row(d, &gr, x, wi, eta[i], s, z, grad != NULL);
+  }
+  const double lse = sg_log_sum_exp(gr.h, gr.K);
+  if (!R_FINITE(lse)) return lse == INFINITY ? NAN : -INFINITY;
+  const double value = lse + 0.5 * q * M_LN2 - log_det + gmx_log_choose(d, first, n);
+  if (grad) gmx_grid_gradient(&gr, lse, weight, grad, gB, gphi);
+  return value;
 }
 
 /* log p(unit u's rows | its context, theta); with grad, adds `scale` times its gradient in beta

@@ -167,20 +167,10 @@ int ls_allowed(const ls_problem *p, const uint64_t *member) {
   return 1;
 }
 
-int ls_setup(const ls_input *in, ls_problem *p, sg_status *st) {
+/* The columns of each term (term_start, term_cols; the group-0 columns in cols0) and each
+ * term's parents as bit sets, checked. */
+static int setup_terms(const ls_input *in, ls_problem *p, sg_status *st) {
   const int q = in->q, K = in->K;
-  memset(p, 0, sizeof *p);
-  if (q < 1 || K < 0) return sg_fail(st, SG_ERR_INPUT, "The design has no columns.");
-  if (!(in->n >= 1.0) || !R_FINITE(in->yy) || !sg_all_finite(in->xtx, q * q) ||
-      !sg_all_finite(in->xty, q))
-    return sg_fail(st, SG_ERR_INPUT, "The sufficient statistics must be finite, with n >= 1.");
-  p->kind = in->kind;
-  p->q = q;
-  p->K = K;
-  p->W = K > 0 ? (K + 63) / 64 : 1;
-  p->n = in->n;
-  p->offset = in->offset;
-  /* columns by term */
   p->term_start = (int *) R_alloc(K + 2, sizeof(int));
   p->term_cols = (int *) R_alloc(q, sizeof(int));
   p->cols0 = (int *) R_alloc(q, sizeof(int));
@@ -192,20 +182,18 @@ int ls_setup(const ls_input *in, ls_problem *p, sg_status *st) {
     else p->term_start[gj]++;
   }
   /* counts to starts: term k (0-based) at term_start[k] */
-  {
-    int at = 0;
-    for (int k = 0; k < K; k++) {
-      const int c = p->term_start[k + 1];
-      if (c == 0) return sg_fail(st, SG_ERR_INPUT, "Term %d has no column in `group`.", k + 1);
-      p->term_start[k] = at;
-      at += c;
-    }
-    p->term_start[K] = at;
-    int *fill = (int *) R_alloc(K + 1, sizeof(int));
-    for (int k = 0; k < K; k++) fill[k] = p->term_start[k];
-    for (int j = 0; j < q; j++)
-      if (in->group[j] > 0) p->term_cols[fill[in->group[j] - 1]++] = j;
+  int at = 0;
+  for (int k = 0; k < K; k++) {
+    const int c = p->term_start[k + 1];
+    if (c == 0) return sg_fail(st, SG_ERR_INPUT, "Term %d has no column in `group`.", k + 1);
+    p->term_start[k] = at;
+    at += c;
   }
+  p->term_start[K] = at;
+  int *fill = (int *) R_alloc(K + 1, sizeof(int));
+  for (int k = 0; k < K; k++) fill[k] = p->term_start[k];
+  for (int j = 0; j < q; j++)
+    if (in->group[j] > 0) p->term_cols[fill[in->group[j] - 1]++] = j;
   /* parents as bit sets */
   p->parents = (uint64_t *) R_alloc((size_t) K * p->W + 1, sizeof(uint64_t));
   memset(p->parents, 0, ((size_t) K * p->W + 1) * sizeof(uint64_t));
@@ -217,76 +205,89 @@ int ls_setup(const ls_input *in, ls_problem *p, sg_status *st) {
       p->parents[(size_t) k * p->W + (r >> 6)] |= (uint64_t) 1 << (r & 63);
     }
   }
-  p->P = (double *) R_alloc((size_t) q * q, sizeof(double));
-  p->b = (double *) R_alloc(q, sizeof(double));
-  memcpy(p->P, in->xtx, (size_t) q * q * sizeof(double));
-  memcpy(p->b, in->xty, q * sizeof(double));
-  p->c0 = in->yy;
-  const double n = in->n;
+  return SG_OK;
+}
 
-  if (in->kind == LS_NORMAL || in->kind == LS_NIG) {
-    const int normal = in->kind == LS_NORMAL;
-    if (normal && !(in->s2 > 0.0 && R_FINITE(in->s2)))
-      return sg_fail(st, SG_ERR_INPUT, "The noise variance must be positive.");
-    if (!normal && !(in->shape > 0.0 && in->scale > 0.0 && R_FINITE(in->shape) &&
-                     R_FINITE(in->scale)))
-      return sg_fail(st, SG_ERR_INPUT, "The variance's shape and scale must be positive.");
-    for (int j = 0; j < q; j++)
-      if (!(in->var[j] > 0.0 && R_FINITE(in->var[j]) && R_FINITE(in->mean[j])))
-        return sg_fail(st, SG_ERR_INPUT, "Prior variances must be positive, means finite.");
-    /* y' = y - A_0 m_0, the same in every submodel since the group-0 columns are in all */
-    double *am = (double *) R_alloc(q, sizeof(double));
-    double c = in->yy;
-    int shifted = 0;
-    for (int j = 0; j < q; j++) am[j] = 0.0;
+/* The group-0 columns A_0 are in every submodel, so their prior means m_0 can leave the
+ * likelihood once for all: y' = y - A_0 m_0 has A'y' = A'y - A'A_0 m_0 (am = A'A_0 m_0, q) and
+ * y''y' = y'y - 2 m_0'A_0'y + m_0'A_0'A_0 m_0, returned (y'y itself when every m_0 is 0). */
+static double shift_statistics(const ls_input *in, const ls_problem *p, double *am) {
+  const int q = in->q;
+  double c = in->yy;
+  int shifted = 0;
+  for (int j = 0; j < q; j++) am[j] = 0.0;
+  for (int i = 0; i < p->n0; i++) {
+    const int j = p->cols0[i];
+    const double m = in->mean[j];
+    if (m == 0.0) continue;
+    shifted = 1;
+    for (int r = 0; r < q; r++) am[r] += in->xtx[r + (size_t) j * q] * m;
+  }
+  if (shifted) {
+    double mxty = 0.0, mam = 0.0;
     for (int i = 0; i < p->n0; i++) {
       const int j = p->cols0[i];
-      const double m = in->mean[j];
-      if (m == 0.0) continue;
-      shifted = 1;
-      for (int r = 0; r < q; r++) am[r] += in->xtx[r + (size_t) j * q] * m;
+      mxty += in->mean[j] * in->xty[j];
+      mam += in->mean[j] * am[j];
     }
-    if (shifted) {
-      double mxty = 0.0, mam = 0.0;
-      for (int i = 0; i < p->n0; i++) {
-        const int j = p->cols0[i];
-        mxty += in->mean[j] * in->xty[j];
-        mam += in->mean[j] * am[j];
-      }
-      c = in->yy - 2.0 * mxty + mam;
-    }
-    const double s2 = normal ? in->s2 : 1.0;
-    for (int j = 0; j < q; j++) {
-      for (int r = 0; r < q; r++) p->P[r + (size_t) j * q] = in->xtx[r + (size_t) j * q] / s2;
-      p->P[j + (size_t) j * q] += 1.0 / in->var[j];
-      p->b[j] = (in->xty[j] - am[j]) / s2 + (in->group[j] > 0 ? in->mean[j] / in->var[j] : 0.0);
-    }
-    p->c0 = c / s2;
-    double log_var0 = 0.0;
-    for (int i = 0; i < p->n0; i++) log_var0 += log(in->var[p->cols0[i]]);
-    p->term_log_var = (double *) R_alloc(K + 1, sizeof(double));
-    p->term_mean2 = (double *) R_alloc(K + 1, sizeof(double));
-    for (int k = 0; k < K; k++) {
-      p->term_log_var[k] = p->term_mean2[k] = 0.0;
-      for (int i = p->term_start[k]; i < p->term_start[k + 1]; i++) {
-        const int j = p->term_cols[i];
-        p->term_log_var[k] += log(in->var[j]);
-        p->term_mean2[k] += in->mean[j] * in->mean[j] / in->var[j];
-      }
-    }
-    p->shape = in->shape;
-    p->scale = in->scale;
-    p->mean0 = (double *) R_alloc(q, sizeof(double));
-    memcpy(p->mean0, in->mean, q * sizeof(double));
-    p->const0 = normal ? -0.5 * n * log(2.0 * M_PI * s2) - 0.5 * log_var0
-                       : lgammafn(in->shape + 0.5 * n) - lgammafn(in->shape) +
-                             in->shape * log(in->scale) - 0.5 * n * LOG_2PI - 0.5 * log_var0;
-    return SG_OK;
+    c = in->yy - 2.0 * mxty + mam;
   }
+  return c;
+}
 
-  if (in->kind != LS_G && in->kind != LS_ZS)
-    return sg_fail(st, SG_ERR_INPUT, "Unknown prior kind %d.", in->kind);
-  /* BayesFactor's conventions: a flat intercept, first and in every submodel */
+/* The normal prior (known noise variance s2) and the normal-inverse-gamma prior: the augmented
+ * matrix's P = A'A / s2 + diag(var)^-1, b = A'y' / s2 + var^-1 mean (candidate columns),
+ * c0 = y''y' / s2 (s2 = 1 for NIG, whose sigma^2 is integrated out in the evidence), the
+ * constant of every log evidence and each term's sums of log var and mean^2 / var. */
+static int setup_conjugate(const ls_input *in, ls_problem *p, sg_status *st) {
+  const int q = in->q, K = in->K, normal = in->kind == LS_NORMAL;
+  const double n = in->n;
+  if (normal && !(in->s2 > 0.0 && R_FINITE(in->s2)))
+    return sg_fail(st, SG_ERR_INPUT, "The noise variance must be positive.");
+  if (!normal && !(in->shape > 0.0 && in->scale > 0.0 && R_FINITE(in->shape) &&
+                   R_FINITE(in->scale)))
+    return sg_fail(st, SG_ERR_INPUT, "The variance's shape and scale must be positive.");
+  for (int j = 0; j < q; j++)
+    if (!(in->var[j] > 0.0 && R_FINITE(in->var[j]) && R_FINITE(in->mean[j])))
+      return sg_fail(st, SG_ERR_INPUT, "Prior variances must be positive, means finite.");
+  double *am = (double *) R_alloc(q, sizeof(double));
+  const double c = shift_statistics(in, p, am);
+  const double s2 = normal ? in->s2 : 1.0;
+  for (int j = 0; j < q; j++) {
+    for (int r = 0; r < q; r++) p->P[r + (size_t) j * q] = in->xtx[r + (size_t) j * q] / s2;
+    p->P[j + (size_t) j * q] += 1.0 / in->var[j];
+    p->b[j] = (in->xty[j] - am[j]) / s2 + (in->group[j] > 0 ? in->mean[j] / in->var[j] : 0.0);
+  }
+  p->c0 = c / s2;
+  double log_var0 = 0.0;
+  for (int i = 0; i < p->n0; i++) log_var0 += log(in->var[p->cols0[i]]);
+  p->term_log_var = (double *) R_alloc(K + 1, sizeof(double));
+  p->term_mean2 = (double *) R_alloc(K + 1, sizeof(double));
+  for (int k = 0; k < K; k++) {
+    p->term_log_var[k] = p->term_mean2[k] = 0.0;
+    for (int i = p->term_start[k]; i < p->term_start[k + 1]; i++) {
+      const int j = p->term_cols[i];
+      p->term_log_var[k] += log(in->var[j]);
+      p->term_mean2[k] += in->mean[j] * in->mean[j] / in->var[j];
+    }
+  }
+  p->shape = in->shape;
+  p->scale = in->scale;
+  p->mean0 = (double *) R_alloc(q, sizeof(double));
+  memcpy(p->mean0, in->mean, q * sizeof(double));
+  p->const0 = normal ? -0.5 * n * log(2.0 * M_PI * s2) - 0.5 * log_var0
+                     : lgammafn(in->shape + 0.5 * n) - lgammafn(in->shape) +
+                           in->shape * log(in->scale) - 0.5 * n * LOG_2PI - 0.5 * log_var0;
+  return SG_OK;
+}
+
+/* The g-prior and the Zellner-Siow prior, in BayesFactor's conventions (a flat intercept, first
+ * and in every submodel): M (gram) checked positive definite, A'A[0, 0], y'y less its
+ * intercept-only fit; for G, P gains M / g in the slopes' block; for ZS, the slopes' C and d with
+ * the intercept eliminated, and whether C = A00 M (the usual form, one eigenvalue: zs_usual). */
+static int setup_g_priors(const ls_input *in, ls_problem *p, sg_status *st) {
+  const int q = in->q;
+  const double n = in->n;
   if (in->group[0] != 0)
     return sg_fail(st, SG_ERR_INPUT, "The g-priors need the intercept first, in group 0.");
   if (!(n > q))
@@ -334,6 +335,32 @@ int ls_setup(const ls_input *in, ls_problem *p, sg_status *st) {
       }
     }
   return SG_OK;
+}
+
+/* linear_search.h: the input checked, then the terms and the prior's part of the problem. */
+int ls_setup(const ls_input *in, ls_problem *p, sg_status *st) {
+  const int q = in->q, K = in->K;
+  memset(p, 0, sizeof *p);
+  if (q < 1 || K < 0) return sg_fail(st, SG_ERR_INPUT, "The design has no columns.");
+  if (!(in->n >= 1.0) || !R_FINITE(in->yy) || !sg_all_finite(in->xtx, q * q) ||
+      !sg_all_finite(in->xty, q))
+    return sg_fail(st, SG_ERR_INPUT, "The sufficient statistics must be finite, with n >= 1.");
+  p->kind = in->kind;
+  p->q = q;
+  p->K = K;
+  p->W = K > 0 ? (K + 63) / 64 : 1;
+  p->n = in->n;
+  p->offset = in->offset;
+  if (setup_terms(in, p, st)) return st->code;
+  p->P = (double *) R_alloc((size_t) q * q, sizeof(double));
+  p->b = (double *) R_alloc(q, sizeof(double));
+  memcpy(p->P, in->xtx, (size_t) q * q * sizeof(double));
+  memcpy(p->b, in->xty, q * sizeof(double));
+  p->c0 = in->yy;
+  if (in->kind == LS_NORMAL || in->kind == LS_NIG) return setup_conjugate(in, p, st);
+  if (in->kind != LS_G && in->kind != LS_ZS)
+    return sg_fail(st, SG_ERR_INPUT, "Unknown prior kind %d.", in->kind);
+  return setup_g_priors(in, p, st);
 }
 
 double ls_count_allowed(const ls_problem *p) {
@@ -895,103 +922,134 @@ static double sweeper_corner(const sweeper *s) {
   return s->g[(size_t) s->D * s->D - 1];
 }
 
+/* The enumeration's state: a sweeper of the augmented matrix [[P, b], [b', c0]] and, for the
+ * g-prior, one of M, over the candidate terms' columns, updated from submodel to submodel; none
+ * for the Zellner-Siow prior in its general form (C != A00 M), whose submodels are evaluated
+ * afresh. */
+typedef struct {
+  int general, with_m; /* no sweepers (ZS, general form); a sweeper of M too (G) */
+  int ks0;             /* the slopes in every submodel: group-0 columns but the intercept */
+  int steps, dirty;    /* steps since the last rebuild; a rebuild is due (a small pivot) */
+  sweeper sp, sm;
+  ls_work w;
+} ls_sweeps;
+
+/* The sweepers of the submodel of no candidate term. Returns the status code. */
+static int sweeps_init(const ls_problem *p, ls_sweeps *e, sg_status *st) {
+  const int K = p->K, q = p->q, qc = p->term_start[K];
+  work_init(p, &e->w);
+  e->general = p->kind == LS_ZS && !p->usual;
+  e->with_m = p->kind == LS_G;
+  e->ks0 = e->steps = e->dirty = 0;
+  if (e->general) return SG_OK;
+  /* [[P, b], [b', c0]] */
+  const int dim = q + 1;
+  double *aug = (double *) R_alloc((size_t) dim * dim, sizeof(double));
+  for (int j = 0; j < q; j++) {
+    memcpy(aug + (size_t) j * dim, p->P + (size_t) j * q, q * sizeof(double));
+    aug[q + (size_t) j * dim] = p->b[j];
+    aug[j + (size_t) q * dim] = p->b[j];
+  }
+  aug[q + (size_t) q * dim] = p->c0;
+  int *keep = (int *) R_alloc(qc + 1, sizeof(int));
+  memcpy(keep, p->term_cols, qc * sizeof(int));
+  keep[qc] = q;
+  if (sweeper_init(&e->sp, aug, dim, p->cols0, p->n0, keep, qc + 1, 1, st)) return st->code;
+  if (e->with_m) {
+    int *out = (int *) R_alloc(q, sizeof(int));
+    for (int i = 0; i < p->n0; i++)
+      if (p->cols0[i] > 0) out[e->ks0++] = p->cols0[i] - 1;
+    for (int i = 0; i < qc; i++) keep[i] = p->term_cols[i] - 1;
+    if (sweeper_init(&e->sm, p->gram, q - 1, out, e->ks0, keep, qc, 0, st)) return st->code;
+  } else {
+    for (int i = 0; i < p->n0; i++) e->ks0 += p->cols0[i] > 0;
+  }
+  return SG_OK;
+}
+
+/* Moves the sweepers to submodel `code`, which differs from the last in term k: term k swept in
+ * or out, or the state rebuilt from the base every LS_REFRESH_STEPS steps, after a step whose
+ * pivot fell below LS_PIVOT_REFRESH (at the next step) and after one whose pivot was singular
+ * (at once). Returns the status code. */
+static int sweeps_step(const ls_problem *p, ls_sweeps *e, uint32_t code, int k, sg_status *st) {
+  if (e->dirty || ++e->steps >= LS_REFRESH_STEPS) {
+    if (sweeper_rebuild(&e->sp, p, code, st)) return st->code;
+    if (e->with_m && sweeper_rebuild(&e->sm, p, code, st)) return st->code;
+    e->steps = e->dirty = 0;
+  } else {
+    const int in = (code >> k) & 1u;
+    double least = sweeper_toggle(&e->sp, p, k, in);
+    if (e->with_m) least = fmin(least, sweeper_toggle(&e->sm, p, k, in));
+    if (!(least > LS_PIVOT_SINGULAR)) {
+      if (sweeper_rebuild(&e->sp, p, code, st)) return st->code;
+      if (e->with_m && sweeper_rebuild(&e->sm, p, code, st)) return st->code;
+      e->steps = 0;
+    } else if (least < LS_PIVOT_REFRESH) {
+      e->dirty = 1;
+    }
+  }
+  return SG_OK;
+}
+
+/* The log evidence of submodel `code` (to *lz) from the sweepers' state: the corner c0 - b'P^-1 b
+ * of the swept augmented matrix and the log-determinant of its swept block give each prior's
+ * closed form; the general Zellner-Siow form by fresh factorisations (evaluate()). Returns the
+ * status code. */
+static int sweeps_log_evidence(const ls_problem *p, ls_sweeps *e, uint32_t code, double *lz,
+                               sg_status *st) {
+  const uint64_t member = code;
+  if (e->general) return evaluate(p, &member, lz, NULL, &e->w, st);
+  const double nm1 = p->n - 1.0;
+  int cols = 0;
+  for (uint32_t rest = code; rest; rest &= rest - 1) {
+    const int k = __builtin_ctz(rest);
+    cols += p->term_start[k + 1] - p->term_start[k];
+  }
+  const double corner = sweeper_corner(&e->sp), log_det = e->sp.log_det0 + e->sp.log_det;
+  if (p->kind == LS_ZS) {
+    *lz = zs_usual(p, e->ks0 + cols, p->syy - corner, NULL, NULL, NULL);
+  } else if (p->kind == LS_G) {
+    const int ks = e->ks0 + cols;
+    *lz = -0.5 * nm1 * LOG_2PI - 0.5 * log_det -
+          0.5 * (ks * log(p->g) - (e->sm.log_det0 + e->sm.log_det)) + lgammafn(0.5 * nm1) -
+          0.5 * nm1 * log(0.5 * fmax(corner, 0.0)) + p->offset;
+  } else {
+    double log_var, mean2;
+    term_sums(p, &member, &log_var, &mean2);
+    const double quad = corner + mean2;
+    *lz = p->const0 - 0.5 * log_var - 0.5 * log_det + p->offset;
+    if (p->kind == LS_NORMAL) *lz -= 0.5 * quad;
+    else *lz -= (p->shape + 0.5 * p->n) * log(p->scale + 0.5 * fmax(quad, 0.0));
+  }
+  return SG_OK;
+}
+
 int ls_enumerate(const ls_problem *p, int *code_out, int *size_out, double *lz_out,
                  sg_status *st) {
-  const int K = p->K, q = p->q;
+  const int K = p->K;
   if (K > LS_MAX_ENUMERATE)
     return sg_fail(st, SG_ERR_INPUT, "%d terms make 2^%d submodels, more than an enumeration "
                    "takes (2^%d); search them by MCMC.", K, K, LS_MAX_ENUMERATE);
   uint32_t par[LS_MAX_ENUMERATE + 1];
   for (int k = 0; k < K; k++) par[k] = (uint32_t) p->parents[(size_t) k * p->W];
-  ls_work w;
-  work_init(p, &w);
-  const int general = p->kind == LS_ZS && !p->usual, with_m = p->kind == LS_G;
-  sweeper sp, sm;
-  const int qc = p->term_start[K];
-  int ks0 = 0;
-  if (!general) {
-    /* [[P, b], [b', c0]] */
-    const int dim = q + 1;
-    double *aug = (double *) R_alloc((size_t) dim * dim, sizeof(double));
-    for (int j = 0; j < q; j++) {
-      memcpy(aug + (size_t) j * dim, p->P + (size_t) j * q, q * sizeof(double));
-      aug[q + (size_t) j * dim] = p->b[j];
-      aug[j + (size_t) q * dim] = p->b[j];
-    }
-    aug[q + (size_t) q * dim] = p->c0;
-    int *keep = (int *) R_alloc(qc + 1, sizeof(int));
-    memcpy(keep, p->term_cols, qc * sizeof(int));
-    keep[qc] = q;
-    if (sweeper_init(&sp, aug, dim, p->cols0, p->n0, keep, qc + 1, 1, st)) return st->code;
-    if (with_m) {
-      int *out = (int *) R_alloc(q, sizeof(int));
-      for (int i = 0; i < p->n0; i++)
-        if (p->cols0[i] > 0) out[ks0++] = p->cols0[i] - 1;
-      for (int i = 0; i < qc; i++) keep[i] = p->term_cols[i] - 1;
-      if (sweeper_init(&sm, p->gram, q - 1, out, ks0, keep, qc, 0, st)) return st->code;
-    } else {
-      for (int i = 0; i < p->n0; i++) ks0 += p->cols0[i] > 0;
-    }
-  }
-  uint64_t member = 0;
+  ls_sweeps e;
+  if (sweeps_init(p, &e, st)) return st->code;
   uint32_t code = 0;
-  int steps = 0, dirty = 0, out = 0;
+  int out = 0;
   const uint32_t total = (uint32_t) 1 << K;
-  const double nm1 = p->n - 1.0;
+  /* Gray-code order: submodel i differs from submodel i - 1 in the term of i's lowest set bit */
   for (uint32_t i = 0; i < total; i++) {
     if (i > 0) {
       const int k = __builtin_ctz(i);
       code ^= (uint32_t) 1 << k;
-      member = code;
-      if (!general) {
-        if (dirty || ++steps >= LS_REFRESH_STEPS) {
-          if (sweeper_rebuild(&sp, p, code, st)) return st->code;
-          if (with_m && sweeper_rebuild(&sm, p, code, st)) return st->code;
-          steps = dirty = 0;
-        } else {
-          const int in = (code >> k) & 1u;
-          double least = sweeper_toggle(&sp, p, k, in);
-          if (with_m) least = fmin(least, sweeper_toggle(&sm, p, k, in));
-          if (!(least > LS_PIVOT_SINGULAR)) {
-            if (sweeper_rebuild(&sp, p, code, st)) return st->code;
-            if (with_m && sweeper_rebuild(&sm, p, code, st)) return st->code;
-            steps = 0;
-          } else if (least < LS_PIVOT_REFRESH) {
-            dirty = 1;
-          }
-        }
-      }
+      if (!e.general && sweeps_step(p, &e, code, k, st)) return st->code;
     }
     int ok = 1;
     for (uint32_t rest = code; rest && ok; rest &= rest - 1)
       ok = (par[__builtin_ctz(rest)] & ~code) == 0;
     if (ok) {
       double lz;
-      if (general) {
-        if (evaluate(p, &member, &lz, NULL, &w, st)) return st->code;
-      } else {
-        int cols = 0;
-        for (uint32_t rest = code; rest; rest &= rest - 1) {
-          const int k = __builtin_ctz(rest);
-          cols += p->term_start[k + 1] - p->term_start[k];
-        }
-        const double corner = sweeper_corner(&sp), log_det = sp.log_det0 + sp.log_det;
-        if (p->kind == LS_ZS) {
-          lz = zs_usual(p, ks0 + cols, p->syy - corner, NULL, NULL, NULL);
-        } else if (p->kind == LS_G) {
-          const int ks = ks0 + cols;
-          lz = -0.5 * nm1 * LOG_2PI - 0.5 * log_det -
-               0.5 * (ks * log(p->g) - (sm.log_det0 + sm.log_det)) + lgammafn(0.5 * nm1) -
-               0.5 * nm1 * log(0.5 * fmax(corner, 0.0)) + p->offset;
-        } else {
-          double log_var, mean2;
-          term_sums(p, &member, &log_var, &mean2);
-          const double quad = corner + mean2;
-          lz = p->const0 - 0.5 * log_var - 0.5 * log_det + p->offset;
-          if (p->kind == LS_NORMAL) lz -= 0.5 * quad;
-          else lz -= (p->shape + 0.5 * p->n) * log(p->scale + 0.5 * fmax(quad, 0.0));
-        }
-      }
+      if (sweeps_log_evidence(p, &e, code, &lz, st)) return st->code;
       code_out[out] = (int) code;
       size_out[out] = popcount64(code);
       lz_out[out] = lz;

@@ -190,9 +190,9 @@ struct sg_model {
    * restart_due). A mixture has none when the data show more clusters than components (q0
    * would pick one merge of them), is complete when the data show as many clusters as it has
    * components, and usable with fewer when the components left over would stay empty, or
-   * when EM finds where they go (gaussian_mixture.c, gm_ref_ok, gm_bridge): a q0 whose
-   * left-over components are at the prior missed the mass of a posterior that bridges two
-   * clusters (inst/design.md, "Measurements behind the defaults"). */
+   * when EM finds where they go (gaussian_mixture_reference.c, gm_ref_ok; gm_bridge): a q0
+   * whose left-over components are at the prior misses the mass of a posterior that bridges
+   * two clusters (inst/design.md, "Measurements behind the defaults"). */
   int (*ref_ok)(const sg_model *m, const double *aux);
   void (*ref_draw)(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
 };
@@ -489,7 +489,7 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int d, int n, int K, double alpha,
                              double shape, double scale, double ratio, sg_status *st);
 /* The most components with jump proposals: the sums over relabellings cost O(2^K K) per jump
- * proposal (gaussian_mixture.c, gm_log_permanent). */
+ * proposal (gaussian_mixture_jump.c, gm_log_permanent). */
 #define GM_JUMP_MAX_K 12
 /* Probes of a mixture's jump proposals for the tests (hooks_r.c). has_jumps: 1 (and K, D) when
  * m is a mixture with jump proposals, else 0. clusters: the number C of clusters in aux (as

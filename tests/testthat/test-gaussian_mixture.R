@@ -485,13 +485,13 @@ test_that("a mixture's particles have one region, and every relabelling maps int
                class = "sgais_error_input")
 })
 
-# The reference distribution (setting `reference`; src/gaussian_mixture.c, gm_ref_log_density):
-# the clusters' conjugate posteriors summed over the relabellings, normalised; with more
-# components than clusters, the equal mixture of such sums for 3 and for 4 k-means clusters. Its
-# draws and its density must agree (E_q0[prior / q0] = 1, checked where q0 is broad enough for
-# the ratio to have a small variance: a target of half an observation), it must be symmetric, and
-# its gradient (through the permanents' marginals, weighted by each set's share) must match
-# finite differences.
+# The reference distribution (setting `reference`; src/gaussian_mixture_reference.c,
+# gm_ref_log_density): the clusters' conjugate posteriors summed over the relabellings,
+# normalised; with more components than clusters, the equal mixture of such sums for 3 and for 4
+# k-means clusters. Its draws and its density must agree (E_q0[prior / q0] = 1, checked where q0
+# is broad enough for the ratio to have a small variance: a target of half an observation), it
+# must be symmetric, and its gradient (through the permanents' marginals, weighted by each set's
+# share) must match finite differences.
 test_that("a mixture's reference distribution is a normalised, symmetric density with the right gradient", {
   D <- 2
   y <- grid_clusters(3, 150)

@@ -1,0 +1,180 @@
+/* The Gaussian mixture's reference distribution (model.h, ref_log_density, ref_ok and ref_draw;
+ * the setting `reference`): the cluster part Q of the jump proposal (gaussian_mixture_jump.c)
+ * at the n observations of the target,
+ *   q0 = (1 / K!) sum over the K! relabellings sigma of Q(sigma theta),
+ * normalised and symmetric (so the particles may still be relabelled), Q the conjugate
+ * posterior of each component given one k-means cluster (gm_jump_prepare; the prior for a
+ * component without one). For separated clusters Q is nearly the posterior of the mode that
+ * puts one component on each cluster, so the path from q0 never meets the first-order
+ * transition that tempering from the prior crosses (broad components over several clusters
+ * give way to one per cluster: inst/design.md, Mixtures). q0 has no defensive part (the jump
+ * proposal's prior): particles drawn from both an O(1)-wide prior and a narrow Q would share
+ * one metric, fitted to the wide ones, and the moves of the narrow ones would be refused.
+ *
+ * The gradient of log Q's permanent is sum_kc P_kc grad T_kc, P its marginals
+ * (gm_permanent_marginals); T_kc = a_c log beta_k + the NIG log densities of component k under
+ * cluster c, so d/dz_j = sum_c P_jc a_c - beta_j sum_c a_c (sum_k P_kc = 1), and per dimension
+ * d/dmu = -kappa (mu - m) / sigma2, d/ds = -a - 1/2 + (b + kappa (mu - m)^2 / 2) / sigma2.
+ *
+ * With fewer clusters than components (where gm_ref_ok finds q0 usable) q0 is the equal
+ * mixture of such sums for each of several sets of clusters (gm_ref_sets: from k* (the chosen
+ * number) to K k-means clusters, or the bridge sets of gm_bridge), and its gradient the mixture
+ * of theirs weighted by each one's share of q0 at theta. */
+#include "gaussian_mixture.h"
+#include <math.h>
+#include <Rmath.h>
+#include <string.h>
+
+/* The marginals of the permanent's distribution over relabellings: P[k][c] = the share of
+ * perm(exp(T)) whose relabelling puts row k on column c, from the forward sums f of
+ * gm_log_permanent (log perm = L) and the backward sums b(S) = log sum over assigning rows |S|..K-1
+ * to the columns outside S: P[k][c] = sum over S of k columns without c of
+ * exp(f(S) + T[k][c] + b(S + c) - L). O(2^K K), as the permanent. */
+static void gm_permanent_marginals(const double *T, const double *f, double L, int K, double *b,
+                                   double *P) {
+  const unsigned full = (1u << K) - 1;
+  b[full] = 0.0;
+  for (unsigned S = full; S-- > 0;) {
+    const int k = __builtin_popcount(S);
+    double mx = R_NegInf, acc = 0.0;
+    for (int c = 0; c < K; c++)
+      if (!(S & (1u << c))) gm_lse_add(T[k * K + c] + b[S | (1u << c)], &mx, &acc);
+    b[S] = mx + log(acc);
+  }
+  memset(P, 0, (size_t) K * K * sizeof(double));
+  for (unsigned S = 0; S < full; S++) {
+    const int k = __builtin_popcount(S);
+    for (int c = 0; c < K; c++)
+      if (!(S & (1u << c))) P[k * K + c] += exp(f[S] + T[k * K + c] + b[S | (1u << c)] - L);
+  }
+}
+
+/* log Q(theta) of one set of clusters (gm_log_q_clusters, summed over the relabellings), and
+ * weight times its gradient added to grad (NULL: none) */
+static double gm_ref_one(const gm_data *d, gm_scratch *g, const double *aux, double n,
+                         const double *mu, const double *s, double weight, double *grad) {
+  const int K = d->K, D = d->d;
+  const size_t Kd = (size_t) K * D;
+  double *a = g->jump_pop;
+  const double lq = gm_log_q_clusters(d, aux, n, g->log_beta, mu, s, g->jump_T, g->jump_f, a);
+  if (grad && R_FINITE(lq)) {
+    gm_permanent_marginals(g->jump_T, g->jump_f, g->jump_f[(1u << K) - 1], K, g->jump_b, g->jump_P);
+    const double *P = g->jump_P;
+    double sum_a = 0.0;
+    for (int c = 0; c < K; c++) sum_a += a[c];
+    for (int j = 0; j < K - 1; j++) {
+      double acc = 0.0;
+      for (int c = 0; c < K; c++) acc += P[j * K + c] * a[c];
+      grad[j] += weight * (acc - exp(g->log_beta[j]) * sum_a);
+    }
+    for (int k = 0; k < K; k++)
+      for (int j = 0; j < D; j++) {
+        const size_t kj = (size_t) k * D + j;
+        const double e = exp(-s[kj]);
+        double dm = 0.0, ds = 0.0;
+        for (int c = 0; c < K; c++) {
+          const double w = P[k * K + c];
+          if (w == 0.0) continue;
+          const gm_nig q = gm_cluster_nig(d, aux, c, j, n);
+          const double r = mu[kj] - q.mean;
+          dm -= w * q.kappa * r * e;
+          ds += w * (-q.a - 0.5 + (q.b + 0.5 * q.kappa * r * r) * e);
+        }
+        grad[K - 1 + kj] += weight * dm;
+        grad[K - 1 + Kd + kj] += weight * ds;
+      }
+  }
+  return lq;
+}
+
+/* Q of a bridge set (gm_bridge) takes its shares of half the observations: its soft
+ * allocation is more certain than the posterior's, and a q0 as narrow as that misses the
+ * posterior's tails (inst/design.md, Mixtures). */
+#define GM_BRIDGE_COUNTS 0.5
+
+/* The first bridge set (one component more than the chosen clusters), or NULL where there is
+ * none: q0 is then built from the k-means sets (gm_ref_sets, gm_ref_ok). */
+static const double *gm_first_bridge(const gm_data *d, const double *aux) {
+  const int C = (int) aux[0];
+  if (C < 1 || C >= d->K) return NULL;
+  const double *x = gm_bridge_set(d, aux, C + 1);
+  return x[0] > 0 ? x : NULL;
+}
+
+/* The sets of clusters q0 mixes (gm_jump_prepare's layout): the bridge sets of C + 1 to K
+ * components where there are any (a prior on the data's scale), else the k-means sets from k*
+ * clusters to K. Returns their number J; set[0..J-1] point at them, and *count_scale is the
+ * share of the observations their Q is built on. */
+static int gm_ref_sets(const gm_data *d, const double *aux, const double **set,
+                       double *count_scale) {
+  int J = 0;
+  if (gm_first_bridge(d, aux)) {
+    for (int k = (int) aux[0] + 1; k <= d->K && gm_bridge_set(d, aux, k)[0] > 0; k++)
+      set[J++] = gm_bridge_set(d, aux, k);
+    *count_scale = GM_BRIDGE_COUNTS;
+    return J;
+  }
+  *count_scale = 1.0;
+  for (int k = (int) gm_head(d, aux)[GM_HEAD_KSTAR]; k <= d->K; k++) {
+    const double *x = gm_clusters_set(d, aux, k);
+    if (x[0] > 0) set[J++] = x;
+  }
+  if (J == 0) set[J++] = aux;
+  return J;
+}
+
+/* model.h, ref_log_density: log q0(theta) at n observations, and its gradient added to grad
+ * (NULL: none). */
+double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *theta,
+                          const double *aux, double n, double *grad) {
+  const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
+  const int K = d->K;
+  const double *mu = theta + (K - 1), *s = mu + (size_t) K * d->d;
+  const double *set[GM_JUMP_MAX_K];
+  double scale;
+  const int J = gm_ref_sets(d, aux, set, &scale);
+  n *= scale;
+  gm_log_weights(d, theta, g.log_beta);
+  if (J == 1) return gm_ref_one(d, &g, set[0], n, mu, s, 1.0, grad) - lgammafn(K + 1.0);
+  /* an equal mixture of the sets' Q; the gradient is the mixture of theirs, weighted by each
+   * set's share of q0 at theta (a second pass: the scratch holds one set's permanent) */
+  double lq[GM_JUMP_MAX_K];
+  for (int j = 0; j < J; j++) lq[j] = gm_ref_one(d, &g, set[j], n, mu, s, 0.0, NULL);
+  const double lse = sg_log_sum_exp(lq, J);
+  if (grad && R_FINITE(lse))
+    for (int j = 0; j < J; j++) {
+      const double w = exp(lq[j] - lse);
+      if (w > 0.0) gm_ref_one(d, &g, set[j], n, mu, s, w, grad);
+    }
+  return lse - log((double) J) - lgammafn(K + 1.0);
+}
+
+/* model.h, ref_ok. None when the data show more clusters than the mixture has components: the
+ * posterior then chooses which clusters to merge, and q0 would hold the particles on k-means'
+ * merge. (Not seen: partitions into the same number of clusters that score alike, such as three
+ * tight clusters in a row for 2 components, where two neighbours can merge left or right.)
+ * Complete when the data show as many clusters as the mixture has components: q0 is then one
+ * set of clusters. Usable with fewer when a component without a cluster would claim next to no
+ * observations (gm_empty_claim): q0 then mixes the sets from k* to K k-means clusters, each
+ * leaving the components beyond its clusters at the prior, where their posterior is. With fewer
+ * clusters and a prior on the data's scale such a q0 misses the bridge component that the
+ * posterior puts between clusters, and the path from the prior crosses late to it (both biased:
+ * inst/design.md, Mixtures); there q0 is usable when gm_bridge found the bridge, and mixes the
+ * bridge sets. */
+int gm_ref_ok(const sg_model *m, const double *aux) {
+  const gm_data *d = m->data;
+  const double *head = gm_head(d, aux);
+  if (head[GM_HEAD_MORE] != 0.0) return 0;
+  if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
+  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM || gm_first_bridge(d, aux) ? SG_REF_USABLE : 0;
+}
+
+/* model.h, ref_draw: theta from q0, from one of its sets of clusters drawn uniformly. */
+void gm_ref_draw(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng) {
+  const double *set[GM_JUMP_MAX_K];
+  double scale;
+  const int J = gm_ref_sets(m->data, aux, set, &scale);
+  gm_draw_clusters(m->data, set[J > 1 ? sg_rng_index(rng, (uint32_t) J) : 0], n * scale, theta,
+                   rng);
+}
