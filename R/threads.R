@@ -31,6 +31,14 @@
 #' through a `future::plan()` other than sequential, each uses this session's threads divided by
 #' the number of workers (at least one), so that together they stay within its threads.
 #'
+#' @section On a busy machine:
+#' OpenMP's threads wait for each other by spinning unless told otherwise, and on a machine whose
+#' processors are busy with other work a spinning thread holds a processor that the thread it
+#' waits for needs: a threaded run can then take many times longer than on one thread. Either use
+#' fewer threads than there are idle processors (`sgais_threads(1)`), or set the environment
+#' variable `OMP_WAIT_POLICY=passive` before R starts (in the shell; R reads `.Renviron` after the
+#' OpenMP runtime has read its settings). `make test` sets it for the test suite.
+#'
 #' If sgais was built without OpenMP, it always uses one thread: `sgais_threads()` returns 1, and
 #' asking for more gives a warning of class `sgais_warning_no_openmp` once per session.
 #'

@@ -36,9 +36,11 @@ echo "valgrind: running the tests${TAGS:+ tagged $TAGS}${FILES:+ in $FILES} unde
 # The script is source()d rather than read by R as its input (-f): a forked child that exits under
 # valgrind moves the input file's offset, which R shares with it, and R then read part of the
 # script twice ("unexpected symbol" after the last test)
+# OMP_WAIT_POLICY=passive: valgrind runs one thread at a time, and a thread that spins while it
+# waits for another spends its turn for nothing
 echo 0 >"$tmp/status" # the pipeline hides the exit status; it is kept here
 {
-  "$R" -d "$memcheck --child-silent-after-fork=yes --log-file=$tmp/memcheck.log" \
+  OMP_WAIT_POLICY=passive "$R" -d "$memcheck --child-silent-after-fork=yes --log-file=$tmp/memcheck.log" \
     --vanilla --no-echo -e 'source("tools/run-tests.R")' --args --tags="$TAGS" --files="$FILES" \
     --budget=0 2>&1 ||
     echo $? >"$tmp/status"
