@@ -278,6 +278,7 @@ test_that("the enumeration gives the closed-form evidence with one component", {
 # +0.028 nats off the enumerated evidence, sd 0.141 (seeds 1-12; without jumps +0.32, sd 0.33).
 # The test: the mean of seeds 21-26 within 4 of its sds (0.141 / sqrt(6)) of that.
 test_that("AIS with jump proposals matches the enumerated evidence of a small mixture", {
+  test_tags("slow")
   y <- scale(faithful)[seq(1, 272, length.out = 11), ]
   exact <- mixture_evidence_by_enumeration(y, 3)
   model <- gaussian_mixture(y, components = 3)

@@ -226,20 +226,24 @@ test_that("random slopes: each family's likelihood matches a fine grid over both
                sgais:::model_evaluate(both, c(0.2, 0.4))$log_lik, tolerance = 1e-6)
 })
 
-test_that("random slopes: SGAIS agrees with importance sampling; rows added later for known groups", {
+test_that("random slopes: SGAIS agrees with importance sampling", {
+  test_tags("slow")
   d <- glmm_test_data("poisson", 200, 10, seed = 8)
   m <- poisson_regression(y ~ x + (1 + x | g), d, prior = "paper")
   is <- importance_sampling(m, draws = 1000, seed = 1, progress = FALSE)
   fit <- sgais(m, seed = 1, progress = FALSE)
   expect_lt(abs(log_evidence(fit) - log_evidence(is)),
             3 * sqrt(fit$log_evidence_se^2 + is$log_evidence_se^2))
-  # rows added later for groups already seen: the same likelihood as all at once
+})
+
+test_that("random slopes: rows added later for groups already seen give the likelihood of all at once", {
+  d <- glmm_test_data("poisson", 200, 10, seed = 8)
+  m <- poisson_regression(y ~ x + (1 + x | g), d, prior = "paper")
   grown <- sgais:::model_add_rows(poisson_regression(y ~ x + (1 + x | g), d[1:120, ],
                                                      prior = "paper"), d[121:200, ])
   theta <- c(-0.1, 0.6, log(0.8), log(0.5), atanh(0.4))
   expect_equal(sgais:::model_evaluate(grown, theta)$log_lik,
                sgais:::model_evaluate(m, theta)$log_lik, tolerance = 1e-6)
-
 })
 
 test_that("compare_models() sets models with and without the random intercept side by side", {
