@@ -6,10 +6,10 @@
 
 #' Tuning of the estimators: presets and settings
 #'
-#' `sgais_control()`, `ais_control()`, `nested_control()`, `sir_control()` and
-#' `sequential_control()` hold the tuning of [sgais()], [ais()], [nested_sampling()], [sir()] and
-#' [sequential_sgmcmc()]. Start from a preset and change settings by name; `print()` the result
-#' to see every resolved setting. `control$particles <- 500` changes a setting of a control
+#' `sgais_control()`, `ais_control()`, `nested_control()`, `online_nested_control()`,
+#' `sir_control()` and `sequential_control()` hold the tuning of [sgais()], [ais()],
+#' [nested_sampling()], [online_nested_sampling()], [sir()] and [sequential_sgmcmc()]. Start
+#' from a preset and change settings by name; `print()` the result to see every resolved setting. `control$particles <- 500` changes a setting of a control
 #' through the same checks (`NULL` restores the preset's value); a setting given twice is an
 #' error.
 #'
@@ -67,8 +67,8 @@
 #'   \item{`momentum_decay`, `preconditioner`}{SGHMC friction in (0, 1] (0.6 / 0.2; nested
 #'     sampling 0.1); `"dense"`, `"diagonal"` or `"none"` (`"dense"` / `"none"`);}
 #'   \item{`integrator`}{`"baoab"` / `"euler"`, the paper's (nested sampling `"euler"`);}
-#'   \item{`batch_size`, `chunk_size`}{(SGAIS) mini-batch size (500) and observations per chunk
-#'     (`NULL`: `batch_size`);}
+#'   \item{`batch_size`, `chunk_size`}{(SGAIS, online nested sampling) mini-batch size (500) and
+#'     observations per chunk (`NULL`: `batch_size`; online nested sampling a tenth of the data);}
 #'   \item{`control_variates`, `score_control_variate`}{(SGAIS) control-variate mini-batch
 #'     gradients, and the score control variate on each evidence increment (`TRUE` / `FALSE`);}
 #'   \item{`exact_until`, `early_particles`}{(SGAIS) exact gradients, with `early_particles`
@@ -84,15 +84,15 @@
 #'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
 #'     SEs, or on a grid of ratio `restart_every` (5, `NULL`: 2 for mixtures, else `Inf` /
-#'     `Inf`); needs all data in memory. SIR (`NULL`: 2 also on groups) and the sequential
-#'     estimator take `restart_every` too ([sir()]);}
+#'     `Inf`); needs all data in memory. SIR (`NULL`: 2 also on groups), the sequential
+#'     estimator and online nested sampling take `restart_every` too ([sir()]);}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up
 #'     to `chunk_size` (`NULL`: `chunk_size` throughout);}
 #'   \item{`kernel`, `mh_tolerance`, `mh_batch_size`, `mh_bound`}{see "Kernels" (`"sghmc"`);
 #'     the MH test's level (0.05), first subset (100) and `"bernstein"` or `"hoeffding"` bound;}
-#'   \item{`live_points`, `tolerance`, `max_iterations`}{(nested sampling) live points (100 / 2),
+#'   \item{`live_points`, `tolerance`, `max_iterations`}{(nested sampling, online too) live points (100 / 2),
 #'     remaining evidence fraction to stop at (0.01), most iterations (1e6);}
 #'   \item{`move`, `walk_steps`, `max_walk_steps`}{(nested sampling) `"walk"` in the contour /
 #'     `"sghmc"`, the paper's; proposals per walk (`NULL`: adapted) and their cap (`NULL`: 100
@@ -143,6 +143,12 @@ nested_control <- function(preset = c("robust", "paper"), ...) {
 
 #' @rdname sgais_control
 #' @export
+online_nested_control <- function(preset = c("robust", "paper"), ...) {
+  new_control("online_nested_sampling", preset, list(...), sys.call())
+}
+
+#' @rdname sgais_control
+#' @export
 sir_control <- function(preset = c("robust", "paper"), ...) {
   new_control("sir", preset, list(...), sys.call())
 }
@@ -184,9 +190,8 @@ new_control <- function(method, preset, given, call) {
   )
 }
 
-# NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR and the
-# sequential estimator (whose restarts anneal too: restart_policy()), and
-# online_nested_sampling()'s argument.
+# NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR, the
+# sequential estimator (whose restarts anneal too: restart_policy()) and online nested sampling.
 check_restart_ratio <- function(x, call) {
   if (is.null(x)) return(NULL)
   if (is_number(x) && x == Inf) return(Inf)
@@ -253,16 +258,18 @@ check_resample <- function(x, call) {
 
 check_control <- function(control, method, call) {
   if (!inherits(control, "sgais_control") || !identical(control$method, method)) {
-    makers <- c(sgais = "sgais_control()", ais = "ais_control()",
-                nested_sampling = "nested_control()", sir = "sir_control()",
-                sequential = "sequential_control()")
     # another estimator's control is named by its maker, not by the class they share
-    given <- if (inherits(control, "sgais_control") && isTRUE(control$method %in% names(makers)))
-      sprintf("`%s`", makers[[control$method]]) else describe(control)
-    abort(sprintf("`control` must come from `%s`, not %s.", makers[[method]], given), call)
+    known <- inherits(control, "sgais_control") && isTRUE(control$method %in% names(control_makers))
+    given <- if (known) sprintf("`%s()`", control_makers[[control$method]]) else describe(control)
+    abort(sprintf("`control` must come from `%s()`, not %s.", control_makers[[method]], given), call)
   }
   control
 }
+
+# The function that makes each estimator's control.
+control_makers <- c(sgais = "sgais_control", ais = "ais_control", nested_sampling = "nested_control",
+                    online_nested_sampling = "online_nested_control", sir = "sir_control",
+                    sequential = "sequential_control")
 
 # Settings given in `...`: each named, and once.
 check_setting_names <- function(x, call) {
@@ -294,9 +301,8 @@ edit_control <- function(x, name, value, call) {
   if (!is.character(name) || length(name) != 1L || !name %in% known) {
     abort(sprintf(paste(
       "`%s` is not a setting of %s(); change a control through its settings",
-      "(`control$particles <- 500`) or make a new one (`%s_control(\"%s\", particles = 500)`)."),
-      paste(format(name), collapse = " "), x$method,
-      if (x$method == "nested_sampling") "nested" else x$method, x$preset),
+      "(`control$particles <- 500`) or make a new one (`%s(\"%s\", particles = 500)`)."),
+      paste(format(name), collapse = " "), x$method, control_makers[[x$method]], x$preset),
       call, "sgais_error_argument")
   }
   given <- x$given

@@ -86,8 +86,7 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
   call <- sys.call()
   check_all_rows(model, call)
   check_prior_conflict(model, call)
-  settings <- control_settings(control, list(...), "nested_sampling", call)
-  if (is.null(settings$max_walk_steps)) settings$max_walk_steps <- max(250L, 100L * model$dim)
+  settings <- ns_settings(model, control, list(...), "nested_sampling", call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_particle_memory(replicates, settings$live_points, model, call)
   check_metric_size(settings, model, call)
@@ -118,6 +117,14 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
       format_count(settings$max_iterations)), call. = FALSE)
   }
   warn_if_unreliable(fit, what = "live_points")
+}
+
+# The settings of nested_sampling() and online_nested_sampling() (`method`): the control's with
+# those given in `...`, and a walk's most proposals, when NULL, 100 per parameter (at least 250).
+ns_settings <- function(model, control, dots, method, call) {
+  settings <- control_settings(control, dots, method, call)
+  settings$max_walk_steps <- settings$max_walk_steps %||% max(250L, 100L * model$dim)
+  settings
 }
 
 # The state of a nested-sampling run before its first iteration: M live points from the prior

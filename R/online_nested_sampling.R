@@ -67,17 +67,15 @@
 #' it with [nested_sampling()] on the same data.
 #'
 #' @inheritParams nested_sampling
-#' @param ... Settings that replace those of `control`, by name (e.g. `live_points = 200` or
-#'   `move = "sghmc"`); see [nested_control()].
-#' @param chunk_size Observations per chunk (a whole number >= 1); chunks end at multiples of
-#'   it, and at the last observation. `NULL` (the default): a tenth of the observations, rounded
-#'   up.
-#' @param batch_size The mini-batch of earlier observations for `move = "sghmc"` (a whole
-#'   number >= 1).
-#' @param restart_every Restarts on the grid `chunk_size` \eqn{\times}{x}
-#'   `restart_every`\eqn{^j}{^j} (see Restarts): a number above 1, `Inf` (never) or `NULL` (the
-#'   default: 2 for models with jump proposals, the mixtures; `Inf` for other models and with
-#'   the paper preset, the thesis's method).
+#' @param ... Settings that replace those of `control`, by name (e.g. `live_points = 200`,
+#'   `move = "sghmc"` or `chunk_size = 100`); see [online_nested_control()].
+#' @param control The tuning, from [online_nested_control()]: [nested_control()]'s settings and
+#'   `chunk_size` (observations per chunk; chunks end at its multiples and at the last
+#'   observation; `NULL`, the default: a tenth of the observations, rounded up), `batch_size`
+#'   (the mini-batch of earlier observations for `move = "sghmc"`, 500) and `restart_every`
+#'   (restarts on the grid `chunk_size` \eqn{\times}{x} `restart_every`\eqn{^j}{^j}, see
+#'   Restarts: a number above 1, `Inf` (never) or `NULL`, the default: 2 for models with jump
+#'   proposals, the mixtures, else `Inf`; `Inf` in the paper preset, the thesis's method).
 #' @return An object of class `c("sgais_online_ns_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z} of all the data,
@@ -114,23 +112,15 @@
 #' fit
 #' fit$trajectory[c("n", "log_evidence", "log_predictive", "iterations")]
 #' exact_log_evidence(model, n = fit$trajectory$n)
-online_nested_sampling <- function(model, ..., chunk_size = NULL, batch_size = 500,
-                                   restart_every = NULL, control = nested_control(),
-                                   replicates = 1,
+online_nested_sampling <- function(model, ..., control = online_nested_control(), replicates = 1,
                                    progress = default_progress(), seed = NULL) {
   call <- sys.call()
   check_all_rows(model, call)
   check_prior_conflict(model, call)
-  settings <- control_settings(control, list(...), "nested_sampling", call)
-  if (is.null(settings$max_walk_steps)) settings$max_walk_steps <- max(250L, 100L * model$dim)
-  settings$chunk_size <- if (is.null(chunk_size)) as.integer(ceiling(model$n / 10)) else
-    check_whole_number(chunk_size, "chunk_size", 1, call)
-  settings$batch_size <- check_whole_number(batch_size, "batch_size", 1, call)
-  # NULL: by the model as for SGAIS (restart_ratio()), but never in the paper preset (the
-  # thesis's method, as sgais_control("paper"))
-  settings$restart_every <- restart_ratio(model, list(
-    restart_every = check_restart_ratio(restart_every, call) %||%
-      (if (identical(settings$preset, "paper")) Inf)))
+  settings <- ns_settings(model, control, list(...), "online_nested_sampling", call)
+  settings$chunk_size <- settings$chunk_size %||% as.integer(ceiling(model$n / 10))
+  # NULL: by the model as for SGAIS (restart_ratio())
+  settings$restart_every <- restart_ratio(model, list(restart_every = settings$restart_every))
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   progress <- check_flag(progress, "progress", call)
   check_seed(seed, call)

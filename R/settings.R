@@ -32,7 +32,9 @@ preset <- function(paper, robust, ..., presets = NULL) {
 max_moves <- 10000L
 
 # The methods each group of settings applies to.
-all_methods <- c("sgais", "sir", "sequential", "ais", "nested_sampling")
+all_methods <- c("sgais", "sir", "sequential", "ais", "nested_sampling",
+                 "online_nested_sampling")
+ns_methods <- c("nested_sampling", "online_nested_sampling")
 annealing_methods <- c("sgais", "sir", "sequential", "ais")
 sgais_methods <- c("sgais", "sir", "sequential")
 
@@ -84,14 +86,14 @@ settings_schema <- list(
   jumps = setting("count", all_methods, preset(0, 10, nested_sampling = list(robust = 80)),
                   lower = 0),
 
-  live_points = setting("count", "nested_sampling", preset(2, 100), lower = 1),
-  move = setting("choice", "nested_sampling", preset("sghmc", "walk"),
+  live_points = setting("count", ns_methods, preset(2, 100), lower = 1),
+  move = setting("choice", ns_methods, preset("sghmc", "walk"),
                  codes = c(sghmc = 0L, walk = 1L)),
   # NULL: as many as travel a fixed distance (src/nested_sampling.c, walk_length()), at least 25
   # and at most max_walk_steps; NULL there is 100 per parameter, set by nested_sampling()
-  walk_steps = setting("count", "nested_sampling", preset(NULL, NULL), lower = 0, nullable = TRUE),
+  walk_steps = setting("count", ns_methods, preset(NULL, NULL), lower = 0, nullable = TRUE),
   max_walk_steps = setting(
-    "count", "nested_sampling", preset(NULL, NULL), lower = 25, nullable = TRUE,
+    "count", ns_methods, preset(NULL, NULL), lower = 25, nullable = TRUE,
     after = function(s, call) {
       if (s$step_scale == "width" && s$live_points < 2) {
         abort(paste("`live_points` must be at least 2 with `step_scale = \"width\"`: the step is",
@@ -102,7 +104,7 @@ settings_schema <- list(
   ),
   # below 1e-12 of Z-hat the live points' share changes log Z-hat by less than rounding, and a
   # run would go on to max_iterations
-  tolerance = setting("positive", "nested_sampling", preset(0.01, 0.01), after = function(s, call) {
+  tolerance = setting("positive", ns_methods, preset(0.01, 0.01), after = function(s, call) {
     if (s$tolerance < 1e-12) {
       abort(sprintf(paste("`tolerance` (%g) must be at least 1e-12: below that the live points'",
                           "share of the evidence is lost in rounding, and the run would only",
@@ -110,7 +112,7 @@ settings_schema <- list(
     }
     s
   }),
-  max_iterations = setting("count", "nested_sampling", preset(1e6, 1e6), lower = 1),
+  max_iterations = setting("count", ns_methods, preset(1e6, 1e6), lower = 1),
 
   max_rounds = setting("count", annealing_methods, preset(1, 4), lower = 1),
   max_correlation = setting("fraction", annealing_methods, preset(1, 0.5), lower = 0, upper = 1),
@@ -144,9 +146,13 @@ settings_schema <- list(
   resample = setting("custom", annealing_methods, preset(FALSE, 0.5), c_name = "resample_ess",
                      check = function(x, s, call) check_resample(x, call)),
 
-  batch_size = setting("count", sgais_methods, preset(500, 500), lower = 1),
-  chunk_size = setting("count", sgais_methods, preset(NULL, NULL), lower = 1,
-                       null = function(s) s$batch_size),
+  batch_size = setting("count", c(sgais_methods, "online_nested_sampling"), preset(500, 500),
+                       lower = 1),
+  # NULL: a mini-batch; online nested sampling's NULL stays NULL (a tenth of the data,
+  # online_nested_sampling())
+  chunk_size = setting("count", c(sgais_methods, "online_nested_sampling"), preset(NULL, NULL),
+                       lower = 1, null = function(s) if (is.null(s$live_points)) s$batch_size,
+                       nullable = TRUE),
   first_chunk_size = setting("count", sgais_methods, preset(NULL, NULL), lower = 1,
                              null = function(s) s$chunk_size),
   update = setting(
@@ -184,8 +190,9 @@ settings_schema <- list(
                               check = function(x, s, call) {
     check_restart_threshold(x, s$update, call)
   }),
-  # NULL: by the model (2 for models with jump proposals, else Inf; sgais_advance())
-  restart_every = setting("custom", sgais_methods, preset(Inf, NULL), nullable = TRUE,
+  # NULL: by the model (2 for models with jump proposals, else Inf; restart_ratio())
+  restart_every = setting("custom", c(sgais_methods, "online_nested_sampling"),
+                          preset(Inf, NULL), nullable = TRUE,
                           check = function(x, s, call) check_restart_ratio(x, call))
 )
 
@@ -199,12 +206,14 @@ presets_of <- function(method, which) {
     d <- settings_schema[[name]]$defaults
     offered <- if (is.null(d$presets)) settings_schema[[name]]$methods else d$presets
     if (!method %in% offered) next
-    own <- d$by_method[[method]]
+    # online nested sampling takes nested sampling's exceptions
+    own <- d$by_method[[if (method == "online_nested_sampling") "nested_sampling" else method]]
     out[name] <- if (which %in% names(own)) own[which] else d[[which]]
   }
   out
 }
-control_presets <- lapply(c(sgais = "sgais", ais = "ais", nested_sampling = "nested_sampling"),
+control_presets <- lapply(c(sgais = "sgais", ais = "ais", nested_sampling = "nested_sampling",
+                            online_nested_sampling = "online_nested_sampling"),
                           function(m) list(paper = presets_of(m, "paper"),
                                            robust = presets_of(m, "robust")))
 

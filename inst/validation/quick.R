@@ -7,7 +7,7 @@
 #
 # Part 1. sgais(), ais(), nested_sampling(), online_nested_sampling(), sir() and
 # sequential_sgmcmc(), each with its control's "robust" (default) and "paper" preset
-# (sgais_control(), ais_control(), nested_control() for both nested samplers, sir_control(),
+# (sgais_control(), ais_control(), nested_control(), online_nested_control(), sir_control(),
 # sequential_control()), one run each (seed 1), on nine model families:
 #   linear_regression         1,000 rows of the paper's model (5 covariates, noise sd 1): exact
 #   linear_regression_nig     the same model with unknown noise (normal-inverse-gamma): exact
@@ -161,7 +161,7 @@ estimators <- list(
   sgais = list(fit = sgais, control = sgais_control),
   ais = list(fit = ais, control = ais_control),
   nested_sampling = list(fit = nested_sampling, control = nested_control),
-  online_nested_sampling = list(fit = online_nested_sampling, control = nested_control),
+  online_nested_sampling = list(fit = online_nested_sampling, control = online_nested_control),
   sir = list(fit = sir, control = sir_control),
   sequential_sgmcmc = list(fit = sequential_sgmcmc, control = sequential_control)
 )

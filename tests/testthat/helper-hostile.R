@@ -198,6 +198,7 @@ hostile_table <- function() {
   one(sgais_control("fast"), "`preset`")
   one(ais_control(NA), "`preset`")
   one(nested_control(1), "`preset`")
+  one(online_nested_control(1), "`preset`")
   one(sgais(m, min_sghmc_steps = 30), "`min_sghmc_steps`")
   one(sgais(m, early_particles = 20), "`early_particles`")
   one(sgais(m, reservoir_size = 100, exact_until = 500), "`reservoir_size`")

@@ -149,7 +149,7 @@ test_that("restarts re-estimate the evidence of all the data so far on the grid"
   expect_identical(robust$trajectory$restarts, c(0L, 1L, 0L))
   expect_output(print(robust), "restarts:  1, on a grid of ratio 2 from 20 observations")
   paper <- quiet_online(mix, chunk_size = 20, live_points = 10, seed = 1,
-                        control = nested_control("paper"))
+                        control = online_nested_control("paper"))
   expect_identical(paper$settings$restart_every, Inf)
   expect_identical(paper$trajectory$restarts, rep(0L, 3))
 })
