@@ -4,6 +4,14 @@
 # The settings themselves (types, ranges, codes, defaults per preset, derived values) are one
 # table, settings_schema (R/settings.R), from which control_presets is built.
 
+# The function that makes `method`'s control: a preset, and settings by name.
+control_maker <- function(method) {
+  force(method)
+  function(preset = c("robust", "paper"), ...) {
+    new_control(method, preset, list(...), sys.call())
+  }
+}
+
 #' Tuning of the estimators: presets and settings
 #'
 #' `sgais_control()`, `ais_control()`, `nested_control()`, `online_nested_control()`,
@@ -125,39 +133,27 @@
 #' ais_control(kernel = "austerity", mh_tolerance = 0.01)
 #' sir_control()
 #' sequential_control("paper")
-sgais_control <- function(preset = c("robust", "paper"), ...) {
-  new_control("sgais", preset, list(...), sys.call())
-}
+sgais_control <- control_maker("sgais")
 
 #' @rdname sgais_control
 #' @export
-ais_control <- function(preset = c("robust", "paper"), ...) {
-  new_control("ais", preset, list(...), sys.call())
-}
+ais_control <- control_maker("ais")
 
 #' @rdname sgais_control
 #' @export
-nested_control <- function(preset = c("robust", "paper"), ...) {
-  new_control("nested_sampling", preset, list(...), sys.call())
-}
+nested_control <- control_maker("nested_sampling")
 
 #' @rdname sgais_control
 #' @export
-online_nested_control <- function(preset = c("robust", "paper"), ...) {
-  new_control("online_nested_sampling", preset, list(...), sys.call())
-}
+online_nested_control <- control_maker("online_nested_sampling")
 
 #' @rdname sgais_control
 #' @export
-sir_control <- function(preset = c("robust", "paper"), ...) {
-  new_control("sir", preset, list(...), sys.call())
-}
+sir_control <- control_maker("sir")
 
 #' @rdname sgais_control
 #' @export
-sequential_control <- function(preset = c("robust", "paper"), ...) {
-  new_control("sequential", preset, list(...), sys.call())
-}
+sequential_control <- control_maker("sequential")
 
 new_control <- function(method, preset, given, call) {
   if (!is.character(preset) || length(preset) < 1L || anyNA(preset)) {

@@ -84,8 +84,6 @@
 nested_sampling <- function(model, ..., control = nested_control(), replicates = 1,
                             progress = default_progress(), seed = NULL) {
   call <- sys.call()
-  check_all_rows(model, call)
-  check_prior_conflict(model, call)
   settings <- ns_settings(model, control, list(...), "nested_sampling", call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_particle_memory(replicates, settings$live_points, model, call)
@@ -119,9 +117,12 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
   warn_if_unreliable(fit, what = "live_points")
 }
 
-# The settings of nested_sampling() and online_nested_sampling() (`method`): the control's with
-# those given in `...`, and a walk's most proposals, when NULL, 100 per parameter (at least 250).
+# The settings of nested_sampling() and online_nested_sampling() (`method`) for `model`, which
+# must hold all its rows and no conflicting prior: the control's with those given in `...`, and
+# a walk's most proposals, when NULL, 100 per parameter (at least 250).
 ns_settings <- function(model, control, dots, method, call) {
+  check_all_rows(model, call)
+  check_prior_conflict(model, call)
   settings <- control_settings(control, dots, method, call)
   settings$max_walk_steps <- settings$max_walk_steps %||% max(250L, 100L * model$dim)
   settings

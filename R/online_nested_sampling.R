@@ -115,8 +115,6 @@
 online_nested_sampling <- function(model, ..., control = online_nested_control(), replicates = 1,
                                    progress = default_progress(), seed = NULL) {
   call <- sys.call()
-  check_all_rows(model, call)
-  check_prior_conflict(model, call)
   settings <- ns_settings(model, control, list(...), "online_nested_sampling", call)
   settings$chunk_size <- settings$chunk_size %||% as.integer(ceiling(model$n / 10))
   # NULL: by the model as for SGAIS (restart_ratio())

@@ -7,10 +7,12 @@
 
 # The fields restarts keep in the run state (run_state_fields): the observations at the last
 # restart and at the last after a shift, and whether one has started from the reference.
+# (A function, as run_state_field() comes later in the collation; the rows are quoted, as
+# run_state_field() reads its arguments unevaluated.)
 restart_state_fields <- function() {
-  list(restart_n = run_state_field(at, state$restart_n, 0),
-       shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
-       reference_restart = run_state_field(FALSE, state$reference_restart, FALSE))
+  eval(quote(list(restart_n = run_state_field(at, state$restart_n, 0),
+                  shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
+                  reference_restart = run_state_field(FALSE, state$reference_restart, FALSE))))
 }
 
 # The restart policy of a run of `model` with `settings`: the grid's ratio `every` and `base`

@@ -32,8 +32,9 @@ new_sgais_state <- function(particles, log_weights, n, resume, traces, pilot = N
 # result `res`, its trace `tr` of `k` rows and the `state` before), and in a fit saved before
 # the field existed (upgrade_sgais_state()). `absent`: not in the record then. The fields the
 # core reads are described at ffi_sgais_run().
-run_state_field <- function(start, after, old = absent) {
-  list(start = substitute(start), after = substitute(after), old = substitute(old))
+run_state_field <- function(start, after, old) {
+  list(start = substitute(start), after = substitute(after),
+       old = if (missing(old)) quote(absent) else substitute(old))
 }
 run_state_fields <- c(list(
   theta = run_state_field(theta, res$theta),

@@ -138,11 +138,7 @@ void sg_api_model_from_r(SEXP model, sg_model *m) {
     }
   }
   m->name = cls->name;
-  m->dim = dim;
-  m->n_obs = a->d.n_obs;
-  m->data = a;
+  sg_model_define(m, dim, a->d.n_obs, a, api_prior_draw, api_log_prior);
   m->scratch_bytes = cls->scratch_bytes ? cls->scratch_bytes(&a->d) : 0;
-  m->prior_draw = api_prior_draw;
-  m->log_prior = api_log_prior;
   m->log_lik = api_log_lik;
 }

@@ -213,12 +213,8 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
   d->scale = scale;
   d->ratio = ratio;
 
-  m->dim = (K - 1) + 2 * K * D;
-  m->n_obs = n;
-  m->data = d;
+  sg_model_define(m, (K - 1) + 2 * K * D, n, d, gm_prior_draw, gm_log_prior);
   m->scratch_bytes = gm_scratch_bytes(K, D);
-  m->prior_draw = gm_prior_draw;
-  m->log_prior = gm_log_prior;
   m->log_lik = gm_log_lik;
   m->canonicalize = gm_canonicalize;
   m->to_region = gm_to_region;

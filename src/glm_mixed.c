@@ -842,14 +842,10 @@ int sg_glm_mixed_init(sg_model *m, const double *rows, int p, int family, int n_
   d->prior = prior;
   if (sg_prior_check(&d->prior, dim, st)) return st->code;
 
-  m->dim = dim;
-  m->n_obs = n_units;
-  m->data = d;
+  sg_model_define(m, dim, n_units, d, sg_blocks_model_prior_draw, sg_blocks_model_log_prior);
   /* gmx_work() */
   m->scratch_bytes =
       ((size_t) gmx_work_size(d) + p + (size_t) max_rows * (1 + ne)) * sizeof(double);
-  m->prior_draw = sg_blocks_model_prior_draw;
-  m->log_prior = sg_blocks_model_log_prior;
   m->log_lik = gmx_log_lik;
   m->log_lik_pointwise = gmx_log_lik_pointwise;
   return SG_OK;

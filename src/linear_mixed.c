@@ -312,11 +312,7 @@ int sg_linear_mixed_init(sg_model *m, const double *rows, int p, int q, int n, d
   d->prior = prior;
   if (sg_prior_check(&d->prior, dim, st)) return st->code;
 
-  m->dim = dim;
-  m->n_obs = n;
-  m->data = d;
-  m->prior_draw = sg_blocks_model_prior_draw;
-  m->log_prior = sg_blocks_model_log_prior;
+  sg_model_define(m, dim, n, d, sg_blocks_model_prior_draw, sg_blocks_model_log_prior);
   m->log_lik = lm_log_lik;
   m->log_lik_pointwise = lm_log_lik_pointwise;
   return SG_OK;

@@ -171,11 +171,7 @@ int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, dou
   d->shape = d->scale = d->prior_norm = NA_REAL; /* the unknown-variance fields are not used */
   d->max_norm = d->max_y = NA_REAL;
 
-  m->dim = p;
-  m->n_obs = n;
-  m->data = d;
-  m->prior_draw = sg_coef_model_prior_draw;
-  m->log_prior = sg_coef_model_log_prior;
+  sg_model_define(m, p, n, d, sg_coef_model_prior_draw, sg_coef_model_log_prior);
   m->log_lik = lr_log_lik;
   m->log_lik_range = lr_log_lik_range;
   return SG_OK;
@@ -288,11 +284,7 @@ int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
     d->prior_norm -= 0.5 * p * log(2.0 * M_PI * prior.sd * prior.sd);
   }
 
-  m->dim = p + 1;
-  m->n_obs = n;
-  m->data = d;
-  m->prior_draw = nig_prior_draw;
-  m->log_prior = nig_log_prior;
+  sg_model_define(m, p + 1, n, d, nig_prior_draw, nig_log_prior);
   m->log_lik = nig_log_lik;
   return SG_OK;
 }
@@ -460,12 +452,8 @@ int sg_linear_regression_zellner_init(sg_model *m, const double *rows, int p, in
   if (kind == SG_ZELLNER_G) d->norm -= 0.5 * k * log(2.0 * M_PI * g);
   else d->norm += lgammafn(0.5 * (k + 1.0)) - lgammafn(0.5) - 0.5 * k * log(M_PI) - 0.5 * k * log(g);
 
-  m->dim = p + 1;
-  m->n_obs = n;
-  m->data = d;
+  sg_model_define(m, p + 1, n, d, lz_prior_draw, lz_log_prior);
   m->scratch_bytes = (size_t) (k > 0 ? k : 1) * sizeof(double);
-  m->prior_draw = lz_prior_draw;
-  m->log_prior = lz_log_prior;
   m->log_lik = nig_log_lik;
   return SG_OK;
 }

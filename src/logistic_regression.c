@@ -269,11 +269,7 @@ int sg_logistic_regression_init(sg_model *m, const double *rows, int p, int n, i
   d->max_norm = NA_REAL;
   d->log_factorial = trials ? sg_log_factorial_table() : NULL;
 
-  m->dim = p;
-  m->n_obs = n;
-  m->data = d;
-  m->prior_draw = sg_coef_model_prior_draw;
-  m->log_prior = sg_coef_model_log_prior;
+  sg_model_define(m, p, n, d, sg_coef_model_prior_draw, sg_coef_model_log_prior);
   if (trials) {
     m->log_lik = lg_binomial_log_lik;
     m->log_lik_range = lg_binomial_log_lik_range;

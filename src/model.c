@@ -59,6 +59,17 @@ static double blocked_log_lik(const sg_model *m, sg_workspace *ws, const double 
   return total;
 }
 
+void sg_model_define(sg_model *m, int dim, int n_obs, const void *data,
+                     void (*prior_draw)(const sg_model *, sg_workspace *, double *),
+                     double (*log_prior)(const sg_model *, sg_workspace *, const double *,
+                                         double *)) {
+  m->dim = dim;
+  m->n_obs = n_obs;
+  m->data = data;
+  m->prior_draw = prior_draw;
+  m->log_prior = log_prior;
+}
+
 double sg_model_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
                         int start, int n, double scale, double *grad) {
   if (grad) ws->count.gradient += n;

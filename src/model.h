@@ -227,6 +227,14 @@ void sg_workspace_init(sg_workspace *ws, const sg_model *m, sg_status *st);
  * in the main thread, outside parallel regions (it allocates). */
 void sg_workspace_threads(sg_workspace *ws, const sg_model *m, int threads);
 
+/* What every built-in model's constructor sets first: its dimension, its observations, its data
+ * and its prior's functions (the model's own, or the shared ones of a coefficient prior or of
+ * prior blocks); the likelihood's functions are the constructor's to set. */
+void sg_model_define(sg_model *m, int dim, int n_obs, const void *data,
+                     void (*prior_draw)(const sg_model *, sg_workspace *, double *),
+                     double (*log_prior)(const sg_model *, sg_workspace *, const double *,
+                                         double *));
+
 /* The model's log-likelihood and gradient, counted in ws->count. */
 double sg_model_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
                         int start, int n, double scale, double *grad);

@@ -81,11 +81,7 @@ int sg_negative_binomial_regression_init(sg_model *m, const double *rows, int p,
   d->stride = stride;
   d->log_factorial = sg_log_factorial_table();
 
-  m->dim = p + 1;
-  m->n_obs = n;
-  m->data = d;
-  m->prior_draw = sg_blocks_model_prior_draw;
-  m->log_prior = sg_blocks_model_log_prior;
+  sg_model_define(m, p + 1, n, d, sg_blocks_model_prior_draw, sg_blocks_model_log_prior);
   m->log_lik = nb_log_lik;
   return SG_OK;
 }

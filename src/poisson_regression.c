@@ -81,11 +81,7 @@ int sg_poisson_regression_init(sg_model *m, const double *rows, int p, int n,
   d->prior = prior;
   d->log_factorial = sg_log_factorial_table();
 
-  m->dim = p;
-  m->n_obs = n;
-  m->data = d;
-  m->prior_draw = sg_coef_model_prior_draw;
-  m->log_prior = sg_coef_model_log_prior;
+  sg_model_define(m, p, n, d, sg_coef_model_prior_draw, sg_coef_model_log_prior);
   m->log_lik = po_log_lik;
   return SG_OK;
 }

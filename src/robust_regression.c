@@ -83,11 +83,7 @@ int sg_robust_regression_init(sg_model *m, const double *rows, int p, int n, dou
   d->df = df;
   d->log_norm = lgammafn(0.5 * (df + 1.0)) - lgammafn(0.5 * df) - 0.5 * log(df * M_PI);
 
-  m->dim = p + 1;
-  m->n_obs = n;
-  m->data = d;
-  m->prior_draw = sg_blocks_model_prior_draw;
-  m->log_prior = sg_blocks_model_log_prior;
+  sg_model_define(m, p + 1, n, d, sg_blocks_model_prior_draw, sg_blocks_model_log_prior);
   m->log_lik = rr_log_lik;
   return SG_OK;
 }

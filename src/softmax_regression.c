@@ -378,12 +378,8 @@ int sg_softmax_regression_init(sg_model *m, const double *xt, const int *y, int 
   d->prior = prior;
   d->max_norm = NA_REAL;
 
-  m->dim = K * p;
-  m->n_obs = n;
-  m->data = d;
+  sg_model_define(m, K * p, n, d, sg_coef_model_prior_draw, sg_coef_model_log_prior);
   m->scratch_bytes = sm_scratch_bytes(p, K);
-  m->prior_draw = sg_coef_model_prior_draw;
-  m->log_prior = sg_coef_model_log_prior;
   m->log_lik = sm_log_lik;
   m->log_lik_range = sm_log_lik_range;
   m->lik_bound_collapse = sm_lik_bound_collapse;
