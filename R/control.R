@@ -17,9 +17,9 @@ control_maker <- function(method) {
 #' `sgais_control()`, `ais_control()`, `nested_control()`, `online_nested_control()`,
 #' `sir_control()` and `sequential_control()` hold the tuning of [sgais()], [ais()],
 #' [nested_sampling()], [online_nested_sampling()], [sir()] and [sequential_sgmcmc()]. Start
-#' from a preset and change settings by name; `print()` the result to see every resolved setting. `control$particles <- 500` changes a setting of a control
-#' through the same checks (`NULL` restores the preset's value); a setting given twice is an
-#' error.
+#' from a preset and change settings by name; `print()` the result to see every resolved setting.
+#' `control$particles <- 500` changes a setting of a control through the same checks (`NULL`
+#' restores the preset's value); a setting given twice is an error.
 #'
 #' \describe{
 #'   \item{`"robust"` (the default)}{accurate off the paper's simulated model: use it for
@@ -100,8 +100,8 @@ control_maker <- function(method) {
 #'     to `chunk_size` (`NULL`: `chunk_size` throughout);}
 #'   \item{`kernel`, `mh_tolerance`, `mh_batch_size`, `mh_bound`}{see "Kernels" (`"sghmc"`);
 #'     the MH test's level (0.05), first subset (100) and `"bernstein"` or `"hoeffding"` bound;}
-#'   \item{`live_points`, `tolerance`, `max_iterations`}{(nested sampling, online too) live points (100 / 2),
-#'     remaining evidence fraction to stop at (0.01), most iterations (1e6);}
+#'   \item{`live_points`, `tolerance`, `max_iterations`}{(nested sampling, online too) live
+#'     points (100 / 2), remaining evidence fraction to stop at (0.01), most iterations (1e6);}
 #'   \item{`move`, `walk_steps`, `max_walk_steps`}{(nested sampling) `"walk"` in the contour /
 #'     `"sghmc"`, the paper's; proposals per walk (`NULL`: adapted) and their cap (`NULL`: 100
 #'     per parameter, at least 250).}
@@ -257,13 +257,15 @@ check_control <- function(control, method, call) {
     # another estimator's control is named by its maker, not by the class they share
     known <- inherits(control, "sgais_control") && isTRUE(control$method %in% names(control_makers))
     given <- if (known) sprintf("`%s()`", control_makers[[control$method]]) else describe(control)
-    abort(sprintf("`control` must come from `%s()`, not %s.", control_makers[[method]], given), call)
+    abort(sprintf("`control` must come from `%s()`, not %s.", control_makers[[method]], given),
+          call)
   }
   control
 }
 
 # The function that makes each estimator's control.
-control_makers <- c(sgais = "sgais_control", ais = "ais_control", nested_sampling = "nested_control",
+control_makers <- c(sgais = "sgais_control", ais = "ais_control",
+                    nested_sampling = "nested_control",
                     online_nested_sampling = "online_nested_control", sir = "sir_control",
                     sequential = "sequential_control")
 

@@ -60,3 +60,12 @@ drawn_bar <- function(code) {
   })
   list(lines = lines, at = at, end = proc.time()[["elapsed"]])
 }
+
+# Two calls of `f()`, each after set.seed(9), give the same result: a run without `seed` takes
+# its seed from R's generator.
+expect_same_after_set_seed <- function(f) {
+  set.seed(9)
+  first <- f()
+  set.seed(9)
+  testthat::expect_identical(f(), first)
+}
