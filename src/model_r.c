@@ -350,15 +350,23 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
   return out;
 }
 
+/* The model of `model` with its workspace in m and ws, for parameter vectors in the columns of
+ * theta: returns their number, checked (check_theta_columns()). */
+static int model_at_columns(SEXP model, SEXP theta, sg_model *m, sg_workspace *ws,
+                            sg_status *st) {
+  sg_model_from_r(model, m);
+  const int M = check_theta_columns(m, theta);
+  sg_workspace_init(ws, m, st);
+  return M;
+}
+
 /* The log-likelihood of every observation at every parameter vector (the columns of the dim x M
  * matrix theta): an n_obs x M matrix, for predictive densities. Interruptible between columns. */
 SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
   sg_model m;
-  sg_model_from_r(model, &m);
-  const int M = check_theta_columns(&m, theta);
   sg_status st = {SG_OK, ""};
   sg_workspace ws;
-  sg_workspace_init(&ws, &m, &st);
+  const int M = model_at_columns(model, theta, &m, &ws, &st);
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m.n_obs, M));
   double *o = REAL(out);
   for (int i = 0; i < M; i++) {
@@ -377,11 +385,9 @@ SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
  * fixed order: the same on any number); interruptible between columns. */
 SEXP ffi_model_log_density(SEXP model, SEXP theta) {
   sg_model m;
-  sg_model_from_r(model, &m);
-  const int M = check_theta_columns(&m, theta);
   sg_status st = {SG_OK, ""};
   sg_workspace ws;
-  sg_workspace_init(&ws, &m, &st);
+  const int M = model_at_columns(model, theta, &m, &ws, &st);
   sg_workspace_threads(&ws, &m, sg_threads());
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, 2, M));
   double *o = REAL(out);

@@ -188,15 +188,8 @@ stored_reference <- function(k, model, refs) {
 
 # ---- the estimators --------------------------------------------------------------------------
 
-estimators <- list(
-  importance_sampling = importance_sampling,
-  ais = ais,
-  nested_sampling = nested_sampling,
-  sir = sir,
-  sequential_sgmcmc = sequential_sgmcmc,
-  sgais = sgais,
-  online_nested_sampling = online_nested_sampling
-)
+estimators <- mget(c("importance_sampling", "ais", "nested_sampling", "sir", "sequential_sgmcmc",
+                     "sgais", "online_nested_sampling"), envir = asNamespace("sgais"))
 
 # One run at the defaults: the fit, or the error; the classes of its warnings (muffled).
 run_one <- function(f, model, seed) {
