@@ -77,7 +77,15 @@ test_that("fits say which estimator made them and the hybrid starts from nested 
   expect_identical(p$method, "sequential SG-MCMC")
   expect_equal(p$trajectory$n[1:3], c(20, 60, 120))
   expect_error(sequential_sgmcmc(model, hybrid = 1000), "hybrid")
-  # data of 100 rows or fewer: the default hybrid takes all but the last, and one row none
+  # one row: no hybrid
+  one <- linear_regression(y ~ ., simulate_linear_regression(1, dim = 1, seed = 3), prior = "paper",
+                           noise_sd = 1)
+  expect_identical(quietly(sequential_sgmcmc(one, seed = 1, progress = FALSE))$method,
+                   "sequential SG-MCMC")
+})
+
+test_that("on small data the hybrid takes all but the last row, with nested sampling's SE", {
+  # data of 100 rows or fewer: the default hybrid takes all but the last (one row none: above)
   small <- linear_regression(y ~ ., simulate_linear_regression(30, dim = 2, seed = 3), noise_sd = 1)
   s <- quietly(sequential_sgmcmc(small, seed = 1, progress = FALSE))
   expect_identical(s$method, "sequential SG-MCMC + NS")
@@ -88,10 +96,6 @@ test_that("fits say which estimator made them and the hybrid starts from nested 
   expect_gt(s$trajectory$log_evidence_se[1], 0.7 * ns$log_evidence_se)
   expect_lt(s$trajectory$log_evidence_se[1], 1.4 * ns$log_evidence_se)
   expect_gte(s$log_evidence_se, s$trajectory$log_evidence_se[1])
-  one <- linear_regression(y ~ ., simulate_linear_regression(1, dim = 1, seed = 3), prior = "paper",
-                           noise_sd = 1)
-  expect_identical(quietly(sequential_sgmcmc(one, seed = 1, progress = FALSE))$method,
-                   "sequential SG-MCMC")
 })
 
 test_that("the hybrid hands on its particles in the sampler's parameters", {
