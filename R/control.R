@@ -97,7 +97,8 @@ control_maker <- function(method) {
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up
-#'     to `chunk_size` (`NULL`: `chunk_size` throughout);}
+#'     to `chunk_size` (`NULL`: `chunk_size` throughout); `split_ess`: a chunk whose one step
+#'     would leave a lower ESS fraction enters in blocks ([sir()]; 0: never, for SGAIS always);}
 #'   \item{`kernel`, `mh_tolerance`, `mh_batch_size`, `mh_bound`}{see "Kernels" (`"sghmc"`);
 #'     the MH test's level (0.05), first subset (100) and `"bernstein"` or `"hoeffding"` bound;}
 #'   \item{`live_points`, `tolerance`, `max_iterations`}{(nested sampling, online too) live
@@ -196,6 +197,18 @@ check_restart_ratio <- function(x, call) {
           call)
   }
   as.double(x)
+}
+
+# A fraction in [0, 1); 0 only for SGAIS ("annealed" update), whose annealing steps keep the ESS.
+check_split_ess <- function(x, update, call) {
+  if (!is_number(x) || !(x >= 0 && x < 1)) {
+    abort(sprintf("`split_ess` must be a number in [0, 1), not %s.", describe(x)), call)
+  }
+  if (update == "annealed" && x > 0) {
+    abort(paste("`split_ess` must be 0 with `update = \"annealed\"`: SGAIS's annealing steps",
+                "keep the ESS; only SIR and the sequential estimator split chunks."), call)
+  }
+  x
 }
 
 # A positive number or Inf (never); finite only for SGAIS ("annealed" update): SIR and the

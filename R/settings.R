@@ -167,6 +167,12 @@ settings_schema <- list(
       s
     }
   ),
+  # (SIR, the sequential estimator) a chunk whose one step would leave an ESS below this
+  # fraction of the particles is taken in blocks of observations (src/sgais.c, split_step());
+  # 0: never, as published
+  split_ess = setting("custom", sgais_methods, preset(0, 0), check = function(x, s, call) {
+    check_split_ess(x, s$update, call)
+  }),
   control_variates = setting("flag", sgais_methods, preset(FALSE, TRUE)),
   reference = setting("flag", all_methods, preset(FALSE, TRUE)),
   score_control_variate = setting("flag", sgais_methods, preset(FALSE, TRUE)),
@@ -224,7 +230,10 @@ control_presets <- lapply(c(sgais = "sgais", ais = "ais", nested_sampling = "nes
 # estimator of Cameron et al. (2019a) with the paper's SGHMC and their chunk schedule (20
 # observations, growing by 20 up to 500). "robust" takes the robust SGAIS moves and chunks of 1,
 # 2, 3, ... observations up to 500 (about sqrt(2 n) at n observations, so that a chunk's share of
-# the information shrinks as n grows; inst/design.md, "Measurements behind the defaults").
+# the information shrinks as n grows; inst/design.md, "Measurements behind the defaults"), and
+# splits a chunk whose one step would leave an ESS below 0.3 (SIR) or 0.5 (the sequential
+# estimator, whose particles must move to the new posterior without resampling) of the
+# particles: data in an order that moves the posterior far within a chunk (inst/design.md).
 control_presets$sir <- list(
   paper = utils::modifyList(control_presets$sgais$robust, list(
     particles = 10, early_particles = NULL, update = "importance", resample = TRUE,
@@ -233,7 +242,8 @@ control_presets$sir <- list(
     reference = FALSE
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
-    update = "importance", first_chunk_size = 1, restart_threshold = Inf, reference = FALSE
+    update = "importance", first_chunk_size = 1, restart_threshold = Inf, reference = FALSE,
+    split_ess = 0.3
   ))
 )
 control_presets$sequential <- list(
@@ -242,7 +252,7 @@ control_presets$sequential <- list(
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
     update = "averaged", resample = FALSE, first_chunk_size = 1, restart_threshold = Inf,
-    reference = FALSE
+    reference = FALSE, split_ess = 0.5
   ))
 )
 

@@ -33,6 +33,9 @@ typedef struct {
   int reservoir_size; /* 0: every earlier observation is kept (the setting Inf) */
   double reservoir;   /* the setting as given */
   int update, first_chunk_size;
+  /* IMPORTANCE, AVERAGED: a chunk whose one step would leave an ESS below split_ess * particles
+   * is taken in steps of as many of its observations as keep it above (0: never; sgais.c) */
+  double split_ess;
   sgais_triggers trigger;
 } sgais_settings;
 

@@ -224,6 +224,7 @@ const sg_setting sg_sgais_table[] = {
     {"chunk_size", 'i', SGAIS(chunk_size), 1, INT_MAX, 0, 0},
     {"first_chunk_size", 'i', SGAIS(first_chunk_size), 1, INT_MAX, 0, 0},
     {"update", 'c', SGAIS(update), 0, SGAIS_UPDATE_AVERAGED, 0, 0},
+    {"split_ess", 'd', SGAIS(split_ess), 0, 1, 0, 1},
     {"control_variates", 'c', SGAIS(control_variates), 0, 1, 0, 0},
     {"exact_until", 'i', SGAIS(exact_until), 0, INT_MAX, 0, 0},
     {"early_particles", 'i', SGAIS(early_particles), 2, INT_MAX, 0, 0},

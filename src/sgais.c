@@ -533,6 +533,8 @@ typedef struct {
 typedef struct {
   double n_done, n_now, chunk_time, target_ess, step_ess;
   int cn, base, width, cv_chunk;
+  /* a split chunk (split_step): its first `taken` observations are in the target so far */
+  int split, taken;
   const double *fixed; /* a fixed schedule's lambdas for the chunk, or NULL: adaptive */
   double lambda, min_ess, predicted_var, acc_sum, mh_tests, mh_items, jump_counts[2];
   int steps, resamples, moves, divergent, acc_steps, step_halvings, reanchors;
@@ -724,6 +726,53 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
    * chunk (inst/design.md). */
   c->cv_chunk = r->score && n_done >= SGAIS_SCORE_CV_HISTORY * c->cn;
   c->fixed = c->cv_chunk ? NULL : schedule_for(r->schedule, c->n_now);
+  if (s->update != SGAIS_UPDATE_ANNEALED && s->split_ess > 0.0 && c->cn > 1) {
+    double ess;
+    sg_annealing_step(r->loglik, s->a.conditional_ess ? r->logw : NULL, M, 1.0, 0.0, &ess,
+                      r->work);
+    c->split = ess < s->split_ess * M;
+    if (c->split) c->cv_chunk = 0, c->fixed = NULL;
+  }
+  return 0;
+}
+
+/* The log-likelihoods of the chunk's observations [from, to) at the particles, in r->loglik,
+ * and the ESS of the importance step by them. */
+static double block_ess(sgais_run *r, sgais_chunk *c, int from, int to) {
+  const int M = r->M;
+  chunk_log_lik(r->movers, sg_threads_for(r->threads, (double) M * (to - from)), r->theta, M,
+                c->base + from, to - from, &r->target.ref, r->loglik);
+  movers_count(r->movers, r->threads, &r->ws, &c->mh_tests, &c->mh_items, c->jump_counts);
+  double ess;
+  sg_annealing_step(r->loglik, r->s->a.conditional_ess ? r->logw : NULL, M, 1.0, 0.0, &ess,
+                    r->work);
+  return ess;
+}
+
+/* The next step of a split chunk (SIR, the sequential estimator; split_ess): where one
+ * importance step over the whole chunk would leave too few particles that matter (data in an
+ * order that moves the posterior far within a chunk), the chunk's observations are added in
+ * blocks, each the longest (by bisection, at least one observation) whose step keeps the ESS
+ * at split_ess * M, with resampling and moves between them: the thesis's SIR with data
+ * tempering (Alg. 7), one observation a step where the posterior moves most. Leaves the
+ * block's log-likelihoods in r->loglik and the observations in the target after it in
+ * r->target.chunk_n. Returns -1 after a model failure, else 0. */
+static int split_step(sgais_run *r, sgais_chunk *c) {
+  const double floor = r->s->split_ess * r->M;
+  int lo = c->taken + 1, hi = c->cn; /* the step to lo is taken whatever its ESS */
+  /* the chunk's first step: its whole rest is known to fall short (chunk_begin) */
+  if (c->taken == 0 || block_ess(r, c, c->taken, hi) < floor) {
+    while (hi - lo > 1) {
+      const int mid = lo + (hi - lo) / 2;
+      if (block_ess(r, c, c->taken, mid) >= floor) lo = mid;
+      else hi = mid;
+    }
+    hi = lo;
+    block_ess(r, c, c->taken, hi);
+  }
+  if (check_chunk_loglik(r->loglik, r->M, c->n_done + c->taken + 1, c->n_done + hi, 1, r->st))
+    return -1;
+  c->taken = r->target.chunk_n = hi;
   return 0;
 }
 
@@ -739,7 +788,9 @@ static int anneal_reweight(sgais_run *r, sgais_chunk *c, double *ess, int *resam
                  "try a smaller `target_ess` or `batch_size`.", c->n_done + 1, c->n_now, c->steps);
     return -1;
   }
-  double max_delta = 1.0 - c->lambda;
+  if (c->split && split_step(r, c)) return -1;
+  /* a split chunk's steps take their blocks whole */
+  double max_delta = c->split ? 1.0 : 1.0 - c->lambda;
   /* on a fixed schedule exactly its next step: a target ESS of 0 accepts max_delta */
   if (c->fixed) max_delta = c->fixed[c->steps] - c->lambda;
   if (r->pcp) {
@@ -788,8 +839,10 @@ static int anneal_reweight(sgais_run *r, sgais_chunk *c, double *ess, int *resam
   c->predicted_var += ((double) M / *ess - 1.0) / M * (1.0 - cv_r2);
   c->resamples += *resampled;
   if (c->fixed) c->lambda = c->fixed[c->steps];
+  else if (c->split) c->lambda = c->taken == c->cn ? 1.0 : (double) c->taken / c->cn;
   else c->lambda = (delta >= max_delta) ? 1.0 : c->lambda + delta;
-  lambdas_push(r->taken, c->lambda);
+  /* a split chunk's record is that of one step (a pilot's schedule takes chunks whole) */
+  if (!c->split || c->lambda == 1.0) lambdas_push(r->taken, c->lambda);
   c->steps++;
   return 0;
 }
@@ -841,8 +894,12 @@ static int anneal_move(sgais_run *r, sgais_chunk *c, double ess, int resampled) 
   if (r->target.anchor && refresh_anchor(r->m, r->anchor, &r->target, theta, r->logw, M, pcp,
                                          r->mean, r->work, &c->reanchors))
     return -1;
-  r->target.lambda = c->lambda;
-  r->pot.jump.n = c->n_done + c->lambda * c->cn;
+  /* a split chunk's target: its first `taken` observations in full */
+  r->target.lambda = c->split ? 1.0 : c->lambda;
+  r->pot.jump.n = c->n_done + (c->split ? c->taken : c->lambda * c->cn);
+  /* the chunk's log-likelihoods, for the next step, follow the moves (a split chunk's next
+   * step computes its block's) */
+  double *follow = c->lambda < 1.0 && !c->split ? r->loglik : NULL;
   int k = sg_move_steps(mv, ess, c->target_ess, M);
   const double acc_target = sg_kernel_target_acceptance(&r->movers[0].kernel, &r->pot);
   const int metropolis = acc_target > 0.0 && k > 0;
@@ -876,7 +933,7 @@ move_again:
   diverged = move_particles(r->movers, sg_threads_for(r->threads, (double) M * k * s->batch_size),
                             pcp, resampled ? r->scratch.ancestors : NULL, start, theta, M,
                             r->rngs, k, metropolis ? r->acc : NULL,
-                            c->lambda < 1.0 ? r->loglik : NULL, r->flags, r->score);
+                            follow, r->flags, r->score);
   movers_count(r->movers, r->threads, &r->ws, &c->mh_tests, &c->mh_items, c->jump_counts);
   sg_interrupt_check();
   if (r->st->code) return -1; /* a model failed: its message, not the NaN it caused */
@@ -913,7 +970,7 @@ move_again:
     c->acc_sum += sg_move_adapt(mv, acc_target, r->step_size, r->acc, M);
     c->acc_steps++;
   }
-  if (c->lambda < 1.0 && check_chunk_loglik(r->loglik, M, c->n_done + 1, c->n_now, 1, r->st))
+  if (follow && check_chunk_loglik(r->loglik, M, c->n_done + 1, c->n_now, 1, r->st))
     return -1;
   return 0;
 }

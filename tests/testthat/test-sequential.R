@@ -179,3 +179,27 @@ test_that("the sequential estimator restarts too; without restarts both warn bef
   two <- collect_warnings(do.call(sir, c(list(gaussian_mixture(y, components = 2)), fast)))
   expect_false(any(grepl("change of mode", two$warnings)))
 })
+
+test_that("a chunk whose one step would leave too few particles is split, also when continued", {
+  # the posterior moves far within a chunk: the response shifts by 3 noise sds halfway
+  d <- simulate_linear_regression(200, seed = 5)
+  d$y[101:200] <- d$y[101:200] + 3
+  model <- linear_regression(y ~ ., d, prior = "paper", noise_sd = 1)
+  exact <- exact_log_evidence(model)
+  split <- quietly(sir(model, seed = 1, progress = FALSE))
+  whole <- quietly(sir(model, split_ess = 0, seed = 1, progress = FALSE))
+  # split chunks take several steps; unsplit, one step a chunk, over 20 nats off
+  expect_gt(sum(split$trajectory$annealing_steps), nrow(split$trajectory))
+  expect_identical(unique(whole$trajectory$annealing_steps), 1L)
+  expect_lt(abs(split$log_evidence - exact), 3)
+  expect_gt(abs(whole$log_evidence - exact), 15)
+  averaged <- quietly(sequential_sgmcmc(model, hybrid = FALSE, seed = 1, progress = FALSE))
+  expect_lt(abs(averaged$log_evidence - exact), 3)
+  # a split depends on the chunk and the particles only: continued, the same run
+  # (the paper's prior: the default one depends on the data's scale)
+  part <- quietly(sir(linear_regression(y ~ ., d[1:130, ], prior = "paper", noise_sd = 1),
+                      seed = 1, progress = FALSE))
+  expect_identical(quietly(sgais(part, d[131:200, ], progress = FALSE))$log_evidence,
+                   split$log_evidence)
+  expect_error(sgais(model, split_ess = 0.5), "`split_ess` must be 0", class = "sgais_error")
+})
