@@ -159,7 +159,9 @@ test_that("the sequential estimator restarts too; without restarts both warn bef
   # without the nested-sampling start (slow on a mixture): its accuracy with restarts is
   # measured in inst/validation/mixture-clusters.R
   y <- d$y[1:400, ]
-  fast <- list(particles = 10, sghmc_steps = 2, min_sghmc_steps = 1, seed = 1, progress = FALSE)
+  # (chunks unsplit: their split is tested below, on a linear regression)
+  fast <- list(particles = 10, sghmc_steps = 2, min_sghmc_steps = 1, split_ess = 0, seed = 1,
+               progress = FALSE)
   seq_plain <- function(...) sequential_sgmcmc(..., hybrid = FALSE)
   on <- collect_warnings(do.call(seq_plain, c(list(gaussian_mixture(y, components = 3)), fast)))
   expect_false(any(grepl("change of mode", on$warnings)))
