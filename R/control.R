@@ -89,11 +89,10 @@ control_maker <- function(method) {
 #'     clusters than components): AIS, SGAIS's first chunk and its restarts anneal from it,
 #'     nested sampling takes it as its prior with the likelihood reweighted to leave the
 #'     evidence unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
-#'   \item{`restart_threshold`, `restart_every`}{(SGAIS) restart from a shuffled run on all the
-#'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
-#'     SEs, or on a grid of ratio `restart_every` (5, `NULL`: 2 for mixtures, else `Inf` /
-#'     `Inf`); needs all data in memory. SIR (`NULL`: 2 also on groups), the sequential
-#'     estimator and online nested sampling take `restart_every` too ([sir()]);}
+#'   \item{`restart_threshold`, `restart_every`}{when an online run starts again from all the
+#'     data so far: after a chunk predicted worse than the last by over this many SEs (SGAIS; 5 /
+#'     `Inf`), and on a grid of this ratio (`NULL`: 2 for mixtures, else `Inf` / `Inf`); see
+#'     [restarts];}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up
@@ -187,18 +186,6 @@ new_control <- function(method, preset, given, call) {
   )
 }
 
-# NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR, the
-# sequential estimator (whose restarts anneal too: restart_policy()) and online nested sampling.
-check_restart_ratio <- function(x, call) {
-  if (is.null(x)) return(NULL)
-  if (is_number(x) && x == Inf) return(Inf)
-  if (!is_number(x) || !is.finite(x) || x <= 1) {
-    abort(sprintf("`restart_every` must be NULL, a number above 1 or Inf, not %s.", describe(x)),
-          call)
-  }
-  as.double(x)
-}
-
 # A fraction in [0, 1); 0 only for SGAIS ("annealed" update), whose annealing steps keep the ESS.
 check_split_ess <- function(x, update, call) {
   if (!is_number(x) || !(x >= 0 && x < 1)) {
@@ -207,20 +194,6 @@ check_split_ess <- function(x, update, call) {
   if (update == "annealed" && x > 0) {
     abort(paste("`split_ess` must be 0 with `update = \"annealed\"`: SGAIS's annealing steps",
                 "keep the ESS; only SIR and the sequential estimator split chunks."), call)
-  }
-  x
-}
-
-# A positive number or Inf (never); finite only for SGAIS ("annealed" update): SIR and the
-# sequential estimator restart on the grid of `restart_every` only.
-check_restart_threshold <- function(x, update, call) {
-  if (is_number(x) && x == Inf) return(Inf)
-  x <- check_positive(x, "restart_threshold", call)
-  if (update != "annealed") {
-    abort(sprintf(paste(
-      "`restart_threshold` must be Inf with `update = \"%s\"`: only SGAIS restarts after a",
-      "shift (SIR and the sequential estimator restart on the grid of `restart_every`)."),
-      update), call)
   }
   x
 }

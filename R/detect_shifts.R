@@ -24,13 +24,12 @@
 #'   \item{effort}{the same on the square root of the annealing steps (which makes the noise of
 #'     a count about the same at every level), with \eqn{s} at least 1/2, the sd of the square
 #'     root of a Poisson count: 2 steps where the baseline takes 1 score 0.8, 10 steps 4.3, 60
-#'     steps where it takes 2 score 12.7. A chunk where the run restarted (trajectory column
-#'     `restarts`; see `restart_threshold` in [sgais_control()]) reports the steps of the whole
-#'     restart, not its own: its effort is not scored, nor part of a baseline. Its log
-#'     predictive is mostly the restart's correction of the estimate, so its surprise is
-#'     scored, and part of a baseline, only where the particles had predicted the chunk far
-#'     worse than the one before (column `shift_restarts`), whatever called for the restart
-#'     (or where a baseline has no other chunk).}
+#'     steps where it takes 2 score 12.7. A chunk where the run started again ([restarts])
+#'     reports the steps of that whole run, not its own: its effort is not scored, nor part of
+#'     a baseline. Its log predictive is mostly that run's correction of the estimate, so its
+#'     surprise is scored, and part of a baseline, only where the particles had predicted the
+#'     chunk far worse than the one before (column `shift_restarts`), or where a baseline has
+#'     no other chunk.}
 #' }
 #' A chunk is flagged when the larger of the two scores exceeds `threshold`, the one tuning
 #' knob: a larger threshold flags only larger shifts. The change is located to the chunk: it
@@ -45,11 +44,10 @@
 #' re-estimates the evidence of the data seen so far in a random order and warns when the online
 #' estimate disagrees.
 #'
-#' A shift can leave the particles in a mode of the earlier data. The robust preset computes the
-#' surprise online, before every chunk, and restarts the run from the data so far shuffled where
-#' a chunk is predicted far worse than the one before (and, for mixtures, at each doubling of
-#' the data; see `restart_threshold` in [sgais_control()]); the trajectory's columns `restarts`
-#' and `shift_restarts` say where. A shift that both flag without a restart has cost the online
+#' A shift can leave the particles in a mode of the earlier data. SGAIS's robust preset computes
+#' the surprise online, before every chunk, and starts the run again from the data so far
+#' shuffled where a chunk is predicted far worse than the one before ([restarts]). A shift that
+#' both flag without such a run has cost the online
 #' estimate its accuracy: refit shuffled (or with [ais()]) for the evidence. Shifts smaller than
 #' the noise of one chunk's log predictive cannot be seen: larger chunks (`chunk_size`) see
 #' smaller ones, and locate them less finely.
@@ -105,16 +103,11 @@ shift_scores <- function(trajectory, threshold) {
   n_chunks <- nrow(tr)
   x <- tr$log_predictive_per_obs
   steps <- sqrt(tr$annealing_steps)
-  # a restart's row counts the steps of the whole shuffled run it made (sgais_control(),
-  # restart_threshold): not the chunk's effort, so not scored and not in a baseline. Its log
-  # predictive is mostly the restart's correction of the estimate (the sampler's, not the
-  # data's): scored only where the particles had predicted the chunk far worse than the one
-  # before (`shift_restarts`), whatever called for the restart
+  # neither scored nor in a baseline: what a restart's row does not measure of its chunk
+  unscored <- restart_unscored(tr)
+  steps[unscored$steps] <- NA_real_
   lp <- x
-  if (!is.null(tr$restarts)) {
-    steps[tr$restarts > 0] <- NA_real_
-    if (!is.null(tr$shift_restarts)) lp[tr$restarts > 0 & tr$shift_restarts == 0] <- NA_real_
-  }
+  lp[unscored$predictive] <- NA_real_
   # the chunk-to-chunk noise of the log predictive: successive differences of a stationary
   # stretch have twice its variance, and a few shifts (or restarts) do not move their median
   noise <- if (n_chunks >= 4L) stats::mad(diff(x[-1L])) / sqrt(2) else NA_real_

@@ -1,3 +1,64 @@
+#' Restarts of a streaming run
+#'
+#' An online run ([sgais()], [sir()], [sequential_sgmcmc()], [online_nested_sampling()]) carries
+#' its particles from chunk to chunk. Where the posterior moves where they cannot follow by their
+#' moves (a shift in the data; a mixture whose clusters show one by one, so that components
+#' spread over several clusters give way to one per cluster), a **restart** replaces the
+#' particles and the estimate of log Z so far by those of a run on every observation so far, in
+#' a random order, and the run goes on from there. The trajectory's column `restarts` marks the
+#' chunks where a run restarted, `shift_restarts` those the particles had predicted far worse
+#' than the chunk before (whatever called for the restart), and `print()` lists them.
+#'
+#' @section When:
+#' \describe{
+#'   \item{after a shift (`restart_threshold`, SGAIS)}{before each chunk the particles predict
+#'     it; a chunk predicted worse than the one before by over `restart_threshold` standard
+#'     errors (the surprise of [detect_shifts()], computed online; 5 in the robust preset, `Inf`
+#'     never) restarts the run, once the data have grown by half since the last such restart;}
+#'   \item{on a grid (`restart_every`)}{each time the data have grown by the ratio
+#'     `restart_every` since the last restart (`NULL`: 2 for models with jump proposals, that is
+#'     mixtures, and for `sir()` on a model of groups, else `Inf`; `Inf` in the `"paper"`
+#'     presets). Every online estimator takes it;}
+#'   \item{once the reference applies}{for a mixture, as soon as the data show as many clusters
+#'     as it has components: the restart anneals from the reference distribution built on them
+#'     (`reference` in [sgais_control()]).}
+#' }
+#'
+#' @section How:
+#' A restart of SGAIS, SIR or the sequential estimator anneals all the observations so far as
+#' SGAIS's robust preset does, whatever the estimator's own update: in one chunk from the
+#' model's reference distribution where it has one, else in SGAIS's chunks from the prior. The
+#' chunks between restarts are the estimator's own. Online nested sampling's restart is nested
+#' sampling of all the observations so far. A restart draws from a stream keyed by the run's and
+#' the number of observations, so a run continued in pieces restarts where and as the run at
+#' once does. Restarts need every observation held: with a bounded `reservoir_size` there are
+#' none.
+#'
+#' `sir()`'s robust preset restarts on a model whose observations are groups (the random effects
+#' of [logistic_regression()], [poisson_regression()] and [negative_binomial_regression()]) at
+#' each doubling of the groups from its first chunk on, whose chunks are then whole groups: its
+#' first importance steps, from the prior or near it, would leave few particles with weight.
+#' Without restarts SIR and the sequential estimator warn (class `sgais_warning_unreliable`)
+#' before a mixture of 3 or more components, and `sir()` before a model of groups of 20 rows or
+#' more on average. The measurements behind these defaults are in
+#' `system.file("design.md", package = "sgais")`.
+#'
+#' @seealso [detect_shifts()], whose scores the shift trigger computes; [audit_evidence()], which
+#'   checks an online estimate against the same data shuffled; [sgais_control()].
+#' @name restarts
+#' @examples
+#' \donttest{
+#' # three clusters, the third appearing after 300 points: the run restarts once it shows
+#' set.seed(1)
+#' centres <- rbind(c(0, 0), c(2, 0), c(1, 2))
+#' z <- c(rep(1:2, 150), rep(1:3, 100))
+#' y <- centres[z, ] + matrix(rnorm(2 * length(z), sd = 0.1), ncol = 2)
+#' fit <- sgais(gaussian_mixture(y, components = 3), chunk_size = 100, seed = 1,
+#'              progress = FALSE)
+#' fit$trajectory[fit$trajectory$restarts > 0, c("n", "log_evidence", "restarts")]
+#' }
+NULL
+
 # Restarts of a streaming run (SGAIS, SIR, the sequential estimator, online nested sampling):
 # where the particles the earlier chunks left cannot follow the posterior, they are replaced by
 # those of a run on every observation so far, from the prior. restart_policy() resolves the
@@ -176,4 +237,51 @@ warn_unannealed <- function(model, method, settings, call) {
       "`ais()` or `nested_sampling()`."), name), call, "sgais_warning_unreliable")
   }
   invisible()
+}
+
+# The field saying where a run restarted (sgais_restart(); NULL without restarts): annealed
+# from the data so far, for SIR and the sequential estimator too (restart_policy()).
+format_restarts <- function(tr) {
+  at <- tr$n[tr$restarts > 0]
+  if (!length(at)) return(NULL)
+  shown <- format_count(utils::head(at, 6))
+  sprintf("%d, annealed at n = %s%s", length(at), paste(shown, collapse = ", "),
+          if (length(at) > 6) ", ..." else "")
+}
+
+# The rows of trace `tr` whose scores detect_shifts() leaves out (shift_scores()): a restart's row
+# counts the steps of the whole shuffled run it made, not the chunk's effort (`steps`), and its
+# log predictive is mostly the restart's correction of the estimate (the sampler's, not the
+# data's), scored only where the particles had predicted the chunk far worse than the one
+# before (`shift_restarts`), whatever called for the restart (`predictive`).
+restart_unscored <- function(tr) {
+  restarted <- if (is.null(tr$restarts)) logical(nrow(tr)) else tr$restarts > 0
+  shifted <- if (is.null(tr$shift_restarts)) logical(nrow(tr)) else tr$shift_restarts > 0
+  list(steps = restarted, predictive = restarted & !shifted)
+}
+
+# NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR, the
+# sequential estimator (whose restarts anneal too: restart_policy()) and online nested sampling.
+check_restart_ratio <- function(x, call) {
+  if (is.null(x)) return(NULL)
+  if (is_number(x) && x == Inf) return(Inf)
+  if (!is_number(x) || !is.finite(x) || x <= 1) {
+    abort(sprintf("`restart_every` must be NULL, a number above 1 or Inf, not %s.", describe(x)),
+          call)
+  }
+  as.double(x)
+}
+
+# A positive number or Inf (never); finite only for SGAIS ("annealed" update): SIR and the
+# sequential estimator restart on the grid of `restart_every` only.
+check_restart_threshold <- function(x, update, call) {
+  if (is_number(x) && x == Inf) return(Inf)
+  x <- check_positive(x, "restart_threshold", call)
+  if (update != "annealed") {
+    abort(sprintf(paste(
+      "`restart_threshold` must be Inf with `update = \"%s\"`: only SGAIS restarts after a",
+      "shift (SIR and the sequential estimator restart on the grid of `restart_every`)."),
+      update), call)
+  }
+  x
 }

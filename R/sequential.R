@@ -53,36 +53,15 @@
 #' posterior by moves alone and stay behind it, so split it is a nat or two low without the
 #' warning its one-step version gives. The `"paper"` presets never split (`split_ess = 0`).
 #'
-#' With the `"robust"` preset `sir()` takes 400 particles in its exact early phase
-#' (`early_particles`, unless given) on models where it never restarts (below): its first
-#' importance steps, each observation a large share of what little the data say so far, make
-#' most of its error, which with SGAIS's 100 grew with the number of parameters beyond what its
-#' standard error showed (`vignette("validation")`, "Standard-error coverage on small data").
-#' Where it restarts, the restarts anneal with SGAIS's 100 and replace those steps' estimate.
-#'
 #' A chunk enters in one step, so where the posterior changes its mode as observations arrive
-#' these estimators cannot follow it, and their standard errors do not show it. A mixture's
-#' does, as its clusters show in the data (components spread over several clusters give way to
-#' one per cluster). So with the `"robust"` presets both **restart** as [sgais()] does, on models
-#' with jump proposals (mixtures): as soon as the data show as many clusters as the mixture has
-#' components, and then each time the data double (`restart_every`, `NULL`: 2 for such models,
-#' `Inf` for others and in the `"paper"` presets). A restart replaces the particles and the
-#' estimate of log Z so far by those of SGAIS's annealing of all the observations so far at once,
-#' from the model's reference distribution (see `reference` in [sgais_control()]), whatever the
-#' estimator's own update; the chunks between restarts are the estimator's own. The trajectory's
-#' `restarts` column and `print()` say where. Restarts need every observation
-#' (`reservoir_size = Inf`).
-#'
-#' `sir()`'s robust preset restarts too on a model whose observations are groups (the random
-#' effects of [logistic_regression()], [poisson_regression()] and
-#' [negative_binomial_regression()]), at each doubling of the groups from its first chunk on; no
-#' reference applies, so a restart anneals in SGAIS's chunks from the prior. Its chunks are then
-#' whole groups of rows. Without these restarts its first importance steps, from the prior or
-#' near it, leave few particles with weight, and the estimate can be far low with a standard
-#' error that does not show it. The measurements behind these presets are in
-#' `system.file("design.md", package = "sgais")`, "Measurements behind the defaults".
-#' Without restarts both warn (class `sgais_warning_unreliable`) before a mixture of 3 or more
-#' components, and `sir()` before a model of groups of 20 rows or more on average.
+#' (a mixture's clusters showing one by one) these estimators cannot follow it, and their
+#' standard errors do not show it: with the `"robust"` presets both start again from all the data
+#' so far, annealed as [sgais()] does, on mixtures, and `sir()` also on models of groups; see
+#' [restarts]. With that preset `sir()` takes 400 particles in its exact early phase
+#' (`early_particles`, unless given) on models where it never does: its first importance steps,
+#' each observation a large share of what little the data say so far, make most of its error,
+#' which with SGAIS's 100 grew with the number of parameters beyond what its standard error
+#' showed (`vignette("validation")`, "Standard-error coverage on small data").
 #' [audit_evidence()] checks an online estimate against the same data shuffled.
 #'
 #' @inheritParams sgais

@@ -79,7 +79,7 @@
 #'     given the earlier data); diagnostics (replicates' means) `annealing_steps`, `min_ess`,
 #'     `ess`, `resamples`, `sghmc_steps`, `acceptance`, `step_size`, `divergent`,
 #'     `step_halvings`, `reanchors`, `data_fraction`, `jump_acceptance`, `exact_fallback`
-#'     and, summed over replicates, `restarts` and `shift_restarts` (see [detect_shifts()]);
+#'     and, summed over replicates, `restarts` and `shift_restarts` (see [restarts]);
 #'     costs `chunk_seconds`,
 #'     `chunk_gradient_evaluations` and, so far, `seconds`, `gradient_evaluations`,
 #'     `likelihood_evaluations`; and `partial`;}
@@ -595,16 +595,6 @@ fit_fields.sgais_fit <- function(x) {
 # adaptively, with at most one decimal.
 format_chunks <- function(n) ngettext(n, "1 chunk", paste(format_count(n), "chunks"))
 format_steps <- function(x) format(round(x, 1))
-
-# The field saying where a run restarted (sgais_restart(); NULL without restarts): annealed
-# from the data so far, for SIR and the sequential estimator too (restart_policy()).
-format_restarts <- function(tr) {
-  at <- tr$n[tr$restarts > 0]
-  if (!length(at)) return(NULL)
-  shown <- format_count(utils::head(at, 6))
-  sprintf("%d, annealed at n = %s%s", length(at), paste(shown, collapse = ", "),
-          if (length(at) > 6) ", ..." else "")
-}
 
 #' @export
 as.data.frame.sgais_fit <- function(x, ...) {
