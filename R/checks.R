@@ -144,7 +144,8 @@ abort_wrong_object <- function(x, arg, takes, call) {
 }
 
 # What the methods on fits take, for abort_wrong_object().
-takes_fit <- "a fit from `sgais()`, `ais()`, `nested_sampling()` or another estimator of the package"
+takes_fit <- paste("a fit from `sgais()`, `ais()`, `nested_sampling()` or another estimator of",
+                   "the package")
 
 check_model <- function(model, call) {
   if (!inherits(model, "sgais_model")) {
@@ -297,7 +298,8 @@ check_run_size <- function(replicates, settings, model, method, call) {
   ns <- method %in% ns_methods
   M <- if (ns) settings$live_points else max(settings$particles, settings$early_particles)
   check_request_size(32 * replicates * M * (model$dim + 2),
-                     sprintf("%s replicates of %s %s in %d dimensions", format_count(replicates),
+                     sprintf("%s replicate%s of %s %s in %d dimensions", format_count(replicates),
+                             if (replicates == 1) "" else "s",
                              format_count(M), if (ns) "live points" else "particles", model$dim),
                      call, evaluations = replicates * run_work(settings, model, method))
 }

@@ -208,7 +208,8 @@ as.data.frame.sgais_shifts <- function(x, row.names = NULL, optional = FALSE, ..
                                        which = c("shifts", "scores")) {
   call <- sys.call()
   check_dots_empty(call, c("x", "row.names", "optional", "which"), ...)
-  which <- if (missing(which)) "shifts" else check_choice(which, "which", c("shifts", "scores"), call)
+  which <- if (missing(which)) "shifts" else
+    check_choice(which, "which", c("shifts", "scores"), call)
   x <- validate_sgais_shifts(x, call)
   x[[which]]
 }

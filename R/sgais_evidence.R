@@ -69,7 +69,8 @@ validate_sgais_evidence <- function(x, call = NULL) {
   diag <- x$diagnostics
   if (!is.null(diag) && (!is.data.frame(diag) || !is.numeric(diag$predicted_sd) ||
                          any(is.nan(diag$predicted_sd)) || isTRUE(any(diag$predicted_sd < 0)))) {
-    bad("its `diagnostics` are not a data frame with a standard deviation (`predicted_sd`) per replicate")
+    bad(paste("its `diagnostics` are not a data frame with a standard deviation (`predicted_sd`)",
+              "per replicate"))
   }
   # the table of rows each method keeps, with the columns its methods read
   table <- c(sgais_fit = "trajectory", sgais_ais_fit = "schedule", sgais_ns_fit = "trace",
@@ -126,6 +127,16 @@ bad_table_columns <- function(rows, columns) {
   counts <- c("n", "ess", "seconds", "gradient_evaluations", "likelihood_evaluations",
               "annealing_steps", "iterations", "iteration", "log_evidence_se")
   numeric <- names(rows)[vapply(rows, is.numeric, logical(1))]
+  # the usual case at the cost of a few vectorised passes; the columns are named only on failure
+  read <- unlist(rows[columns], use.names = FALSE)
+  se <- rows[["log_evidence_se"]]
+  if (!anyNA(read) && !any(read == Inf) &&
+      all(unlist(rows[columns[!startsWith(columns, "log_")]], use.names = FALSE) > -Inf) &&
+      all(unlist(rows[intersect(counts, columns)], use.names = FALSE) >= 0) &&
+      !any(is.nan(unlist(rows[numeric], use.names = FALSE))) &&
+      !isTRUE(any(se < 0 | se == Inf))) {
+    return(character(0))
+  }
   wrong <- vapply(numeric, function(col) {
     v <- rows[[col]]
     if (any(is.nan(v))) return(TRUE)
@@ -150,7 +161,8 @@ validate_fit_settings <- function(x, bad, call) {
   if (is.null(method)) return(invisible())
   s <- upgrade_settings(s)
   if (!s$preset %in% names(control_presets[[method]])) {
-    bad(sprintf("its `settings$preset` is not one of %s", backticked(names(control_presets[[method]]))))
+    bad(sprintf("its `settings$preset` is not one of %s",
+                backticked(names(control_presets[[method]]))))
   }
   tryCatch(resolve_settings(method, s, call), sgais_error = function(e) {
     bad(sprintf("its `settings` are not valid (%s)", sub("\\.$", "", conditionMessage(e))))

@@ -168,7 +168,8 @@ validate_sgais_state <- function(state, model, settings, call = NULL) {
     # the sampler continues from the last whole chunk of its trace (a partial last chunk is
     # done again): a count that disagrees would go on from the wrong observation
     whole <- which(!tr$partial %in% TRUE)
-    if (!identical(if (length(whole)) as.double(tr$n[whole[length(whole)]]) else 0, as.double(s$n))) {
+    resumes_at <- if (length(whole)) as.double(tr$n[whole[length(whole)]]) else 0
+    if (!identical(resumes_at, as.double(s$n))) {
       bad(sprintf("has a count of observations for replicate %d that disagrees with its trace", r))
     }
     for (field in intersect(c("anchor", "anchor_grad", "anchor_n", "step_size", "precond_cov",
