@@ -97,11 +97,11 @@ ais <- function(model, ..., control = ais_control(), replicates = 1, schedule = 
   check_prior_conflict(model, call)
   settings <- check_kernel_model(control_settings(control, list(...), "ais", call), model, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
-  check_particle_memory(replicates, settings$particles, model, call)
+  check_run_size(replicates, settings, model, "ais", call)
   check_metric_size(settings, model, call)
   schedule <- check_schedule(schedule, replicates, call, lambdas = TRUE)
   progress <- check_flag(progress, "progress", call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   cs <- c_settings(settings)
 
   one <- function(progress, label, lambdas) {
@@ -252,7 +252,4 @@ fit_fields.sgais_ais_fit <- function(x) {
   )
 }
 
-#' @export
-as.data.frame.sgais_ais_fit <- function(x, ...) {
-  contract_frame(x, data.frame(n = rep(x$n, nrow(x$schedule)), x$schedule))
-}
+fit_rows.sgais_ais_fit <- function(x) data.frame(n = rep(x$n, nrow(x$schedule)), x$schedule)

@@ -45,7 +45,7 @@ audit_evidence <- function(x, at = NULL, tolerance = 3, progress = default_progr
   call <- sys.call()
   tolerance <- check_positive(tolerance, "tolerance", call)
   progress <- check_flag(progress, "progress", call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
   if (inherits(x, "sgais_comparison")) {
     fits <- comparison_sgais_fits(validate_sgais_comparison(x, call), "`audit_evidence()`", call)

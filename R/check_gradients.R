@@ -44,7 +44,7 @@ check_gradients <- function(model, n = 5, observations = min(nobs(model), 1000L)
     abort(sprintf("`observations` must not exceed the number of observations (%s).",
                   format_count(model$n)), call)
   }
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   points <- if (is.null(theta)) {
     t(with_seed(seed, model_prior_draw(model, n)))
   } else {

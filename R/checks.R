@@ -101,8 +101,13 @@ check_flag <- function(x, arg, call) {
   x
 }
 
-# set.seed() takes whole numbers R can hold as integers.
+# set.seed() takes whole numbers R can hold as integers. Returns the seed as a number, the same
+# whatever type it was given in: a bit64 integer64 (a double holding an integer's bits, which
+# set.seed() would read as a different number) is converted exactly, without needing bit64.
 check_seed <- function(seed, call) {
+  if (inherits(seed, "integer64") && is.double(seed) && length(seed) == 1L) {
+    seed <- integer64_value(seed)
+  }
   if (!is.null(seed) && (!is_number(seed) || !is.finite(seed) || seed != round(seed) ||
                          abs(seed) > .Machine$integer.max)) {
     abort(sprintf("`seed` must be NULL or a whole number between -%s and %s, not %s.",
@@ -111,6 +116,36 @@ check_seed <- function(seed, call) {
   }
   seed
 }
+
+# The value of a one-element integer64 (two's complement in the double's 8 bytes) as a double,
+# NA for its NA; exact up to 2^53, which covers every seed.
+integer64_value <- function(x) {
+  words <- readBin(writeBin(unclass(x), raw(), endian = "little"), "integer", n = 2L,
+                   endian = "little")
+  if (is.na(words[2L]) && words[1L] == 0L) return(NA_real_) # bit64's NA is the smallest integer
+  low <- if (is.na(words[1L])) 2^31 else words[1L] %% 2^32
+  high <- if (is.na(words[2L])) -2^31 else words[2L]
+  high * 2^32 + low
+}
+
+# The error of a generic given an object it has no method for: what its argument `arg` takes,
+# and, for a model or a comparison, what to call instead.
+abort_wrong_object <- function(x, arg, takes, call) {
+  hint <- if (inherits(x, "sgais_model")) {
+    " A model has no estimate yet: fit it first, e.g. `fit <- sgais(model)`, then pass `fit`."
+  } else if (inherits(x, "sgais_comparison") && is.list(x) && is.character(names(x[["fits"]]))) {
+    sprintf(" A comparison holds a fit per model: pass one of them, e.g. `%s$fits$%s`.", arg,
+            names(x[["fits"]])[1L])
+  } else {
+    ""
+  }
+  abort(sprintf("`%s` must be %s, not %s.%s", arg, takes, describe(x), hint), call,
+        "sgais_error_argument")
+}
+
+# What the methods on fits take, for abort_wrong_object().
+takes_fit <- paste("a fit from `sgais()`, `ais()`, `nested_sampling()` or another estimator of",
+                   "the package")
 
 check_model <- function(model, call) {
   if (!inherits(model, "sgais_model")) {
@@ -137,6 +172,7 @@ check_model <- function(model, call) {
 # below 2^53; difftime columns become seconds, whatever unit each block of data used; columns
 # with physical units (the units package) are refused, as blocks could use different units.
 plain_columns <- function(x, what, call) {
+  check_unique_names(names(x), sprintf("The columns of %s", what), call)
   for (name in names(x)) {
     column <- x[[name]]
     if (inherits(column, "integer64")) {
@@ -161,6 +197,18 @@ plain_columns <- function(x, what, call) {
     }
   }
   x
+}
+
+# Names that must tell their elements apart (columns, fits): an error of class
+# `sgais_error_argument` naming each one given twice, rather than the first silently read for both.
+check_unique_names <- function(names, what, call) {
+  twice <- unique(names[duplicated(names) & !is.na(names) & nzchar(names)])
+  if (length(twice)) {
+    abort(sprintf("%s must have distinct names; %s %s given more than once.", what,
+                  backticked(twice), if (length(twice) == 1L) "is" else "are"), call,
+          "sgais_error_argument")
+  }
+  invisible(names)
 }
 
 check_numeric_columns <- function(x, what, call, hint = "") {
@@ -200,16 +248,40 @@ abort_bad_observations <- function(what, bad, kind, call) {
                 bad[1]), call, "sgais_error_non_finite", row = bad[1])
 }
 
-# A request whose memory can be told before any work (draws, replicates' particles) is refused
-# with an error of class `sgais_error_too_large` saying what it would need, rather than failing
-# after hours or with R's "cannot allocate". The limit is the option `sgais.max_memory` (bytes;
-# 8 GiB by default).
-check_request_size <- function(bytes, what, call) {
+# A request whose memory or work can be told before it starts (draws, replicates' particles, the
+# steps of their moves) is refused with an error of class `sgais_error_too_large` saying what it
+# would need, rather than failing after hours or with R's "cannot allocate". `evaluations`: a
+# lower bound on the work, in evaluations of one observation's log-likelihood or gradient at one
+# point (the unit of a fit's `likelihood_evaluations`). The limits are the options
+# `sgais.max_memory` (bytes; 8 GiB by default) and `sgais.max_work` (evaluations; 1e12 by
+# default, hours of work at the fastest models' rate, `work_rate`).
+check_request_size <- function(bytes, what, call, evaluations = 0) {
   limit <- getOption("sgais.max_memory", 8 * 2^30)
-  if (is.finite(bytes) && bytes <= limit) return(invisible(bytes))
-  abort(sprintf(paste("%s would need %s of memory, more than the %s allowed; ask for less (or",
-                      "raise options(sgais.max_memory =))."),
-                what, format_bytes(bytes), format_bytes(limit)), call, "sgais_error_too_large")
+  if (!(is.finite(bytes) && bytes <= limit)) {
+    abort(sprintf(paste("%s would need %s of memory, more than the %s allowed; ask for less (or",
+                        "raise options(sgais.max_memory =))."),
+                  what, format_bytes(bytes), format_bytes(limit)), call, "sgais_error_too_large")
+  }
+  limit <- getOption("sgais.max_work", 1e12)
+  if (!(is.finite(evaluations) && evaluations <= limit)) {
+    abort(sprintf(paste("%s would take at least %s evaluations of an observation's likelihood or",
+                        "gradient (%s even at %s a second), more than the %s allowed; ask for",
+                        "less (or raise options(sgais.max_work =))."),
+                  what, format_big(evaluations), format_duration(evaluations / work_rate),
+                  format_big(work_rate), format_big(limit)), call, "sgais_error_too_large")
+  }
+  invisible(bytes)
+}
+
+# Evaluations a second of the fastest models on one core, for the time a request would take.
+work_rate <- 1e8
+
+format_duration <- function(seconds) {
+  if (!is.finite(seconds)) return("forever")
+  units <- c(second = 1, minute = 60, hour = 3600, day = 86400, year = 365 * 86400)
+  k <- max(1L, findInterval(seconds, units))
+  v <- round(seconds / units[[k]])
+  sprintf("about %s %s%s", format_big(v), names(units)[k], if (v == 1) "" else "s")
 }
 
 format_bytes <- function(bytes) {
@@ -219,12 +291,48 @@ format_bytes <- function(bytes) {
   sprintf("%.3g %s", bytes / 1024^k, units[k + 1])
 }
 
-# The particles of `replicates` runs of M particles each: their states, the copies a move keeps
-# and the fit's stacked particles, about four copies of M x dim doubles per replicate.
-check_particle_memory <- function(replicates, M, model, call) {
+# `replicates` runs of `method` (settings_schema's name) with `settings` on `model`. Memory: the
+# particles, the copies a move keeps and the fit's stacked particles, about four copies of M x
+# dim doubles per replicate. Work: what every run must do at least (run_work()).
+check_run_size <- function(replicates, settings, model, method, call) {
+  ns <- method %in% ns_methods
+  M <- if (ns) settings$live_points else max(settings$particles, settings$early_particles)
   check_request_size(32 * replicates * M * (model$dim + 2),
-                     sprintf("%s replicates of %s particles in %d dimensions",
-                             format_count(replicates), format_count(M), model$dim), call)
+                     sprintf("%s replicate%s of %s %s in %d dimensions", format_count(replicates),
+                             if (replicates == 1) "" else "s",
+                             format_count(M), if (ns) "live points" else "particles", model$dim),
+                     call, evaluations = replicates * run_work(settings, model, method))
+}
+
+# A lower bound on one run's evaluations (of one observation's likelihood or gradient at one
+# point), from every setting that multiplies them. Every particle is weighted on every
+# observation; SGAIS moves every particle at least once per chunk (annealed update; SIR and the
+# sequential estimator at least once in all), for at least `min_sghmc_steps` steps on a
+# mini-batch; AIS at least once, on all the data. Nested sampling stops only when the live points'
+# volume X is below tolerance / (1 + tolerance) (their share L_max X of Z-hat <= L_max (1 - X)),
+# after at least M log(1 + 1 / tolerance) iterations, each a move of at least `walk_steps` (or
+# the walk's fewest, or `min_sghmc_steps`) steps on all the data seen so far.
+run_work <- function(settings, model, method) {
+  n <- max(1, model$n)
+  steps <- max(1, settings$min_sghmc_steps %||% settings$sghmc_steps %||% 1)
+  if (method %in% ns_methods) {
+    if (identical(settings$move, "walk")) {
+      steps <- settings$walk_steps %||% min(25, settings$max_walk_steps %||% 25)
+    }
+    M <- settings$live_points
+    iterations <- min(settings$max_iterations, M * log1p(1 / settings$tolerance))
+    return(M * n + iterations * max(1, steps) * n)
+  }
+  M <- settings$particles
+  per_step <- if (settings$kernel %in% mh_kernels) settings$mh_batch_size else
+    min(settings$batch_size %||% n, n)
+  moves <- if (method == "ais") 1 else if (identical(settings$update, "annealed")) {
+    max(1, floor(n / settings$chunk_size))
+  } else {
+    1
+  }
+  if (method == "ais") per_step <- n
+  M * n + moves * M * steps * per_step
 }
 
 # The dense preconditioner costs O(dim^2) memory and O(M dim^2) time per move: beyond this many

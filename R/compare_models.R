@@ -177,7 +177,7 @@ compare_models <- function(models, data, ..., method = "auto", family = NULL, co
     check_same_observations(models, call)
   }
   replicates <- check_whole_number(replicates, "replicates", 1, call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   # one seed for all, so that each fit depends on its own model alone
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
   # a source, or data in memory read in blocks
@@ -647,7 +647,8 @@ validate_sgais_comparison <- function(x, call = NULL) {
       paste(sprintf("%s: %s", names(fits), digests), collapse = ", ")), call,
       "sgais_error_data_mismatch")
   }
-  if (!is.numeric(x$prior) || length(x$prior) != length(fits)) {
+  if (!is.numeric(x$prior) || length(x$prior) != length(fits) || !all(is.finite(x$prior)) ||
+      any(x$prior < 0)) {
     abort("A comparison's `prior` must have one probability per fit.", call,
           "sgais_error_invalid_fit")
   }
@@ -738,8 +739,10 @@ update.sgais_comparison <- function(object, new_data, ..., block_size = NULL,
 }
 
 #' @export
-as.data.frame.sgais_comparison <- function(x, ...) {
-  x$trajectory
+as.data.frame.sgais_comparison <- function(x, row.names = NULL, optional = FALSE, ...) {
+  call <- sys.call()
+  check_dots_empty(call, c("x", "row.names", "optional"), ...)
+  validate_sgais_comparison(x, call)$trajectory
 }
 
 # The comparison after all observations: one row per model, best first, with the reason for its
@@ -756,7 +759,9 @@ comparison_final <- function(x) {
 
 #' @export
 format.sgais_comparison <- function(x, ...) {
-  x <- validate_sgais_comparison(x, sys.call())
+  call <- sys.call()
+  check_dots_empty(call, "x", ...)
+  x <- validate_sgais_comparison(x, call)
   last <- comparison_final(x)
   shown <- data.frame(
     model = as.character(last$model),
@@ -796,7 +801,9 @@ print.sgais_comparison <- function(x, ...) {
 
 #' @export
 summary.sgais_comparison <- function(object, ...) {
-  object <- validate_sgais_comparison(object, sys.call())
+  call <- sys.call()
+  check_dots_empty(call, "object", ...)
+  object <- validate_sgais_comparison(object, call)
   tr <- object$trajectory
   best <- tapply(seq_len(nrow(tr)), tr$n, function(i) as.character(tr$model[i][which.max(tr$log_evidence[i])]))
   n <- as.numeric(names(best))

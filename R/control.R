@@ -8,6 +8,8 @@
 control_maker <- function(method) {
   force(method)
   function(preset = c("robust", "paper"), ...) {
+    # the default lists the choices; a preset given is one of them
+    if (missing(preset)) preset <- preset[1L]
     new_control(method, preset, list(...), sys.call())
   }
 }
@@ -156,10 +158,9 @@ sir_control <- control_maker("sir")
 sequential_control <- control_maker("sequential")
 
 new_control <- function(method, preset, given, call) {
-  if (!is.character(preset) || length(preset) < 1L || anyNA(preset)) {
+  if (!is.character(preset) || length(preset) != 1L || is.na(preset)) {
     abort(sprintf("`preset` must be \"robust\" or \"paper\", not %s.", describe(preset)), call)
   }
-  preset <- preset[1]
   defaults <- control_presets[[method]][[preset]]
   if (is.null(defaults)) {
     abort(sprintf("`preset` must be \"robust\" or \"paper\", not \"%s\".", preset), call)

@@ -148,6 +148,7 @@ model_data.sgais_custom_model <- function(model, new_data, call = NULL) {
 # Data of a custom or compiled model as a numeric matrix with named columns, one row per
 # observation; non-finite values are errors (as in every constructor).
 custom_data_matrix <- function(data, what, call) {
+  check_unique_names(colnames(data), sprintf("The columns of %s", what), call)
   if (is.data.frame(data)) {
     bad <- which(!vapply(data, function(col) is.numeric(col) || is.logical(col), logical(1)))
     if (length(bad)) {
@@ -168,8 +169,8 @@ custom_data_matrix <- function(data, what, call) {
   }
   if (nrow(x) < 1L || ncol(x) < 1L) abort(sprintf("%s must have at least one row and column.", what), call)
   if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
-  if (anyNA(colnames(x)) || any(colnames(x) == "") || anyDuplicated(colnames(x))) {
-    abort(sprintf("%s must have distinct, non-empty column names.", what), call)
+  if (anyNA(colnames(x)) || any(colnames(x) == "")) {
+    abort(sprintf("%s must have non-empty column names.", what), call)
   }
   check_finite_cells(x, what, call)
   rownames(x) <- NULL

@@ -130,7 +130,7 @@ shift_scores <- function(trajectory, threshold) {
     }
   }
   score <- pmax(surprise, effort, na.rm = TRUE)
-  from <- c(0, tr$n[-n_chunks]) + 1
+  from <- c(0, tr$n)[seq_len(n_chunks)] + 1 # (no whole chunk: no rows)
   data.frame(
     chunk = seq_len(n_chunks),
     at = from - 1,
@@ -199,7 +199,10 @@ print.sgais_shifts <- function(x, ...) {
 #' @export
 as.data.frame.sgais_shifts <- function(x, row.names = NULL, optional = FALSE, ...,
                                        which = c("shifts", "scores")) {
-  which <- match.arg(which)
-  x <- validate_sgais_shifts(x, sys.call())
+  call <- sys.call()
+  check_dots_empty(call, c("x", "row.names", "optional", "which"), ...)
+  which <- if (missing(which)) "shifts" else
+    check_choice(which, "which", c("shifts", "scores"), call)
+  x <- validate_sgais_shifts(x, call)
   x[[which]]
 }

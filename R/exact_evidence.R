@@ -15,7 +15,7 @@
 exact_evidence <- function(model, n = NULL, seed = NULL) {
   call <- sys.call()
   check_model(model, call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   t0 <- proc.time()[["elapsed"]]
   n <- sort(unique(c(check_prefix_lengths(n, model$n, call), model$n)))
   z <- exact_log_evidence(model, n = n)
@@ -55,10 +55,7 @@ summary.sgais_exact_fit <- function(object, ...) {
   out
 }
 
-#' @export
-as.data.frame.sgais_exact_fit <- function(x, ...) {
-  contract_frame(x, x$trajectory)
-}
+fit_rows.sgais_exact_fit <- function(x) x$trajectory
 
 # The posterior of a closed-form fit as weighted points: importance sampling's draws from the
 # model with the fit's seed (its evidence is not used), the same every time.

@@ -191,7 +191,7 @@ simulate_gaussian_mixture <- function(n, components = 5, dim = 2, seed = NULL) {
   n <- check_whole_number(n, "n", 1, call)
   components <- check_whole_number(components, "components", 1, call)
   dim <- check_whole_number(dim, "dim", 1, call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   k <- components
   with_seed(seed, {
     g <- stats::rexp(k)
@@ -237,7 +237,7 @@ simulate_gaussian_mixture <- function(n, components = 5, dim = 2, seed = NULL) {
 #' attr(data, "parameters")
 simulate_shifting_mixture <- function(seed = NULL) {
   call <- sys.call()
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   clusters <- data.frame(
     cluster = 1:7,
     mean1 = c(-4.0, 3.0, 0.0, -2.6, 4.0, 1.0, -4.0),

@@ -81,9 +81,10 @@ importance_sampling <- function(model, draws = 500, df = 10, inflation = 1.1, se
           call)
   }
   progress <- check_flag(progress, "progress", call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   check_request_size(8 * draws * (model$dim + 2), sprintf("%s draws of %d parameters",
-                                                         format_count(draws), model$dim), call)
+                                                         format_count(draws), model$dim), call,
+                     evaluations = draws * as.double(model$n))
   t0 <- proc.time()[["elapsed"]]
   caps <- model_capabilities(model)
   laplace <- NULL
@@ -284,12 +285,10 @@ fit_fields.sgais_is_fit <- function(x) {
   )
 }
 
-#' @export
-as.data.frame.sgais_is_fit <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+fit_rows.sgais_is_fit <- function(x) {
   lw <- x$state$log_weights
-  contract_frame(x, data.frame(
+  data.frame(
     n = rep(x$n, length(lw)), draw = seq_along(lw), x$state$particles, log_weight = lw,
     check.names = FALSE
-  ))
+  )
 }

@@ -646,7 +646,7 @@ simulate_linear_regression <- function(n, dim = 5, noise_sd = 1, seed = NULL) {
   n <- check_whole_number(n, "n", 1, call)
   dim <- check_whole_number(dim, "dim", 1, call)
   noise_sd <- check_positive(noise_sd, "noise_sd", call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   with_seed(seed, {
     theta <- stats::rnorm(dim + 1L)
     # one row of covariates and its noise per observation, drawn row after row

@@ -117,7 +117,7 @@ model_search <- function(formula, data, family = "gaussian", ..., model_prior = 
   if (!is.null(iterations)) iterations <- check_whole_number(iterations, "iterations", 1, call)
   mass_tolerance <- check_probability(mass_tolerance, "mass_tolerance", call)
   progress <- check_flag(progress, "progress", call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1L)
   build <- family_constructor(family, call)
   if (is.function(family)) {

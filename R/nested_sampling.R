@@ -86,10 +86,10 @@ nested_sampling <- function(model, ..., control = nested_control(), replicates =
   call <- sys.call()
   settings <- ns_settings(model, control, list(...), "nested_sampling", call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
-  check_particle_memory(replicates, settings$live_points, model, call)
+  check_run_size(replicates, settings, model, "nested_sampling", call)
   check_metric_size(settings, model, call)
   progress <- check_flag(progress, "progress", call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   cs <- c_settings(settings)
   M <- settings$live_points
 
@@ -320,10 +320,7 @@ format_ns_move <- function(s, steps) {
   sprintf("preset \"%s\": random walk in the live points' metric, %s", s$preset, n)
 }
 
-#' @export
-as.data.frame.sgais_ns_fit <- function(x, ...) {
-  contract_frame(x, data.frame(n = rep(x$n, nrow(x$trace)), x$trace))
-}
+fit_rows.sgais_ns_fit <- function(x) data.frame(n = rep(x$n, nrow(x$trace)), x$trace)
 
 #' @export
 summary.sgais_ns_fit <- function(object, ...) {
@@ -374,6 +371,11 @@ posterior_samples <- function(x, n = 1000, ..., seed = NULL) {
   UseMethod("posterior_samples")
 }
 
+#' @export
+posterior_samples.default <- function(x, n = 1000, ..., seed = NULL) {
+  abort_wrong_object(x, "x", takes_fit, sys.call())
+}
+
 #' @rdname posterior_samples
 #' @export
 posterior_samples.sgais_evidence <- function(x, n = 1000, ..., seed = NULL) {
@@ -385,7 +387,7 @@ posterior_samples.sgais_evidence <- function(x, n = 1000, ..., seed = NULL) {
                                                     format_count(n), x$model$dim), call)
   }
   n <- check_whole_number(n, "n", 0, call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   p <- weighted_particles(x)
   ess <- weight_ess(p$logw)
   if (n > 0 && ess < min(n, 10)) {

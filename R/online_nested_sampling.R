@@ -120,8 +120,9 @@ online_nested_sampling <- function(model, ..., control = online_nested_control()
   # NULL: by the model as for SGAIS (restart_ratio())
   settings$restart_every <- restart_ratio(model, settings)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
+  check_run_size(replicates, settings, model, "online_nested_sampling", call)
   progress <- check_flag(progress, "progress", call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   cs <- c_settings(settings)
   ends <- chunk_ends(model$n, settings$chunk_size)
 
@@ -349,10 +350,7 @@ fit_fields.sgais_online_ns_fit <- function(x) {
   )
 }
 
-#' @export
-as.data.frame.sgais_online_ns_fit <- function(x, ...) {
-  contract_frame(x, x$trajectory)
-}
+fit_rows.sgais_online_ns_fit <- function(x) x$trajectory
 
 #' @export
 summary.sgais_online_ns_fit <- function(object, ...) {

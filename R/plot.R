@@ -112,6 +112,13 @@ plot_data <- function(object, ...) {
   UseMethod("plot_data")
 }
 
+#' @export
+plot_data.default <- function(object, ...) {
+  abort_wrong_object(object, "object", paste(
+    takes_fit, "a comparison from `compare_models()`, a search from `model_search()` or shifts",
+    "from `detect_shifts()`"), sys.call())
+}
+
 #' @rdname sgais_plots
 #' @export
 plot_data.sgais_fit <- function(object, which = c("evidence", "steps", "time", "ess"),
@@ -614,6 +621,7 @@ evidence_data <- function(..., exact = TRUE) {
     }
     fits[[i]] <- validate_sgais_evidence(fits[[i]], call)
   }
+  check_unique_names(names(fits), "The fits", call)
   labels <- names(fits) %||% rep("", length(fits))
   methods <- vapply(fits, function(f) f$method, character(1))
   labels[labels == ""] <- methods[labels == ""]

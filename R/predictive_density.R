@@ -31,6 +31,12 @@ predictive_density <- function(x, new_data, ...) {
   UseMethod("predictive_density")
 }
 
+#' @export
+predictive_density.default <- function(x, new_data, ...) {
+  abort_wrong_object(x, "x", paste(takes_fit, "or a comparison from `compare_models()`"),
+                     sys.call())
+}
+
 #' @rdname predictive_density
 #' @export
 predictive_density.sgais_evidence <- function(x, new_data, ...) {
@@ -56,6 +62,7 @@ predictive_density.sgais_evidence <- function(x, new_data, ...) {
 #' @export
 predictive_density.sgais_comparison <- function(x, new_data, ...) {
   call <- sys.call()
+  check_dots_empty(call, c("x", "new_data"), ...)
   x <- validate_sgais_comparison(x, call)
   last <- comparison_final(x)
   log_prob <- log(last$probability[match(names(x$fits), as.character(last$model))])

@@ -32,6 +32,12 @@
 #' * `sgais.max_memory`: the most memory (bytes, 8 GiB by default) a request may need before it
 #'   is refused up front with `sgais_error_too_large` (replicates x particles x parameters,
 #'   posterior draws).
+#' * `sgais.max_work`: the most work (1e12 by default) a run may be predicted to need before it
+#'   is refused up front with `sgais_error_too_large`, counted as evaluations of one
+#'   observation's log-likelihood or gradient at one point (the unit of a fit's
+#'   `likelihood_evaluations`). The prediction is a lower bound from every setting that
+#'   multiplies the work (replicates, particles or live points, steps per move, walk steps,
+#'   mini-batch, observations, draws), so a run that passes can still take longer.
 #' * `sgais.long_run`: with progress bars, replicates predicted (from the pilot run's time) to
 #'   take longer than this many seconds (60 by default) say so at once, in a message of class
 #'   `sgais_message_long_run`.
@@ -43,8 +49,8 @@
 #' argument or field at fault.
 #' * Arguments and objects: `sgais_error_argument` (misspelled, repeated or stray arguments,
 #'   some arguments of the plots and of [detect_shifts()]), `sgais_error_input` (an argument or
-#'   object the C core cannot use), `sgais_error_too_large` (a request whose memory or length is
-#'   refused before any work), `sgais_error_family` (`family =` given to a regression
+#'   object the C core cannot use), `sgais_error_too_large` (a request whose memory, work or
+#'   length is refused before any work), `sgais_error_family` (`family =` given to a regression
 #'   constructor), `sgais_error_weights` (weights or trials that are not whole numbers >= 0),
 #'   `sgais_error_checkpoint` (a checkpoint path that is the data read, or cannot be written),
 #'   `sgais_error_not_continuable` (`update()` of a fit that cannot continue),

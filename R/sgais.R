@@ -144,11 +144,10 @@ sgais_estimate <- function(model, dots, control, method, replicates, progress, s
                                  call)
   if (method %in% c("sir", "sequential")) warn_unannealed(model, method, settings, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
-  check_particle_memory(replicates, max(settings$particles, settings$early_particles), model,
-                        call)
+  check_run_size(replicates, settings, model, method, call)
   check_metric_size(settings, model, call)
   progress <- check_flag(progress, "progress", call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   schedule <- sgais_schedule_kind(schedule, replicates, settings, call)
   if (!is.null(hybrid)) settings$hybrid <- hybrid
   fit <- sgais_start(model, settings, replicates, progress, seed, call, schedule)
@@ -596,10 +595,7 @@ fit_fields.sgais_fit <- function(x) {
 format_chunks <- function(n) ngettext(n, "1 chunk", paste(format_count(n), "chunks"))
 format_steps <- function(x) format(round(x, 1))
 
-#' @export
-as.data.frame.sgais_fit <- function(x, ...) {
-  contract_frame(x, x$trajectory)
-}
+fit_rows.sgais_fit <- function(x) x$trajectory
 
 #' @export
 summary.sgais_fit <- function(object, ...) {

@@ -41,8 +41,8 @@ validate_sgais_evidence <- function(x, call = NULL) {
   if (!is.character(x$method) || length(x$method) != 1L) bad("its `method` is not a string")
   # [[ ]], not $: a fit without `log_evidence` would give its `log_evidence_se` by partial matching
   z <- x[["log_evidence"]]
-  if (!is.numeric(z) || length(z) != 1L || is.na(z)) {
-    bad("its `log_evidence` is not a number")
+  if (!is.numeric(z) || length(z) != 1L || !is.finite(z)) {
+    bad("its `log_evidence` is not a finite number")
   }
   if (!inherits(x$model, "sgais_model")) bad("its `model` is not an sgais model")
   validate_sgais_model(x$model, call)
@@ -54,15 +54,23 @@ validate_sgais_evidence <- function(x, call = NULL) {
       !grepl("^[0-9a-f]{16}$", x$data_digest)) {
     bad("its `data_digest` is not a digest of its observations")
   }
-  if (!is.list(x$settings) || !is.character(x$settings$preset)) bad("its `settings` are not an estimator's settings")
+  validate_fit_settings(x, bad, call)
   for (field in c("log_evidence_se", "replicate_sd")) {
-    if (!is.null(x[[field]]) && (!is.numeric(x[[field]]) || length(x[[field]]) != 1L)) {
-      bad(sprintf("its `%s` is not a number or NA", field))
+    v <- x[[field]]
+    if (!is.null(v) && (!is.numeric(v) || length(v) != 1L || is.nan(v) || isTRUE(v < 0) ||
+                        isTRUE(v == Inf))) {
+      bad(sprintf("its `%s` is not a standard deviation (a number >= 0) or NA", field))
     }
   }
   if (!is.null(x$replicate_log_evidence) &&
-      (!is.numeric(x$replicate_log_evidence) || anyNA(x$replicate_log_evidence))) {
-    bad("its `replicate_log_evidence` are not numbers")
+      (!is.numeric(x$replicate_log_evidence) || !all(is.finite(x$replicate_log_evidence)))) {
+    bad("its `replicate_log_evidence` are not finite numbers")
+  }
+  diag <- x$diagnostics
+  if (!is.null(diag) && (!is.data.frame(diag) || !is.numeric(diag$predicted_sd) ||
+                         any(is.nan(diag$predicted_sd)) || isTRUE(any(diag$predicted_sd < 0)))) {
+    bad(paste("its `diagnostics` are not a data frame with a standard deviation (`predicted_sd`)",
+              "per replicate"))
   }
   # the table of rows each method keeps, with the columns its methods read
   table <- c(sgais_fit = "trajectory", sgais_ais_fit = "schedule", sgais_ns_fit = "trace",
@@ -84,6 +92,11 @@ validate_sgais_evidence <- function(x, call = NULL) {
         !all(vapply(rows[columns], is.numeric, logical(1)))) {
       bad(sprintf("its `%s` is not a data frame with the numeric columns %s", name, backticked(columns)))
     }
+    wrong <- bad_table_columns(rows, columns)
+    if (length(wrong)) {
+      bad(sprintf("its `%s` has impossible values (NaN, NA, +Inf or negative counts) in %s",
+                  name, backticked(wrong)))
+    }
     if (name == "trajectory" && rows$n[nrow(rows)] != x$n) {
       bad("the last row of its `trajectory` is not at its `n` observations")
     }
@@ -91,18 +104,83 @@ validate_sgais_evidence <- function(x, call = NULL) {
   # the weighted points posterior_samples() and predictive_density() draw from
   if (inherits(x, c("sgais_ns_fit", "sgais_online_ns_fit"))) {
     dead <- x$dead
-    if (!is.matrix(dead) || !is.double(dead) || ncol(dead) != x$model$dim + 2L || nrow(dead) < 1L) {
+    if (!is.matrix(dead) || !is.double(dead) || ncol(dead) != x$model$dim + 2L || nrow(dead) < 1L ||
+        anyNA(dead) || any(dead == Inf) || all(dead[, ncol(dead)] == -Inf)) {
       bad("its `dead` points are not a numeric matrix with a column per parameter, then the log-likelihood and log-weight")
     }
   } else if (inherits(x, c("sgais_fit", "sgais_ais_fit", "sgais_is_fit"))) {
     st <- x$state
     if (!is.list(st) || !is.matrix(st$particles) || !is.double(st$particles) ||
         ncol(st$particles) != x$model$dim || !is.double(st$log_weights) ||
-        length(st$log_weights) != nrow(st$particles) || anyNA(st$log_weights)) {
+        length(st$log_weights) != nrow(st$particles) || !all(is.finite(st$particles)) ||
+        anyNA(st$log_weights) || any(st$log_weights == Inf) || all(st$log_weights == -Inf)) {
       bad("its `state` does not hold the particles (a matrix with a column per parameter) and their log-weights")
     }
   }
   upgrade_fit(x)
+}
+
+# The columns of a fit's table of rows (`columns`: those its methods read) that hold values no
+# run writes: NaN anywhere; NA or +Inf in the columns read (-Inf only in a log-density, e.g. the
+# first points of nested sampling under a likelihood that can be zero); a negative count.
+bad_table_columns <- function(rows, columns) {
+  counts <- c("n", "ess", "seconds", "gradient_evaluations", "likelihood_evaluations",
+              "annealing_steps", "iterations", "iteration", "log_evidence_se")
+  numeric <- names(rows)[vapply(rows, is.numeric, logical(1))]
+  # the usual case at the cost of a few vectorised passes; the columns are named only on failure
+  read <- unlist(rows[columns], use.names = FALSE)
+  se <- rows[["log_evidence_se"]]
+  if (!anyNA(read) && !any(read == Inf) &&
+      all(unlist(rows[columns[!startsWith(columns, "log_")]], use.names = FALSE) > -Inf) &&
+      all(unlist(rows[intersect(counts, columns)], use.names = FALSE) >= 0) &&
+      !any(is.nan(unlist(rows[numeric], use.names = FALSE))) &&
+      !isTRUE(any(se < 0 | se == Inf))) {
+    return(character(0))
+  }
+  wrong <- vapply(numeric, function(col) {
+    v <- rows[[col]]
+    if (any(is.nan(v))) return(TRUE)
+    if (col == "log_evidence_se") return(isTRUE(any(v < 0 | v == Inf)))
+    if (!col %in% columns) return(FALSE)
+    if (anyNA(v) || any(v == Inf)) return(TRUE)
+    if (!startsWith(col, "log_") && any(v == -Inf)) return(TRUE)
+    col %in% counts && any(v < 0)
+  }, logical(1))
+  numeric[wrong]
+}
+
+# A fit's settings checked by the parser that made them (resolve_settings()), so that a damaged
+# or edited setting is refused by name before any method or continuation reads it. `bad`: the
+# validator's error.
+validate_fit_settings <- function(x, bad, call) {
+  s <- x$settings
+  if (!is.list(s) || !is.character(s$preset) || length(s$preset) != 1L || is.na(s$preset)) {
+    bad("its `settings` are not an estimator's settings")
+  }
+  method <- fit_settings_method(x, s)
+  if (is.null(method)) return(invisible())
+  s <- upgrade_settings(s)
+  if (!s$preset %in% names(control_presets[[method]])) {
+    bad(sprintf("its `settings$preset` is not one of %s",
+                backticked(names(control_presets[[method]]))))
+  }
+  tryCatch(resolve_settings(method, s, call), sgais_error = function(e) {
+    bad(sprintf("its `settings` are not valid (%s)", sub("\\.$", "", conditionMessage(e))))
+  })
+  invisible()
+}
+
+# The schema's name (settings_schema) of the estimator that made a fit, or NULL for a fit whose
+# settings are not the schema's (importance sampling's).
+fit_settings_method <- function(x, s) {
+  if (inherits(x, "sgais_fit")) {
+    if (!is.character(s$update) || length(s$update) != 1L) return("sgais")
+    return(switch(s$update, importance = "sir", averaged = "sequential", "sgais"))
+  }
+  if (inherits(x, "sgais_ais_fit")) return("ais")
+  if (inherits(x, "sgais_ns_fit")) return("nested_sampling")
+  if (inherits(x, "sgais_online_ns_fit")) return("online_nested_sampling")
+  NULL
 }
 
 #' Results of the evidence estimators
@@ -163,8 +241,12 @@ NULL
 contract_columns <- c("method", "n", "log_evidence", "log_evidence_se", "ess", "seconds",
                       "gradient_evaluations", "likelihood_evaluations")
 
-contract_frame <- function(x, rows) {
-  x <- validate_sgais_evidence(x)
+#' @export
+as.data.frame.sgais_evidence <- function(x, row.names = NULL, optional = FALSE, ...) {
+  call <- sys.call()
+  check_dots_empty(call, c("x", "row.names", "optional"), ...)
+  x <- validate_sgais_evidence(x, call)
+  rows <- fit_rows(x)
   shared <- data.frame(method = rep(x$method, nrow(rows)), stringsAsFactors = FALSE)
   for (col in contract_columns[-1L]) {
     shared[[col]] <- if (is.null(rows[[col]])) rep(NA_real_, nrow(rows)) else rows[[col]]
@@ -173,6 +255,9 @@ contract_frame <- function(x, rows) {
   rownames(out) <- NULL
   out
 }
+
+# A fit's rows (its trajectory, schedule or trace) for as.data.frame(), before the shared columns.
+fit_rows <- function(x) UseMethod("fit_rows")
 
 # The particles of an annealing run as a particles x parameters matrix.
 particle_matrix <- function(run, model) {
@@ -199,21 +284,24 @@ log_evidence <- function(x, ...) {
 
 #' @export
 log_evidence.default <- function(x, ...) {
-  abort(sprintf("`x` must be a fit from `sgais()`, `ais()` or `nested_sampling()`, not %s.",
-                describe(x)), sys.call())
+  abort_wrong_object(x, "x", takes_fit, sys.call())
 }
 
 #' @rdname log_evidence
 #' @export
 log_evidence.sgais_evidence <- function(x, ...) {
-  validate_sgais_evidence(x, sys.call())[["log_evidence"]]
+  call <- sys.call()
+  check_dots_empty(call, "x", ...)
+  validate_sgais_evidence(x, call)[["log_evidence"]]
 }
 
 # The one print() of every estimator's fit: the fields all fits have, then the estimator's own
 # (fit_fields()), one line each, "  label:" then the text from the 14th character.
 #' @export
 format.sgais_evidence <- function(x, ...) {
-  x <- validate_sgais_evidence(x, sys.call())
+  call <- sys.call()
+  check_dots_empty(call, "x", ...)
+  x <- validate_sgais_evidence(x, call)
   m <- x$model
   fields <- c(
     model = sprintf("%s, %s observations, %d parameter%s", m$label, format_count(x$n), m$dim,
@@ -250,7 +338,9 @@ print.sgais_evidence <- function(x, ...) {
 
 #' @export
 summary.sgais_evidence <- function(object, ...) {
-  object <- validate_sgais_evidence(object, sys.call())
+  call <- sys.call()
+  check_dots_empty(call, "object", ...)
+  object <- validate_sgais_evidence(object, call)
   exact <- exact_or_null(object$model, object$n)
   structure(
     list(

@@ -165,6 +165,20 @@ validate_sgais_state <- function(state, model, settings, call = NULL) {
     if (!is.data.frame(tr) || !all(c("n", "log_evidence", "partial") %in% names(tr))) {
       bad(sprintf("has no trace for replicate %d", r))
     }
+    # the sampler continues from the last whole chunk of its trace (a partial last chunk is
+    # done again): a count that disagrees would go on from the wrong observation
+    whole <- which(!tr$partial %in% TRUE)
+    resumes_at <- if (length(whole)) as.double(tr$n[whole[length(whole)]]) else 0
+    if (!identical(resumes_at, as.double(s$n))) {
+      bad(sprintf("has a count of observations for replicate %d that disagrees with its trace", r))
+    }
+    for (field in intersect(c("anchor", "anchor_grad", "anchor_n", "step_size", "precond_cov",
+                              "precond_n", "precond_ess", "score", "lambdas", "log_z"), names(s))) {
+      v <- s[[field]]
+      if (!is.numeric(v) || !all(is.finite(v))) {
+        bad(sprintf("has an invalid `%s` for replicate %d (not finite numbers)", field, r))
+      }
+    }
   }
   state
 }

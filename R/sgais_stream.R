@@ -94,7 +94,8 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     settings <- check_kernel_model(control_settings(control, list(...), "sgais", call, model),
                                    model, call)
     replicates <- check_whole_number(replicates, "replicates", 1, call)
-    check_seed(seed, call)
+    check_run_size(replicates, settings, model, "sgais", call)
+    seed <- check_seed(seed, call)
   }
   if (missing(source)) abort("`source` is missing: give the data or where to read them.", call)
   block_size <- if (is.null(block_size)) 20 * settings$chunk_size else

@@ -154,7 +154,7 @@ simulate_softmax_regression <- function(n, dim = 10, classes = 4, seed = NULL) {
   n <- check_whole_number(n, "n", 1, call)
   dim <- check_whole_number(dim, "dim", 1, call)
   classes <- check_whole_number(classes, "classes", 2, call)
-  check_seed(seed, call)
+  seed <- check_seed(seed, call)
   with_seed(seed, {
     theta <- matrix(stats::rnorm(classes * (dim + 1L)), nrow = classes, byrow = TRUE)
     # one row of covariates and one normal for the label per observation, row after row

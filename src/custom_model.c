@@ -86,10 +86,11 @@ static SEXP cm_call(SEXP f, const char *name, SEXP theta, SEXP block) {
   return out;
 }
 
-/* A numeric result as doubles (integers converted), or NULL with the failure recorded. */
+/* A numeric result as doubles (integers converted), or NULL with the failure recorded. A logical
+ * result is refused: TRUE/FALSE read as 1/0 would be a log-likelihood by accident. */
 static const double *cm_numeric(sg_workspace *ws, SEXP x, R_xlen_t want, const char *fun,
                                 const char *expected) {
-  if ((TYPEOF(x) != REALSXP && TYPEOF(x) != INTSXP && TYPEOF(x) != LGLSXP) || XLENGTH(x) != want) {
+  if ((TYPEOF(x) != REALSXP && TYPEOF(x) != INTSXP) || XLENGTH(x) != want) {
     sg_fail(ws->status, SG_ERR_MODEL, "`%s` must return %s; it returned a %s of length %.0f.",
             fun, expected, Rf_type2char(TYPEOF(x)), (double) XLENGTH(x));
     return NULL;

@@ -659,6 +659,133 @@ hostile_table <- function() {
       "random numbers", class = "sgais_error_model_random")
   one(gaussian_mixture(transform(dm, flag = y1 > 0), components = 2), "`flag`",
       class = "sgais_error_column_type")
+
+  # ---- Reliability III (issue 69): damaged fits refused by every method that reads them, the
+  # wrong object answered, strict arguments, and work too large to finish refused at once
+  damaged <- list()
+  for (f in c("f_sg", "f_ais", "f_ns", "f_ons")) {
+    fv <- as.name(f)
+    tab <- fit_table(f)
+    damaged <- c(damaged, list(
+      list(expr = bquote(corrupt(.(fv), "log_evidence", Inf)), pattern = "`log_evidence`"),
+      list(expr = bquote(corrupt(.(fv), "log_evidence", -Inf)), pattern = "`log_evidence`"),
+      list(expr = bquote(corrupt(.(fv), "log_evidence_se", -1)), pattern = "`log_evidence_se`"),
+      list(expr = bquote(corrupt(.(fv), "replicate_log_evidence", Inf)),
+           pattern = "`replicate_log_evidence`"),
+      list(expr = bquote(corrupt_in(.(fv), .(tab), "log_evidence", NaN)), pattern = sprintf("`%s`", tab)),
+      list(expr = bquote(corrupt_in(.(fv), .(tab), "ess", -1)), pattern = sprintf("`%s`", tab)),
+      list(expr = bquote(corrupt_in(.(fv), "settings", "preset", 1)), pattern = "`settings`"),
+      list(expr = bquote(corrupt_in(.(fv), "settings", .(if (f %in% c("f_ns", "f_ons")) "live_points" else "particles"), "a")),
+           pattern = "`settings"),
+      list(expr = bquote(corrupt(.(fv), "diagnostics", data.frame(predicted_sd = "a"))),
+           pattern = "`diagnostics`"),
+      if (f %in% c("f_sg", "f_ais")) {
+        list(expr = bquote(corrupt_in(.(fv), "state", "log_weights", rep(Inf, 100))), pattern = "`state`")
+      } else {
+        list(expr = bquote(corrupt(.(fv), "dead", replace(.(fv)$dead, 1, NaN))), pattern = "`dead`")
+      }
+    ))
+  }
+  add(hostile_corruptions(damaged, list(
+    quote(log_evidence(.obj)), quote(format(.obj)), quote(summary(.obj)),
+    quote(as.data.frame(.obj)), quote(posterior_samples(.obj, 10)), quote(plot_data(.obj)),
+    quote(confint(.obj)), quote(predictive_density(.obj, more)),
+    quote(evidence_data(a = .obj)), quote(compare_models(list(a = .obj, b = f_sg)))
+  )))
+  # the continuation's state: its counts must agree with its trace
+  sg_damaged <- c(damaged[1:10], list(
+    corrupted(corrupt_in(f_sg, "state", "resume", list(within(f_sg$state$resume[[1]], n <- 200))),
+              "`state`"),
+    corrupted(corrupt_in(f_sg, "state", "resume", list(within(f_sg$state$resume[[1]], step_size <- NaN))),
+              "`state`"),
+    corrupted(corrupt_in(f_sg, "settings", "chunk_size", "a"), "`settings"),
+    corrupted(corrupt_in(f_sg, "settings", "batch_size", c(1, 2)), "`settings"),
+    corrupted(corrupt_in(f_sg, "settings", "particles", NULL), "`settings")
+  ))
+  add(hostile_corruptions(sg_damaged[-(11:12)], list(
+    quote(sgais(.obj, more, progress = FALSE)), quote(detect_shifts(.obj)),
+    quote(audit_evidence(.obj, progress = FALSE)), quote(prior_sensitivity(.obj))
+  )))
+  add(hostile_corruptions(sg_damaged[11:12], list(
+    quote(sgais(.obj, more, progress = FALSE)), quote(sgais_stream(.obj, more, progress = FALSE)),
+    quote(update(.obj, more, progress = FALSE))
+  )))
+  # the wrong kind of object: what the method takes, and what to call instead
+  for (obj in list(quote(m), quote(stats::lm(y ~ x1, d)), 1, "f_sg", NULL)) {
+    add(list(
+      hostile_case_expr(bquote(posterior_samples(.(obj), 10)), "`x`", "sgais_error_argument"),
+      hostile_case_expr(bquote(predictive_density(.(obj), more)), "`x`", "sgais_error_argument"),
+      hostile_case_expr(bquote(plot_data(.(obj))), "`object`", "sgais_error_argument"),
+      hostile_case_expr(bquote(detect_shifts(.(obj))), "`fit`", "sgais_error_argument"),
+      hostile_case_expr(bquote(log_evidence(.(obj))), "`x`", "sgais_error")
+    ))
+  }
+  one(posterior_samples(m, 10), "sgais\\(\\)", class = "sgais_error_argument")
+  one(posterior_samples(cmp, 10), "fits\\$", class = "sgais_error_argument")
+  one(log_evidence(cmp), "fits\\$", class = "sgais_error_argument")
+  one(detect_shifts(stats::glm(y ~ x1, data = d)), "`fit`", class = "sgais_error_argument")
+  # one value where one is meant
+  for (maker in c("sgais_control", "ais_control", "nested_control", "online_nested_control",
+                  "sir_control", "sequential_control")) {
+    add(list(hostile_case_expr(call(maker, c("robust", "paper")), "`preset`")))
+  }
+  # unknown arguments to the accessors
+  for (cl in list(quote(log_evidence(f_sg, foo = 1)), quote(format(f_sg, foo = 1)),
+                  quote(summary(f_sg, foo = 1)), quote(as.data.frame(f_sg, foo = 1)),
+                  quote(plot_data(f_sg, foo = 1)), quote(autoplot(f_sg, foo = 1)),
+                  quote(as.data.frame(f_ns, foo = 1)), quote(summary(f_ns, foo = 1)),
+                  quote(summary(cmp, foo = 1)), quote(format(cmp, foo = 1)),
+                  quote(as.data.frame(cmp, foo = 1)),
+                  quote(predictive_density(cmp, more, foo = 1)), quote(print(f_sg, foo = 1)))) {
+    add(list(hostile_case_expr(cl, "`foo`", "sgais_error_argument")))
+  }
+  # seeds: a 64-bit integer beyond what set.seed() takes
+  add(hostile_values(sgais(m, seed = .bad, progress = FALSE), "`seed`",
+                     list(quote(structure(readBin(writeBin(c(0L, 1L), raw()), "double"),
+                                          class = "integer64")), TRUE, quote(as.Date("2020-01-01")))))
+  # users' functions must return numbers, finite or -Inf, one per row
+  for (ll in list(quote(function(theta, data) data[, "y"] > 0),
+                  quote(function(theta, data) as.character(data[, "y"])),
+                  quote(function(theta, data) rep(Inf, nrow(data))),
+                  quote(function(theta, data) 0))) {
+    add(list(hostile_case_expr(
+      bquote(sgais(custom_model(.(ll), function(theta, data) 0, data = d["y"], dim = 1),
+                   particles = 20, progress = FALSE)),
+      "`log_likelihood`", "sgais_error_model")))
+  }
+  # duplicated names
+  d_dup <- quote(stats::setNames(d[c("y", "x1", "x2")], c("y", "x1", "x1")))
+  add(list(
+    hostile_case_expr(bquote(linear_regression(y ~ x1, .(d_dup), noise_sd = 1)), "`x1`",
+                      "sgais_error_argument"),
+    hostile_case_expr(bquote(sgais(f_sg, .(d_dup), progress = FALSE)), "`x1`",
+                      "sgais_error_argument"),
+    hostile_case_expr(bquote(predictive_density(f_sg, .(d_dup))), "`x1`", "sgais_error_argument"),
+    hostile_case_expr(bquote(custom_model(function(theta, data) 0, data = .(d_dup), dim = 1)),
+                      "`x1`", "sgais_error_argument"),
+    hostile_case_expr(bquote(model_search(y ~ x1 + x2, .(d_dup), progress = FALSE)), "`x1`",
+                      "sgais_error_argument")
+  ))
+  one(evidence_data(a = f_sg, a = f_ais), "`a`", class = "sgais_error_argument")
+  one(plot_evidence(a = f_sg, b = f_ais, a = f_ns), "`a`", class = "sgais_error_argument")
+  # work too large to finish: refused before it starts, naming the option that allows it
+  for (cl in list(quote(nested_sampling(m, walk_steps = 1e7, progress = FALSE)),
+                  quote(nested_sampling(m, live_points = 1e8, progress = FALSE)),
+                  quote(online_nested_sampling(m, walk_steps = 1e7, progress = FALSE)),
+                  quote(sgais_stream(m, d, replicates = 1e6, progress = FALSE)),
+                  quote(sgais(m, particles = 1e8, early_particles = 1e8, progress = FALSE)),
+                  quote(sgais(m, sghmc_steps = 1e4, min_sghmc_steps = 1e4, particles = 1e6,
+                              early_particles = 1e6, progress = FALSE)),
+                  quote(ais(m, particles = 1e6, sghmc_steps = 1e4, progress = FALSE)),
+                  quote(sir(m, particles = 1e8, early_particles = 1e8, progress = FALSE)),
+                  quote(sequential_sgmcmc(m, particles = 1e6, early_particles = 1e6,
+                                          sghmc_steps = 1e4, min_sghmc_steps = 1e4,
+                                          progress = FALSE)),
+                  quote(importance_sampling(m, draws = 1e9, progress = FALSE)),
+                  quote(compare_models(list(a = m, b = m), d, method = "nested_sampling",
+                                       walk_steps = 1e7, progress = FALSE)))) {
+    add(list(hostile_case_expr(cl, "sgais.max_(work|memory)", "sgais_error_too_large")))
+  }
   cases
 }
 

@@ -214,6 +214,24 @@ test_that("misspelled and repeated arguments are errors, and edits of a control 
   expect_identical(nested$settings$live_points, 30L)
 })
 
+test_that("a preset is one preset", {
+  for (maker in list(sgais_control, ais_control, nested_control, online_nested_control,
+                     sir_control, sequential_control)) {
+    expect_error(maker(c("robust", "paper")), "`preset`", class = "sgais_error")
+    expect_identical(maker()$preset, "robust")
+  }
+})
+
+test_that("the work guard's lower bound lets paper-size runs with the defaults through", {
+  big <- list(n = 1e6, dim = 10)
+  for (method in c("sgais", "sir", "sequential", "ais", "nested_sampling",
+                   "online_nested_sampling")) {
+    s <- get(sgais:::control_makers[[method]])()$settings
+    s$max_walk_steps <- s$max_walk_steps %||% 1000L
+    expect_lt(10 * sgais:::run_work(s, big, method), getOption("sgais.max_work", 1e12))
+  }
+})
+
 test_that("requests that could not finish or fit in memory are refused before any work", {
   model <- small_model(200)
   fit <- quiet_sgais(model, seed = 1)
@@ -229,6 +247,25 @@ test_that("requests that could not finish or fit in memory are refused before an
                class = "sgais_error_too_large")
   expect_error(nested_sampling(model, tolerance = 1e-300, progress = FALSE),
                "must be at least 1e-12", class = "sgais_error_argument")
+  # work: every setting that multiplies it, against options(sgais.max_work =)
+  expect_error(nested_sampling(model, walk_steps = 1e8, progress = FALSE),
+               "would take at least .* evaluations .*\\(about .*sgais.max_work",
+               class = "sgais_error_too_large")
+  expect_error(online_nested_sampling(model, walk_steps = 1e8, progress = FALSE),
+               "sgais.max_work", class = "sgais_error_too_large")
+  expect_error(ais(model, particles = 1e6, sghmc_steps = 1e4, progress = FALSE), "sgais.max_work",
+               class = "sgais_error_too_large")
+  expect_error(sgais(model, particles = 1e5, early_particles = 1e5, sghmc_steps = 1e4,
+                     min_sghmc_steps = 1e4, progress = FALSE), "sgais.max_work",
+               class = "sgais_error_too_large")
+  expect_error(sgais_stream(model, simulate_linear_regression(10, seed = 1), replicates = 1e6,
+                            progress = FALSE), "would need", class = "sgais_error_too_large")
+  withr::with_options(list(sgais.max_work = 1e6), {
+    expect_error(nested_sampling(model, progress = FALSE), "more than the 1e\\+06 allowed",
+                 class = "sgais_error_too_large")
+    expect_error(importance_sampling(model, progress = FALSE), "sgais.max_work",
+                 class = "sgais_error_too_large")
+  })
   wide <- gaussian_mixture(matrix(stats::rnorm(2000), 2, 1000), components = 1)
   expect_error(sgais(wide, progress = FALSE), "use `preconditioner = \"diagonal\"`",
                class = "sgais_error_too_large")

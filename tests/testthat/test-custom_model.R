@@ -239,6 +239,18 @@ test_that("custom_model() checks its arguments", {
   expect_output(print(m), "theta1, theta2: N\\(0, sd = 1\\)")
   # a vector of data is one column
   expect_equal(nobs(custom_model(ll, gr, data = d$y, dim = 1)), 50L)
+  expect_error(custom_model(ll, gr, data = stats::setNames(d[1:2], c("y", "y")), dim = 1),
+               "`y` is given more than once", class = "sgais_error_argument")
+})
+
+test_that("a likelihood must return numbers: logicals are refused, integers read as doubles", {
+  d <- data.frame(y = c(-1, 0.5, 2))
+  gr <- function(theta, data) 0
+  expect_error(custom_model(function(theta, data) data[, "y"] > 0, gr, data = d, dim = 1),
+               "`log_likelihood` must return .* it returned a logical", class = "sgais_error_model")
+  integer_ll <- custom_model(function(theta, data) rep(-1L, nrow(data)), gr, data = d, dim = 1)
+  expect_equal(log_evidence(quietly(sgais(integer_ll, particles = 10, seed = 1,
+                                          progress = FALSE))), -3)
 })
 
 test_that("a prior given as R functions equals the same prior from building blocks", {

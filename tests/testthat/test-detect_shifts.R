@@ -49,6 +49,10 @@ test_that("a partial last chunk and short trajectories are not scored", {
   expect_identical(nrow(s), 4L)
   expect_false(any(s$flagged))
   expect_identical(nrow(sgais:::shift_scores(fake_trajectory(c(-6, -4)), 5)), 2L)
+  # no whole chunk at all (fewer observations than a chunk): no scores, no shifts
+  tr <- fake_trajectory(-6)
+  tr$partial <- TRUE
+  expect_identical(nrow(sgais:::shift_scores(tr, 5)), 0L)
 })
 
 # detect_shifts() on the paper's shifting mixture (14,000 observations, in order and shuffled)

@@ -324,6 +324,13 @@ test_that("a saved fit runs no code: formulas are evaluated among transformation
                                     noise_sd = 1), "sgais_model")
 })
 
+test_that("duplicated column names are refused, naming them", {
+  d <- stats::setNames(simulate_linear_regression(20, seed = 1)[1:3], c("y", "x1", "x1"))
+  expect_error(linear_regression(y ~ x1, d, noise_sd = 1), "`x1` is given more than once",
+               class = "sgais_error_argument")
+  expect_error(gaussian_mixture(d, components = 1), "`x1`", class = "sgais_error_argument")
+})
+
 test_that("numbers in classes model.matrix() misreads are converted or refused", {
   skip_if_not_installed("bit64")
   d <- simulate_linear_regression(200, seed = 3)

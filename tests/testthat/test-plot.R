@@ -98,6 +98,8 @@ test_that("plot_evidence() refuses fits of other data and things that are not fi
   expect_error(plot_evidence(f$ais, g), "not of the same observations", class = "sgais_error_argument")
   expect_error(plot_evidence(f$ais, 3), "Fit 2 is", class = "sgais_error_argument")
   expect_error(plot_evidence(), "at least one fit", class = "sgais_error_argument")
+  expect_error(evidence_data(a = f$ais, a = f$ais), "`a` is given more than once",
+               class = "sgais_error_argument")
 })
 
 test_that("comparisons and shifts plot over the observations", {

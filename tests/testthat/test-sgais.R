@@ -95,6 +95,15 @@ test_that("the same seed gives the same fit, another seed another", {
   set.seed(8); quiet_sgais(model, seed = 1); u2 <- runif(1)
   expect_identical(u1, u2)
   expect_identical(f1$initial_seed, withr::with_seed(42, .Random.seed))
+  # the same number whatever its type: a 64-bit integer (bit64's integer64, a double holding the
+  # integer's bits), built here without bit64
+  int64 <- function(words) structure(readBin(writeBin(words, raw(), endian = "little"), "double",
+                                             endian = "little"), class = "integer64")
+  expect_identical(sgais:::check_seed(int64(c(42L, 0L)), NULL), 42)
+  expect_identical(sgais:::check_seed(int64(c(-42L, -1L)), NULL), -42)
+  expect_identical(quiet_sgais(model, seed = 42L)$initial_seed, f1$initial_seed)
+  expect_identical(quiet_sgais(model, seed = int64(c(42L, 0L)))$initial_seed, f1$initial_seed)
+  expect_error(quiet_sgais(model, seed = int64(c(0L, 1L))), "`seed`", class = "sgais_error")
 })
 
 test_that("splitting the run into many C calls does not change it", {

@@ -43,11 +43,54 @@ test_that("a damaged fit gives a classed error, not a wrong number", {
   fit <- quietly(sgais(reference_model(300), seed = 1, progress = FALSE))
   broken <- fit
   broken$log_evidence <- NULL
-  expect_error(log_evidence(broken), "`log_evidence` is not a number",
+  expect_error(log_evidence(broken), "`log_evidence` is not a finite number",
                class = "sgais_error_invalid_fit")
   broken <- fit
   broken$n <- 100L
   expect_error(as.data.frame(broken), "`n` is not the number", class = "sgais_error_invalid_fit")
+  # every field a method reads, refused by name before it is read
+  damage <- list(
+    list(quote(x$log_evidence <- Inf), "`log_evidence`"),
+    list(quote(x$log_evidence_se <- -1), "`log_evidence_se`"),
+    list(quote(x$replicate_log_evidence <- NaN), "`replicate_log_evidence`"),
+    list(quote(x$trajectory$ess <- NaN), "`trajectory`"),
+    list(quote(x$trajectory$seconds <- -1), "`trajectory`"),
+    list(quote(x$diagnostics$predicted_sd <- "a"), "`diagnostics`"),
+    list(quote(x$state$log_weights[] <- Inf), "`state`"),
+    list(quote(x$settings$particles <- NULL), "`settings`.*`particles`"),
+    list(quote(x$settings$batch_size <- c(1, 2)), "`settings`.*`batch_size`"),
+    list(quote(x$settings$preset <- "fast"), "`settings\\$preset`")
+  )
+  for (d in damage) {
+    x <- fit
+    eval(d[[1]])
+    for (f in list(log_evidence, format, as.data.frame, confint, summary, plot_data,
+                   function(x) posterior_samples(x, 5), function(x) evidence_data(a = x))) {
+      expect_error(f(x), d[[2]], class = "sgais_error_invalid_fit")
+    }
+  }
+})
+
+test_that("the methods give a classed answer for the wrong object, saying what to call", {
+  model <- reference_model(300)
+  expect_error(posterior_samples(model, 5), "fit it first, e.g. `fit <- sgais\\(model\\)`",
+               class = "sgais_error_argument")
+  expect_error(predictive_density(model, data.frame()), "`x` must be a fit",
+               class = "sgais_error_argument")
+  expect_error(plot_data(stats::lm(dist ~ speed, cars)), "not an object of class lm",
+               class = "sgais_error_argument")
+  expect_error(log_evidence(1), "`x` must be a fit", class = "sgais_error_argument")
+  cmp <- structure(list(fits = list(a = 1, b = 2)), class = "sgais_comparison")
+  expect_error(posterior_samples(cmp), "`x\\$fits\\$a`", class = "sgais_error_argument")
+})
+
+test_that("the accessors refuse arguments they do not take", {
+  fit <- quietly(sgais(reference_model(300), seed = 1, progress = FALSE))
+  for (f in list(log_evidence, format, summary, as.data.frame, print, plot_data)) {
+    expect_error(f(fit, foo = 1), "Unknown argument: `foo`", class = "sgais_error_argument")
+  }
+  expect_error(log_evidence(fit, 2), "an unnamed argument", class = "sgais_error_argument")
+  expect_identical(as.data.frame(fit, optional = TRUE), as.data.frame(fit))
 })
 
 test_that("the running effective sample size is exact and never 0 / 0", {

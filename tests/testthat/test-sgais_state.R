@@ -150,6 +150,14 @@ test_that("continuing checks its arguments and the fit", {
   old <- fit
   old$state$resume[[1]]$key <- NULL
   expect_s3_class(quietly(sgais(old, d[501:600, ], progress = FALSE)), "sgais_fit")
+  # counts and adapted values the sampler would continue from, checked against the trace
+  broken <- fit
+  broken$state$resume[[1]]$n <- broken$state$resume[[1]]$n - 100
+  expect_error(sgais(broken, d[501:600, ]), "disagrees with its trace",
+               class = "sgais_error_invalid_state")
+  broken <- fit
+  broken$state$resume[[1]]$step_size <- NaN
+  expect_error(sgais(broken, d[501:600, ]), "`step_size`", class = "sgais_error_invalid_state")
   broken <- fit
   broken$state <- unclass(broken$state)
   expect_error(sgais(broken, d[501:600, ]), "older version", class = "sgais_error_invalid_state")
