@@ -398,7 +398,7 @@ fread_lines <- function(con) {
     first <- is.null(header)
     want <- n + first
     repeat {
-      newlines <- which(buffer == as.raw(10L))
+      newlines <- grepRaw(as.raw(10L), buffer, fixed = TRUE, all = TRUE)
       if (length(newlines) >= want || end) break
       more <- readBin(con, "raw", max(65536, ceiling(1.1 * (want - length(newlines)) * line_bytes)))
       if (!length(more)) end <<- TRUE
