@@ -134,7 +134,15 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     write_checkpoint(fit, checkpoint, call)
     written <<- proc.time()[["elapsed"]]
   }
+  # the fit so far with its rows, which while a block is added are held by the grown model alone
+  grown <- NULL
+  whole <- function(fit) {
+    if (is.null(fit) || !is.null(fit$model$data)) return(fit)
+    fit$model <- model_keep_first(grown, fit$n)
+    fit
+  }
   stopped <- function(what) {
+    fit <<- whole(fit)
     # a checkpoint that cannot be written (the error may be that) does not lose the fit
     saved <- tryCatch({
       save_checkpoint(fit)
@@ -156,11 +164,15 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
         if (is.null(fit)) {
           sgais_start(model_with_data(model, block, call), settings, replicates, FALSE, seed, call)
         } else {
-          sgais_more(fit, model_add_rows(fit$model, block, call), FALSE)
+          grown <- model_add_rows(fit$model, block, call)
+          # the fit's rows are the first of the grown model's: held once while it runs
+          if (model_dropped(fit$model) == 0) fit$model$data <- NULL
+          sgais_more(fit, grown, FALSE)
         },
         sgais_error = function(e) stream_row_error(e, read, is_csv)
       )
       read <- read + nrow_of(block)
+      fit <- whole(fit)
       if (!is.null(attr(fit, "interrupted"))) {
         # one replicate, interrupted inside the block: the fit of its last whole chunk, kept
         # as an interrupt between blocks keeps the fit of the last block
