@@ -52,9 +52,9 @@
 #'   at the end.
 #' @param ... Settings for [sgais()] (with a model; a fit keeps its own).
 #' @param block_size Rows read per block; by default 20 chunks. While the fit keeps every row
-#'   (no `reservoir_size`), blocks are added to it in groups of at least a quarter of the rows it
-#'   holds, since adding rows copies those held: the stream's cost then stays linear in its
-#'   length.
+#'   (no `reservoir_size`), rows are added to it in groups of at least a quarter of the rows it
+#'   holds (read as one block when that is more than `block_size`), since adding rows copies
+#'   those held: the stream's cost then stays linear in its length.
 #' @param checkpoint Optional path of an `.rds` file to keep the latest fit in.
 #' @param checkpoint_every Seconds between checkpoint writes.
 #' @inheritParams sgais
@@ -514,7 +514,8 @@ grouped_blocks <- function(next_block, block_size, held, growth = 0.25) {
     blocks <- list()
     got <- 0
     repeat {
-      block <- next_block(block_size)
+      # (what the group still needs in one block: fewer, larger reads and no binding)
+      block <- next_block(max(block_size, ceiling(growth * held() - got)))
       if (is.null(block)) break
       blocks[[length(blocks) + 1L]] <- block
       got <- got + nrow_of(block)
