@@ -415,6 +415,7 @@ fread_lines <- function(con) {
       more <- readBin(con, "raw", max(65536, ceiling(1.1 * (want - length(newlines)) * line_bytes)))
       if (!length(more)) end <<- TRUE
       buffer <<- c(buffer, more)
+      more <- NULL # (a block's bytes are held at most twice at a time)
     }
     if (length(newlines) >= want) {
       cut <- newlines[want]
@@ -430,6 +431,14 @@ fread_lines <- function(con) {
     line_bytes <<- cut / taken
     # (one string holding a newline: fread() parses it in memory)
     text <- rawToChar(if (bytes[cut] == as.raw(10L)) bytes else c(bytes, as.raw(10L)))
+    # fread() skips, stops before or drops as a footer a line of another number of fields (and
+    # bumps a column of numbers holding text to text, which csv_fixed_types() names): a row
+    # for each line that is not blank, or the line is named
+    ends <- newlines[newlines <= cut]
+    if (length(ends) < taken) ends <- c(ends, cut + 1L)
+    size <- diff(c(0L, ends)) - 1L
+    blank <- size == 0L | (size == 1L & bytes[pmax(ends - 1L, 1L)] == as.raw(13L))
+    bytes <- NULL
     fixed <- if (!first) list(col.names = header, colClasses = csv_class_list(classes))
     rows <- tryCatch(
       suppressWarnings(do.call(data.table::fread, c(list(
@@ -438,13 +447,6 @@ fread_lines <- function(con) {
       ), fixed))),
       error = function(e) NULL
     )
-    # fread() skips, stops before or drops as a footer a line of another number of fields (and
-    # bumps a column of numbers holding text to text, which csv_fixed_types() names): a row
-    # for each line that is not blank, or the line is named
-    ends <- newlines[newlines <= cut]
-    if (length(ends) < taken) ends <- c(ends, cut + 1L)
-    size <- diff(c(0L, ends)) - 1L
-    blank <- size == 0L | (size == 1L & bytes[pmax(ends - 1L, 1L)] == as.raw(13L))
     fields <- if (first) NA else length(header)
     if (is.null(rows) || nrow(rows) != sum(!blank) - first ||
         (!is.na(fields) && ncol(rows) != fields)) {
