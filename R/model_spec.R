@@ -115,6 +115,8 @@ append_rows <- function(model, add, call) {
           call)
   }
   stopifnot(identical(names(add), names(model$data)))
+  # the C core's packings of earlier data (src/rows_r.c) would keep copies of the data alive
+  .Call(C_ffi_rows_forget)
   model$data <- data_bind(model$data, add)
   model$n <- as_count(model$n + n_add)
   model

@@ -25,6 +25,19 @@
 #' written to a temporary name and renamed, so it always holds a whole fit, which `readRDS()`
 #' returns ready to continue.
 #'
+#' @section Reading a CSV file:
+#' A file is read once, in order, a block at a time: by [data.table::fread()] on the block's
+#' lines when the data.table package is installed, else by [utils::read.csv()] (also with
+#' `options(sgais.csv_reader = "read.csv")`). The first block fixes the type of each column: a
+#' column of labels that happen to be digits stays labels; but numbers are numbers whatever the
+#' first block held (whole numbers there, decimals later), and a column empty there is read as
+#' it comes. A value that is not a number in a column of numbers is an error of class
+#' `sgais_error_column_type`, and a line of another number of fields than the header one of
+#' class `sgais_error_csv_line` (with `read.csv()`, the lines of its block), each naming the
+#' line in its message and its field `line`, as the parent of the `sgais_error_stream`. The two
+#' parsers may read a decimal number of more than 15 significant digits to doubles a bit apart,
+#' and `fread()` does not take fields that hold line breaks.
+#'
 #' @param model A model built on a first block of the data (its specification and prior are
 #'   used, not its rows: e.g. `linear_regression(y ~ ., data[1:1000, ])`), or a fit from [sgais()]
 #'   or `sgais_stream()` to continue. The default prior of the regressions (`prior =
@@ -33,15 +46,15 @@
 #'   class `sgais_warning_autoscale_rows`.
 #' @param source Where the rows come from: a data frame or matrix (or, for a model built from `x`
 #'   and `y`, a list with `x` and `y`); the path of a CSV file with a header row, read
-#'   `block_size` rows at a time through a connection; a `DBIResult` from
+#'   `block_size` rows at a time through a connection (see "Reading a CSV file"); a `DBIResult` from
 #'   `DBI::dbSendQuery()`, fetched with `DBI::dbFetch(n = block_size)` (and cleared at the end);
 #'   or a function of one argument, the number of rows wanted, returning the next rows or `NULL`
 #'   at the end.
 #' @param ... Settings for [sgais()] (with a model; a fit keeps its own).
 #' @param block_size Rows read per block; by default 20 chunks. While the fit keeps every row
-#'   (no `reservoir_size`), blocks are added to it in groups of at least a quarter of the rows it
-#'   holds, since adding rows copies those held: the stream's cost then stays linear in its
-#'   length.
+#'   (no `reservoir_size`), rows are added to it in groups of at least a quarter of the rows it
+#'   holds (read as one block when that is more than `block_size`), since adding rows copies
+#'   those held: the stream's cost then stays linear in its length.
 #' @param checkpoint Optional path of an `.rds` file to keep the latest fit in.
 #' @param checkpoint_every Seconds between checkpoint writes.
 #' @inheritParams sgais
@@ -57,9 +70,6 @@
 #' write.csv(data, file, row.names = FALSE)
 #' fit <- sgais_stream(model, file, block_size = 2000, seed = 1)
 #' fit
-#' # the fit of all the rows at once (as the file holds them: 15 significant digits)
-#' identical(log_evidence(fit),
-#'           log_evidence(sgais(linear_regression(y ~ ., read.csv(file)), seed = 1)))
 #'
 #' # from any function that returns the next rows, or NULL at the end
 #' next_rows <- local({
@@ -125,7 +135,15 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     write_checkpoint(fit, checkpoint, call)
     written <<- proc.time()[["elapsed"]]
   }
+  # the fit so far with its rows, which while a block is added are held by the grown model alone
+  grown <- NULL
+  whole <- function(fit) {
+    if (is.null(fit) || !is.null(fit$model$data)) return(fit)
+    fit$model <- model_keep_first(grown, fit$n)
+    fit
+  }
   stopped <- function(what) {
+    fit <<- whole(fit)
     # a checkpoint that cannot be written (the error may be that) does not lose the fit
     saved <- tryCatch({
       save_checkpoint(fit)
@@ -147,11 +165,15 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
         if (is.null(fit)) {
           sgais_start(model_with_data(model, block, call), settings, replicates, FALSE, seed, call)
         } else {
-          sgais_more(fit, model_add_rows(fit$model, block, call), FALSE)
+          grown <- model_add_rows(fit$model, block, call)
+          # the fit's rows are the first of the grown model's: held once while it runs
+          if (model_dropped(fit$model) == 0) fit$model$data <- NULL
+          sgais_more(fit, grown, FALSE)
         },
         sgais_error = function(e) stream_row_error(e, read, is_csv)
       )
       read <- read + nrow_of(block)
+      fit <- whole(fit)
       if (!is.null(attr(fit, "interrupted"))) {
         # one replicate, interrupted inside the block: the fit of its last whole chunk, kept
         # as an interrupt between blocks keeps the fit of the last block
@@ -287,37 +309,7 @@ stream_source <- function(source, block_size, call, arg = "source") {
   }
   if (is.character(source) && length(source) == 1L && !is.na(source)) {
     if (!file.exists(source)) abort(sprintf("`%s`: there is no file `%s`.", arg, source), call)
-    con <- file(source, open = "r")
-    open <- TRUE
-    finish <- function() {
-      if (open) close(con)
-      open <<- FALSE
-      NULL
-    }
-    header <- NULL
-    classes <- NA
-    return(function(n) {
-      if (is.null(n) || !open) return(finish())
-      rows <- tryCatch(
-        if (is.null(header)) utils::read.csv(con, nrows = n, check.names = FALSE)
-        else utils::read.csv(con, header = FALSE, nrows = n, col.names = header,
-                             colClasses = classes, check.names = FALSE),
-        error = function(e) {
-          if (grepl("no lines available", conditionMessage(e))) NULL else stop(e)
-        }
-      )
-      if (is.null(rows) || nrow(rows) == 0L) return(finish())
-      if (is.null(header)) {
-        header <<- names(rows)
-        # later blocks are read as the first was, so that a column of labels that happen to be
-        # digits stays labels; but numbers are numbers whatever the first block held (whole
-        # numbers there, decimals later), and a column empty there is read as it comes
-        classes <<- vapply(rows, function(x) class(x)[1L], character(1))
-        classes[classes %in% c("integer", "numeric")] <<- "numeric"
-        classes[classes == "logical" & vapply(rows, function(x) all(is.na(x)), NA)] <<- NA
-      }
-      rows
-    })
+    return(csv_source(source))
   }
   if (is_in_memory(source)) {
     total <- nrow_of(source)
@@ -338,6 +330,180 @@ stream_source <- function(source, block_size, call, arg = "source") {
     call)
 }
 
+# A source function (as stream_source()'s) over the rows of the CSV file `path`, read once, in
+# order, through a connection: by data.table::fread() on the bytes of each block's lines when
+# data.table is installed (and the option `sgais.csv_reader` is not "read.csv"), else by
+# utils::read.csv(). The first block fixes the columns' types (csv_types()); later blocks are
+# read as it was, and a value that is not what its column holds is an error naming its line.
+csv_source <- function(path) {
+  fast <- !identical(getOption("sgais.csv_reader"), "read.csv") &&
+    requireNamespace("data.table", quietly = TRUE)
+  con <- file(path, open = if (fast) "rb" else "r")
+  open <- TRUE
+  header <- NULL
+  classes <- NULL
+  lines <- 0 # lines of the file read, the header's included
+  read_block <- if (fast) fread_lines(con) else read_csv_lines(con)
+  function(n) {
+    if (is.null(n) || !open) {
+      if (open) close(con)
+      open <<- FALSE
+      return(NULL)
+    }
+    block <- read_block(n, header, classes, lines)
+    if (is.null(block) || nrow(block$rows) == 0L) return(Recall(NULL))
+    rows <- block$rows
+    if (is.null(header)) {
+      header <<- names(rows)
+      classes <<- csv_types(rows)
+    } else {
+      rows <- csv_fixed_types(rows, classes, lines)
+    }
+    lines <<- lines + block$lines
+    rows
+  }
+}
+
+# The type each column of a CSV file keeps, from its first block: so that a column of labels
+# that happen to be digits stays labels; but numbers are numbers whatever the first block held
+# (whole numbers there, decimals later), and a column empty there (NA) is read as it comes.
+csv_types <- function(rows) {
+  classes <- vapply(rows, function(x) class(x)[1L], character(1))
+  classes[classes %in% c("integer", "numeric")] <- "numeric"
+  classes[classes == "logical" & vapply(rows, function(x) all(is.na(x)), NA)] <- NA
+  classes
+}
+
+# The rows of a later block with the types `classes` of the first: numbers as doubles (a
+# column empty in this block included). A value in a column of numbers that is not one is an
+# error of class `sgais_error_column_type` naming its line (`lines` came before the block's).
+csv_fixed_types <- function(rows, classes, lines) {
+  for (j in which(classes %in% "numeric")) {
+    x <- rows[[j]]
+    if (is.numeric(x) || (is.logical(x) && all(is.na(x)))) {
+      rows[[j]] <- as.double(x)
+      next
+    }
+    x <- trimws(as.character(x))
+    bad <- which(!is.na(x) & nzchar(x) & is.na(suppressWarnings(as.numeric(x))))
+    if (!length(bad)) {
+      rows[[j]] <- as.numeric(x)
+      next
+    }
+    abort(sprintf("Column `%s` of the file holds \"%s\" at line %s, where it holds numbers.",
+                  names(rows)[j], x[bad[1]], format_count(lines + bad[1])),
+          NULL, "sgais_error_column_type", column = names(rows)[j], line = lines + bad[1])
+  }
+  rows
+}
+
+# A function(n, header, classes, lines) reading the next `n` rows of the CSV file open on `con`
+# (in binary mode) with data.table::fread(), `lines` lines of it having been read: the bytes of
+# the next n lines are taken from the connection (no line is read twice, so a file is read in
+# time linear in its length) and parsed from memory; with `header` NULL the first line is the
+# header, else the columns are read as `classes`. Returns list(rows, lines), or NULL at the end
+# of the file.
+fread_lines <- function(con) {
+  buffer <- raw(0)
+  end <- FALSE
+  line_bytes <- 256 # bytes per line, estimated from the lines read
+  function(n, header, classes, lines) {
+    first <- is.null(header)
+    want <- n + first
+    repeat {
+      newlines <- grepRaw(as.raw(10L), buffer, fixed = TRUE, all = TRUE)
+      if (length(newlines) >= want || end) break
+      more <- readBin(con, "raw", max(65536, ceiling(1.1 * (want - length(newlines)) * line_bytes)))
+      if (!length(more)) end <<- TRUE
+      buffer <<- c(buffer, more)
+      more <- NULL # (a block's bytes are held at most twice at a time)
+    }
+    if (length(newlines) >= want) {
+      cut <- newlines[want]
+      taken <- want
+    } else {
+      # the end of the file, whose last line may have no newline
+      cut <- length(buffer)
+      taken <- length(newlines) + (cut > 0L && buffer[cut] != as.raw(10L))
+      if (!taken) return(NULL)
+    }
+    bytes <- buffer[seq_len(cut)]
+    buffer <<- buffer[seq.int(cut + 1L, length.out = length(buffer) - cut)]
+    line_bytes <<- cut / taken
+    # (one string holding a newline: fread() parses it in memory)
+    text <- rawToChar(if (bytes[cut] == as.raw(10L)) bytes else c(bytes, as.raw(10L)))
+    # fread() skips, stops before or drops as a footer a line of another number of fields (and
+    # bumps a column of numbers holding text to text, which csv_fixed_types() names): a row
+    # for each line that is not blank, or the line is named
+    ends <- newlines[newlines <= cut]
+    if (length(ends) < taken) ends <- c(ends, cut + 1L)
+    size <- diff(c(0L, ends)) - 1L
+    blank <- size == 0L | (size == 1L & bytes[pmax(ends - 1L, 1L)] == as.raw(13L))
+    bytes <- NULL
+    fixed <- if (!first) list(col.names = header, colClasses = csv_class_list(classes))
+    rows <- tryCatch(
+      suppressWarnings(do.call(data.table::fread, c(list(
+        text = text, sep = ",", header = first, integer64 = "double", blank.lines.skip = TRUE,
+        check.names = FALSE, data.table = FALSE, showProgress = FALSE, nThread = sgais_threads()
+      ), fixed))),
+      error = function(e) NULL
+    )
+    fields <- if (first) NA else length(header)
+    if (is.null(rows) || nrow(rows) != sum(!blank) - first ||
+        (!is.na(fields) && ncol(rows) != fields)) {
+      csv_bad_line(text, lines, fields)
+    }
+    list(rows = rows, lines = taken)
+  }
+}
+
+# The error for a line of a CSV file's block `text` (after `lines` lines of the file) that
+# fread() could not read: the first whose number of fields is not `fields` (NA: the first
+# line's), counted by its commas; the block's lines if none is.
+csv_bad_line <- function(text, lines, fields) {
+  each <- strsplit(text, "\r?\n")[[1L]]
+  count <- lengths(regmatches(each, gregexpr(",", each, fixed = TRUE))) + 1L
+  if (is.na(fields)) fields <- count[1L]
+  bad <- which(nzchar(each) & count != fields)
+  if (!length(bad)) {
+    abort(sprintf("Lines %s to %s of the file could not be read as a CSV block.",
+                  format_count(lines + 1), format_count(lines + length(each))), NULL,
+          "sgais_error_csv_line", line = lines + 1)
+  }
+  line <- lines + bad[1L]
+  abort(sprintf("Line %s of the file has %d field%s, not the %d of its header.",
+                format_count(line), count[bad[1L]], if (count[bad[1L]] == 1L) "" else "s", fields), NULL, "sgais_error_csv_line",
+        line = line)
+}
+
+# fread()'s `colClasses` for the types `classes` (those of csv_types(); others are read as
+# they come).
+csv_class_list <- function(classes) {
+  keep <- classes %in% c("numeric", "character", "logical")
+  split(which(keep), classes[keep])
+}
+
+# As fread_lines(), with utils::read.csv() on the connection `con` (open in text mode).
+read_csv_lines <- function(con) {
+  function(n, header, classes, lines) {
+    rows <- tryCatch(
+      if (is.null(header)) utils::read.csv(con, nrows = n, check.names = FALSE)
+      else utils::read.csv(con, header = FALSE, nrows = n, col.names = header,
+                           colClasses = classes, check.names = FALSE),
+      error = function(e) {
+        message <- conditionMessage(e)
+        if (grepl("no lines available", message)) return(NULL)
+        # (read.csv() does not say which line)
+        abort(sprintf("Lines %s to %s of the file: %s", format_count(lines + 1),
+                      format_count(lines + n), message), NULL, "sgais_error_csv_line",
+              line = lines + 1)
+      }
+    )
+    if (is.null(rows)) return(NULL)
+    list(rows = rows, lines = nrow(rows) + is.null(header))
+  }
+}
+
 # Groups the blocks of `next_block` (a stream_source()) so that each group adds at least
 # `growth` times the rows the fit already holds (`held()`), and at least one block: adding rows
 # to a fit copies those it holds (model_add_rows()), so with every row kept, blocks of a fixed
@@ -351,7 +517,8 @@ grouped_blocks <- function(next_block, block_size, held, growth = 0.25) {
     blocks <- list()
     got <- 0
     repeat {
-      block <- next_block(block_size)
+      # (what the group still needs in one block: fewer, larger reads and no binding)
+      block <- next_block(max(block_size, ceiling(growth * held() - got)))
       if (is.null(block)) break
       blocks[[length(blocks) + 1L]] <- block
       got <- got + nrow_of(block)

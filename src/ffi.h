@@ -142,6 +142,7 @@ SEXP ffi_threads_get(void);
 SEXP ffi_threads_set(SEXP threads);
 SEXP ffi_threads_max(void);
 SEXP ffi_threads_openmp(void);
+SEXP ffi_rows_forget(void);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
                    SEXP time_budget);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,

@@ -38,6 +38,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_threads_set", (DL_FUNC) &ffi_threads_set, 1},
   {"ffi_threads_max", (DL_FUNC) &ffi_threads_max, 0},
   {"ffi_threads_openmp", (DL_FUNC) &ffi_threads_openmp, 0},
+  {"ffi_rows_forget", (DL_FUNC) &ffi_rows_forget, 0},
   {"ffi_linear_search_enumerate", (DL_FUNC) &ffi_linear_search_enumerate, 4},
   {"ffi_linear_search_models", (DL_FUNC) &ffi_linear_search_models, 5},
   {"ffi_linear_search_mcmc", (DL_FUNC) &ffi_linear_search_mcmc, 7},

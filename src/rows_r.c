@@ -68,6 +68,16 @@ static void huge_pages(void *start, size_t bytes) {
 #endif
 }
 
+/* Forgets every packing: a model whose data grew (append_rows(), R/model_spec.R) has new
+ * vectors, so the packings of the data it grew from would only hold their memory, and that of
+ * their sources, until later packings pushed them out: in a stream, several copies of the data
+ * held. */
+SEXP ffi_rows_forget(void) {
+  if (cache)
+    for (int k = 0; k < SG_ROWS_CACHE; k++) SET_VECTOR_ELT(cache, k, R_NilValue);
+  return R_NilValue;
+}
+
 const double *sg_rows_from_r(SEXP xt, const SEXP *cols, int ncol) {
   return sg_rows_extra_from_r(xt, cols, ncol, NULL, 0);
 }

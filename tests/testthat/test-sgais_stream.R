@@ -257,3 +257,96 @@ test_that("a CSV column's type is not fixed by its first block, and errors name 
                 sgais_error_stream = function(e) e)
   expect_match(conditionMessage(e), "at row 450 of the stream\\.")
 })
+
+# The rows of a CSV file holding `lines`, read by stream_source() in blocks of `block` rows with
+# `reader` ("fread" or "read.csv"): the blocks, or the error.
+read_csv_blocks <- function(lines, reader, block = 3, crlf = FALSE) {
+  file <- withr::local_tempfile(fileext = ".csv")
+  # (with Windows line ends, and no newline after the last line)
+  if (crlf) writeBin(charToRaw(paste(lines, collapse = "\r\n")), file) else writeLines(lines, file)
+  withr::local_options(sgais.csv_reader = reader)
+  tryCatch({
+    next_block <- sgais:::stream_source(file, block, NULL)
+    blocks <- list()
+    while (!is.null(b <- next_block(block))) blocks[[length(blocks) + 1L]] <- b
+    blocks
+  }, error = identity)
+}
+
+test_that("a CSV file read by fread() gives the fit read.csv() gives, to the last bit", {
+  skip_if_not_installed("data.table")
+  d <- stream_data(1600)
+  file <- withr::local_tempfile(fileext = ".csv")
+  utils::write.csv(d, file, row.names = FALSE)
+  spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
+  # (values are multiples of 1/1024, which every parser reads exactly)
+  fit <- function(reader) {
+    withr::local_options(sgais.csv_reader = reader)
+    quietly(sgais_stream(spec, file, block_size = 300, particles = 20, early_particles = 20,
+                         seed = 6, progress = FALSE))
+  }
+  same_fit(fit("read.csv"), fit("fread"))
+  # each block is the rows of the file, with the types of a data frame read whole
+  for (reader in c("fread", "read.csv")) {
+    blocks <- read_csv_blocks(readLines(file), reader, block = 700)
+    expect_identical(vapply(blocks, nrow, 1L), c(700L, 700L, 200L))
+    expect_identical(do.call(rbind, blocks), utils::read.csv(file), info = reader)
+  }
+  # a last line without its newline, Windows line ends and blank lines
+  lines <- c("a,b", "1,2", "", "3,4.5", "5,6", "7,8")
+  expected <- data.frame(a = c(1, 3, 5, 7), b = c(2, 4.5, 6, 8))
+  for (reader in c("fread", "read.csv")) {
+    blocks <- read_csv_blocks(lines, reader, block = 2, crlf = TRUE)
+    got <- do.call(rbind, blocks)
+    rownames(got) <- NULL
+    expect_equal(got, expected, info = reader)
+  }
+})
+
+test_that("a CSV file's column types are those of its first block", {
+  for (reader in c(if (requireNamespace("data.table", quietly = TRUE)) "fread", "read.csv")) {
+    # labels that happen to be digits stay labels; whole numbers then decimals are numbers; a
+    # column empty in the first block is read as it comes
+    blocks <- read_csv_blocks(c("a,b,c", "1,x,", "2,y,", "3,z,", "4.5,8,1.5", "5,10,2"), reader)
+    expect_identical(blocks[[2]], data.frame(a = c(4.5, 5), b = c("8", "10"), c = c(1.5, 2)),
+                     ignore_attr = "row.names", info = reader)
+  }
+})
+
+test_that("a bad line of a CSV file is named", {
+  skip_if_not_installed("data.table")
+  good <- c("a,b", "1,2", "3,4", "5,6", "7,8", "9,10", "11,12")
+  text <- replace(good, 6, "9,ten")
+  e <- read_csv_blocks(text, "fread")
+  expect_s3_class(e, "sgais_error_column_type")
+  expect_match(conditionMessage(e), "Column `b` of the file holds \"ten\" at line 6")
+  expect_identical(e$line, 6)
+  # read.csv() names the lines of the block
+  e <- read_csv_blocks(text, "read.csv")
+  expect_s3_class(e, "sgais_error_csv_line")
+  expect_match(conditionMessage(e), "Lines 5 to 7 of the file")
+  # a line of another number of fields, which fread() alone would skip or drop
+  for (bad in c("9,10,0", "9", "")) {
+    lines <- replace(good, 6, bad)
+    if (!nzchar(bad)) lines <- c(good[1:6], "1")
+    e <- read_csv_blocks(lines, "fread")
+    expect_s3_class(e, "sgais_error_csv_line")
+    expect_identical(e$line, if (nzchar(bad)) 6 else 7)
+  }
+  e <- read_csv_blocks(replace(good, 3, "3,4,0"), "fread")
+  expect_match(conditionMessage(e), "Line 3 of the file has 3 fields, not the 2 of its header")
+  # in a stream, with the fit of the blocks before it
+  d <- stream_data(600)
+  file <- withr::local_tempfile(fileext = ".csv")
+  utils::write.csv(d, file, row.names = FALSE)
+  lines <- readLines(file)
+  lines[452] <- sub(",[^,]*$", ",oops", lines[452])
+  writeLines(lines, file)
+  e <- tryCatch(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(d),
+                                               noise_sd = 1), file, block_size = 200,
+                             particles = 20, early_particles = 20, seed = 1, progress = FALSE),
+                sgais_error_stream = identity)
+  expect_s3_class(e$parent, "sgais_error_column_type")
+  expect_identical(e$parent$line, 452)
+  expect_equal(e$fit$n, 400)
+})
