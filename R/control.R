@@ -88,7 +88,7 @@ control_maker <- function(method) {
 #'     for models that have them, such as mixtures (10, nested sampling 80 / 0);}
 #'   \item{`reference`}{start from a reference distribution built from the data instead of the
 #'     prior, for models that have one (mixtures of 2 to 12 components whose data show no more
-#'     clusters than components): AIS, SGAIS's first chunk and its restarts anneal from it,
+#'     clusters than components, and clusters that barely overlap): AIS, SGAIS's first chunk and its restarts anneal from it,
 #'     nested sampling takes it as its prior with the likelihood reweighted to leave the
 #'     evidence unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
 #'   \item{`restart_threshold`, `restart_every`}{when an online run starts again from all the

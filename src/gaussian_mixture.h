@@ -116,16 +116,17 @@ static inline void gm_lse_add(double v, double *mx, double *acc) {
 
 /* aux (m->jump_aux doubles, filled by gm_jump_prepare) = the chosen clusters (C, then for each
  * cluster: f_c, m_c (d), log v_c (d)); then the head: k*, the number of k-means clusters they
- * came from, E (gm_empty_claim), whether the data show more clusters than components; then the
- * clusters from k = 1..K k-means clusters (C = 0 where k-means did not run: k > n_pts) and the
+ * came from, E (gm_empty_claim), whether the data show more clusters than components and U
+ * (gm_overlap); then the clusters from k = 1..K k-means clusters (C = 0 where k-means did not
+ * run: k > n_pts) and the
  * bridge sets of 2..K components (gm_bridge; C = 0 where there is none), for the reference of
  * an overfitted mixture (gm_ref_log_density); then gm_jump_prepare's scratch. */
-enum { GM_HEAD_KSTAR, GM_HEAD_CLAIM, GM_HEAD_MORE, GM_HEAD_LEN };
+enum { GM_HEAD_KSTAR, GM_HEAD_CLAIM, GM_HEAD_MORE, GM_HEAD_OVERLAP, GM_HEAD_LEN };
 /* The doubles of one set of clusters. */
 static inline size_t gm_set_len(const gm_data *d) {
   return 1 + (size_t) d->K * (2 * d->d + 1);
 }
-/* k*, E and the flag, after the chosen clusters */
+/* k*, E, the flag and U, after the chosen clusters */
 static inline double *gm_head(const gm_data *d, const double *aux) {
   return (double *) aux + gm_set_len(d);
 }
@@ -143,6 +144,11 @@ static inline double *gm_bridge_set(const gm_data *d, const double *aux, int k) 
  * most this: the reference then leaves such components at the prior (gm_ref_ok), and no
  * bridge sets are fitted (gm_jump_prepare). */
 #define GM_EMPTY_CLAIM 0.1
+
+/* The chosen clusters overlap when the share of the observations a classification by them
+ * leaves in doubt, U (gm_overlap), is above this: no reference then (gm_ref_ok; its calibration
+ * in inst/design.md, Mixtures). */
+#define GM_OVERLAP_MAX 0.02
 
 /* A normal-inverse-gamma distribution of one component's mean and variance in one dimension:
  * mu | sigma2 ~ N(mean, sigma2 / kappa), sigma2 ~ InvGamma(a, b). */

@@ -231,6 +231,19 @@ static double gm_clusters_log_marginal(const gm_data *d, const double *aux, doub
   return lm;
 }
 
+/* x[c] = log(f_c N(y; m_c, v_c)) for the C clusters of aux, as normals (y: D values). */
+static void gm_cluster_log_densities(int D, int C, const double *aux, const double *y, double *x) {
+  for (int c = 0; c < C; c++) {
+    const double *cl = aux + 1 + (size_t) c * (2 * D + 1);
+    double lg = log(cl[0]);
+    for (int j = 0; j < D; j++) {
+      const double e = y[j] - cl[1 + j];
+      lg -= 0.5 * (GM_LOG_2PI + cl[1 + D + j] + e * e * exp(-cl[1 + D + j]));
+    }
+    x[c] = lg;
+  }
+}
+
 /* How many of the n_obs observations a component without a cluster would claim: E = sum over
  * the points of w0 p0(y) / (w0 p0(y) + g(y)), times n_obs / n_pts, with p0 the prior predictive
  * of one component (a Student t of 2 a degrees of freedom and scale^2 b (1 + ratio) / a in each
@@ -250,19 +263,32 @@ static double gm_empty_claim(const gm_data *d, const int *pts, int n_pts, double
     const double *y = d->yt + (sg_index) pts[p] * D;
     double lp0 = -log((double) d->K);
     for (int j = 0; j < D; j++) lp0 += t_norm - 0.5 * (nu + 1.0) * log1p(y[j] * y[j] / (nu * s2));
-    for (int c = 0; c < C; c++) {
-      const double *cl = aux + 1 + (size_t) c * (2 * D + 1);
-      double lg = log(cl[0]);
-      for (int j = 0; j < D; j++) {
-        const double e = y[j] - cl[1 + j];
-        lg -= 0.5 * (GM_LOG_2PI + cl[1 + D + j] + e * e * exp(-cl[1 + D + j]));
-      }
-      x[c] = lg;
-    }
+    gm_cluster_log_densities(D, C, aux, y, x);
     x[C] = lp0;
     total += exp(lp0 - sg_log_sum_exp(x, C + 1));
   }
   return total * n_obs / n_pts;
+}
+
+/* The share of the observations the chosen clusters leave in doubt: U = the mean over the points
+ * of 1 - max_c r_c, r_c a point's responsibilities under the clusters as normals. The reference
+ * is each cluster's conjugate posterior given its points as if their allocation were certain;
+ * where the clusters overlap, the posterior weighs other partitions, and the classification's
+ * may lie far from its mass (gm_ref_ok). Separated clusters give U near 0. The points are pts
+ * (x: scratch, n_pts). */
+static double gm_overlap(const gm_data *d, const int *pts, int n_pts, double *x,
+                         const double *aux) {
+  const int D = d->d, C = (int) aux[0];
+  if (C < 2) return 0.0;
+  double total = 0.0;
+  for (int p = 0; p < n_pts; p++) {
+    gm_cluster_log_densities(D, C, aux, d->yt + (sg_index) pts[p] * D, x);
+    double top = x[0];
+    for (int c = 1; c < C; c++)
+      if (x[c] > top) top = x[c];
+    total += -expm1(top - sg_log_sum_exp(x, C));
+  }
+  return total / n_pts;
 }
 
 #define GM_BRIDGE_ITERATIONS 200
@@ -370,7 +396,7 @@ static void gm_bridge(const gm_data *d, const int *pts, int n_pts, const double 
 }
 
 /* The doubles of aux (gaussian_mixture.h): the chosen clusters (C, then 1 + 2 d each), the head
- * (k*, E and the flag of more clusters), the K sets of k-means clusters and K - 1 bridge sets,
+ * (k*, E, the flag of more clusters and U), the K sets of k-means clusters and K - 1 bridge sets,
  * then gm_jump_prepare's scratch: trial clusters (K + 1 of them), the standardised points,
  * centres, variances and log-shares, distances, sd and mean, and three int arrays. */
 size_t gm_aux_size(const gm_data *d) {
@@ -440,6 +466,7 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
       head[GM_HEAD_MORE] = 1.0;
   }
   head[GM_HEAD_CLAIM] = gm_empty_claim(d, pts, n_pts, x, aux, n_obs);
+  head[GM_HEAD_OVERLAP] = gm_overlap(d, pts, n_pts, x, aux);
   /* Bridge sets only for a target of all the model's observations: for the first chunk of a
    * longer run, components left at the prior stay free for clusters that later observations
    * show (bridge sets fitted to a stream's first points use up the components a cluster

@@ -154,6 +154,10 @@ double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *the
  * posterior then chooses which clusters to merge, and q0 would hold the particles on k-means'
  * merge. (Not seen: partitions into the same number of clusters that score alike, such as three
  * tight clusters in a row for 2 components, where two neighbours can merge left or right.)
+ * None either when the chosen clusters overlap (gm_overlap): q0 then holds the particles near
+ * the classification's partition, which need not be where the posterior's mass is (AIS and
+ * SGAIS stay there; nested sampling, whose likelihood becomes L prior / q0, climbs out of q0's
+ * tails over many iterations of capped walks: inst/design.md, Mixtures).
  * Complete when the data show as many clusters as the mixture has components: q0 is then one
  * set of clusters. Usable with fewer when a component without a cluster would claim next to no
  * observations (gm_empty_claim): q0 then mixes the sets from k* to K k-means clusters, each
@@ -165,7 +169,7 @@ double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *the
 int gm_ref_ok(const sg_model *m, const double *aux) {
   const gm_data *d = m->data;
   const double *head = gm_head(d, aux);
-  if (head[GM_HEAD_MORE] != 0.0) return 0;
+  if (head[GM_HEAD_MORE] != 0.0 || head[GM_HEAD_OVERLAP] > GM_OVERLAP_MAX) return 0;
   if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
   return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM || gm_first_bridge(d, aux) ? SG_REF_USABLE : 0;
 }

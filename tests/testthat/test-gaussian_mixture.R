@@ -608,6 +608,21 @@ test_that("a mixture with fewer components than clusters does not start from the
         progress = FALSE)$log_evidence))
 })
 
+# Overlapping clusters: the reference, each cluster's conjugate posterior as if its allocation
+# were certain, sat away from the posterior's mass (AIS and SGAIS from it 14 nats low on 1,000
+# of these points), and nested sampling, whose likelihood became L prior / q0, climbed out of
+# q0's tails over thousands of iterations of capped walks (here: 4,174 iterations, 46 nats
+# high). Such a mixture runs from the prior. The evidence: AIS from the prior, -484.68 (SE 0.21),
+# and nested sampling with 20 live points, -484.48.
+test_that("a mixture of overlapping clusters does not start from the reference", {
+  model <- gaussian_mixture(simulate_gaussian_mixture(100, seed = 4), components = 3)
+  expect_identical(sgais:::model_reference_level(model), "none")
+  fit <- quietly(nested_sampling(model, live_points = 10, max_walk_steps = 300, jumps = 10,
+                                 seed = 1, progress = FALSE))
+  expect_lt(fit$iterations, 1000)
+  expect_lt(abs(fit$log_evidence - -484.6), max(3, 3 * fit$log_evidence_se))
+})
+
 # Data far outside the prior's scale of a component (raw units: faithful's waiting times) with
 # more components than clusters: a component without a cluster stays empty, its posterior is its
 # prior, and the reference that leaves it there is used (gm_ref_ok: usable, not complete). The
