@@ -76,7 +76,12 @@ for (r in runs) {
                  shuffled = gaussian_mixture(s, components = 6))
   ref <- separated_mixture_log_evidence(models$order, attr(d, "component"))
   for (name in r$estimators) {
-    out <- lapply(models, function(m) run_limited(estimators[[name]], m))
+    out <- lapply(names(models), function(order) {
+      o <- run_limited(estimators[[name]], models[[order]])
+      message(sprintf("%s, %d points, %s: %.1f CPU s %s", name, r$n, order, o$seconds, o$why))
+      o
+    })
+    names(out) <- names(models)
     err <- vapply(out, function(o) if (is.null(o$fit)) NA_real_ else o$fit$log_evidence - ref, 0)
     se <- vapply(out, function(o) if (is.null(o$fit)) NA_real_ else o$fit$log_evidence_se, 0)
     bound <- max(3, 3 * se, na.rm = TRUE)
