@@ -93,10 +93,7 @@ control_maker <- function(method) {
 #'     data so far when a chunk is predicted worse than the last by over `restart_threshold`
 #'     SEs, or on a grid of ratio `restart_every` (5, `NULL`: 2 for mixtures, else `Inf` /
 #'     `Inf`); needs all data in memory. SIR (`NULL`: 2 also on groups), the sequential
-#'     estimator and online nested sampling take `restart_every` too ([sir()]). Both wait while
-#'     a mixture's data show fewer clusters than components and it has no reference (such a
-#'     restart would anneal from the prior, at the cost of the whole run so far); the restart
-#'     once its reference is complete re-estimates all the data;}
+#'     estimator and online nested sampling take `restart_every` too ([sir()]);}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up

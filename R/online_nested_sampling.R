@@ -51,9 +51,7 @@
 #' replaces the trajectory's and whose posterior the next chunk starts from. The trajectory's
 #' column `restarts` marks these chunks; their `log_predictive` is the restart's correction, and
 #' `log_evidence_sd` counts the information since the last restart. By default only models with
-#' jump proposals (the mixtures) restart, each time the data double (waiting, as [sgais()]'s
-#' restarts do, while the data show fewer clusters than components and no reference: see
-#' `restart_every` in [sgais_control()]), and only with the robust
+#' jump proposals (the mixtures) restart, each time the data double, and only with the robust
 #' preset: the paper preset is the thesis's method, whose reflected SGHMC move would make a
 #' restart far off itself.
 #'
@@ -191,12 +189,10 @@ ons_chunk_state <- function(model, settings, ends, c, theta, key, walk = c(0, 0)
 # posterior cannot follow it when that posterior held too few points of the new mode (figures in
 # inst/design.md, "Measurements behind the defaults"); a run on
 # all the observations so far from the model's prior (with its reference, as nested_sampling()
-# starts) can; it waits while the data leave components to spare (restart_waits()). Its prior
-# draws and new key are those of every restart (restart_draws()).
+# starts) can. Its prior draws and new key are those of every restart (restart_draws()).
 ons_next_state <- function(model, settings, ends, c, ns, run) {
   at <- ends[c + 1L]
-  if (at >= periodic_restart_due(settings$restart_every, run$restart_n, settings$chunk_size) &&
-      !restart_waits(model, at)) {
+  if (at >= periodic_restart_due(settings$restart_every, run$restart_n, settings$chunk_size)) {
     drawn <- restart_draws(model, ns$key, at, settings$live_points, shuffle = FALSE)
     return(ons_chunk_state(model, settings, ends, c, drawn$theta, drawn$key, run = run,
                            restart = TRUE))

@@ -3,8 +3,7 @@
 # those of a run on every observation so far, from the prior. restart_policy() resolves the
 # triggers once per run, restart_triggers() passes them to the C core, src/sgais.c
 # (restart_due()) stops the run before a chunk whose end calls for a restart, and
-# restart_execute() runs it. Online nested sampling restarts on the grid only (ons_next_state()),
-# and waits as SGAIS does (restart_waits()).
+# restart_execute() runs it. Online nested sampling restarts on the grid only (ons_next_state()).
 
 # The fields restarts keep in the run state (run_state_fields): the observations at the last
 # restart and at the last after a shift, and whether one has started from the reference.
@@ -97,18 +96,6 @@ restart_execute <- function(model, out, state, cs, policy, run) {
   out
 }
 
-# Whether a restart due at `at` observations waits: the model's reference on them is "spare"
-# (model_reference_level(); src/sgais.c, restart_due(), the same rule for SGAIS's triggers): a
-# mixture whose data show fewer clusters than components, where a restart would run from the
-# prior at the cost of the whole run so far, and the restart once the reference is complete
-# re-estimates all the data.
-restart_waits <- function(model, at) {
-  if (!model_has_jumps(model)) return(FALSE)
-  model$data <- data_columns(model$data, seq_len(at))
-  model$n <- as_count(at)
-  model_reference_level(model) == "spare"
-}
-
 # A restart's draws at `at` observations of a run with random-stream key `key`: the order of the
 # observations (with `shuffle`), M prior draws and the new key, from R's generator seeded from
 # both, so that a run split into pieces restarts identically.
@@ -130,7 +117,7 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
   shuffled$data <- data_columns(model$data, drawn$order)
   shuffled$n <- as_count(at)
   again <- restart_never(cs)
-  whole <- whole && model_reference_level(shuffled) %in% c("usable", "complete")
+  whole <- whole && model_reference_level(shuffled) != "none"
   if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
   # every observation is held, from the first (the C side allows restarts only then)
   start <- sgais_initial_state(drawn$theta, drawn$key, at)

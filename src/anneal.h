@@ -43,7 +43,7 @@ double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *
  * jump summary) is set; else none. */
 sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n);
 /* What the model's reference is worth with aux (its jump summary): 0 none (no reference, or
- * ref_ok refuses it), SG_REF_SPARE, SG_REF_USABLE or SG_REF_COMPLETE (model.h, ref_ok). */
+ * ref_ok refuses it), SG_REF_USABLE or SG_REF_COMPLETE (model.h, ref_ok). */
 int sg_reference_level(const sg_model *m, const double *aux);
 /* Whether it is complete: what a stream's restarts wait for. */
 int sg_reference_complete(const sg_model *m, const double *aux);

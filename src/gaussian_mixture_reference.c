@@ -161,14 +161,13 @@ double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *the
  * clusters and a prior on the data's scale such a q0 misses the bridge component that the
  * posterior puts between clusters, and the path from the prior crosses late to it (both biased:
  * inst/design.md, Mixtures); there q0 is usable when gm_bridge found the bridge, and mixes the
- * bridge sets, else there is none with components to spare (SG_REF_SPARE). */
+ * bridge sets. */
 int gm_ref_ok(const sg_model *m, const double *aux) {
   const gm_data *d = m->data;
   const double *head = gm_head(d, aux);
   if (head[GM_HEAD_MORE] != 0.0) return 0;
   if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
-  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM || gm_first_bridge(d, aux) ? SG_REF_USABLE
-                                                                          : SG_REF_SPARE;
+  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM || gm_first_bridge(d, aux) ? SG_REF_USABLE : 0;
 }
 
 /* model.h, ref_draw: theta from q0, from one of its sets of clusters drawn uniformly. */

@@ -131,9 +131,8 @@ SEXP ffi_gaussian_mixture_reference(SEXP model, SEXP theta, SEXP n, SEXP seed) {
 }
 
 /* What the model's reference built on all its observations is worth (anneal.h,
- * sg_reference_level): 0 none, -1 none with components to spare (restarts wait), 1 usable (a
- * restart run then anneals them as one chunk from it, R/restart.R, sgais_restart), 2 complete
- * (what a stream's restarts wait for). An integer. */
+ * sg_reference_level): 0 none, 1 usable (a restart run then anneals them as one chunk from it,
+ * R/sgais.R, sgais_restart), 2 complete (what a stream's restarts wait for). An integer. */
 SEXP ffi_model_reference_level(SEXP model) {
   sg_model m;
   sg_model_from_r(model, &m);

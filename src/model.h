@@ -192,13 +192,10 @@ struct sg_model {
    * components, and usable with fewer when the components left over would stay empty, or
    * when EM finds where they go (gaussian_mixture_reference.c, gm_ref_ok; gm_bridge): a q0
    * whose left-over components are at the prior misses the mass of a posterior that bridges
-   * two clusters (inst/design.md, "Measurements behind the defaults"). SG_REF_SPARE: none,
-   * with components to spare (fewer clusters than components, and nowhere known for the rest to
-   * go), where a stream's restarts wait (sgais.c, restart_due). */
+   * two clusters (inst/design.md, "Measurements behind the defaults"). */
   int (*ref_ok)(const sg_model *m, const double *aux);
   void (*ref_draw)(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
 };
-#define SG_REF_SPARE -1
 #define SG_REF_USABLE 1
 #define SG_REF_COMPLETE 2
 /* The most observations jump proposals are built from (n_pts): preparing them costs

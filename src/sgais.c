@@ -602,23 +602,12 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, s
   tr->restart_shift = 0;
 }
 
-/* The model's reference level (anneal.h) for the observations up to chunk c's end. */
-static int reference_level_at(sgais_run *r, const sgais_chunk *c) {
-  return sg_reference_level(r->m, sg_jump_set(r->m, (int) c->n_now, NULL, 0, (int) c->n_now, 0,
-                                              r->jump_pts, r->jump_aux));
-}
-
 /* Whether the run stops before chunk c for a restart: a chunk the particles predict far worse
  * than the one before (a shift the particles may not follow: clusters that appear where no
  * component is, which local moves cannot reach through the earlier data's likelihood), or one
  * at whose end a periodic restart is due, or where the model's reference has become complete.
  * R (restart_execute(), R/restart.R) then replaces the particles by those of a run on every
- * observation up to its end in a random order, and goes on from there. Sets tr->restart_shift.
- * The periodic and shift restarts wait while the model has components to spare and no
- * reference (SG_REF_SPARE): such a restart would anneal from the prior in chunks, at the cost of
- * the whole run so far, while the chunks' jumps put a spare component on a cluster that appears
- * (gaussian_mixture_jump.c) and the restart from the reference, once complete, re-estimates
- * all the data (inst/design.md, "Restarts"). */
+ * observation up to its end in a random order, and goes on from there. Sets tr->restart_shift. */
 static int restart_due(sgais_run *r, const sgais_chunk *c) {
   const sgais_settings *s = r->s;
   const int periodic = c->n_now >= s->trigger.due;
@@ -626,9 +615,10 @@ static int restart_due(sgais_run *r, const sgais_chunk *c) {
    * need them: run_init), where it did not at the last restart: for a mixture, clusters that
    * were merged are now told apart, and a restart from the reference built on them puts a
    * component on each (R/restart.R) */
-  const int checked = !periodic && s->trigger.on_reference && r->jump_aux;
-  int level = checked ? reference_level_at(r, c) : 0;
-  const int reference = checked && level == SG_REF_COMPLETE;
+  const int reference =
+      !periodic && s->trigger.on_reference && r->jump_aux &&
+      sg_reference_complete(r->m, sg_jump_set(r->m, (int) c->n_now, NULL, 0, (int) c->n_now, 0,
+                                              r->jump_pts, r->jump_aux));
   /* a shift calls for a restart only 1.5 times the data after the last shift restart
    * (trigger.after); it is also checked for the other restarts, to record whether their chunk
    * was one (detect_shifts() scores the surprise of a restart's chunk only then: the others'
@@ -639,10 +629,7 @@ static int restart_due(sgais_run *r, const sgais_chunk *c) {
                     shift_score(r->m, &r->ws, r->theta, r->logw, r->M, c->base, nx, c->cn,
                                 r->shift_lp) > s->trigger.threshold;
   r->tr->restart_shift = shift;
-  if (reference) return 1;
-  if (!periodic && !shift) return 0;
-  if (r->jump_aux && !checked) level = reference_level_at(r, c);
-  return level != SG_REF_SPARE;
+  return periodic || reference || shift;
 }
 
 /* The target's phase for the rest of chunk c, set at its start (chunk_begin) and when the

@@ -547,32 +547,6 @@ test_that("SGAIS restarts from the reference once a mixture's data show all its 
   expect_equal(sum(off$trajectory$restarts), 0)
 })
 
-# While the data show fewer clusters than components and no reference (components to spare),
-# periodic and shift restarts wait (src/sgais.c, restart_due(); restart_waits() for online
-# nested sampling): such a restart would anneal from the prior in chunks, at the cost of the
-# whole run so far. The restart once the reference is complete re-estimates all the data, and
-# the run ends at the closed form; with more clusters than components (none) restarts go on.
-test_that("restarts wait while a mixture has components to spare, and run once it has none", {
-  d <- appearing_clusters()
-  model <- gaussian_mixture(d$y, components = 3)
-  expect_true(sgais:::restart_waits(model, 300))
-  expect_false(sgais:::restart_waits(model, 350))
-  expect_false(sgais:::restart_waits(linear_regression(y ~ x, data.frame(x = 1:9, y = 1:9)), 5))
-  set.seed(5)
-  centres <- rbind(c(0, 0), c(12, 0), c(0, 12), c(12, 12))
-  four <- gaussian_mixture(centres[rep(1:4, 30), ] + matrix(rnorm(240), ncol = 2), components = 2)
-  expect_false(sgais:::restart_waits(four, 120))
-  # on the grid of ratio 2 from 100 the only restart is the reference's, after the third cluster
-  # appears at 300 (SIR: the triggers of SGAIS's C core without the
-  # shift's, at a fraction of its cost; few particles: only where it restarts is checked)
-  fit <- quietly(sir(gaussian_mixture(d$y[1:400, ], components = 3), chunk_size = 100,
-                     particles = 20, early_particles = 20, seed = 1, progress = FALSE))
-  tr <- fit$trajectory
-  at <- tr$n[tr$restarts > 0]
-  expect_length(at, 1)
-  expect_gt(at, 300)
-})
-
 # Annealing from the reference distribution (the default, setting `reference`): the evidence of
 # two well-separated clusters is log 2! + the Dirichlet-multinomial of the allocation + each
 # cluster's one-component evidence (exact_log_evidence()), up to a negligible error; SGAIS, AIS
@@ -608,11 +582,10 @@ test_that("every estimator from the reference distribution recovers the evidence
   expect_identical(sgais(one, seed = 1, progress = FALSE)$log_evidence,
                    sgais(one, reference = FALSE, seed = 1, progress = FALSE)$log_evidence)
   # nor where the data show fewer clusters than components and a component drawn from the
-  # prior could take points (data on the prior's scale: the path starts at the prior; none,
-  # with components to spare)
+  # prior could take points (data on the prior's scale: the path starts at the prior)
   expect_identical(sgais:::model_reference_level(model), "complete")
   three <- gaussian_mixture(y, components = 3)
-  expect_identical(sgais:::model_reference_level(three), "spare")
+  expect_identical(sgais:::model_reference_level(three), "none")
   expect_identical(sgais(three, seed = 1, progress = FALSE)$log_evidence,
                    sgais(three, reference = FALSE, seed = 1, progress = FALSE)$log_evidence)
 })
