@@ -68,7 +68,7 @@ validate_sgais_evidence <- function(x, call = NULL) {
   }
   diag <- x$diagnostics
   if (!is.null(diag) && (!is.data.frame(diag) || !is.numeric(diag$predicted_sd) ||
-                         any(is.nan(diag$predicted_sd)) || isTRUE(any(diag$predicted_sd < 0)))) {
+                         isTRUE(any(diag$predicted_sd < 0 | diag$predicted_sd == Inf)))) {
     bad(paste("its `diagnostics` are not a data frame with a standard deviation (`predicted_sd`)",
               "per replicate"))
   }
@@ -121,8 +121,10 @@ validate_sgais_evidence <- function(x, call = NULL) {
 }
 
 # The columns of a fit's table of rows (`columns`: those its methods read) that hold values no
-# run writes: NaN anywhere; NA or +Inf in the columns read (-Inf only in a log-density, e.g. the
-# first points of nested sampling under a likelihood that can be zero); a negative count.
+# run writes: NA or NaN, or +Inf in the columns read (-Inf only in a log-density, e.g. the first
+# points of nested sampling under a likelihood that can be zero); a negative count. The other
+# columns may be NA where a chunk has no such figure, and an NA written by C may read as NaN
+# (valgrind does not keep R's NA payload), so NaN there is NA.
 bad_table_columns <- function(rows, columns) {
   counts <- c("n", "ess", "seconds", "gradient_evaluations", "likelihood_evaluations",
               "annealing_steps", "iterations", "iteration", "log_evidence_se")
@@ -133,13 +135,11 @@ bad_table_columns <- function(rows, columns) {
   if (!anyNA(read) && !any(read == Inf) &&
       all(unlist(rows[columns[!startsWith(columns, "log_")]], use.names = FALSE) > -Inf) &&
       all(unlist(rows[intersect(counts, columns)], use.names = FALSE) >= 0) &&
-      !any(is.nan(unlist(rows[numeric], use.names = FALSE))) &&
       !isTRUE(any(se < 0 | se == Inf))) {
     return(character(0))
   }
   wrong <- vapply(numeric, function(col) {
     v <- rows[[col]]
-    if (any(is.nan(v))) return(TRUE)
     if (col == "log_evidence_se") return(isTRUE(any(v < 0 | v == Inf)))
     if (!col %in% columns) return(FALSE)
     if (anyNA(v) || any(v == Inf)) return(TRUE)
