@@ -17,10 +17,7 @@
 # N is 10^6 and 10^7, or 10^5 and 4 x 10^5 with --quick (a few minutes). The machine is shared:
 # read the ratios, not the seconds. The load average is printed.
 args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  hit <- grep(sprintf("^--%s=", name), args, value = TRUE)
-  if (length(hit)) sub("^[^=]*=", "", hit[1]) else default
-}
+source(file.path("inst", "validation", "suite.R")) # opt()
 
 # ---------------------------------------------------------------- one fit (a worker process)
 if (nzchar(opt("worker", ""))) {
