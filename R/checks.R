@@ -324,14 +324,10 @@ run_work <- function(settings, model, method) {
     return(M * n + iterations * max(1, steps) * n)
   }
   M <- settings$particles
+  if (method == "ais") return(M * n + M * steps * n)
   per_step <- if (settings$kernel %in% mh_kernels) settings$mh_batch_size else
     min(settings$batch_size %||% n, n)
-  moves <- if (method == "ais") 1 else if (identical(settings$update, "annealed")) {
-    max(1, floor(n / settings$chunk_size))
-  } else {
-    1
-  }
-  if (method == "ais") per_step <- n
+  moves <- if (identical(settings$update, "annealed")) max(1, floor(n / settings$chunk_size)) else 1
   M * n + moves * M * steps * per_step
 }
 
