@@ -128,7 +128,6 @@ validate_sgais_evidence <- function(x, call = NULL) {
 bad_table_columns <- function(rows, columns) {
   counts <- c("n", "ess", "seconds", "gradient_evaluations", "likelihood_evaluations",
               "annealing_steps", "iterations", "iteration", "log_evidence_se")
-  numeric <- names(rows)[vapply(rows, is.numeric, logical(1))]
   # the usual case at the cost of a few vectorised passes; the columns are named only on failure
   read <- unlist(rows[columns], use.names = FALSE)
   se <- rows[["log_evidence_se"]]
@@ -138,15 +137,15 @@ bad_table_columns <- function(rows, columns) {
       !isTRUE(any(se < 0 | se == Inf))) {
     return(character(0))
   }
-  wrong <- vapply(numeric, function(col) {
+  checked <- intersect(names(rows), c(columns, "log_evidence_se"))
+  wrong <- vapply(checked, function(col) {
     v <- rows[[col]]
-    if (col == "log_evidence_se") return(isTRUE(any(v < 0 | v == Inf)))
-    if (!col %in% columns) return(FALSE)
+    if (col == "log_evidence_se") return(is.numeric(v) && isTRUE(any(v < 0 | v == Inf)))
     if (anyNA(v) || any(v == Inf)) return(TRUE)
     if (!startsWith(col, "log_") && any(v == -Inf)) return(TRUE)
     col %in% counts && any(v < 0)
   }, logical(1))
-  numeric[wrong]
+  checked[wrong]
 }
 
 # A fit's settings checked by the parser that made them (resolve_settings()), so that a damaged
