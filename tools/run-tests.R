@@ -16,6 +16,9 @@
 #   --slowest=K    how many of the slowest tests to list (default 10)
 # The log is plain text unless R is interactive (then testthat's progress reporter).
 Sys.setenv(NOT_CRAN = "true")
+# cli's clock, read when cli loads: the progress-bar tests need a tick in a fraction of a second
+# (tests/testthat/helper-reference.R, wait_for_cli_tick())
+if (!nzchar(Sys.getenv("CLI_TICK_TIME"))) Sys.setenv(CLI_TICK_TIME = "100")
 library(testthat)
 
 args <- commandArgs(TRUE)

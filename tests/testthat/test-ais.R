@@ -251,10 +251,8 @@ test_that("ais() draws its progress bar as it runs, with the step, lambda and lo
   skip_on_cran()
   withr::local_options(cli.progress_show_after = 0, cli.dynamic = FALSE, width = 200,
                        cli.width = 200)
-  model <- reference_model(5000)
-  # In a terminal that cannot redraw a line cli draws an update only if its clock has ticked
-  # (every 3 s) since the last update it drew: wait for a tick, so that the first is drawn.
-  Sys.sleep(3.1)
+  model <- reference_model(5000) # long enough for the package to draw bars at all
+  wait_for_cli_tick()
   # (adaptive: a pilot run's bar would come first and take the clock's tick)
   bar <- drawn_bar(ais(model, seed = 3, replicates = 2, schedule = "adaptive", progress = TRUE))
   first <- grepl("^AIS 1/2 ", bar$lines)

@@ -533,17 +533,18 @@ test_that("SGAIS restarts from the reference once a mixture's data show all its 
   d <- appearing_clusters()
   y <- d$y
   z <- d$z
-  model <- gaussian_mixture(y, components = 3)
-  fit <- sgais(model, chunk_size = 100, restart_every = Inf, restart_threshold = Inf, seed = 1,
-               progress = FALSE)
+  run <- function(rows, particles = 20, ...) {
+    sgais(gaussian_mixture(y[rows, ], components = 3), chunk_size = 100, restart_every = Inf,
+          restart_threshold = Inf, particles = particles, early_particles = particles, seed = 1,
+          progress = FALSE, ...)
+  }
+  fit <- run(seq_len(nrow(y)))
   tr <- fit$trajectory
   expect_equal(sum(tr$restarts), 1)
-  expect_gt(tr$n[tr$restarts > 0], 300) # not before the third cluster appears
+  expect_identical(tr$n[tr$restarts > 0], 400L) # not before the third cluster appears (at 301)
   expect_lt(abs(fit$log_evidence - separated_log_evidence(y, z)), max(1, 3 * fit$log_evidence_se))
-  # (few particles: only whether it restarts is checked)
-  off <- quietly(sgais(model, chunk_size = 100, restart_every = Inf, restart_threshold = Inf,
-                       reference = FALSE, particles = 10, early_particles = 10, seed = 1,
-                       progress = FALSE))
+  # without the reference, no restart where it came (few particles: only that is checked)
+  off <- quietly(run(1:400, particles = 10, reference = FALSE))
   expect_equal(sum(off$trajectory$restarts), 0)
 })
 
@@ -699,8 +700,8 @@ test_that("an overfitted mixture with a prior on the data's scale starts from a 
     ais(model, particles = 20, seed = 1, progress = FALSE)$log_evidence,
     ais(model, particles = 20, reference = FALSE, seed = 1, progress = FALSE)$log_evidence))
   # not from the first chunk of a longer run, whose later data may need the spare components
-  chunks <- list(particles = 20, chunk_size = 100, restart_every = Inf, seed = 1,
-                 progress = FALSE)
+  chunks <- list(particles = 20, early_particles = 20, chunk_size = 100, restart_every = Inf,
+                 seed = 1, progress = FALSE)
   expect_identical(do.call(sgais, c(list(model), chunks))$log_evidence,
                    do.call(sgais, c(list(model, reference = FALSE), chunks))$log_evidence)
 })

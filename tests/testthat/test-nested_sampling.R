@@ -243,7 +243,7 @@ test_that("nested_sampling() draws its progress bar, with the iteration, dlogz a
   withr::local_options(cli.progress_show_after = 0, cli.dynamic = FALSE, width = 200,
                        cli.width = 200)
   model <- reference_model(2000)
-  Sys.sleep(3.1) # for cli's clock, as in the test of ais()
+  wait_for_cli_tick()
   bar <- drawn_bar(quietly(nested_sampling(model, seed = 3, progress = TRUE)))
   expect_match(bar$lines, paste0("^Nested sampling .* \\d+% \\| ETA [^|]+\\| ",
                                  "iteration [0-9,]+/~[0-9,]+, dlogz [0-9.e+]+ > 0.00995, ",

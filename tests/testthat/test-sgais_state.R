@@ -80,7 +80,8 @@ test_that("a continued fit uses its own random streams, under any plan", {
   set.seed(99)
   b <- quietly(sgais(part, d[601:1500, ], progress = FALSE))
   same_run(a, b)
-  old <- future::plan(future::multisession, workers = 2)
+  # (forked workers: that a fit travels to a new R session is test-replicates.R's)
+  old <- future::plan(future::multicore, workers = 2)
   on.exit(future::plan(old), add = TRUE)
   c <- quietly(sgais(part, d[601:1500, ], progress = FALSE))
   same_run(a, c)
@@ -110,10 +111,12 @@ test_that("continuing works for every model", {
                         progress = FALSE))
   same_run(whole, quietly(sgais(part, iris2[71:150, ], progress = FALSE)))
 
-  y <- simulate_gaussian_mixture(900, components = 2, seed = 3)
-  whole <- quietly(sgais(gaussian_mixture(y, components = 2), seed = 3, progress = FALSE))
-  part <- quietly(sgais(gaussian_mixture(y[1:333, ], components = 2), seed = 3, progress = FALSE))
-  same_run(whole, quietly(sgais(part, y[334:900, ], progress = FALSE)))
+  y <- simulate_gaussian_mixture(300, components = 2, seed = 3)
+  mixture <- function(rows) {
+    quietly(sgais(gaussian_mixture(y[rows, ], components = 2), seed = 3, chunk_size = 100,
+                  first_chunk_size = 100, progress = FALSE))
+  }
+  same_run(mixture(1:300), quietly(sgais(mixture(1:120), y[121:300, ], progress = FALSE)))
 
   d <- online_data(900)
   x <- as.matrix(d[1:5])
