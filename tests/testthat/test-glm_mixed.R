@@ -291,8 +291,9 @@ test_that("SIR restarts on a model of groups from its first chunk, and warns wit
               seed = 6, progress = FALSE, batch_size = 10)
   more <- sgais(part, d[!d$g %in% first, ], progress = FALSE)
   expect_identical(as.data.frame(more)$log_evidence, tr$log_evidence)
-  # without restarts: the estimator as published, which warns
-  expect_warning(none <- sir(m, restart_every = Inf, seed = 6, progress = FALSE),
+  # without restarts: the estimator as published, which warns (before the run: two groups)
+  two <- poisson_regression(y ~ x + (1 | g), d[d$g %in% first[1:2], ], prior = "paper")
+  expect_warning(none <- sir(two, restart_every = Inf, seed = 6, progress = FALSE),
                  "without restarts takes each observation", class = "sgais_warning_unreliable")
   expect_equal(sum(as.data.frame(none)$restarts), 0)
 })
