@@ -424,19 +424,19 @@ test_that("random effects the model cannot represent are refused, naming what to
 })
 
 test_that("a random-intercept model streams in blocks as one fit, and passes its audit", {
-  d <- mixed_data(1600, 25, seed = 14)
+  d <- mixed_data(800, 25, seed = 14)
   priors <- list(prior = normal_prior(0, 1), prior_intercept = normal_prior(0, 2),
                  group_sd = half_normal_prior(1))
   build <- function(rows) {
     do.call(linear_regression, c(list(y ~ x + (1 | g), d[rows, ], noise_sd = NULL,
                                       variance_scale = 1), priors))
   }
-  whole <- sgais(build(1:1600), seed = 3, progress = FALSE)
+  whole <- sgais(build(1:800), seed = 3, progress = FALSE)
   # the template's rows are not the stream's: the stream's own groups and sums are used
-  streamed <- sgais_stream(build(1:50), d, block_size = 700, seed = 3, progress = FALSE)
+  streamed <- sgais_stream(build(1:50), d, block_size = 350, seed = 3, progress = FALSE)
   expect_identical(streamed$log_evidence, whole$log_evidence)
   expect_identical(streamed$model$group_sums, whole$model$group_sums)
   # the audit re-estimates on shuffled copies, each row keeping its group's earlier sums
-  audit <- expect_silent(audit_evidence(whole, at = 1600, seed = 2, progress = FALSE))
+  audit <- expect_silent(audit_evidence(whole, at = 800, seed = 2, progress = FALSE))
   expect_s3_class(audit, "sgais_audit")
 })

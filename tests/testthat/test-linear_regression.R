@@ -22,14 +22,6 @@ test_that("exact_log_evidence gives every requested prefix, in the order asked",
   expect_error(exact_log_evidence(model, n = 2.5), "`n` must hold whole numbers")
 })
 
-test_that("exact_log_evidence is finite at a million observations", {
-  skip_on_cran()
-  model <- linear_regression(y ~ ., simulate_linear_regression(1e6, seed = 1), noise_sd = 1)
-  z <- exact_log_evidence(model, n = c(1e3, 1e6))
-  expect_true(all(is.finite(z)))
-  expect_lt(z[2], -1e6)
-})
-
 test_that("the C log-likelihood, prior and gradients match R", {
   test_tags("memcheck")
   data <- simulate_linear_regression(40, dim = 3, seed = 13)

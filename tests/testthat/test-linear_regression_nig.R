@@ -80,6 +80,10 @@ test_that("exact_log_evidence is accurate at a million observations", {
   }
   expect_equal(z, vapply(n, qr_evidence, 0), tolerance = 1e-11)
   expect_lt(z[2], -7e5)
+  # and finite with the noise sd known (test-linear_regression.R): a misfit of sd 0.5 taken as 1
+  known <- exact_log_evidence(linear_regression(y ~ ., data, noise_sd = 1), n = n)
+  expect_true(all(is.finite(known)))
+  expect_lt(known[2], -1e6)
 })
 
 test_that("the C log-likelihood, prior and gradients match R", {

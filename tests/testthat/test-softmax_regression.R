@@ -170,7 +170,7 @@ test_that("the robust samplers draw softmax regression's free directions from th
   # means c_j = mean_k theta_kj have posterior N(0, prior_sd^2 / K) whatever the data; the
   # kernels draw them exactly after each move (src/precond.c). Over 3 covariates x 100
   # particles their variance is estimated within about 8%: 4 sd is 33%.
-  data <- simulate_softmax_regression(2000, dim = 2, classes = 3, seed = 2)
+  data <- simulate_softmax_regression(300, dim = 2, classes = 3, seed = 2)
   model <- softmax_regression(y ~ ., data, prior_sd = 2)
   fit <- quietly(ais(model, seed = 3, progress = FALSE))
   theta <- quietly(posterior_samples(fit, 3000, seed = 1))
@@ -187,7 +187,7 @@ test_that("with a normal prior per covariate the free directions still follow th
   # c_j is N(m_j, s_j^2 / K) whatever the data, drawn exactly (sm_free_normal() in
   # src/softmax_regression.c); standardised, the class means of the 3 covariates x 100
   # particles have variance 1 within 33% (4 sd, as above) and mean 0.
-  data <- simulate_softmax_regression(2000, dim = 2, classes = 3, seed = 2)
+  data <- simulate_softmax_regression(300, dim = 2, classes = 3, seed = 2)
   m <- c(1, -2, 0.5)
   s <- c(3, 1, 2)
   model <- softmax_regression(y ~ ., data, prior = normal_prior(m[-1], s[-1]),
