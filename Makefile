@@ -34,6 +34,10 @@ SOURCES := DESCRIPTION NAMESPACE LICENSE $(shell find R src man vignettes inst -
   ! -name '*.o' ! -name '*.so' ! -name '*.dll' ! -path 'inst/doc/*' 2>/dev/null)
 N ?= 100000
 PNG ?= sgais-demo.png
+# the C sources compile two at a time in each build, install and check (the machines have two
+# cores or more); JOBS=1 compiles one at a time
+JOBS ?= 2
+BUILD_ENV := MAKEFLAGS=-j$(JOBS)
 
 .PHONY: deps install demo test check check-vignettes bench bench-models validate validate-quick \
   docs sanitize valgrind clean
@@ -43,10 +47,10 @@ deps:
 
 # R CMD build runs the vignettes (R CMD INSTALL of the directory would leave them out).
 $(TARBALL): $(SOURCES) | deps
-	$(R) CMD build .
+	$(BUILD_ENV) $(R) CMD build .
 
 install: $(TARBALL)
-	$(R) CMD INSTALL --no-multiarch $(TARBALL)
+	$(BUILD_ENV) $(R) CMD INSTALL --no-multiarch $(TARBALL)
 
 demo: install
 	$(RSCRIPT) inst/examples/demo.R $(N) $(PNG)
@@ -57,10 +61,10 @@ test: install
 	OMP_WAIT_POLICY=passive $(RSCRIPT) tools/run-tests.R
 
 check: $(TARBALL)
-	_R_CHECK_FORCE_SUGGESTS_=false $(R) CMD check --no-manual --no-tests --ignore-vignettes $(TARBALL)
+	$(BUILD_ENV) _R_CHECK_FORCE_SUGGESTS_=false $(R) CMD check --no-manual --no-tests --ignore-vignettes $(TARBALL)
 
 check-vignettes: $(TARBALL)
-	_R_CHECK_FORCE_SUGGESTS_=false $(R) CMD check --no-manual --no-tests $(TARBALL)
+	$(BUILD_ENV) _R_CHECK_FORCE_SUGGESTS_=false $(R) CMD check --no-manual --no-tests $(TARBALL)
 
 bench: install
 	$(RSCRIPT) inst/bench/linear-regression.R
