@@ -18,7 +18,8 @@
 #'   \item{on a grid (`restart_every`)}{each time the data have grown by the ratio
 #'     `restart_every` since the last restart (`NULL`: 2 for models with jump proposals, that is
 #'     mixtures, and for `sir()` on a model of groups, else `Inf`; `Inf` in the `"paper"`
-#'     presets). Every online estimator takes it;}
+#'     presets). Every online estimator takes it, online nested sampling (from `chunk_size`)
+#'     only it;}
 #'   \item{once the reference applies}{for a mixture, as soon as the data show as many clusters
 #'     as it has components: the restart anneals from the reference distribution built on them
 #'     (`reference` in [sgais_control()]).}
@@ -28,10 +29,13 @@
 #' A restart of SGAIS, SIR or the sequential estimator anneals all the observations so far as
 #' SGAIS's robust preset does, whatever the estimator's own update: in one chunk from the
 #' model's reference distribution where it has one, else in SGAIS's chunks from the prior. The
-#' chunks between restarts are the estimator's own. A restart draws from a stream keyed by the run's and
-#' the number of observations, so a run continued in pieces restarts where and as the run at
-#' once does. Restarts need every observation held: with a bounded `reservoir_size` there are
-#' none.
+#' chunks between restarts are the estimator's own. Online nested sampling's is nested sampling
+#' of all the observations so far from the prior (or the reference, as [nested_sampling()]
+#' starts): its estimate replaces the trajectory's (that chunk's `log_predictive` is the
+#' correction, and `log_evidence_sd` counts the information since) and its posterior is the
+#' next chunk's prior. A restart draws from a stream keyed by the run's and the number of
+#' observations, so a run continued in pieces restarts where and as the run at once does.
+#' Restarts need every observation held: with a bounded `reservoir_size` there are none.
 #'
 #' `sir()`'s robust preset restarts on a model whose observations are groups (the random effects
 #' of [logistic_regression()], [poisson_regression()] and [negative_binomial_regression()]) at
@@ -41,16 +45,6 @@
 #' before a mixture of 3 or more components, and `sir()` before a model of groups of 20 rows or
 #' more on average. The measurements behind these defaults are in
 #' `system.file("design.md", package = "sgais")`.
-#'
-#' @section Online nested sampling:
-#' [online_nested_sampling()] restarts on the grid `chunk_size` \eqn{\times}{x}
-#' `restart_every`\eqn{^j}{^j} only (`restart_every` `NULL`: 2 for the mixtures, else `Inf`; `Inf`
-#' in the paper preset, the thesis's method, whose reflected SGHMC move would make a restart far
-#' off itself): the chunk is replaced by nested sampling of all the observations so far from the
-#' model's prior (or its reference, as [nested_sampling()] starts), whose estimate replaces the
-#' trajectory's and whose posterior the next chunk starts from. That chunk's `log_predictive` is
-#' the restart's correction, and `log_evidence_sd` counts the information since the last
-#' restart. `print()` shows the grid and the number of restarts.
 #'
 #' @seealso [detect_shifts()], whose scores the shift trigger computes; [audit_evidence()], which
 #'   checks an online estimate against the same data shuffled; [sgais_control()].
@@ -76,14 +70,13 @@ NULL
 # and restart_slices() runs it; online nested sampling restarts on the grid only
 # (ons_next_state()). Both run it through restart_execute().
 
-# The fields restarts keep in the run state (run_state_fields): the observations at the last
-# restart and at the last after a shift, and whether one has started from the reference.
-# (A function, as run_state_field() comes later in the collation; the rows are quoted, as
-# run_state_field() reads its arguments unevaluated.)
+# The fields restarts keep in the run state (run_state_fields, R/sgais_state.R): the
+# observations at the last restart and at the last after a shift, and whether one has started
+# from the reference.
 restart_state_fields <- function() {
-  eval(quote(list(restart_n = run_state_field(at, state$restart_n, 0),
-                  shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
-                  reference_restart = run_state_field(FALSE, state$reference_restart, FALSE))))
+  list(restart_n = run_state_field(at, state$restart_n, 0),
+       shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
+       reference_restart = run_state_field(FALSE, state$reference_restart, FALSE))
 }
 
 # The restart policy of a run of `model` with `settings`: the grid's ratio `every` and `base`

@@ -40,9 +40,7 @@ static double shift_score(const sg_model *m, sg_workspace *ws, const double *the
   return se > 0.0 ? (me - mc) / se : (me > mc ? R_PosInf : 0.0);
 }
 
-/* A restart re-runs every observation so far in a random order, so it needs all of them held
- * from the first; it anneals whatever the estimator's update (R allows a shift's threshold only
- * for SGAIS's). */
+/* A restart re-runs every observation so far, so it needs all of them held from the first. */
 void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, int all_held,
                            int chunk_size, int *jump_pts, double *jump_aux, sg_restart_stop *stop) {
   w->t = t;
@@ -55,11 +53,10 @@ void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, in
   *stop = (sg_restart_stop){0.0, 0};
 }
 
-/* A restart is due at a chunk the particles predict far worse than the one before (a shift
- * they may not follow: clusters that appear where no component is, which local moves cannot
- * reach through the earlier data's likelihood), at the grid's next point, or once the model's
- * reference is complete for the data (for a mixture, clusters that were merged are now told
- * apart, and a restart from the reference built on them puts a component on each). */
+/* Due at a chunk the particles predict far worse than the one before (a shift they may not
+ * follow: clusters where no component is, which local moves cannot reach), at the grid's next
+ * point, or once the model's reference is complete (for a mixture, clusters that were merged
+ * are told apart, and a restart from the reference built on them puts a component on each). */
 int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, const double *theta,
                    const double *logw, int M, double n_now, int base, int cn,
                    sg_restart_stop *stop) {
