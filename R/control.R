@@ -321,23 +321,6 @@ control_settings <- function(control, overrides, method, call, model = NULL) {
   s
 }
 
-# SIR's particles in its exact early phase under the robust preset, when `given` (the settings
-# given) has no `early_particles`: sir_early_particles (at least `particles`) on a model where
-# the run never restarts, as list(early_particles =); NULL (the preset's) where it restarts
-# (mixtures, models of groups, a finite `restart_every`), whose restarts anneal all the data so
-# far with that many particles and replace the estimate of the early importance steps. Without
-# restarts SIR's first importance steps, each observation a large share of the little
-# information there is, make most of its error: more particles there shrink its variance and
-# the bias that comes with it (inst/design.md, "Standard errors").
-sir_early_particles <- 400L
-model_early_particles <- function(model, method, preset, given, settings) {
-  if (is.null(model) || method != "sir" || preset != "robust" || "early_particles" %in% given) {
-    return(NULL)
-  }
-  if (restart_ratio(model, settings) < Inf) return(NULL)
-  list(early_particles = max(sir_early_particles, settings$particles))
-}
-
 # The default mini-batch of a model whose observations are groups of rows (R/glm_mixed.R), for
 # the SGAIS methods when `given` (the settings given) has none: about 500 rows, the default's
 # size in rows, not 500 groups (each group's rows cost a pass per quadrature node); at least 2

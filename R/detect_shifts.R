@@ -102,12 +102,9 @@ shift_scores <- function(trajectory, threshold) {
   tr <- trajectory[!trajectory$partial, , drop = FALSE]
   n_chunks <- nrow(tr)
   x <- tr$log_predictive_per_obs
-  steps <- sqrt(tr$annealing_steps)
-  # neither scored nor in a baseline: what a restart's row does not measure of its chunk
-  unscored <- restart_unscored(tr)
-  steps[unscored$steps] <- NA_real_
-  lp <- x
-  lp[unscored$predictive] <- NA_real_
+  scored <- restart_unscored(tr, steps = sqrt(tr$annealing_steps), lp = x)
+  steps <- scored$steps
+  lp <- scored$lp
   # the chunk-to-chunk noise of the log predictive: successive differences of a stationary
   # stretch have twice its variance, and a few shifts (or restarts) do not move their median
   noise <- if (n_chunks >= 4L) stats::mad(diff(x[-1L])) / sqrt(2) else NA_real_

@@ -42,18 +42,9 @@
 #' }
 #'
 #' @section Restarts:
-#' A mixture's posterior can change its mode as observations arrive, and a chunk whose prior is
-#' the reservoir of the earlier posterior cannot follow the change when the reservoir holds too
-#' few points of the new mode; its standard error does not show the error. So on the grid
-#' `chunk_size` \eqn{\times}{x} `restart_every`\eqn{^j}{^j} (as [sgais()]'s periodic restarts)
-#' the run restarts: the chunk is replaced by nested sampling of all the observations so far
-#' from the model's prior (or its reference, as [nested_sampling()] starts), whose estimate
-#' replaces the trajectory's and whose posterior the next chunk starts from. The trajectory's
-#' column `restarts` marks these chunks; their `log_predictive` is the restart's correction, and
-#' `log_evidence_sd` counts the information since the last restart. By default only models with
-#' jump proposals (the mixtures) restart, each time the data double, and only with the robust
-#' preset: the paper preset is the thesis's method, whose reflected SGHMC move would make a
-#' restart far off itself.
+#' A mixture's posterior can change its mode as observations arrive, which a chunk whose prior is
+#' the reservoir of the earlier posterior cannot follow; on a grid the run starts again from all
+#' the observations so far (see [restarts]).
 #'
 #' @section Accuracy and cost:
 #' Each chunk has its own run from its prior to its posterior, so on a fixed data set the
@@ -73,9 +64,7 @@
 #'   `chunk_size` (observations per chunk; chunks end at its multiples and at the last
 #'   observation; `NULL`, the default: a tenth of the observations, rounded up), `batch_size`
 #'   (the mini-batch of earlier observations for `move = "sghmc"`, 500) and `restart_every`
-#'   (restarts on the grid `chunk_size` \eqn{\times}{x} `restart_every`\eqn{^j}{^j}, see
-#'   Restarts: a number above 1, `Inf` (never) or `NULL`, the default: 2 for models with jump
-#'   proposals, the mixtures, else `Inf`; `Inf` in the paper preset, the thesis's method).
+#'   (the grid's ratio, see [restarts]).
 #' @return An object of class `c("sgais_online_ns_fit", "sgais_evidence")`, a list with
 #'   \describe{
 #'   \item{`log_evidence`, `log_evidence_sd`, `information`}{\eqn{\log \hat Z} of all the data,
@@ -117,8 +106,8 @@ online_nested_sampling <- function(model, ..., control = online_nested_control()
   call <- sys.call()
   settings <- ns_settings(model, control, list(...), "online_nested_sampling", call)
   settings$chunk_size <- settings$chunk_size %||% as.integer(ceiling(model$n / 10))
-  # NULL: by the model as for SGAIS (restart_ratio())
-  settings$restart_every <- restart_ratio(model, settings)
+  policy <- restart_policy(model, settings)
+  settings$restart_every <- policy$every
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_run_size(replicates, settings, model, "online_nested_sampling", call)
   progress <- check_flag(progress, "progress", call)
@@ -128,7 +117,7 @@ online_nested_sampling <- function(model, ..., control = online_nested_control()
 
   runs <- run_replicates(replicates, seed, progress, function(progress, label, r) {
     run_in_slices(
-      function(state, budget) online_slice(model, state, cs, settings, ends, budget),
+      function(state, budget) online_slice(model, state, cs, settings, ends, budget, policy),
       ons_chunk_state(model, settings, ends, 0L, model_prior_draw(model, settings$live_points),
                       rng_key()),
       finished = function(state) is.null(state$ns),
@@ -183,20 +172,16 @@ ons_chunk_state <- function(model, settings, ends, c, theta, key, walk = c(0, 0)
 }
 
 # The state for chunk c after the previous chunk's nested-sampling state `ns`: from its
-# reservoir, or a restart when the chunk ends on or after the next point of the restart grid
-# (periodic_restart_due(), base `chunk_size`, as SGAIS's). A mixture's posterior can change its
-# mode as observations arrive (separated clusters: broad components over several clusters at
-# first, one per cluster later), and a chunk whose prior is the reservoir of the earlier
-# posterior cannot follow it when that posterior held too few points of the new mode (figures in
-# inst/design.md, "Measurements behind the defaults"); a run on
-# all the observations so far from the model's prior (with its reference, as nested_sampling()
-# starts) can. Its prior draws and new key are those of every restart (restart_draws()).
-ons_next_state <- function(model, settings, ends, c, ns, run) {
+# reservoir, or a restart (nested sampling of all the observations so far from the model's
+# prior, restart_execute()) when the chunk ends on or after the next point of the grid of
+# `policy` (restart_policy()).
+ons_next_state <- function(model, settings, policy, ends, c, ns, run) {
   at <- ends[c + 1L]
-  if (at >= periodic_restart_due(settings$restart_every, run$restart_n, settings$chunk_size)) {
-    drawn <- restart_draws(model, ns$key, at, settings$live_points, shuffle = FALSE)
-    return(ons_chunk_state(model, settings, ends, c, drawn$theta, drawn$key, run = run,
-                           restart = TRUE))
+  if (at >= periodic_restart_due(policy$every, run$restart_n, policy$base)) {
+    return(restart_execute(model, ns$key, at, settings$live_points, shuffle = FALSE,
+                           function(model, drawn) {
+      ons_chunk_state(model, settings, ends, c, drawn$theta, drawn$key, run = run, restart = TRUE)
+    }))
   }
   ons_chunk_state(model, settings, ends, c, ns$reservoir, ns$key, c(ns$walk_scale, ns$walk_jump),
                   run)
@@ -208,7 +193,8 @@ ons_next_state <- function(model, settings, ends, c, ns, run) {
 # points and final state in `last`). A chunk adds its log Z_c to the trajectory; a restart
 # replaces the trajectory's log Z with its own estimate of all the observations so far, and its
 # row's log predictive is the difference.
-online_slice <- function(model, state, cs, settings, ends, budget) {
+online_slice <- function(model, state, cs, settings, ends, budget,
+                         policy = restart_policy(model, settings)) {
   res <- nested_slice(model, state$ns, cs, budget)
   tr <- res$trace
   t <- state$tally
@@ -250,7 +236,7 @@ online_slice <- function(model, state, cs, settings, ends, budget) {
   next_state <- if (last) {
     list(ns = NULL, chunk = c, tally = t, last = ns, run = run)
   } else {
-    ons_next_state(model, settings, ends, c + 1L, ns, run)
+    ons_next_state(model, settings, policy, ends, c + 1L, ns, run)
   }
   list(state = next_state, trace = row)
 }
@@ -342,10 +328,7 @@ fit_fields.sgais_online_ns_fit <- function(x) {
                        if (s$move == "walk") format_ns_move(s, NULL) else
                          sprintf("%s, mini-batches of %s", format_settings(s), format_count(s$batch_size)),
                        format(s$tolerance)),
-    restarts = if (is.finite(s$restart_every %||% Inf)) {
-      sprintf("%d, on a grid of ratio %s from %s observations", sum(tr$restarts > 0),
-              format(s$restart_every), format_count(s$chunk_size))
-    },
+    restarts = format_restarts(tr, list(every = s$restart_every %||% Inf, base = s$chunk_size)),
     sampling = format_ns_sampling(x, "some chunks stopped at max_iterations")
   )
 }

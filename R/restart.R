@@ -18,7 +18,8 @@
 #'   \item{on a grid (`restart_every`)}{each time the data have grown by the ratio
 #'     `restart_every` since the last restart (`NULL`: 2 for models with jump proposals, that is
 #'     mixtures, and for `sir()` on a model of groups, else `Inf`; `Inf` in the `"paper"`
-#'     presets). Every online estimator takes it;}
+#'     presets). Every online estimator takes it, online nested sampling (from `chunk_size`)
+#'     only it;}
 #'   \item{once the reference applies}{for a mixture, as soon as the data show as many clusters
 #'     as it has components: the restart anneals from the reference distribution built on them
 #'     (`reference` in [sgais_control()]).}
@@ -28,11 +29,13 @@
 #' A restart of SGAIS, SIR or the sequential estimator anneals all the observations so far as
 #' SGAIS's robust preset does, whatever the estimator's own update: in one chunk from the
 #' model's reference distribution where it has one, else in SGAIS's chunks from the prior. The
-#' chunks between restarts are the estimator's own. Online nested sampling's restart is nested
-#' sampling of all the observations so far. A restart draws from a stream keyed by the run's and
-#' the number of observations, so a run continued in pieces restarts where and as the run at
-#' once does. Restarts need every observation held: with a bounded `reservoir_size` there are
-#' none.
+#' chunks between restarts are the estimator's own. Online nested sampling's is nested sampling
+#' of all the observations so far from the prior (or the reference, as [nested_sampling()]
+#' starts): its estimate replaces the trajectory's (that chunk's `log_predictive` is the
+#' correction, and `log_evidence_sd` counts the information since) and its posterior is the
+#' next chunk's prior. A restart draws from a stream keyed by the run's and the number of
+#' observations, so a run continued in pieces restarts where and as the run at once does.
+#' Restarts need every observation held: with a bounded `reservoir_size` there are none.
 #'
 #' `sir()`'s robust preset restarts on a model whose observations are groups (the random effects
 #' of [logistic_regression()], [poisson_regression()] and [negative_binomial_regression()]) at
@@ -62,29 +65,34 @@ NULL
 # Restarts of a streaming run (SGAIS, SIR, the sequential estimator, online nested sampling):
 # where the particles the earlier chunks left cannot follow the posterior, they are replaced by
 # those of a run on every observation so far, from the prior. restart_policy() resolves the
-# triggers once per run, restart_triggers() passes them to the C core, src/sgais.c
-# (restart_due()) stops the run before a chunk whose end calls for a restart, and
-# restart_execute() runs it. Online nested sampling restarts on the grid only (ons_next_state()).
+# triggers once per run; for SGAIS's sampler restart_triggers() passes them to the C core, whose
+# sg_restart_due() (src/restart.c) stops the run before a chunk whose end calls for a restart,
+# and restart_slices() runs it; online nested sampling restarts on the grid only
+# (ons_next_state()). Both run it through restart_execute().
 
-# The fields restarts keep in the run state (run_state_fields): the observations at the last
-# restart and at the last after a shift, and whether one has started from the reference.
-# (A function, as run_state_field() comes later in the collation; the rows are quoted, as
-# run_state_field() reads its arguments unevaluated.)
+# The fields restarts keep in the run state (run_state_fields, R/sgais_state.R): the
+# observations at the last restart and at the last after a shift, and whether one has started
+# from the reference.
 restart_state_fields <- function() {
-  eval(quote(list(restart_n = run_state_field(at, state$restart_n, 0),
-                  shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
-                  reference_restart = run_state_field(FALSE, state$reference_restart, FALSE))))
+  list(restart_n = run_state_field(at, state$restart_n, 0),
+       shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
+       reference_restart = run_state_field(FALSE, state$reference_restart, FALSE))
 }
 
 # The restart policy of a run of `model` with `settings`: the grid's ratio `every` and `base`
 # (`exact_until` or `chunk_size`, as restarts do not run in one chunk or do; SIR on groups: its
-# first chunk, sir_of_groups()), the shift threshold, whether restarts anneal all their
-# observations at once from the model's reference (`whole`), and whether the reference triggers
-# one. A restart anneals, for SIR and the sequential estimator as SGAIS's robust preset does
-# (`settings`, and `cs` as C reads them): one importance step per chunk cannot follow a
-# mixture's change of mode. Those two restart only with a finite ratio (Inf: as published).
+# first chunk, sir_of_groups(); online nested sampling: `chunk_size`), the shift threshold,
+# whether restarts anneal all their observations at once from the model's reference (`whole`),
+# and whether the reference triggers one. A restart anneals, for SIR and the sequential
+# estimator as SGAIS's robust preset does (`settings`, and `cs` as C reads them): one
+# importance step per chunk cannot follow a mixture's change of mode. Those two restart only
+# with a finite ratio (Inf: as published).
 restart_policy <- function(model, settings) {
   every <- restart_ratio(model, settings)
+  if (is.null(settings$update)) {
+    return(list(every = every, base = settings$chunk_size, threshold = Inf, whole = FALSE,
+                on_reference = FALSE))
+  }
   again <- settings
   if (settings$update != "annealed") {
     robust <- control_presets$sgais$robust
@@ -125,8 +133,8 @@ periodic_restart_due <- function(every, last, base) {
   point
 }
 
-# The C settings `cs` with the triggers of `policy` for a run in `state` (src/sgais.c,
-# restart_due()): a shift only once the data have grown by half since the last shift restart
+# The C settings `cs` with the triggers of `policy` for a run in `state` (src/restart.c,
+# sg_restart_due()): a shift only once the data have grown by half since the last shift restart
 # (a drift flagged in every chunk must not restart every chunk), the grid's next point, and the
 # reference until a restart has started from it. restart_never(): none (a restart's own run).
 restart_triggers <- function(cs, policy, state) {
@@ -142,29 +150,49 @@ restart_never <- function(cs) {
   cs
 }
 
-# The restart of a run that stopped before the chunk ending at out$restart_at (`out` from run(),
-# which calls the C core as sgais_advance() does, on `state` with the settings `cs`): `out` with
-# the state after the restart and its trace row added.
-restart_execute <- function(model, out, state, cs, policy, run) {
-  at <- out$restart_at
-  shifted <- at < cs$restart_due
-  again <- sgais_restart(model, out$state, at, policy$cs, run, policy$whole)
-  again$state$shift_restart_n <- if (shifted) at else state$shift_restart_n
-  # whether the restart's chunk was a shift, whatever called for the restart (?detect_shifts)
-  again$trace$shift_restarts <- as.integer(isTRUE(out$restart_shift))
-  out$state <- again$state
-  out$trace <- rbind(out$trace, again$trace)
-  out
-}
-
-# A restart's draws at `at` observations of a run with random-stream key `key`: the order of the
-# observations (with `shuffle`), M prior draws and the new key, from R's generator seeded from
-# both, so that a run split into pieces restarts identically.
-restart_draws <- function(model, key, at, M, shuffle = TRUE) {
-  with_seed(as.integer((sum(key * c(1, 65536)) + at) %% .Machine$integer.max), {
+# The restart of any estimator's run at `at` observations: `rerun(model, drawn)` runs it on the
+# observations so far (in a random order where its result depends on theirs: `shuffle`) from
+# `M` prior draws drawn$theta and the key drawn$key, drawn from R's generator seeded from the
+# run's `key` and `at`, so that a run split into pieces restarts identically.
+restart_execute <- function(model, key, at, M, rerun, shuffle = TRUE) {
+  drawn <- with_seed(as.integer((sum(key * c(1, 65536)) + at) %% .Machine$integer.max), {
     order <- if (shuffle) sample.int(at)
     list(order = order, theta = model_prior_draw(model, M), key = rng_key())
   })
+  if (shuffle) {
+    model$data <- data_columns(model$data, drawn$order)
+    model$n <- as_count(at)
+  }
+  rerun(model, drawn)
+}
+
+# The slices of a run of SGAIS's sampler to n_end: `run(model, state, n_end, cs, schedule,
+# budget)` calls the C core, which stops before a chunk that calls for a restart
+# (restart_stopped()); the restart runs in its place, its trace row added.
+restart_slices <- function(model, settings, cs, n_end, schedule, run) {
+  policy <- restart_policy(model, settings)
+  function(state, budget) {
+    cs <- restart_triggers(cs, policy, state)
+    out <- run(model, state, n_end, cs, schedule, budget)
+    at <- out$restart_at
+    if (at > 0) {
+      again <- sgais_restart(model, out$state, at, policy$cs, run, policy$whole)
+      again$state$shift_restart_n <- if (at < cs$restart_due) at else state$shift_restart_n
+      # whether the restart's chunk was a shift, whatever called for the restart (?detect_shifts)
+      again$trace$shift_restarts <- as.integer(isTRUE(out$restart_shift))
+      out$state <- again$state
+      out$trace <- rbind(out$trace, again$trace)
+    }
+    out[c("state", "trace")]
+  }
+}
+
+# A call of the C core's `out` (state, trace) with the restart columns of its chunks (none
+# restarted: the core stops before) and where it stopped for a restart, from `stop` (sgais_r.c:
+# that chunk's end, 0 for none, and whether the chunk was a shift).
+restart_stopped <- function(out, stop) {
+  out$trace$restarts <- out$trace$shift_restarts <- integer(nrow(out$trace))
+  c(out, list(restart_at = stop[1], restart_shift = stop[2] == 1))
 }
 
 # A restart of SGAIS's sampler at `at` observations (`state`: the run's state before the chunk
@@ -173,24 +201,22 @@ restart_draws <- function(model, key, at, M, shuffle = TRUE) {
 # on their order). With `whole` and a usable reference (model_reference_level()) it is one chunk
 # annealed from it (src/anneal.h): a mixture's changes of mode cannot be crossed between chunks.
 sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
-  drawn <- restart_draws(model, state$key, at, cs$early_particles)
-  shuffled <- model
-  shuffled$data <- data_columns(model$data, drawn$order)
-  shuffled$n <- as_count(at)
-  again <- restart_never(cs)
-  whole <- whole && model_reference_level(shuffled) != "none"
-  if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
-  # every observation is held, from the first (the C side allows restarts only then)
-  start <- sgais_initial_state(drawn$theta, drawn$key, at)
-  start$slots <- integer(0)
-  start$buffer_start <- 0
-  out <- run(shuffled, start, at, again, no_schedule, Inf)
-  stopifnot(out$state$n == at)
-  # the shuffled run's lambdas are not a schedule for this chunk (pilot_schedule() skips it)
-  out$state$lambdas <- state$lambdas
-  out$state$reference_restart <- whole
-  out$trace <- restart_row(out$trace)
-  out
+  restart_execute(model, state$key, at, cs$early_particles, function(shuffled, drawn) {
+    again <- restart_never(cs)
+    whole <- whole && model_reference_level(shuffled) != "none"
+    if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
+    # every observation is held, from the first (the C side allows restarts only then)
+    start <- sgais_initial_state(drawn$theta, drawn$key, at)
+    start$slots <- integer(0)
+    start$buffer_start <- 0
+    out <- run(shuffled, start, at, again, no_schedule, Inf)
+    stopifnot(out$state$n == at)
+    # the shuffled run's lambdas are not a schedule for this chunk (pilot_schedule() skips it)
+    out$state$lambdas <- state$lambdas
+    out$state$reference_restart <- whole
+    out$trace <- restart_row(out$trace)
+    out
+  })
 }
 
 # A restart's trace row from its run's: costs and annealing steps summed over the run's chunks,
@@ -206,6 +232,29 @@ restart_row <- function(tr) {
   row$restarts <- 1L
   row$shift_restarts <- 0L
   as.data.frame(row)
+}
+
+# The trace's restart columns, each value(column): where a run restarted, and where that chunk
+# was a shift (restart_slices()); 0 in a row the core made, summed over a fit's replicates.
+restart_columns <- function(value) {
+  list(restarts = value("restarts"), shift_restarts = value("shift_restarts"))
+}
+
+# Whether each row of trace `tr` is a restart's (none without the column).
+restarted <- function(tr) if (is.null(tr$restarts)) logical(nrow(tr)) else tr$restarts > 0
+
+# SIR's particles in its exact early phase under the robust preset, when `given` (the settings
+# given) has none: sir_early_particles (at least `particles`) where the run never restarts, as
+# list(early_particles =), else NULL (the preset's: the restarts replace the estimate of the
+# early importance steps). Without restarts those steps make most of SIR's error; more
+# particles there shrink its variance and bias (inst/design.md, "Standard errors").
+sir_early_particles <- 400L
+model_early_particles <- function(model, method, preset, given, settings) {
+  if (is.null(model) || method != "sir" || preset != "robust" || "early_particles" %in% given) {
+    return(NULL)
+  }
+  if (restart_ratio(model, settings) < Inf) return(NULL)
+  list(early_particles = max(sir_early_particles, settings$particles))
 }
 
 # SIR and the sequential estimator take each chunk in one step from the particles they have
@@ -239,25 +288,33 @@ warn_unannealed <- function(model, method, settings, call) {
   invisible()
 }
 
-# The field saying where a run restarted (sgais_restart(); NULL without restarts): annealed
-# from the data so far, for SIR and the sequential estimator too (restart_policy()).
-format_restarts <- function(tr) {
-  at <- tr$n[tr$restarts > 0]
+# The field saying where a run restarted (NULL without restarts): annealed from the data so far
+# (SGAIS's sampler, sgais_restart()), or with `grid` (online nested sampling) its restarts on
+# the grid of ratio grid$every from grid$base observations (NULL with an infinite ratio).
+format_restarts <- function(tr, grid = NULL) {
+  if (!is.null(grid)) {
+    if (!is.finite(grid$every)) return(NULL)
+    return(sprintf("%d, on a grid of ratio %s from %s observations", sum(restarted(tr)),
+                   format(grid$every), format_count(grid$base)))
+  }
+  at <- tr$n[restarted(tr)]
   if (!length(at)) return(NULL)
   shown <- format_count(utils::head(at, 6))
   sprintf("%d, annealed at n = %s%s", length(at), paste(shown, collapse = ", "),
           if (length(at) > 6) ", ..." else "")
 }
 
-# The rows of trace `tr` whose scores detect_shifts() leaves out (shift_scores()): a restart's row
-# counts the steps of the whole shuffled run it made, not the chunk's effort (`steps`), and its
-# log predictive is mostly the restart's correction of the estimate (the sampler's, not the
-# data's), scored only where the particles had predicted the chunk far worse than the one
-# before (`shift_restarts`), whatever called for the restart (`predictive`).
-restart_unscored <- function(tr) {
-  restarted <- if (is.null(tr$restarts)) logical(nrow(tr)) else tr$restarts > 0
+# The scores' inputs `steps` and `lp` (log predictive) of trace `tr` with NA where
+# detect_shifts() leaves a row out (shift_scores()): a restart's row counts the steps of the
+# whole shuffled run it made, not the chunk's effort, and its log predictive is mostly the
+# restart's correction of the estimate (the sampler's, not the data's), scored only where the
+# particles had predicted the chunk far worse than the one before (`shift_restarts`), whatever
+# called for the restart.
+restart_unscored <- function(tr, steps, lp) {
   shifted <- if (is.null(tr$shift_restarts)) logical(nrow(tr)) else tr$shift_restarts > 0
-  list(steps = restarted, predictive = restarted & !shifted)
+  steps[restarted(tr)] <- NA_real_
+  lp[restarted(tr) & !shifted] <- NA_real_
+  list(steps = steps, lp = lp)
 }
 
 # NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR, the

@@ -182,7 +182,7 @@ hybrid_start <- function(model, state, settings) {
     step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
-    jump_acceptance = NA_real_, exact_fallback = 0L, restarts = 0L, shift_restarts = 0L,
+    jump_acceptance = NA_real_, exact_fallback = 0L, restart_columns(function(col) 0L),
     partial = FALSE
   )
   list(state = state, trace = trace)
@@ -450,19 +450,10 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     new <- if (k > 0L) run_state("after", list(res = res, tr = trace, k = k, state = state)) else
       state
     trace$n <- as_count(trace$n)
-    trace$restarts <- trace$shift_restarts <- integer(nrow(trace))
-    stop <- attr(res, "restart")
-    list(state = new, trace = trace, restart_at = stop[1], restart_shift = stop[2] == 1)
-  }
-  policy <- restart_policy(model, settings)
-  slice <- function(state, budget) {
-    cs <- restart_triggers(cs, policy, state)
-    out <- run(model, state, n_end, cs, schedule, budget)
-    if (out$restart_at > 0) out <- restart_execute(model, out, state, cs, policy, run)
-    out[c("state", "trace")]
+    restart_stopped(list(state = new, trace = trace), attr(res, "restart"))
   }
   run_in_slices(
-    slice, state,
+    restart_slices(model, settings, cs, n_end, schedule, run), state,
     finished = function(state) state$n >= n_end,
     progress = progress,
     recover = recover,
@@ -482,8 +473,7 @@ no_schedule <- list(n = numeric(0), steps = integer(0), lambda = numeric(0))
 # The schedule a pilot run (run_piloted()) took, for the replicates to follow: the lambdas of
 # each of its chunks, the last partial one included (the replicates end there too).
 pilot_schedule <- function(pilot) {
-  # a restart's chunk (sgais_restart()) anneals adaptively
-  keep <- pilot$trace$restarts == 0L
+  keep <- !restarted(pilot$trace) # a restart's chunk anneals adaptively
   list(n = as.double(pilot$trace$n[keep]), steps = as.integer(pilot$trace$annealing_steps[keep]),
        lambda = as.double(pilot$state$lambdas))
 }
@@ -531,8 +521,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     data_fraction = mean_of("data_fraction"),
     jump_acceptance = mean_of("jump_acceptance"),
     exact_fallback = mean_of("exact_fallback"),
-    restarts = sum_of("restarts"),
-    shift_restarts = sum_of("shift_restarts"),
+    restart_columns(sum_of),
     chunk_seconds = sum_of("seconds"),
     chunk_gradient_evaluations = sum_of("gradient_evaluations"),
     seconds = cumsum(sum_of("seconds")),

@@ -30,30 +30,31 @@ new_sgais_state <- function(particles, log_weights, n, resume, traces, pilot = N
 # record's order: its value at a run's start (from the prior draws `theta`, the random-stream
 # `key` and `at`, R/restart.R), after a call of the core that processed chunks (from the core's
 # result `res`, its trace `tr` of `k` rows and the `state` before), and in a fit saved before
-# the field existed (upgrade_sgais_state()). `absent`: not in the record then. The fields the
-# core reads are described at ffi_sgais_run().
-run_state_field <- function(start, after, old) {
+# the field existed (upgrade_sgais_state()). `absent`: not in the record then. `finite`: numbers
+# that validate_sgais_state() requires finite. The fields the core reads are described at
+# ffi_sgais_run().
+run_state_field <- function(start, after, old, finite = FALSE) {
   list(start = substitute(start), after = substitute(after),
-       old = if (missing(old)) quote(absent) else substitute(old))
+       old = if (missing(old)) quote(absent) else substitute(old), finite = finite)
 }
 run_state_fields <- c(list(
   theta = run_state_field(theta, res$theta),
   logw = run_state_field(numeric(ncol(theta)), res$logw),
   n = run_state_field(0, tr$n[k]),
-  anchor = run_state_field(numeric(0), res$anchor),
-  anchor_grad = run_state_field(numeric(0), res$anchor_grad),
-  anchor_n = run_state_field(0, res$anchor_n),
-  step_size = run_state_field(0, res$step_size_end),
-  precond_cov = run_state_field(numeric(0), res$precond_cov),
-  precond_n = run_state_field(0, res$precond_n),
-  precond_ess = run_state_field(0, res$precond_ess),
+  anchor = run_state_field(numeric(0), res$anchor, finite = TRUE),
+  anchor_grad = run_state_field(numeric(0), res$anchor_grad, finite = TRUE),
+  anchor_n = run_state_field(0, res$anchor_n, finite = TRUE),
+  step_size = run_state_field(0, res$step_size_end, finite = TRUE),
+  precond_cov = run_state_field(numeric(0), res$precond_cov, finite = TRUE),
+  precond_n = run_state_field(0, res$precond_n, finite = TRUE),
+  precond_ess = run_state_field(0, res$precond_ess, finite = TRUE),
   reservoir = run_state_field(NULL, absent),
   slots = run_state_field(absent, res$slots),
-  score = run_state_field(numeric(0), res$score, numeric(0)),
+  score = run_state_field(numeric(0), res$score, numeric(0), finite = TRUE),
   buffer_start = run_state_field(absent, state$buffer_start),
   key = run_state_field(key, state$key),
-  log_z = run_state_field(absent, tr$log_evidence[k]),
-  lambdas = run_state_field(numeric(0), c(state$lambdas, res$lambdas))),
+  log_z = run_state_field(absent, tr$log_evidence[k], finite = TRUE),
+  lambdas = run_state_field(numeric(0), c(state$lambdas, res$lambdas), finite = TRUE)),
   restart_state_fields(),
   list(genealogy = run_state_field(NULL, res$genealogy))
 )
@@ -172,8 +173,8 @@ validate_sgais_state <- function(state, model, settings, call = NULL) {
     if (!identical(resumes_at, as.double(s$n))) {
       bad(sprintf("has a count of observations for replicate %d that disagrees with its trace", r))
     }
-    for (field in intersect(c("anchor", "anchor_grad", "anchor_n", "step_size", "precond_cov",
-                              "precond_n", "precond_ess", "score", "lambdas", "log_z"), names(s))) {
+    finite <- names(Filter(function(f) f$finite, run_state_fields))
+    for (field in intersect(finite, names(s))) {
       v <- s[[field]]
       if (!is.numeric(v) || !all(is.finite(v))) {
         bad(sprintf("has an invalid `%s` for replicate %d (not finite numbers)", field, r))

@@ -3,7 +3,7 @@
  * R objects, call them and build the results. */
 #ifndef SG_ESTIMATORS_H
 #define SG_ESTIMATORS_H
-#include "anneal.h"
+#include "restart.h"
 
 /* ---------------------------------------------------------------- SGAIS (paper Algorithm 1): sgais.c */
 
@@ -17,16 +17,6 @@
  *               (biased for finite M: the predictive estimates are correlated, Section 4.1). */
 enum { SGAIS_UPDATE_ANNEALED = 0, SGAIS_UPDATE_IMPORTANCE = 1, SGAIS_UPDATE_AVERAGED = 2 };
 
-/* When a run stops before a chunk for a restart (R/restart.R, restart_triggers(); sgais.c,
- * restart_due()): the surprise (shift_score) above which a chunk calls for one (Inf: never),
- * the fewest observations at the end of a chunk that may, the observations at whose chunk end
- * one is due regardless (Inf: never), and whether one is due once the model's reference applies
- * to the data so far. */
-typedef struct {
-  double threshold, after, due;
-  int on_reference;
-} sgais_triggers;
-
 typedef struct {
   sg_anneal_settings a;
   int batch_size, chunk_size, control_variates, exact_until, early_particles;
@@ -36,7 +26,7 @@ typedef struct {
   /* IMPORTANCE, AVERAGED: a chunk whose one step would leave an ESS below split_ess * particles
    * is taken in steps of as many of its observations as keep it above (0: never; sgais.c) */
   double split_ess;
-  sgais_triggers trigger;
+  sg_restart_triggers trigger;
 } sgais_settings;
 
 /* The earlier observations the mini-batches are drawn from (paper Section 5). Unbounded (cap 0):
@@ -63,11 +53,7 @@ typedef struct {
       *gradient_evaluations, *likelihood_evaluations, *data_fraction, *jump_acceptance;
   /* the genealogy's estimate of Var log Z-hat at the chunk's end (anneal.h), NA without one */
   double *genealogy_var;
-  /* the end of the chunk that called for a restart (0: none), where the run stopped before it,
-   * and whether the particles predicted that chunk far worse than the one before (shift_score
-   * over restart_threshold; also checked when the restart was periodic or the reference's) */
-  double restart_at;
-  int restart_shift;
+  sg_restart_stop stop; /* restart.h */
 } sgais_trace;
 
 /* A fixed annealing schedule (a pilot run's, R/sgais.R): for the chunk ending at n[j], steps[j]

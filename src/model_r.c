@@ -350,56 +350,42 @@ SEXP ffi_model_evaluate(SEXP model, SEXP theta, SEXP start, SEXP n) {
   return out;
 }
 
-/* The model of `model` with its workspace in m and ws, for parameter vectors in the columns of
- * theta: returns their number, checked (check_theta_columns()). */
-static int model_at_columns(SEXP model, SEXP theta, sg_model *m, sg_workspace *ws,
-                            sg_status *st) {
-  sg_model_from_r(model, m);
-  const int M = check_theta_columns(m, theta);
-  sg_workspace_init(ws, m, st);
-  return M;
-}
-
-/* The log-likelihood of every observation at every parameter vector (the columns of the dim x M
- * matrix theta): an n_obs x M matrix, for predictive densities. Interruptible between columns. */
-SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
+/* The model at every parameter vector (the columns of the dim x M matrix theta): with
+ * `pointwise`, the log-likelihood of every observation (an n_obs x M matrix, for predictive
+ * densities); else the log prior and the log-likelihood of all the observations, without
+ * gradients, each pass on the session's threads (blocks in a fixed order: the same on any
+ * number), a 2 x M matrix for importance sampling (R/importance_sampling.R). Interruptible
+ * between columns. */
+static SEXP model_at_columns(SEXP model, SEXP theta, int pointwise) {
   sg_model m;
   sg_status st = {SG_OK, ""};
   sg_workspace ws;
-  const int M = model_at_columns(model, theta, &m, &ws, &st);
-  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m.n_obs, M));
-  double *o = REAL(out);
-  for (int i = 0; i < M; i++) {
-    sg_model_log_lik_pointwise(&m, &ws, REAL(theta) + (size_t) i * m.dim, 0, m.n_obs,
-                               o + (size_t) i * m.n_obs);
-    if (st.code) sg_raise(&st);
-    R_CheckUserInterrupt();
-  }
-  UNPROTECT(1);
-  return out;
-}
-
-/* The log prior and the log-likelihood of all the observations at every parameter vector (the
- * columns of the dim x M matrix theta), without gradients: a 2 x M matrix, for importance
- * sampling (R/importance_sampling.R). Each pass runs on the session's threads (blocks in a
- * fixed order: the same on any number); interruptible between columns. */
-SEXP ffi_model_log_density(SEXP model, SEXP theta) {
-  sg_model m;
-  sg_status st = {SG_OK, ""};
-  sg_workspace ws;
-  const int M = model_at_columns(model, theta, &m, &ws, &st);
-  sg_workspace_threads(&ws, &m, sg_threads());
-  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, 2, M));
-  double *o = REAL(out);
+  sg_model_from_r(model, &m);
+  const int M = check_theta_columns(&m, theta);
+  sg_workspace_init(&ws, &m, &st);
+  if (!pointwise) sg_workspace_threads(&ws, &m, sg_threads());
+  const int rows = pointwise ? m.n_obs : 2;
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, rows, M));
   for (int i = 0; i < M; i++) {
     const double *t = REAL(theta) + (size_t) i * m.dim;
-    o[2 * i] = m.log_prior(&m, &ws, t, NULL);
-    o[2 * i + 1] = sg_model_log_lik(&m, &ws, t, NULL, 0, m.n_obs, 1.0, NULL);
+    double *o = REAL(out) + (size_t) i * rows;
+    if (pointwise) {
+      sg_model_log_lik_pointwise(&m, &ws, t, 0, m.n_obs, o);
+    } else {
+      o[0] = m.log_prior(&m, &ws, t, NULL);
+      o[1] = sg_model_log_lik(&m, &ws, t, NULL, 0, m.n_obs, 1.0, NULL);
+    }
     if (st.code) sg_raise(&st);
     R_CheckUserInterrupt();
   }
   UNPROTECT(1);
   return out;
+}
+SEXP ffi_model_pointwise_log_lik(SEXP model, SEXP theta) {
+  return model_at_columns(model, theta, 1);
+}
+SEXP ffi_model_log_density(SEXP model, SEXP theta) {
+  return model_at_columns(model, theta, 0);
 }
 
 /* `draws` points from the model's reference distribution built on all its observations (the

@@ -456,44 +456,6 @@ static void chunk_log_lik(sgais_mover *movers, int threads, const double *theta,
   }
 }
 
-/* The surprise of a chunk (buffer positions base..base+cn-1) after the nx observations just
- * before it: with lp_o = log sum_j w_j p(y_o | theta_j) the log predictive density of each
- * observation under SGAIS_SHIFT_PARTICLES particles spread evenly through the population (their
- * weights normalised among them), the two-sample z statistic
- *   (mean lp over the earlier ones - mean lp over the chunk) / sqrt(var_e / nx + var_c / cn).
- * Stationary data give about N(0, 1) (the earlier ones, already in the posterior, are predicted
- * a little better: about p / n nats each); a chunk from a distribution the particles do not
- * cover is predicted worse by many sds. This is the surprise of detect_shifts() computed online
- * from the particles, against the chunk just before rather than a running baseline, so that it
- * needs no state; it costs SGAIS_SHIFT_PARTICLES (nx + cn) likelihood evaluations, a few per
- * cent of a chunk's moves. lp: scratch of SGAIS_SHIFT_PARTICLES (nx + cn). */
-#define SGAIS_SHIFT_PARTICLES 8
-static double shift_score(const sg_model *m, sg_workspace *ws, const double *theta,
-                          const double *logw, int M, int base, int nx, int cn, double *lp) {
-  const int J = M < SGAIS_SHIFT_PARTICLES ? M : SGAIS_SHIFT_PARTICLES, n = nx + cn;
-  double lw[SGAIS_SHIFT_PARTICLES], col[SGAIS_SHIFT_PARTICLES];
-  for (int j = 0; j < J; j++) {
-    const int i = (int) (((double) j * M) / J);
-    lw[j] = logw[i];
-    sg_model_log_lik_pointwise(m, ws, theta + (size_t) i * m->dim, base - nx, n, lp + (size_t) j * n);
-  }
-  const double norm = sg_log_sum_exp(lw, J);
-  double sum[2] = {0.0, 0.0}, sum2[2] = {0.0, 0.0};
-  for (int o = 0; o < n; o++) {
-    for (int j = 0; j < J; j++) col[j] = lw[j] + lp[(size_t) j * n + o];
-    const double v = sg_log_sum_exp(col, J) - norm;
-    sum[o >= nx] += v;
-    sum2[o >= nx] += v * v;
-  }
-  const double me = sum[0] / nx, mc = sum[1] / cn;
-  const double ve = nx > 1 ? (sum2[0] - nx * me * me) / (nx - 1) : 0.0,
-               vc = cn > 1 ? (sum2[1] - cn * mc * mc) / (cn - 1) : 0.0;
-  const double se = sqrt(ve / nx + vc / cn);
-  if (ISNAN(me) || ISNAN(mc)) return 0.0; /* the chunk's check (check_chunk_loglik) says why */
-  if (!R_FINITE(me) || !R_FINITE(mc)) return me > mc ? R_PosInf : 0.0;
-  return se > 0.0 ? (me - mc) / se : (me > mc ? R_PosInf : 0.0);
-}
-
 /* One call's run (sgais_process): the state it updates (the caller's), its scratch, and the
  * samplers. target and pot point into the struct, so it stays where run_init() built it. */
 typedef struct {
@@ -523,9 +485,10 @@ typedef struct {
   sg_potential pot;
   sgais_mover *movers;
   sg_flymc_bound bound;
-  int flymc, jumps, restarts;
+  int flymc, jumps;
   int *jump_pts;
-  double *jump_aux, *shift_lp;
+  double *jump_aux;
+  sg_restart_watch watch;
   double *region; /* the particles' region (model.h, canonicalize), or NULL */
 } sgais_run;
 
@@ -590,48 +553,8 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, s
   r->jumps = r->mv->jumps > 0 && m->jump_propose;
   r->jump_pts = r->jumps ? (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)) : NULL;
   r->jump_aux = r->jumps ? (double *) R_alloc(m->jump_aux, sizeof(double)) : NULL;
-  /* restarts (R/restart.R) re-run every observation so far in a random order, so
-   * they need all of them in the buffer, from the first; they anneal whatever the update (R
-   * allows a shift's restart_threshold only for SGAIS's) */
-  r->restarts = (R_FINITE(s->trigger.threshold) || R_FINITE(s->trigger.due) ||
-                 s->trigger.on_reference) &&
-                x->buffer_start == 0.0 && !x->res.cap;
-  r->shift_lp = r->restarts && R_FINITE(s->trigger.threshold)
-                    ? (double *) R_alloc((size_t) SGAIS_SHIFT_PARTICLES * 2 * s->chunk_size,
-                                         sizeof(double))
-                    : NULL;
-  tr->restart_at = 0.0;
-  tr->restart_shift = 0;
-}
-
-/* Whether the run stops before chunk c for a restart: a chunk the particles predict far worse
- * than the one before (a shift the particles may not follow: clusters that appear where no
- * component is, which local moves cannot reach through the earlier data's likelihood), or one
- * at whose end a periodic restart is due, or where the model's reference has become complete.
- * R (restart_execute(), R/restart.R) then replaces the particles by those of a run on every
- * observation up to its end in a random order, and goes on from there. Sets tr->restart_shift. */
-static int restart_due(sgais_run *r, const sgais_chunk *c) {
-  const sgais_settings *s = r->s;
-  const int periodic = c->n_now >= s->trigger.due;
-  /* the model's reference is complete for the observations so far, held from the first (restarts
-   * need them: run_init), where it did not at the last restart: for a mixture, clusters that
-   * were merged are now told apart, and a restart from the reference built on them puts a
-   * component on each (R/restart.R) */
-  const int reference =
-      !periodic && s->trigger.on_reference && r->jump_aux &&
-      sg_reference_complete(r->m, sg_jump_set(r->m, (int) c->n_now, NULL, 0, (int) c->n_now, 0,
-                                              r->jump_pts, r->jump_aux));
-  /* a shift calls for a restart only 1.5 times the data after the last shift restart
-   * (trigger.after); it is also checked for the other restarts, to record whether their chunk
-   * was one (detect_shifts() scores the surprise of a restart's chunk only then: the others'
-   * log predictive is mostly the restart's correction of the estimate) */
-  const int nx = c->base < c->cn ? c->base : c->cn;
-  const int shift = (periodic || reference || c->n_now >= s->trigger.after) &&
-                    R_FINITE(s->trigger.threshold) && nx >= 2 && c->cn >= 2 &&
-                    shift_score(r->m, &r->ws, r->theta, r->logw, r->M, c->base, nx, c->cn,
-                                r->shift_lp) > s->trigger.threshold;
-  r->tr->restart_shift = shift;
-  return periodic || reference || shift;
+  sg_restart_watch_init(&r->watch, &s->trigger, x->buffer_start == 0.0 && !x->res.cap,
+                        s->chunk_size, r->jump_pts, r->jump_aux, &tr->stop);
 }
 
 /* The target's phase for the rest of chunk c, set at its start (chunk_begin) and when the
@@ -669,10 +592,10 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
    * observations in the current target; in units of the width the step is the adapted one */
   c->width = r->mv->scale == SG_STEP_WIDTH;
   r->ws.count.likelihood = r->ws.count.gradient = 0.0;
-  if (r->restarts && n_done > 0 && c->n_now == end && restart_due(r, c)) {
-    r->tr->restart_at = c->n_now;
+  if (n_done > 0 && c->n_now == end &&
+      sg_restart_due(&r->watch, r->m, &r->ws, r->theta, r->logw, r->M, c->n_now, c->base, c->cn,
+                     &r->tr->stop))
     return 1;
-  }
   sgais_target *t = &r->target;
   t->chunk_start = c->base;
   t->chunk_n = c->cn;
@@ -1041,7 +964,7 @@ int sgais_process(const sg_model *m, const sgais_settings *s, sgais_state *state
     sgais_chunk c;
     const int begun = chunk_begin(&r, &c, n_done, n_end);
     if (begun < 0) return -1;
-    if (begun > 0) break; /* a restart is due before this chunk */
+    if (begun > 0) break;
     while (c.lambda < 1.0) {
       double ess;
       int resampled;

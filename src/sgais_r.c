@@ -274,8 +274,8 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
   SET_VECTOR_ELT(out, GENEALOGY, sg_genealogy_to_r(&gen));
   /* where the run stopped for a restart (0: it did not) and whether that chunk was a shift */
   SEXP stop = PROTECT(Rf_allocVector(REALSXP, 2)); nprot++;
-  REAL(stop)[0] = tr.restart_at;
-  REAL(stop)[1] = tr.restart_shift;
+  REAL(stop)[0] = tr.stop.at;
+  REAL(stop)[1] = tr.stop.shift;
   Rf_setAttrib(out, Rf_install("restart"), stop);
   result_finish(out, dim, x.M, M_in, x.score, &x.res, &x.taken, x.step_size, pcp, acc_len,
                 &x.anchor);

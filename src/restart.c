@@ -1,0 +1,81 @@
+/* The restart decision of a streaming run (restart.h; R/restart.R runs the restart). */
+#include "restart.h"
+#include <math.h>
+
+/* The surprise of a chunk (buffer positions base..base+cn-1) after the nx observations just
+ * before it: with lp_o = log sum_j w_j p(y_o | theta_j) the log predictive density of each
+ * observation under SHIFT_PARTICLES particles spread evenly through the population (their
+ * weights normalised among them), the two-sample z statistic
+ *   (mean lp over the earlier ones - mean lp over the chunk) / sqrt(var_e / nx + var_c / cn).
+ * Stationary data give about N(0, 1) (the earlier ones, already in the posterior, are predicted
+ * a little better: about p / n nats each); a chunk from a distribution the particles do not
+ * cover is predicted worse by many sds. This is the surprise of detect_shifts() computed online
+ * from the particles, against the chunk just before rather than a running baseline, so that it
+ * needs no state; it costs SHIFT_PARTICLES (nx + cn) likelihood evaluations, a few per cent of
+ * a chunk's moves. lp: scratch of SHIFT_PARTICLES (nx + cn). */
+#define SHIFT_PARTICLES 8
+static double shift_score(const sg_model *m, sg_workspace *ws, const double *theta,
+                          const double *logw, int M, int base, int nx, int cn, double *lp) {
+  const int J = M < SHIFT_PARTICLES ? M : SHIFT_PARTICLES, n = nx + cn;
+  double lw[SHIFT_PARTICLES], col[SHIFT_PARTICLES];
+  for (int j = 0; j < J; j++) {
+    const int i = (int) (((double) j * M) / J);
+    lw[j] = logw[i];
+    sg_model_log_lik_pointwise(m, ws, theta + (size_t) i * m->dim, base - nx, n, lp + (size_t) j * n);
+  }
+  const double norm = sg_log_sum_exp(lw, J);
+  double sum[2] = {0.0, 0.0}, sum2[2] = {0.0, 0.0};
+  for (int o = 0; o < n; o++) {
+    for (int j = 0; j < J; j++) col[j] = lw[j] + lp[(size_t) j * n + o];
+    const double v = sg_log_sum_exp(col, J) - norm;
+    sum[o >= nx] += v;
+    sum2[o >= nx] += v * v;
+  }
+  const double me = sum[0] / nx, mc = sum[1] / cn;
+  const double ve = nx > 1 ? (sum2[0] - nx * me * me) / (nx - 1) : 0.0,
+               vc = cn > 1 ? (sum2[1] - cn * mc * mc) / (cn - 1) : 0.0;
+  const double se = sqrt(ve / nx + vc / cn);
+  if (ISNAN(me) || ISNAN(mc)) return 0.0; /* the chunk's check (check_chunk_loglik) says why */
+  if (!R_FINITE(me) || !R_FINITE(mc)) return me > mc ? R_PosInf : 0.0;
+  return se > 0.0 ? (me - mc) / se : (me > mc ? R_PosInf : 0.0);
+}
+
+/* A restart re-runs every observation so far, so it needs all of them held from the first. */
+void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, int all_held,
+                           int chunk_size, int *jump_pts, double *jump_aux, sg_restart_stop *stop) {
+  w->t = t;
+  w->on = (R_FINITE(t->threshold) || R_FINITE(t->due) || t->on_reference) && all_held;
+  w->lp = w->on && R_FINITE(t->threshold)
+              ? (double *) R_alloc((size_t) SHIFT_PARTICLES * 2 * chunk_size, sizeof(double))
+              : NULL;
+  w->jump_pts = jump_pts;
+  w->jump_aux = jump_aux;
+  *stop = (sg_restart_stop){0.0, 0};
+}
+
+/* Due at a chunk the particles predict far worse than the one before (a shift they may not
+ * follow: clusters where no component is, which local moves cannot reach), at the grid's next
+ * point, or once the model's reference is complete (for a mixture, clusters that were merged
+ * are told apart, and a restart from the reference built on them puts a component on each). */
+int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, const double *theta,
+                   const double *logw, int M, double n_now, int base, int cn,
+                   sg_restart_stop *stop) {
+  const sg_restart_triggers *t = w->t;
+  if (!w->on) return 0;
+  const int periodic = n_now >= t->due;
+  const int reference =
+      !periodic && t->on_reference && w->jump_aux &&
+      sg_reference_complete(m, sg_jump_set(m, (int) n_now, NULL, 0, (int) n_now, 0, w->jump_pts,
+                                           w->jump_aux));
+  /* a shift calls for one only `after` (1.5 times the data at the last shift's); it is also
+   * checked for the others, to record whether their chunk was one (detect_shifts() scores the
+   * surprise of such a chunk only then: the others' log predictive is mostly the correction) */
+  const int nx = base < cn ? base : cn;
+  const int shift = (periodic || reference || n_now >= t->after) && R_FINITE(t->threshold) &&
+                    nx >= 2 && cn >= 2 &&
+                    shift_score(m, ws, theta, logw, M, base, nx, cn, w->lp) > t->threshold;
+  stop->shift = shift;
+  if (!(periodic || reference || shift)) return 0;
+  stop->at = n_now;
+  return 1;
+}

@@ -1,0 +1,42 @@
+/* Restarts of a streaming run (R/restart.R): the core stops a run before a chunk that calls for
+ * one, and R runs it. On the annealing layer, under the estimators. */
+#ifndef SG_RESTART_H
+#define SG_RESTART_H
+
+#include "anneal.h"
+
+/* The triggers (R/restart.R, restart_triggers()): the surprise above which a chunk calls for a
+ * restart (Inf: never), the fewest observations at the end of a chunk that may, the grid's next
+ * point (Inf: none), and whether the model's reference becoming complete calls for one. */
+typedef struct {
+  double threshold, after, due;
+  int on_reference;
+} sg_restart_triggers;
+
+/* Where a run stopped: the end of the chunk that called for a restart (0: none), and whether
+ * the particles predicted that chunk far worse than the one before (whatever called). */
+typedef struct {
+  double at;
+  int shift;
+} sg_restart_stop;
+
+/* A run's watch: its triggers, whether any can fire, scratch for the surprise, and the model's
+ * jump summary (NULL: none) on which its reference is judged. */
+typedef struct {
+  const sg_restart_triggers *t;
+  int on;
+  double *lp;
+  int *jump_pts;
+  double *jump_aux;
+} sg_restart_watch;
+
+void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, int all_held,
+                           int chunk_size, int *jump_pts, double *jump_aux, sg_restart_stop *stop);
+
+/* Whether the run stops for a restart before the chunk of cn observations at buffer position
+ * base, ending at n_now, with the particles (theta, logw, M) before it; fills *stop. */
+int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, const double *theta,
+                   const double *logw, int M, double n_now, int base, int cn,
+                   sg_restart_stop *stop);
+
+#endif
