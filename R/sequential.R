@@ -52,6 +52,10 @@
 #' estimator splits only when given `split_ess`: its particles, never resampled, follow a moving
 #' posterior by moves alone and stay behind it, so split it is a nat or two low without the
 #' warning its one-step version gives. The `"paper"` presets never split (`split_ess = 0`).
+#' A step that leaves an ESS below 2 (more than half the weight on one particle) leaves the run
+#' without a standard error from there on (`NA`, also in the trajectory) and warns
+#' (`sgais_warning_unreliable`): its estimate rests on one particle, and the weights cannot
+#' measure how far off it is.
 #'
 #' A chunk enters in one step, so where the posterior changes its mode as observations arrive
 #' (a mixture's clusters showing one by one) these estimators cannot follow it, and their
