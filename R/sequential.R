@@ -43,8 +43,9 @@
 #' paper's SGHMC settings of Section 6.1).
 #'
 #' With the `"robust"` preset `sir()` **splits** a chunk whose one step would leave an ESS below
-#' `split_ess` (0.3) times the particles: its observations enter in blocks, each the longest
-#' that keeps the ESS there (at least one observation), with resampling and moves between them:
+#' `split_ess` (0.5, where it resamples) times the particles: its observations enter in blocks,
+#' each the longest that keeps the ESS there (at least one observation), with resampling and
+#' moves between them:
 #' data tempering as Alg. 7 has it, one observation a step where the posterior moves most. This
 #' follows data whose order moves the posterior far within a chunk (a file sorted by an outcome,
 #' a level shift), where one step is off by many nats with a standard error that does not show

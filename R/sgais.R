@@ -48,11 +48,11 @@
 #' [future::plan()] with the same result on any plan. A single run reports the sd it predicts
 #' for itself (`predicted_sd`, from its weights and its particles' genealogy; `NA` under the
 #' paper preset, and for [sir()] and [sequential_sgmcmc()] from a step whose weights collapsed
-#' onto one particle, with a warning). It cannot see a mode the run missed, nor the small extra spread of choosing
-#' the annealing steps from the particles themselves (see "Schedule" in [ais()]). **For a
-#' decision, use replicates**; where they spread by more than a nat, or on mixtures, use more
-#' and compare with [ais()] and [nested_sampling()]. A `predicted_sd` above 1 nat warns
-#' (`sgais_warning_unreliable`): use more particles.
+#' onto one particle, with a warning). It cannot see a mode the run missed, nor the small extra
+#' spread of choosing the annealing steps from the particles themselves (see "Schedule" in
+#' [ais()]). **For a decision, use replicates**; where they spread by more than a nat, or on
+#' mixtures, use more and compare with [ais()] and [nested_sampling()]. A `predicted_sd` above 1
+#' nat warns (`sgais_warning_unreliable`): use more particles.
 #'
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
 #'   [custom_model()] or [compiled_model()]; or a fit from `sgais()` to continue on `new_data`.
