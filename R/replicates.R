@@ -174,12 +174,13 @@ log_mean_exp_se <- function(x) {
 # genealogy's (`genealogy_var`, src/anneal.h: the squared influences of the particles'
 # ancestors, which also counts weights accumulated between resamplings and moves that leave
 # the particles correlated from step to step); the first is the floor where the genealogy has
-# few ancestors left to measure with.
+# few ancestors left to measure with. NA where a step's weights collapsed (`collapsed`, see
+# weights_collapsed()): the run cannot predict its error.
 anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps,
-                               genealogy_var = NULL) {
+                               genealogy_var = NULL, collapsed = FALSE) {
   genealogy_var <- genealogy_var[is.finite(genealogy_var)]
   data.frame(
-    predicted_sd = sqrt(max(sum(trace$predicted_var), genealogy_var)),
+    predicted_sd = if (collapsed) NA_real_ else sqrt(max(sum(trace$predicted_var), genealogy_var)),
     lowest_ess = min(trace$min_ess),
     final_log_weight_var = if (length(unique(logw)) > 1L) stats::var(logw) else 0,
     many_steps_fraction = if (is.null(steps)) NA_real_ else mean(steps > 10)
@@ -189,13 +190,28 @@ anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps,
 # The predicted variance of log Z-hat at the end of each chunk of an SGAIS sampler's trace (SGAIS,
 # SIR, the sequential estimator): the larger of the chunks' summed `predicted_var` and the
 # genealogy's estimate there (`genealogy_var`; see anneal_diagnostics()), which traces made
-# before genealogies were kept lack (NA).
+# before genealogies were kept lack (NA); NA from a collapsed step on (weights_collapsed()).
 predicted_var_path <- function(trace) {
   summed <- cumsum(trace$predicted_var)
   genealogy <- trace$genealogy_var
-  if (is.null(genealogy)) return(summed)
-  pmax(summed, genealogy, na.rm = TRUE)
+  v <- if (is.null(genealogy)) summed else pmax(summed, genealogy, na.rm = TRUE)
+  v[weights_collapsed(trace)] <- NA_real_
+  v
 }
+
+# Whether, at the end of each chunk of an SGAIS sampler's trace, a step since the start or the
+# last restart (whose row replaces the estimate so far) left an ESS below 2, so that one particle
+# held more than half the weight: the chunk's estimate then rests on that particle, and the
+# particles cannot estimate its error, since the sample chi-square divergence of the weights,
+# M / ESS - 1, cannot exceed M - 1 however far the step moved the target (a one-step update of
+# data in an order that moves the posterior, or of a chunk drawn from the prior). SGAIS's annealing
+# steps hold their ESS at the target; SIR's robust preset splits such a chunk.
+weights_collapsed <- function(trace) {
+  if (is.null(trace$min_ess)) return(logical(nrow(trace)))
+  since <- cumsum(if (is.null(trace$restarts)) integer(nrow(trace)) else trace$restarts > 0)
+  stats::ave(trace$min_ess < collapsed_ess, since, FUN = cumsum) > 0
+}
+collapsed_ess <- 2
 
 # A classed warning when the diagnostics say the estimate is unreliable. For the annealing
 # samplers a predicted sd of log Z-hat over 1 nat means an expected bias of about -sd^2 / 2
@@ -212,15 +228,24 @@ warn_if_unreliable <- function(fit, what = "particles") {
   warn_if_halved(fit)
   warn_if_small_steps(fit)
   # (a closed form and importance sampling have no such diagnostics)
-  sd <- max(fit$diagnostics$predicted_sd, -Inf)
+  sd <- max(fit$diagnostics$predicted_sd, -Inf, na.rm = TRUE)
   spread <- replicate_disagreement(fit)
   if (!is.null(spread)) {
     message <- sprintf(paste(
-      "The %d replicates of %s disagree: their log evidences span %.3g nats, while each one's",
-      "weights predict an sd of about %.2g. Some runs probably missed a mode of the posterior,",
-      "and the estimate and its standard error cannot be trusted. Use more `%s`, or check with",
-      "`nested_sampling()`; for a mixture, standardise the data (see ?gaussian_mixture)."),
-      length(fit$replicate_log_evidence), fit$method, spread, sd, what)
+      "The %d replicates of %s disagree: their log evidences span %.3g nats, while %s. Some",
+      "runs probably missed a mode of the posterior, and the estimate and its standard error",
+      "cannot be trusted. Use more `%s`, or check with `nested_sampling()`; for a mixture,",
+      "standardise the data (see ?gaussian_mixture)."),
+      length(fit$replicate_log_evidence), fit$method, spread,
+      if (is.finite(sd)) sprintf("each one's weights predict an sd of about %.2g", sd) else
+        "their weights collapsed", what)
+  } else if (anyNA(fit$diagnostics$predicted_sd)) {
+    message <- sprintf(paste(
+      "%s estimate is unreliable: the weights of a step collapsed onto one particle (lowest",
+      "ESS %.2g), so the estimate rests on it, is probably many nats low, and cannot say by how",
+      "much (standard error NA). Data in an order that moves the posterior (sorted by an",
+      "outcome) do this to one-step updates: use `sir()` or `sgais()`, or check with",
+      "`audit_evidence()`."), fit$method, min(fit$diagnostics$lowest_ess))
   } else if (is.finite(sd) && sd > 1) {
     message <- if (inherits(fit, c("sgais_ns_fit", "sgais_online_ns_fit"))) {
       sprintf(paste(
@@ -342,7 +367,7 @@ warn_if_small_steps <- function(fit) {
 replicate_disagreement <- function(fit) {
   x <- fit$replicate_log_evidence
   if (length(x) < 2L || !all(is.finite(x))) return(NULL)
-  predicted <- max(fit$diagnostics$predicted_sd)
+  predicted <- max(fit$diagnostics$predicted_sd, -Inf, na.rm = TRUE)
   if (stats::sd(x) > max(1, 3 * predicted)) diff(range(x)) else NULL
 }
 

@@ -43,8 +43,9 @@
 #' paper's SGHMC settings of Section 6.1).
 #'
 #' With the `"robust"` preset `sir()` **splits** a chunk whose one step would leave an ESS below
-#' `split_ess` (0.3) times the particles: its observations enter in blocks, each the longest
-#' that keeps the ESS there (at least one observation), with resampling and moves between them:
+#' `split_ess` (0.5, where it resamples) times the particles: its observations enter in blocks,
+#' each the longest that keeps the ESS there (at least one observation), with resampling and
+#' moves between them:
 #' data tempering as Alg. 7 has it, one observation a step where the posterior moves most. This
 #' follows data whose order moves the posterior far within a chunk (a file sorted by an outcome,
 #' a level shift), where one step is off by many nats with a standard error that does not show
@@ -52,6 +53,10 @@
 #' estimator splits only when given `split_ess`: its particles, never resampled, follow a moving
 #' posterior by moves alone and stay behind it, so split it is a nat or two low without the
 #' warning its one-step version gives. The `"paper"` presets never split (`split_ess = 0`).
+#' A step that leaves an ESS below 2 (more than half the weight on one particle) leaves the run
+#' without a standard error from there on (`NA`, also in the trajectory) and warns
+#' (`sgais_warning_unreliable`): its estimate rests on one particle, and the weights cannot
+#' measure how far off it is.
 #'
 #' A chunk enters in one step, so where the posterior changes its mode as observations arrive
 #' (a mixture's clusters showing one by one) these estimators cannot follow it, and their

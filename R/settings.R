@@ -231,8 +231,9 @@ control_presets <- lapply(c(sgais = "sgais", ais = "ais", nested_sampling = "nes
 # observations, growing by 20 up to 500). "robust" takes the robust SGAIS moves and chunks of 1,
 # 2, 3, ... observations up to 500 (about sqrt(2 n) at n observations, so that a chunk's share of
 # the information shrinks as n grows; inst/design.md, "Measurements behind the defaults"); SIR's
-# splits a chunk whose one step would leave an ESS below 0.3 of the particles: data in an order
-# that moves the posterior far within a chunk (inst/design.md, "Related estimators").
+# splits a chunk whose one step would leave an ESS below half the particles, where it resamples:
+# data in an order that moves the posterior far within a chunk (inst/design.md, "Related
+# estimators").
 control_presets$sir <- list(
   paper = utils::modifyList(control_presets$sgais$robust, list(
     particles = 10, early_particles = NULL, update = "importance", resample = TRUE,
@@ -242,7 +243,7 @@ control_presets$sir <- list(
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
     update = "importance", first_chunk_size = 1, restart_threshold = Inf, reference = FALSE,
-    split_ess = 0.3
+    split_ess = 0.5
   ))
 )
 control_presets$sequential <- list(

@@ -47,11 +47,12 @@
 #' of freedom: [confint()] uses the \eqn{t_{R-1}} quantile. Replicates run under
 #' [future::plan()] with the same result on any plan. A single run reports the sd it predicts
 #' for itself (`predicted_sd`, from its weights and its particles' genealogy; `NA` under the
-#' paper preset). It cannot see a mode the run missed, nor the small extra spread of choosing
-#' the annealing steps from the particles themselves (see "Schedule" in [ais()]). **For a
-#' decision, use replicates**; where they spread by more than a nat, or on mixtures, use more
-#' and compare with [ais()] and [nested_sampling()]. A `predicted_sd` above 1 nat warns
-#' (`sgais_warning_unreliable`): use more particles.
+#' paper preset, and for [sir()] and [sequential_sgmcmc()] from a step whose weights collapsed
+#' onto one particle, with a warning). It cannot see a mode the run missed, nor the small extra
+#' spread of choosing the annealing steps from the particles themselves (see "Schedule" in
+#' [ais()]). **For a decision, use replicates**; where they spread by more than a nat, or on
+#' mixtures, use more and compare with [ais()] and [nested_sampling()]. A `predicted_sd` above 1
+#' nat warns (`sgais_warning_unreliable`): use more particles.
 #'
 #' @param model A model: a built-in one such as [linear_regression()], or your own from
 #'   [custom_model()] or [compiled_model()]; or a fit from `sgais()` to continue on `new_data`.
@@ -535,7 +536,8 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     replicate = seq_along(runs), log_evidence = last,
     do.call(rbind, lapply(runs, function(r) {
       anneal_diagnostics(r$trace, r$state$logw,
-                         genealogy_var = predicted_var_path(r$trace)[nrow(r$trace)])
+                         genealogy_var = predicted_var_path(r$trace)[nrow(r$trace)],
+                         collapsed = weights_collapsed(r$trace)[nrow(r$trace)])
     }))
   )
   new_sgais_evidence(estimator_label(settings), model, combine_runs(runs), settings, call, seed, c(

@@ -325,6 +325,7 @@ fit_fields.default <- function(x) NULL
 format_reliability <- function(x) {
   sd <- x$diagnostics$predicted_sd
   if (is.null(sd)) return(character())
+  if (anyNA(sd)) return("predicted sd of log Z: none (a step's weights collapsed; unreliable)")
   sprintf("predicted sd of log Z %.2f nats%s", max(sd),
           if (max(sd) > 1) " (over 1: unreliable, see ?sgais)" else "")
 }

@@ -208,3 +208,22 @@ test_that("a chunk whose one step would leave too few particles is split, also w
                    split$log_evidence)
   expect_error(sgais(model, split_ess = 0.5), "`split_ess` must be 0", class = "sgais_error")
 })
+
+test_that("a step whose weights collapse onto one particle leaves the SE NA and warns", {
+  # a response sorted by its value moves the posterior faster than the sequential estimator's
+  # unresampled particles follow: a step's ESS falls below 2 (weights_collapsed())
+  d <- simulate_linear_regression(150, dim = 1, seed = 3)
+  sorted <- linear_regression(y ~ ., d[order(d$y), ], noise_sd = NULL)
+  expect_warning(fit <- sequential_sgmcmc(sorted, hybrid = 50, particles = 20,
+                                          early_particles = 20, seed = 1, progress = FALSE),
+                 "collapsed onto one particle", class = "sgais_warning_unreliable")
+  expect_lt(min(fit$trajectory$min_ess), 2)
+  expect_true(is.na(fit$log_evidence_se))
+  expect_true(is.na(fit$diagnostics$predicted_sd))
+  expect_identical(is.na(fit$trajectory$log_evidence_se),
+                   cummin(fit$trajectory$min_ess) < 2)
+  expect_output(print(fit), "collapsed")
+  # a restart's row replaces the estimate so far, and with it the collapse
+  tr <- data.frame(min_ess = c(50, 1.5, 40, 30, 1), restarts = c(0, 0, 0, 1, 0))
+  expect_identical(sgais:::weights_collapsed(tr), c(FALSE, TRUE, TRUE, FALSE, TRUE))
+})
