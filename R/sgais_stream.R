@@ -344,23 +344,27 @@ csv_source <- function(path) {
   classes <- NULL
   lines <- 0 # lines of the file read, the header's included
   read_block <- if (fast) fread_lines(con) else read_csv_lines(con)
+  finish <- function() {
+    if (open) close(con)
+    open <<- FALSE
+    NULL
+  }
   function(n) {
-    if (is.null(n) || !open) {
-      if (open) close(con)
-      open <<- FALSE
-      return(NULL)
-    }
-    block <- read_block(n, header, classes, lines)
-    if (is.null(block) || nrow(block$rows) == 0L) return(Recall(NULL))
-    rows <- block$rows
-    if (is.null(header)) {
-      header <<- names(rows)
-      classes <<- csv_types(rows)
-    } else {
-      rows <- csv_fixed_types(rows, classes, lines)
-    }
-    lines <<- lines + block$lines
-    rows
+    if (is.null(n) || !open) return(finish())
+    # a bad line ends the stream: the file is closed before the error goes on
+    withCallingHandlers({
+      block <- read_block(n, header, classes, lines)
+      if (is.null(block) || nrow(block$rows) == 0L) return(finish())
+      rows <- block$rows
+      if (is.null(header)) {
+        header <<- names(rows)
+        classes <<- csv_types(rows)
+      } else {
+        rows <- csv_fixed_types(rows, classes, lines)
+      }
+      lines <<- lines + block$lines
+      rows
+    }, error = function(e) finish())
   }
 }
 
@@ -487,9 +491,15 @@ csv_class_list <- function(classes) {
 read_csv_lines <- function(con) {
   function(n, header, classes, lines) {
     rows <- tryCatch(
-      if (is.null(header)) utils::read.csv(con, nrows = n, check.names = FALSE)
-      else utils::read.csv(con, header = FALSE, nrows = n, col.names = header,
-                           colClasses = classes, check.names = FALSE),
+      withCallingHandlers(
+        if (is.null(header)) utils::read.csv(con, nrows = n, check.names = FALSE)
+        else utils::read.csv(con, header = FALSE, nrows = n, col.names = header,
+                             colClasses = classes, check.names = FALSE),
+        # a last line without its newline is read; fread() does not warn of it either
+        warning = function(w) {
+          if (grepl("incomplete final line", conditionMessage(w))) invokeRestart("muffleWarning")
+        }
+      ),
       error = function(e) {
         message <- conditionMessage(e)
         if (grepl("no lines available", message)) return(NULL)
