@@ -70,15 +70,6 @@ NULL
 # and restart_slices() runs it; online nested sampling restarts on the grid only
 # (ons_next_state()). Both run it through restart_execute().
 
-# The fields restarts keep in the run state (run_state_fields, R/sgais_state.R): the
-# observations at the last restart and at the last after a shift, and whether one has started
-# from the reference.
-restart_state_fields <- function() {
-  list(restart_n = run_state_field(at, state$restart_n, 0),
-       shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
-       reference_restart = run_state_field(FALSE, state$reference_restart, FALSE))
-}
-
 # The restart policy of a run of `model` with `settings`: the grid's ratio `every` and `base`
 # (`exact_until` or `chunk_size`, as restarts do not run in one chunk or do; SIR on groups: its
 # first chunk, sir_of_groups(); online nested sampling: `chunk_size`), the shift threshold,
