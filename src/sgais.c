@@ -683,19 +683,18 @@ static double block_ess(sgais_run *r, sgais_chunk *c, int from, int to) {
 static int split_step(sgais_run *r, sgais_chunk *c) {
   const double floor = r->s->split_ess * r->M;
   int lo = c->taken + 1, hi = c->cn; /* the step to lo is taken whatever its ESS */
+  int held = 0; /* the block end whose log-likelihoods r->loglik holds (0: none) */
   /* the chunk's first step: its whole rest is known to fall short (chunk_begin) */
-  if (c->taken == 0 || block_ess(r, c, c->taken, hi) < floor) {
-    while (hi - lo > 1) {
-      const int mid = lo + (hi - lo) / 2;
-      if (block_ess(r, c, c->taken, mid) >= floor) lo = mid;
-      else hi = mid;
-    }
-    hi = lo;
-    block_ess(r, c, c->taken, hi);
+  if (c->taken > 0 && block_ess(r, c, c->taken, held = hi) >= floor) lo = hi;
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    if (block_ess(r, c, c->taken, held = mid) >= floor) lo = mid;
+    else hi = mid;
   }
-  if (check_chunk_loglik(r->loglik, r->M, c->n_done + c->taken + 1, c->n_done + hi, 1, r->st))
+  if (held != lo) block_ess(r, c, c->taken, lo);
+  if (check_chunk_loglik(r->loglik, r->M, c->n_done + c->taken + 1, c->n_done + lo, 1, r->st))
     return -1;
-  c->taken = r->target.chunk_n = hi;
+  c->taken = r->target.chunk_n = lo;
   return 0;
 }
 
