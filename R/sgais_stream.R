@@ -475,9 +475,10 @@ csv_bad_line <- function(text, lines, fields) {
           "sgais_error_csv_line", line = lines + 1)
   }
   line <- lines + bad[1L]
+  got <- count[bad[1L]]
   abort(sprintf("Line %s of the file has %d field%s, not the %d of its header.",
-                format_count(line), count[bad[1L]], if (count[bad[1L]] == 1L) "" else "s", fields), NULL, "sgais_error_csv_line",
-        line = line)
+                format_count(line), got, if (got == 1L) "" else "s", fields),
+        NULL, "sgais_error_csv_line", line = line)
 }
 
 # fread()'s `colClasses` for the types `classes` (those of csv_types(); others are read as
