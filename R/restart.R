@@ -141,6 +141,17 @@ restart_never <- function(cs) {
   cs
 }
 
+# The fields of SGAIS's run state (run_state_fields, R/sgais_state.R, which splices them in)
+# that restarts keep: the observations at the last restart and at the last after a shift
+# (restart_triggers()), and whether one has started from the reference (sgais_restart()).
+restart_state_fields <- function() {
+  list(
+    restart_n = run_state_field(at, state$restart_n, 0),
+    shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
+    reference_restart = run_state_field(FALSE, state$reference_restart, FALSE)
+  )
+}
+
 # The restart of any estimator's run at `at` observations: `rerun(model, drawn)` runs it on the
 # observations so far (in a random order where its result depends on theirs: `shuffle`) from
 # `M` prior draws drawn$theta and the key drawn$key, drawn from R's generator seeded from the
@@ -158,13 +169,13 @@ restart_execute <- function(model, key, at, M, rerun, shuffle = TRUE) {
 }
 
 # The slices of a run of SGAIS's sampler to n_end: `run(model, state, n_end, cs, schedule,
-# budget)` calls the C core, which stops before a chunk that calls for a restart
-# (restart_stopped()); the restart runs in its place, its trace row added.
+# budget)` calls the C core, which stops before a chunk that calls for a restart (its `stop`,
+# restart_stopped()); the restart runs in its place, its trace row added.
 restart_slices <- function(model, settings, cs, n_end, schedule, run) {
   policy <- restart_policy(model, settings)
   function(state, budget) {
     cs <- restart_triggers(cs, policy, state)
-    out <- run(model, state, n_end, cs, schedule, budget)
+    out <- restart_stopped(run(model, state, n_end, cs, schedule, budget))
     at <- out$restart_at
     if (at > 0) {
       again <- sgais_restart(model, out$state, at, policy$cs, run, policy$whole)
@@ -179,11 +190,11 @@ restart_slices <- function(model, settings, cs, n_end, schedule, run) {
 }
 
 # A call of the C core's `out` (state, trace) with the restart columns of its chunks (none
-# restarted: the core stops before) and where it stopped for a restart, from `stop` (sgais_r.c:
-# that chunk's end, 0 for none, and whether the chunk was a shift).
-restart_stopped <- function(out, stop) {
+# restarted: the core stops before) and where it stopped for a restart, from out$stop
+# (sgais_r.c: that chunk's end, 0 for none, and whether the chunk was a shift).
+restart_stopped <- function(out) {
   out$trace$restarts <- out$trace$shift_restarts <- integer(nrow(out$trace))
-  c(out, list(restart_at = stop[1], restart_shift = stop[2] == 1))
+  c(out, list(restart_at = out$stop[1], restart_shift = out$stop[2] == 1))
 }
 
 # A restart of SGAIS's sampler at `at` observations (`state`: the run's state before the chunk
@@ -306,6 +317,21 @@ restart_unscored <- function(tr, steps, lp) {
   steps[restarted(tr)] <- NA_real_
   lp[restarted(tr) & !shifted] <- NA_real_
   list(steps = steps, lp = lp)
+}
+
+# The rows of the restart settings in the settings schema (R/settings.R, whose table ends with
+# them; a function, as that file is collated after this one). `restart_threshold`: the shift
+# trigger; `restart_every`: the grid's ratio, NULL by the model (restart_ratio()).
+restart_settings <- function() {
+  list(
+    restart_threshold = setting("custom", sgais_methods, preset(Inf, 5),
+                                check = function(x, s, call) {
+      check_restart_threshold(x, s$update, call)
+    }),
+    restart_every = setting("custom", c(sgais_methods, "online_nested_sampling"),
+                            preset(Inf, NULL), nullable = TRUE,
+                            check = function(x, s, call) check_restart_ratio(x, call))
+  )
 }
 
 # NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR, the

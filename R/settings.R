@@ -38,7 +38,7 @@ ns_methods <- c("nested_sampling", "online_nested_sampling")
 annealing_methods <- c("sgais", "sir", "sequential", "ais")
 sgais_methods <- c("sgais", "sir", "sequential")
 
-settings_schema <- list(
+settings_schema <- c(list(
   step_scale = setting("choice", all_methods, preset("per_observation", "width"),
                        codes = c(per_observation = 0L, width = 1L)),
   preconditioner = setting(
@@ -191,16 +191,8 @@ settings_schema <- list(
   ),
   reservoir_size = setting("custom", sgais_methods, preset(Inf, Inf), check = function(x, s, call) {
     check_reservoir_size(x, s$exact_until, call)
-  }),
-  restart_threshold = setting("custom", sgais_methods, preset(Inf, 5),
-                              check = function(x, s, call) {
-    check_restart_threshold(x, s$update, call)
-  }),
-  # NULL: by the model (2 for models with jump proposals, else Inf; restart_ratio())
-  restart_every = setting("custom", c(sgais_methods, "online_nested_sampling"),
-                          preset(Inf, NULL), nullable = TRUE,
-                          check = function(x, s, call) check_restart_ratio(x, call))
-)
+  })
+), restart_settings())
 
 # The presets of sgais(), ais() and nested_sampling(), from the schema's defaults: for each method
 # and preset, every setting its presets offer with its value there. "paper" is the paper's

@@ -451,7 +451,7 @@ sgais_advance <- function(model, state, n_end, settings, progress, label = "", r
     new <- if (k > 0L) run_state("after", list(res = res, tr = trace, k = k, state = state)) else
       state
     trace$n <- as_count(trace$n)
-    restart_stopped(list(state = new, trace = trace), attr(res, "restart"))
+    list(state = new, trace = trace, stop = attr(res, "restart"))
   }
   run_in_slices(
     restart_slices(model, settings, cs, n_end, schedule, run), state,

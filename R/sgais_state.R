@@ -37,7 +37,7 @@ run_state_field <- function(start, after, old, finite = FALSE) {
   list(start = substitute(start), after = substitute(after),
        old = if (missing(old)) quote(absent) else substitute(old), finite = finite)
 }
-run_state_fields <- list(
+run_state_fields <- c(list(
   theta = run_state_field(theta, res$theta),
   logw = run_state_field(numeric(ncol(theta)), res$logw),
   n = run_state_field(0, tr$n[k]),
@@ -54,14 +54,10 @@ run_state_fields <- list(
   buffer_start = run_state_field(absent, state$buffer_start),
   key = run_state_field(key, state$key),
   log_z = run_state_field(absent, tr$log_evidence[k], finite = TRUE),
-  lambdas = run_state_field(numeric(0), c(state$lambdas, res$lambdas), finite = TRUE),
-  # what restarts keep (R/restart.R): the observations at the last restart and at the last
-  # after a shift, and whether one has started from the reference
-  restart_n = run_state_field(at, state$restart_n, 0),
-  shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
-  reference_restart = run_state_field(FALSE, state$reference_restart, FALSE),
+  lambdas = run_state_field(numeric(0), c(state$lambdas, res$lambdas), finite = TRUE)
+), restart_state_fields(), list(
   genealogy = run_state_field(NULL, res$genealogy)
-)
+))
 
 # The run state `when` ("start" or "after", see run_state_fields) from the values in `values`.
 run_state <- function(when, values) {

@@ -72,9 +72,9 @@ upgrade_sgais_state <- function(state) {
   }
   trace <- function(t) {
     if (!is.data.frame(t)) return(t)
-    fill <- list(data_fraction = NA_real_, step_halvings = 0L, jump_acceptance = NA_real_,
-                 exact_fallback = 0L, restarts = 0L, shift_restarts = 0L,
-                 genealogy_var = NA_real_)
+    fill <- c(list(data_fraction = NA_real_, step_halvings = 0L, jump_acceptance = NA_real_,
+                   exact_fallback = 0L), restart_columns(function(col) 0L),
+              list(genealogy_var = NA_real_))
     for (col in setdiff(names(fill), names(t))) t[[col]] <- rep(fill[[col]], nrow(t))
     t
   }
