@@ -145,6 +145,7 @@ SEXP ffi_threads_openmp(void);
 SEXP ffi_rows_forget(void);
 SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP schedule,
                    SEXP time_budget);
+SEXP ffi_sgais_state_fields(void);
 SEXP ffi_ais_run(SEXP model, SEXP theta, SEXP logw, SEXP loglik, SEXP lambda, SEXP settings,
                  SEXP steps_done, SEXP step_size, SEXP key, SEXP schedule, SEXP time_budget,
                  SEXP genealogy);

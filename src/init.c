@@ -18,6 +18,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_model_log_density", (DL_FUNC) &ffi_model_log_density, 2},
   {"ffi_reference_draws", (DL_FUNC) &ffi_reference_draws, 3},
   {"ffi_sgais_run", (DL_FUNC) &ffi_sgais_run, 6},
+  {"ffi_sgais_state_fields", (DL_FUNC) &ffi_sgais_state_fields, 0},
   {"ffi_ais_run", (DL_FUNC) &ffi_ais_run, 12},
   {"ffi_nested_sampling_run", (DL_FUNC) &ffi_nested_sampling_run, 4},
   {"ffi_api_model_class", (DL_FUNC) &ffi_api_model_class, 1},

@@ -23,10 +23,33 @@ static sgais_settings settings_from_r(SEXP x) {
   return s;
 }
 
-static SEXP state_vector(SEXP state, const char *name, int len) {
-  SEXP x = sg_list_get(state, name);
+/* The run-state fields this entry reads, one table: their names are R's (run_state_fields,
+ * R/sgais_state.R; test-sgais_state.R checks them through ffi_sgais_state_fields()), and `what`
+ * names a field in messages. */
+enum { ST_N, ST_BUFFER_START, ST_SLOTS, ST_THETA, ST_LOGW, ST_KEY, ST_ANCHOR_N, ST_ANCHOR,
+       ST_ANCHOR_GRAD, ST_STEP_SIZE, ST_PRECOND_N, ST_PRECOND_COV, ST_PRECOND_ESS, ST_SCORE,
+       ST_GENEALOGY, N_STATE };
+#define FIELD(id, name) [id] = {#name, "state$" #name}
+static const struct { const char *name, *what; } state_fields[N_STATE] = {
+    FIELD(ST_N, n), FIELD(ST_BUFFER_START, buffer_start), FIELD(ST_SLOTS, slots),
+    FIELD(ST_THETA, theta), FIELD(ST_LOGW, logw), FIELD(ST_KEY, key),
+    FIELD(ST_ANCHOR_N, anchor_n), FIELD(ST_ANCHOR, anchor), FIELD(ST_ANCHOR_GRAD, anchor_grad),
+    FIELD(ST_STEP_SIZE, step_size), FIELD(ST_PRECOND_N, precond_n),
+    FIELD(ST_PRECOND_COV, precond_cov), FIELD(ST_PRECOND_ESS, precond_ess),
+    FIELD(ST_SCORE, score), FIELD(ST_GENEALOGY, genealogy)};
+#undef FIELD
+
+static SEXP state_get(SEXP state, int f) { return sg_list_get(state, state_fields[f].name); }
+static double state_count(SEXP state, int f) {
+  return sg_scalar_count(state_get(state, f), state_fields[f].what);
+}
+static double state_double(SEXP state, int f) {
+  return sg_scalar_double(state_get(state, f), state_fields[f].what);
+}
+static SEXP state_vector(SEXP state, int f, int len) {
+  SEXP x = state_get(state, f);
   if (TYPEOF(x) != REALSXP || Rf_length(x) != len)
-    sg_input_error("`state$%s` must be a numeric vector of length %d.", name, len);
+    sg_input_error("`%s` must be a numeric vector of length %d.", state_fields[f].what, len);
   return x;
 }
 
@@ -89,11 +112,24 @@ static const char *out_names[N_OUT] = {
     "theta", "logw", "anchor", "anchor_grad", "anchor_n", "step_size_end", "precond_cov",
     "precond_n", "precond_ess", "slots", "score", "lambdas", "genealogy", "trace"};
 
+/* .Call entry: the names of the state fields read (state_fields) and of the result's (out_names),
+ * for test-sgais_state.R to check against R's run_state_fields. */
+SEXP ffi_sgais_state_fields(void) {
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)), names = PROTECT(Rf_allocVector(STRSXP, 2));
+  SEXP read = sg_new_column(out, names, 0, "read", STRSXP, N_STATE);
+  SEXP written = sg_new_column(out, names, 1, "written", STRSXP, N_OUT);
+  for (int f = 0; f < N_STATE; f++) SET_STRING_ELT(read, f, Rf_mkChar(state_fields[f].name));
+  for (int i = 0; i < N_OUT; i++) SET_STRING_ELT(written, i, Rf_mkChar(out_names[i]));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
 /* The reservoir of a state: its slots must point at held observations before the first new
  * one. Without one (cap 0) every observation is held from the first. */
 static sgais_reservoir reservoir_from_r(SEXP state, const sgais_settings *s, double from,
                                         double buffer_start) {
-  SEXP slots_in = sg_list_get(state, "slots");
+  SEXP slots_in = state_get(state, ST_SLOTS);
   const int held = (int) (from - buffer_start);
   sgais_reservoir res = {NULL, 0, s->reservoir_size};
   if (res.cap) {
@@ -124,12 +160,12 @@ static sg_precond *precond_from_r(SEXP state, const sgais_settings *s, const sg_
   sg_precond_set_free(pc, m);
   sg_precond *pcp = (s->a.move.preconditioner == SG_PRECOND_NONE) ? NULL : pc;
   *acc_len = !pcp ? 0 : (pc->kind == SG_PRECOND_DENSE ? dim * dim : dim);
-  double acc_n = sg_scalar_double(sg_list_get(state, "precond_n"), "state$precond_n");
+  double acc_n = state_double(state, ST_PRECOND_N);
   if (pcp && acc_n > 0.0) {
-    SEXP acc_in = state_vector(state, "precond_cov", *acc_len);
+    SEXP acc_in = state_vector(state, ST_PRECOND_COV, *acc_len);
     memcpy(pc->acc, REAL(acc_in), *acc_len * sizeof(double));
     pc->acc_n = acc_n;
-    pc->acc_ess = sg_scalar_double(sg_list_get(state, "precond_ess"), "state$precond_ess");
+    pc->acc_ess = state_double(state, ST_PRECOND_ESS);
   }
   return pcp;
 }
@@ -139,7 +175,7 @@ static sg_precond *precond_from_r(SEXP state, const sgais_settings *s, const sg_
  * without the control variate. */
 static double *score_from_r(SEXP state, const sgais_settings *s, int dim, int M) {
   if (!s->a.score_cv) return NULL;
-  SEXP score_in = sg_list_get(state, "score");
+  SEXP score_in = state_get(state, ST_SCORE);
   const size_t len = (size_t) dim * M;
   double *score = (double *) R_alloc(len, sizeof(double));
   if (TYPEOF(score_in) == REALSXP && (size_t) Rf_xlength(score_in) == len) {
@@ -216,30 +252,30 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
     if (sg_move_settings_for(&s.a.move, &m, &st)) sg_raise(&st);
   }
   const int dim = m.dim;
-  double from = sg_scalar_count(sg_list_get(state, "n"), "state$n");
+  double from = state_count(state, ST_N);
   double to = sg_scalar_count(n_end, "n_end");
-  double buffer_start = sg_scalar_count(sg_list_get(state, "buffer_start"), "state$buffer_start");
+  double buffer_start = state_count(state, ST_BUFFER_START);
   double budget = sg_scalar_double(time_budget, "time_budget");
   const sgais_schedule sched = schedule_from_r(schedule);
   if (from > to || from < buffer_start || to - buffer_start > m.n_obs)
     sg_input_error("`n_end` must lie between `state$n` and the number of observations.");
   sgais_reservoir res = reservoir_from_r(state, &s, from, buffer_start);
-  SEXP theta = sg_list_get(state, "theta");
+  SEXP theta = state_get(state, ST_THETA);
   /* early_particles particles until the mini-batch phase, `particles` after */
   const int M_in = (TYPEOF(theta) == REALSXP && Rf_isMatrix(theta)) ? Rf_ncols(theta) : -1;
   if (M_in < 0 || Rf_nrows(theta) != dim || (M_in != s.a.particles && M_in != s.early_particles))
     sg_input_error("`state$theta` must be a %d x %d numeric matrix.", dim,
                    from <= s.exact_until ? s.early_particles : s.a.particles);
   int M = M_in;
-  SEXP logw = state_vector(state, "logw", M);
-  const uint64_t key = sg_rng_key_from_state(sg_list_get(state, "key"), "state$key");
-  double anchor_n = sg_scalar_count(sg_list_get(state, "anchor_n"), "state$anchor_n");
+  SEXP logw = state_vector(state, ST_LOGW, M);
+  const uint64_t key = sg_rng_key_from_state(state_get(state, ST_KEY), state_fields[ST_KEY].what);
+  double anchor_n = state_count(state, ST_ANCHOR_N);
   int has_anchor = anchor_n > 0;
-  SEXP anchor_theta = state_vector(state, "anchor", has_anchor ? dim : 0);
-  SEXP anchor_grad = state_vector(state, "anchor_grad", has_anchor ? dim : 0);
+  SEXP anchor_theta = state_vector(state, ST_ANCHOR, has_anchor ? dim : 0);
+  SEXP anchor_grad = state_vector(state, ST_ANCHOR_GRAD, has_anchor ? dim : 0);
   if (anchor_n > from) sg_input_error("`state$anchor_n` must not exceed `state$n`.");
   /* the adapted step in target widths; 0 at the start: the configured step_size */
-  double step_size = sg_scalar_double(sg_list_get(state, "step_size"), "state$step_size");
+  double step_size = state_double(state, ST_STEP_SIZE);
   if (!(step_size > 0.0) || !R_FINITE(step_size)) step_size = s.a.move.base_step;
   sg_precond pc;
   int acc_len;
@@ -265,7 +301,7 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
 
   sg_status st = {SG_OK, ""};
   sg_genealogy gen;
-  sg_genealogy_from_r(sg_list_get_optional(state, "genealogy"),
+  sg_genealogy_from_r(sg_list_get_optional(state, state_fields[ST_GENEALOGY].name),
                       s.early_particles > s.a.particles ? s.early_particles : s.a.particles, M,
                       &gen);
   x.genealogy = &gen;

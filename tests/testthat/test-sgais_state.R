@@ -358,3 +358,21 @@ test_that("an interrupted sgais() returns the fit of its last whole chunk, which
   more <- quietly(sgais(fit, rows(n + seq_len(1234)), progress = FALSE))
   same_run(quietly(sgais(model(seq_len(n + 1234)), seed = 2, progress = FALSE)), more)
 })
+
+test_that("the fields the C core reads and returns are those of R's run-state table", {
+  c_fields <- .Call(sgais:::C_ffi_sgais_state_fields)
+  fields <- sgais:::run_state_fields
+  expect_gt(length(c_fields$read), 10)
+  expect_identical(setdiff(c_fields$read, names(fields)), character(0))
+  # the result's fields R's table takes a state from after a call (res$<name>)
+  taken <- function(e) {
+    if (!is.call(e)) return(character(0))
+    if (identical(e[[1]], as.name("$")) && identical(e[[2]], as.name("res"))) {
+      return(as.character(e[[3]]))
+    }
+    unlist(lapply(as.list(e)[-1], taken))
+  }
+  read_back <- unique(unlist(lapply(fields, function(f) taken(f$after))))
+  expect_gt(length(read_back), 10)
+  expect_identical(setdiff(read_back, c_fields$written), character(0))
+})
