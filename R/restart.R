@@ -170,31 +170,25 @@ restart_execute <- function(model, key, at, M, rerun, shuffle = TRUE) {
 
 # The slices of a run of SGAIS's sampler to n_end: `run(model, state, n_end, cs, schedule,
 # budget)` calls the C core, which stops before a chunk that calls for a restart (its `stop`,
-# restart_stopped()); the restart runs in its place, its trace row added.
+# sgais_r.c: that chunk's end, 0 for none, and whether it was a shift); the restart runs in its
+# place, its trace row added to the core's, whose chunks did not restart.
 restart_slices <- function(model, settings, cs, n_end, schedule, run) {
   policy <- restart_policy(model, settings)
   function(state, budget) {
     cs <- restart_triggers(cs, policy, state)
-    out <- restart_stopped(run(model, state, n_end, cs, schedule, budget))
-    at <- out$restart_at
+    out <- run(model, state, n_end, cs, schedule, budget)
+    out$trace$restarts <- out$trace$shift_restarts <- integer(nrow(out$trace))
+    at <- out$stop[1]
     if (at > 0) {
       again <- sgais_restart(model, out$state, at, policy$cs, run, policy$whole)
       again$state$shift_restart_n <- if (at < cs$restart_due) at else state$shift_restart_n
       # whether the restart's chunk was a shift, whatever called for the restart (?detect_shifts)
-      again$trace$shift_restarts <- as.integer(isTRUE(out$restart_shift))
+      again$trace$shift_restarts <- as.integer(out$stop[2] == 1)
       out$state <- again$state
       out$trace <- rbind(out$trace, again$trace)
     }
     out[c("state", "trace")]
   }
-}
-
-# A call of the C core's `out` (state, trace) with the restart columns of its chunks (none
-# restarted: the core stops before) and where it stopped for a restart, from out$stop
-# (sgais_r.c: that chunk's end, 0 for none, and whether the chunk was a shift).
-restart_stopped <- function(out) {
-  out$trace$restarts <- out$trace$shift_restarts <- integer(nrow(out$trace))
-  c(out, list(restart_at = out$stop[1], restart_shift = out$stop[2] == 1))
 }
 
 # A restart of SGAIS's sampler at `at` observations (`state`: the run's state before the chunk

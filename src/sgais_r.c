@@ -23,20 +23,16 @@ static sgais_settings settings_from_r(SEXP x) {
   return s;
 }
 
-/* The run-state fields this entry reads, one table: their names are R's (run_state_fields,
- * R/sgais_state.R; test-sgais_state.R checks them through ffi_sgais_state_fields()), and `what`
- * names a field in messages. */
+/* The run-state fields this entry reads, in one table: R's names (run_state_fields in
+ * R/sgais_state.R; test-sgais_state.R compares them) and the names its messages give. */
 enum { ST_N, ST_BUFFER_START, ST_SLOTS, ST_THETA, ST_LOGW, ST_KEY, ST_ANCHOR_N, ST_ANCHOR,
        ST_ANCHOR_GRAD, ST_STEP_SIZE, ST_PRECOND_N, ST_PRECOND_COV, ST_PRECOND_ESS, ST_SCORE,
        ST_GENEALOGY, N_STATE };
-#define FIELD(id, name) [id] = {#name, "state$" #name}
+#define FIELD(name) {#name, "state$" #name}
 static const struct { const char *name, *what; } state_fields[N_STATE] = {
-    FIELD(ST_N, n), FIELD(ST_BUFFER_START, buffer_start), FIELD(ST_SLOTS, slots),
-    FIELD(ST_THETA, theta), FIELD(ST_LOGW, logw), FIELD(ST_KEY, key),
-    FIELD(ST_ANCHOR_N, anchor_n), FIELD(ST_ANCHOR, anchor), FIELD(ST_ANCHOR_GRAD, anchor_grad),
-    FIELD(ST_STEP_SIZE, step_size), FIELD(ST_PRECOND_N, precond_n),
-    FIELD(ST_PRECOND_COV, precond_cov), FIELD(ST_PRECOND_ESS, precond_ess),
-    FIELD(ST_SCORE, score), FIELD(ST_GENEALOGY, genealogy)};
+    FIELD(n), FIELD(buffer_start), FIELD(slots), FIELD(theta), FIELD(logw), FIELD(key),
+    FIELD(anchor_n), FIELD(anchor), FIELD(anchor_grad), FIELD(step_size), FIELD(precond_n),
+    FIELD(precond_cov), FIELD(precond_ess), FIELD(score), FIELD(genealogy)};
 #undef FIELD
 
 static SEXP state_get(SEXP state, int f) { return sg_list_get(state, state_fields[f].name); }
