@@ -6,7 +6,7 @@
 # `n`: the observations the fit has seen;
 # `resume`: one list per replicate, the C sampler state after the last whole chunk (theta, logw,
 #   n, the control-variate anchor, the adapted step, the preconditioner's running covariance; see
-#   ffi_sgais_run() in src/sgais.c), with `key`, the key of the replicate's random streams
+#   state_fields in src/sgais_r.c), with `key`, the key of the replicate's random streams
 #   (src/rng.h), and R's RNG state at that point as `seed` (for draws in R, e.g. the key of a fit
 #   saved before keys existed), so a continuation neither uses nor changes the session's stream;
 # `traces`: one data frame per replicate, its chunk by chunk trace (the last row `partial` when
@@ -31,8 +31,8 @@ new_sgais_state <- function(particles, log_weights, n, resume, traces, pilot = N
 # `key` and `at`, R/restart.R), after a call of the core that processed chunks (from the core's
 # result `res`, its trace `tr` of `k` rows and the `state` before), and in a fit saved before
 # the field existed (upgrade_sgais_state()). `absent`: not in the record then. `finite`: numbers
-# that validate_sgais_state() requires finite. The fields the core reads are described at
-# ffi_sgais_run().
+# that validate_sgais_state() requires finite. The fields the core reads, with what each must
+# hold, are its table state_fields (src/sgais_r.c).
 run_state_field <- function(start, after, old, finite = FALSE) {
   list(start = substitute(start), after = substitute(after),
        old = if (missing(old)) quote(absent) else substitute(old), finite = finite)

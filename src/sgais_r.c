@@ -23,16 +23,30 @@ static sgais_settings settings_from_r(SEXP x) {
   return s;
 }
 
-/* The run-state fields this entry reads, in one table: R's names (run_state_fields in
- * R/sgais_state.R; test-sgais_state.R compares them) and the names its messages give. */
+/* The run-state fields ffi_sgais_run() reads, in one table: R's names (run_state_fields in
+ * R/sgais_state.R; test-sgais_state.R compares them), the names its messages give, and what
+ * each must hold. */
 enum { ST_N, ST_BUFFER_START, ST_SLOTS, ST_THETA, ST_LOGW, ST_KEY, ST_ANCHOR_N, ST_ANCHOR,
        ST_ANCHOR_GRAD, ST_STEP_SIZE, ST_PRECOND_N, ST_PRECOND_COV, ST_PRECOND_ESS, ST_SCORE,
        ST_GENEALOGY, N_STATE };
 #define FIELD(name) {#name, "state$" #name}
 static const struct { const char *name, *what; } state_fields[N_STATE] = {
-    FIELD(n), FIELD(buffer_start), FIELD(slots), FIELD(theta), FIELD(logw), FIELD(key),
-    FIELD(anchor_n), FIELD(anchor), FIELD(anchor_grad), FIELD(step_size), FIELD(precond_n),
-    FIELD(precond_cov), FIELD(precond_ess), FIELD(score), FIELD(genealogy)};
+    FIELD(n),            /* a count: the observations absorbed */
+    FIELD(buffer_start), /* a count: the model's data hold observation k + 1 at column k - it */
+    FIELD(slots),        /* integers, min(n, reservoir_size): the columns a bounded reservoir
+                          * keeps of the earlier observations (0-based) */
+    FIELD(theta),        /* a dim x M matrix: the particles */
+    FIELD(logw),         /* M numbers: their log-weights */
+    FIELD(key),          /* the key of the run's random streams (rng.h) */
+    FIELD(anchor_n),     /* a count: the control-variate anchor's observations, 0 before one */
+    FIELD(anchor),       /* dim numbers (none before there is an anchor): its point */
+    FIELD(anchor_grad),  /* dim numbers (none before): its gradient */
+    FIELD(step_size),    /* a number: the adapted step in target widths, 0 at the start */
+    FIELD(precond_n),    /* a number: the weight of the preconditioner's running covariance */
+    FIELD(precond_cov),  /* that covariance, dim x dim (dense) or dim numbers, if precond_n > 0 */
+    FIELD(precond_ess),  /* a number: its ESS */
+    FIELD(score),        /* dim x M numbers or none: the particles' scores (score_from_r) */
+    FIELD(genealogy)};   /* absent or NULL at a run's start, else sg_genealogy_from_r's */
 #undef FIELD
 
 static SEXP state_get(SEXP state, int f) { return sg_list_get(state, state_fields[f].name); }
@@ -90,17 +104,9 @@ static const sg_column trace_columns[] = {
     COL(genealogy_var, REALSXP)};
 #undef COL
 
-/* .Call entry: continue a run from `state` (a list: theta, the particles as a dim x M matrix;
- * logw; n, the observations absorbed; anchor, anchor_grad and anchor_n, the control-variate
- * anchor, of length 0 before there is one; step_size, the adapted step in target widths, 0 at
- * the start; precond_cov, precond_n and precond_ess, the preconditioner's running covariance,
- * precond_n = 0 before there is one; buffer_start and slots, where the model's data hold the
- * observations: the (k + 1)-th of the stream at column k - buffer_start, and with a bounded
- * reservoir the earlier ones it keeps at the 0-based columns `slots`; score, each particle's
- * score for the score control variate, a dim x M matrix or empty; genealogy, the particles'
- * (sg_genealogy_from_r), absent or NULL at a run's start), adding observations up
- * to n_end, with the chunks in `schedule` (schedule_from_r) on its steps. Returns the new
- * state's fields, every annealing step's lambda and one trace entry per chunk processed. */
+/* .Call entry: continue a run from `state` (a list, state_fields), adding observations up to
+ * n_end, with the chunks in `schedule` (schedule_from_r) on its steps. Returns the new state's
+ * fields, every annealing step's lambda and one trace entry per chunk processed. */
 /* The result list: the state after the call, then the trace of its chunks (trace_columns). */
 enum { THETA, LOGW, ANCHOR, ANCHOR_GRAD, ANCHOR_N, STEP_SIZE_END, PRECOND_COV, PRECOND_N,
        PRECOND_ESS, SLOTS, SCORE, LAMBDAS, GENEALOGY, TRACE, N_OUT };
