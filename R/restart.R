@@ -141,16 +141,15 @@ restart_never <- function(cs) {
   cs
 }
 
-# The fields of SGAIS's run state (run_state_fields, R/sgais_state.R, which splices them in)
-# that restarts keep: the observations at the last restart and at the last after a shift
-# (restart_triggers()), and whether one has started from the reference (sgais_restart()).
-restart_state_fields <- function() {
-  list(
-    restart_n = run_state_field(at, state$restart_n, 0),
-    shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
-    reference_restart = run_state_field(FALSE, state$reference_restart, FALSE)
-  )
-}
+# The fields of SGAIS's run state that restarts keep: the observations at the last restart and
+# at the last after a shift (restart_triggers(), restart_slices()), and whether one has started
+# from the reference (sgais_restart()). Rows of run_state_fields (R/sgais_state.R), which
+# evaluates this call where run_state_field() is defined (that file is collated after this one).
+restart_state_fields <- quote(list(
+  restart_n = run_state_field(at, state$restart_n, 0),
+  shift_restart_n = run_state_field(0, state$shift_restart_n, 0),
+  reference_restart = run_state_field(FALSE, state$reference_restart, FALSE)
+))
 
 # The restart of any estimator's run at `at` observations: `rerun(model, drawn)` runs it on the
 # observations so far (in a random order where its result depends on theirs: `shuffle`) from

@@ -55,7 +55,7 @@ run_state_fields <- c(list(
   key = run_state_field(key, state$key),
   log_z = run_state_field(absent, tr$log_evidence[k], finite = TRUE),
   lambdas = run_state_field(numeric(0), c(state$lambdas, res$lambdas), finite = TRUE)
-), restart_state_fields(), list(
+), eval(restart_state_fields), list(
   genealogy = run_state_field(NULL, res$genealogy)
 ))
 
