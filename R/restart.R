@@ -68,7 +68,8 @@ NULL
 # triggers once per run; for SGAIS's sampler restart_triggers() passes them to the C core, whose
 # sg_restart_due() (src/restart.c) stops the run before a chunk whose end calls for a restart,
 # and restart_slices() runs it; online nested sampling restarts on the grid only
-# (ons_next_state()). Both run it through restart_execute().
+# (ons_next_state()). Both run it through restart_execute(). The settings (restart_settings())
+# and the run-state fields (restart_state_fields) of restarts are declared here too.
 
 # The restart policy of a run of `model` with `settings`: the grid's ratio `every` and `base`
 # (`exact_until` or `chunk_size`, as restarts do not run in one chunk or do; SIR on groups: its
