@@ -90,9 +90,9 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
   expect_false(identical(own$state$resume[[1]]$lambdas, own$state$resume[[2]]$lambdas))
   expect_error(quiet_sgais(model, replicates = 2, schedule = c(0.5, 1)),
                "`schedule` must be NULL, \"adaptive\", \"pilot\", not a double vector of length 2")
-  # the estimators without annealing steps have no schedule
-  expect_identical(quietly(sir(model, replicates = 2, seed = 1, progress = FALSE))$annealing,
-                   "adaptive")
+  # the estimators without annealing steps have no schedule (20 particles: at any number)
+  expect_identical(quietly(sir(model, replicates = 2, particles = 20, early_particles = 20,
+                               seed = 1, progress = FALSE))$annealing, "adaptive")
 })
 
 test_that("confint() uses the t quantile of the replicates' standard error", {
@@ -147,23 +147,25 @@ test_that("replicates give identical results under sequential and multisession p
   skip_on_cran()
   skip_if_not_installed("future")
   model <- small_model(800)
+  # (20 particles: the random streams do not depend on their number)
+  lean <- function(...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
   withr::defer(future::plan(future::sequential))
   future::plan(future::sequential)
-  seq_fit <- quiet_sgais(model, replicates = 3, seed = 7)
-  seq_ais <- quietly(ais(model, replicates = 2, seed = 8, progress = FALSE))
+  seq_fit <- lean(replicates = 3, seed = 7)
+  seq_ais <- quietly(ais(model, replicates = 2, particles = 20, seed = 8, progress = FALSE))
   future::plan(future::multisession, workers = 2)
-  par_fit <- quiet_sgais(model, replicates = 3, seed = 7)
-  par_ais <- quietly(ais(model, replicates = 2, seed = 8, progress = FALSE))
+  par_fit <- lean(replicates = 3, seed = 7)
+  par_ais <- quietly(ais(model, replicates = 2, particles = 20, seed = 8, progress = FALSE))
   expect_identical(par_fit$replicate_log_evidence, seq_fit$replicate_log_evidence)
   expect_identical(state_without_time(par_fit$state), state_without_time(seq_fit$state))
   expect_identical(par_ais$replicate_log_evidence, seq_ais$replicate_log_evidence)
   # and set.seed() makes an unseeded call reproducible
   future::plan(future::sequential)
-  set.seed(3); a <- quiet_sgais(model, replicates = 2)
-  set.seed(3); b <- quiet_sgais(model, replicates = 2)
+  set.seed(3); a <- lean(replicates = 2)
+  set.seed(3); b <- lean(replicates = 2)
   expect_identical(a$replicate_log_evidence, b$replicate_log_evidence)
   # an unseeded call advances the session's stream: the next one is another run
-  c <- quiet_sgais(model, replicates = 2)
+  c <- lean(replicates = 2)
   expect_false(identical(b$replicate_log_evidence, c$replicate_log_evidence))
 })
 
@@ -171,15 +173,16 @@ test_that("replicates leave the session's random number generator as it was", {
   # future.apply switches the session to L'Ecuyer-CMRG; every later set.seed() would then give
   # other streams
   model <- small_model(600)
+  lean <- function(...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
   kind <- RNGkind()
   set.seed(11); x <- runif(1)
-  quiet_sgais(model, replicates = 2, seed = 1)
+  lean(replicates = 2, seed = 1)
   expect_identical(RNGkind(), kind)
   set.seed(11)
   expect_identical(runif(1), x)
   # an unseeded call advances the caller's stream, deterministically
-  set.seed(12); quiet_sgais(model, replicates = 2); y1 <- runif(1)
-  set.seed(12); quiet_sgais(model, replicates = 2); y2 <- runif(1)
+  set.seed(12); lean(replicates = 2); y1 <- runif(1)
+  set.seed(12); lean(replicates = 2); y2 <- runif(1)
   expect_identical(y1, y2)
 })
 
