@@ -199,12 +199,13 @@ test_that("models compare on the observations they hold, those written in R too"
   held <- quietly(compare_models(m, seed = 5, progress = FALSE, method = "sgais"))
   expect_identical(held$trajectory, quietly(compare_models(m, d, seed = 5, progress = FALSE, method = "sgais"))$trajectory)
   # two models written in R on the data they hold, the paper's regression with two priors: the
-  # comparison of the same models built in, to rounding (test-custom_model.R; 20 particles, as a
-  # model in R is slow and none of this depends on their number)
+  # comparison of the same models built in, to rounding (test-custom_model.R; 20 particles and
+  # 300 rows, as a model in R is slow and none of this depends on them)
   lean <- function(models) {
     quietly(compare_models(models, seed = 11, progress = FALSE, method = "sgais",
                            particles = 20, early_particles = 20))
   }
+  d <- d[1:300, ]
   cmp <- lean(list(wide = r_linear_regression(d, prior = normal_prior(sd = 10)),
                    narrow = r_linear_regression(d)))
   expect_s3_class(cmp, "sgais_comparison")
