@@ -52,10 +52,12 @@ test_that("replicates combine by log-mean-exp with a jackknife standard error", 
 
 test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk", {
   model <- small_model(1300)
-  fit <- quiet_sgais(model, replicates = 3, seed = 4)
+  # (20 particles: the schedules' sharing does not depend on their number)
+  lean <- function(model, ...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
+  fit <- lean(model, replicates = 3, seed = 4)
   expect_identical(fit$annealing, "pilot")
   # the pilot is the plain run with this seed; its steps, chunk by chunk, the replicates'
-  plain <- quiet_sgais(model, seed = 4)
+  plain <- lean(model, seed = 4)
   expect_identical(fit$pilot$log_evidence, plain$log_evidence)
   expect_false(fit$pilot$log_evidence %in% fit$replicate_log_evidence)
   lambdas <- lapply(fit$state$resume, `[[`, "lambdas")
@@ -69,7 +71,7 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
                sum(fit$trajectory$chunk_gradient_evaluations) + plain$gradient_evaluations)
   expect_output(print(fit), "on a pilot run's schedule")
   # chunks with the score control variate (from n_prev = 4 chunks on) anneal adaptively
-  longer <- quiet_sgais(small_model(3000), replicates = 2, seed = 4)
+  longer <- lean(small_model(3000), replicates = 2, seed = 4)
   by_chunk <- function(r) {
     split(longer$state$resume[[r]]$lambdas,
           rep(seq_along(longer$state$traces[[r]]$n), longer$state$traces[[r]]$annealing_steps))
@@ -80,7 +82,7 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
   expect_identical(first[early], second[early])
   expect_false(identical(first[!early], second[!early]))
   # each replicate choosing its own steps
-  own <- quiet_sgais(model, replicates = 2, schedule = "adaptive", seed = 4)
+  own <- lean(model, replicates = 2, schedule = "adaptive", seed = 4)
   expect_identical(own$annealing, "adaptive")
   # their steps in a chunk are means, printed with one decimal
   own$trajectory$annealing_steps[1] <- 47 / 3
@@ -88,9 +90,9 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
   expect_null(own$pilot)
   expect_null(own$state$pilot)
   expect_false(identical(own$state$resume[[1]]$lambdas, own$state$resume[[2]]$lambdas))
-  expect_error(quiet_sgais(model, replicates = 2, schedule = c(0.5, 1)),
+  expect_error(lean(model, replicates = 2, schedule = c(0.5, 1)),
                "`schedule` must be NULL, \"adaptive\", \"pilot\", not a double vector of length 2")
-  # the estimators without annealing steps have no schedule (20 particles: at any number)
+  # the estimators without annealing steps have no schedule
   expect_identical(quietly(sir(model, replicates = 2, particles = 20, early_particles = 20,
                                seed = 1, progress = FALSE))$annealing, "adaptive")
 })
