@@ -254,11 +254,11 @@ test_that("compare_models() sets models with and without the random intercept si
                         sghmc_steps = 5, min_sghmc_steps = 2, method = "sgais")
   expect_equal(cmp$fits$patient$n, 8L)
   expect_equal(max(cmp$trajectory$n), 100)
-  more <- update(cmp, d[101:160, ], progress = FALSE)
+  more <- update(cmp, d[101:130, ], progress = FALSE)
   # the fits meet where both have a point (the end of the data), counted in rows
-  expect_equal(max(more$trajectory$n), 160)
+  expect_equal(max(more$trajectory$n), 130)
   expect_equal(nrow(more$trajectory), 2 * length(unique(more$trajectory$n)))
-  expect_equal(more$fits$patient$n, 8L + length(unique(d$g[101:160])))
+  expect_equal(more$fits$patient$n, 8L + length(unique(d$g[101:130])))
   # a model of groups takes mini-batches of about 500 rows' worth of groups
   expect_equal(cmp$fits$patient$settings$batch_size, 40L) # 100 rows in 8 groups
   expect_equal(cmp$fits$plain$settings$batch_size, 500L)
