@@ -70,9 +70,10 @@ test_that("continuing works for the paper's preset and for replicates", {
 test_that("a continued fit uses its own random streams, under any plan", {
   skip_on_cran()
   d <- online_data(1500)
+  # (20 particles: the streams do not depend on their number)
   part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:600, ],
-                                          noise_sd = 1), replicates = 2, seed = 4,
-                        progress = FALSE))
+                                          noise_sd = 1), replicates = 2, particles = 20,
+                        early_particles = 20, seed = 4, progress = FALSE))
   set.seed(1)
   before <- .Random.seed
   kind <- RNGkind()
