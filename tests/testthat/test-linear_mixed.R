@@ -157,9 +157,11 @@ test_that("predictive densities use the group's rows for a known group and the p
 
 test_that("compare_models() weighs a random intercept against none", {
   d <- mixed_data(1000, 20, seed = 8)
+  # (20 particles: the models are 376 nats apart, known to 0.5)
   cmp <- compare_models(list(random = linear_regression(y ~ x + (1 | g), d, noise_sd = NULL),
                              fixed = linear_regression(y ~ x, d, noise_sd = NULL)),
-                        seed = 1, progress = FALSE, method = "sgais")
+                        seed = 1, progress = FALSE, method = "sgais", particles = 20,
+                        early_particles = 20)
   final <- as.data.frame(cmp)
   final <- final[final$n == max(final$n), ]
   expect_gt(final$log_evidence[final$model == "random"],
