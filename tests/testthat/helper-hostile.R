@@ -584,8 +584,15 @@ hostile_table <- function() {
   # hard but well-posed data: a result, and a right one (checked against the exact evidence)
   for (est in c("sgais", "ais", "nested_sampling")) {
     add(list(result_case(est, quote(linear_regression(y ~ ., x_scaled, noise_sd = 1)))))
-    # nested sampling shrinks onto 1,000 identical points for 17 s: the validation tier runs it
-    add(list(result_case(est, quote(gaussian_mixture(same_points, components = 1)),
+    # identical points: 300 for the annealing estimators (seeds 1-3 within 0.6 nats of the
+    # closed form, on 1,000 within 0.93, in a third to a sixth of the time); nested sampling
+    # shrinks onto 1,000 of them for 17 s: the validation tier runs it
+    same <- if (est == "nested_sampling") {
+      quote(same_points)
+    } else {
+      quote(same_points[1:300, , drop = FALSE])
+    }
+    add(list(result_case(est, bquote(gaussian_mixture(.(same), components = 1)),
                          slow = est == "nested_sampling")))
   }
   one(posterior_samples(sgais(m, control = sgais_control("paper"), seed = 1, progress = FALSE), 1000),

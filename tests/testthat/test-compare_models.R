@@ -199,12 +199,13 @@ test_that("models compare on the observations they hold, those written in R too"
   held <- quietly(compare_models(m, seed = 5, progress = FALSE, method = "sgais"))
   expect_identical(held$trajectory, quietly(compare_models(m, d, seed = 5, progress = FALSE, method = "sgais"))$trajectory)
   # two models written in R on the data they hold, the paper's regression with two priors: the
-  # comparison of the same models built in, to rounding (test-custom_model.R; 20 particles, as a
-  # model in R is slow and none of this depends on their number)
+  # comparison of the same models built in, to rounding (test-custom_model.R; 20 particles and
+  # 300 rows, as a model in R is slow and none of this depends on them)
   lean <- function(models) {
     quietly(compare_models(models, seed = 11, progress = FALSE, method = "sgais",
                            particles = 20, early_particles = 20))
   }
+  d <- d[1:300, ]
   cmp <- lean(list(wide = r_linear_regression(d, prior = normal_prior(sd = 10)),
                    narrow = r_linear_regression(d)))
   expect_s3_class(cmp, "sgais_comparison")
@@ -219,18 +220,20 @@ test_that("models compare on the observations they hold, those written in R too"
 test_that("with standard errors, a comparison prints intervals and warns of a close call", {
   d <- comparison_data(300)
   m <- comparison_models(d)
-  cmp <- quietly(compare_models(m, d, replicates = 3, seed = 1, progress = FALSE, method = "sgais"))
+  # (20 particles: none of this depends on their number)
+  lean <- list(particles = 20, early_particles = 20, seed = 1, progress = FALSE, method = "sgais")
+  cmp <- quietly(do.call(compare_models, c(list(m, d, replicates = 3), lean)))
   expect_output(print(cmp), "interval")
   last <- sgais:::comparison_final(cmp)
   bounds <- sgais:::comparison_intervals(last, cmp$prior, "probability")
   expect_true(all(bounds$lower <= last$probability & last$probability <= bounds$upper))
   # two models alike: the same fit twice, 0 nats apart, well within 2 SE
-  expect_warning(compare_models(list(a = m$all, b = m$all), d, replicates = 2, seed = 1,
-                                progress = FALSE, method = "sgais"),
+  expect_warning(do.call(compare_models, c(list(list(a = m$all, b = m$all), d, replicates = 2),
+                                            lean)),
                  "within 2 standard errors: `a` leads `b` by 0.00 nats",
                  class = "sgais_warning_close_call")
   # one run each: the SEs the runs predict for themselves, with intervals and the warning too
-  expect_warning(single <- compare_models(list(a = m$all, b = m$all), d, seed = 1, progress = FALSE, method = "sgais"),
+  expect_warning(single <- do.call(compare_models, c(list(list(a = m$all, b = m$all), d), lean)),
                  class = "sgais_warning_close_call")
   expect_true(any(grepl("interval", format(single))))
   # the paper preset's single runs have no SE: no interval, no warning

@@ -78,9 +78,15 @@ test_that("kernels keep runs reproducible: same seed, slices and threads", {
   for (kernel in c("sgld", "austerity", "confidence")) expect_reproducible_sgais(model, kernel)
   old <- sgais_threads()
   on.exit(suppressWarnings(sgais_threads(old)))
+  # (past the exact phase; 20 particles: the thread count's irrelevance does not depend on them)
   big <- linear_regression(y ~ ., simulate_linear_regression(3000, seed = 2), noise_sd = 1)
-  one <- suppressWarnings({sgais_threads(1); quietly(sgais(big, kernel = "austerity", seed = 2, progress = FALSE))})
-  two <- suppressWarnings({sgais_threads(2); quietly(sgais(big, kernel = "austerity", seed = 2, progress = FALSE))})
+  austerity <- function(threads) {
+    suppressWarnings(sgais_threads(threads))
+    quietly(sgais(big, kernel = "austerity", particles = 20, early_particles = 20, seed = 2,
+                  progress = FALSE))
+  }
+  one <- austerity(1)
+  two <- austerity(2)
   expect_identical(one$log_evidence, two$log_evidence)
   expect_identical(one$trajectory$data_fraction, two$trajectory$data_fraction)
 })
@@ -359,9 +365,9 @@ test_that("FlyMC on softmax regression keeps runs reproducible: same seed, slice
   expect_reproducible_flymc(model)
   # a reservoir as large as the data holds every observation in order, so the bound collapsed
   # over its buffer positions (the hooks' idx path) is the one over the range: the same fit
-  fit <- function(size) {
-    quietly(sgais(model, kernel = "flymc", exact_until = 200, reservoir_size = size, seed = 3,
-                  progress = FALSE))$log_evidence
+  fit <- function(size) { # (20 particles: the identity does not depend on their number)
+    quietly(sgais(model, kernel = "flymc", exact_until = 200, reservoir_size = size,
+                  particles = 20, early_particles = 20, seed = 3, progress = FALSE))$log_evidence
   }
   expect_identical(fit(model$n), fit(Inf))
 })

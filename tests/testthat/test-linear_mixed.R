@@ -157,9 +157,11 @@ test_that("predictive densities use the group's rows for a known group and the p
 
 test_that("compare_models() weighs a random intercept against none", {
   d <- mixed_data(1000, 20, seed = 8)
+  # (20 particles: the models are 376 nats apart, known to 0.5)
   cmp <- compare_models(list(random = linear_regression(y ~ x + (1 | g), d, noise_sd = NULL),
                              fixed = linear_regression(y ~ x, d, noise_sd = NULL)),
-                        seed = 1, progress = FALSE, method = "sgais")
+                        seed = 1, progress = FALSE, method = "sgais", particles = 20,
+                        early_particles = 20)
   final <- as.data.frame(cmp)
   final <- final[final$n == max(final$n), ]
   expect_gt(final$log_evidence[final$model == "random"],
@@ -431,9 +433,12 @@ test_that("a random-intercept model streams in blocks as one fit, and passes its
     do.call(linear_regression, c(list(y ~ x + (1 | g), d[rows, ], noise_sd = NULL,
                                       variance_scale = 1), priors))
   }
-  whole <- sgais(build(1:800), seed = 3, progress = FALSE)
+  # (20 particles: the identity does not depend on their number, and the audit's bound is its
+  # tolerance, 3 nats, at 50 particles too)
+  whole <- sgais(build(1:800), particles = 20, early_particles = 20, seed = 3, progress = FALSE)
   # the template's rows are not the stream's: the stream's own groups and sums are used
-  streamed <- sgais_stream(build(1:50), d, block_size = 350, seed = 3, progress = FALSE)
+  streamed <- sgais_stream(build(1:50), d, block_size = 350, particles = 20,
+                           early_particles = 20, seed = 3, progress = FALSE)
   expect_identical(streamed$log_evidence, whole$log_evidence)
   expect_identical(streamed$model$group_sums, whole$model$group_sums)
   # the audit re-estimates on shuffled copies, each row keeping its group's earlier sums

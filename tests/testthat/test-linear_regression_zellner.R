@@ -131,12 +131,12 @@ test_that("the C prior's slopes integrate to one", {
   for (model in list(model, linear_regression(rating ~ complaints + learning, attitude,
                                                prior = g_prior(10)))) {
     flat <- flat_top(65, f[1], f[2], f[3]) + flat_top(4, f[4], f[5], f[6])
-    density <- function(b1, b2) {
-      exp(sgais:::model_evaluate(model, c(65, b1, b2, 4))$log_prior - flat)
+    density <- function(b1, b2) { # (at the points b1, in one call)
+      theta <- rbind(65, b1, b2, 4)
+      exp(.Call(sgais:::C_ffi_model_log_density, model, theta)[1, ] - flat)
     }
     inner <- function(b2) vapply(b2, function(v) {
-      stats::integrate(function(b1) vapply(b1, density, 0, b2 = v), -Inf, Inf,
-                       rel.tol = 1e-9)$value
+      stats::integrate(density, -Inf, Inf, b2 = v, rel.tol = 1e-9)$value
     }, 0)
     expect_equal(stats::integrate(inner, -Inf, Inf, rel.tol = 1e-9)$value, 1, tolerance = 1e-5)
   }

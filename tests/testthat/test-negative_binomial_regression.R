@@ -84,8 +84,11 @@ test_that("formula and matrix interfaces build the same model; new rows continue
   expect_identical(f$parameter_names, c("(Intercept)", "x", "log_overdispersion"))
   expect_output(print(f), "NB\\(mean mu, size omega\\^-2\\)")
   expect_output(print(f), "omega ~ half-normal\\(sd = 1\\)")
-  whole <- quiet_sgais(f, seed = 3)
-  first <- quiet_sgais(negative_binomial_regression(y ~ x + offset(log(t)), d[1:120, ], prior = "paper"), seed = 3)
+  # (20 particles: continuation does not depend on their number)
+  whole <- quiet_sgais(f, particles = 20, early_particles = 20, seed = 3)
+  first <- quiet_sgais(negative_binomial_regression(y ~ x + offset(log(t)), d[1:120, ],
+                                                    prior = "paper"),
+                       particles = 20, early_particles = 20, seed = 3)
   expect_identical(log_evidence(quietly(sgais(first, d[121:200, ], progress = FALSE))),
                    log_evidence(whole))
   # priors of its own on the coefficients, as the other regressions

@@ -305,8 +305,9 @@ test_that("a regression with priors of its own continues on new rows as one run"
     logistic_regression(I(y > 0) ~ x1 + x2, data[rows, ], prior = cauchy_prior(scale = c(1, 3)),
                         prior_intercept = normal_prior(-1, 2))
   }
-  whole <- quiet_sgais(build(1:900), seed = 2)
-  first <- quiet_sgais(build(1:600), seed = 2)
+  # (20 particles: continuation does not depend on their number)
+  whole <- quiet_sgais(build(1:900), particles = 20, early_particles = 20, seed = 2)
+  first <- quiet_sgais(build(1:600), particles = 20, early_particles = 20, seed = 2)
   expect_identical(log_evidence(quietly(sgais(first, data[601:900, ], progress = FALSE))),
                    log_evidence(whole))
 })

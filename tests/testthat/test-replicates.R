@@ -52,10 +52,12 @@ test_that("replicates combine by log-mean-exp with a jackknife standard error", 
 
 test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk", {
   model <- small_model(1300)
-  fit <- quiet_sgais(model, replicates = 3, seed = 4)
+  # (20 particles: the schedules' sharing does not depend on their number)
+  lean <- function(model, ...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
+  fit <- lean(model, replicates = 3, seed = 4)
   expect_identical(fit$annealing, "pilot")
   # the pilot is the plain run with this seed; its steps, chunk by chunk, the replicates'
-  plain <- quiet_sgais(model, seed = 4)
+  plain <- lean(model, seed = 4)
   expect_identical(fit$pilot$log_evidence, plain$log_evidence)
   expect_false(fit$pilot$log_evidence %in% fit$replicate_log_evidence)
   lambdas <- lapply(fit$state$resume, `[[`, "lambdas")
@@ -69,7 +71,7 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
                sum(fit$trajectory$chunk_gradient_evaluations) + plain$gradient_evaluations)
   expect_output(print(fit), "on a pilot run's schedule")
   # chunks with the score control variate (from n_prev = 4 chunks on) anneal adaptively
-  longer <- quiet_sgais(small_model(3000), replicates = 2, seed = 4)
+  longer <- lean(small_model(3000), replicates = 2, seed = 4)
   by_chunk <- function(r) {
     split(longer$state$resume[[r]]$lambdas,
           rep(seq_along(longer$state$traces[[r]]$n), longer$state$traces[[r]]$annealing_steps))
@@ -80,7 +82,7 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
   expect_identical(first[early], second[early])
   expect_false(identical(first[!early], second[!early]))
   # each replicate choosing its own steps
-  own <- quiet_sgais(model, replicates = 2, schedule = "adaptive", seed = 4)
+  own <- lean(model, replicates = 2, schedule = "adaptive", seed = 4)
   expect_identical(own$annealing, "adaptive")
   # their steps in a chunk are means, printed with one decimal
   own$trajectory$annealing_steps[1] <- 47 / 3
@@ -88,11 +90,11 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
   expect_null(own$pilot)
   expect_null(own$state$pilot)
   expect_false(identical(own$state$resume[[1]]$lambdas, own$state$resume[[2]]$lambdas))
-  expect_error(quiet_sgais(model, replicates = 2, schedule = c(0.5, 1)),
+  expect_error(lean(model, replicates = 2, schedule = c(0.5, 1)),
                "`schedule` must be NULL, \"adaptive\", \"pilot\", not a double vector of length 2")
   # the estimators without annealing steps have no schedule
-  expect_identical(quietly(sir(model, replicates = 2, seed = 1, progress = FALSE))$annealing,
-                   "adaptive")
+  expect_identical(quietly(sir(model, replicates = 2, particles = 20, early_particles = 20,
+                               seed = 1, progress = FALSE))$annealing, "adaptive")
 })
 
 test_that("confint() uses the t quantile of the replicates' standard error", {
@@ -147,23 +149,25 @@ test_that("replicates give identical results under sequential and multisession p
   skip_on_cran()
   skip_if_not_installed("future")
   model <- small_model(800)
+  # (20 particles: the random streams do not depend on their number)
+  lean <- function(...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
   withr::defer(future::plan(future::sequential))
   future::plan(future::sequential)
-  seq_fit <- quiet_sgais(model, replicates = 3, seed = 7)
-  seq_ais <- quietly(ais(model, replicates = 2, seed = 8, progress = FALSE))
+  seq_fit <- lean(replicates = 3, seed = 7)
+  seq_ais <- quietly(ais(model, replicates = 2, particles = 20, seed = 8, progress = FALSE))
   future::plan(future::multisession, workers = 2)
-  par_fit <- quiet_sgais(model, replicates = 3, seed = 7)
-  par_ais <- quietly(ais(model, replicates = 2, seed = 8, progress = FALSE))
+  par_fit <- lean(replicates = 3, seed = 7)
+  par_ais <- quietly(ais(model, replicates = 2, particles = 20, seed = 8, progress = FALSE))
   expect_identical(par_fit$replicate_log_evidence, seq_fit$replicate_log_evidence)
   expect_identical(state_without_time(par_fit$state), state_without_time(seq_fit$state))
   expect_identical(par_ais$replicate_log_evidence, seq_ais$replicate_log_evidence)
   # and set.seed() makes an unseeded call reproducible
   future::plan(future::sequential)
-  set.seed(3); a <- quiet_sgais(model, replicates = 2)
-  set.seed(3); b <- quiet_sgais(model, replicates = 2)
+  set.seed(3); a <- lean(replicates = 2)
+  set.seed(3); b <- lean(replicates = 2)
   expect_identical(a$replicate_log_evidence, b$replicate_log_evidence)
   # an unseeded call advances the session's stream: the next one is another run
-  c <- quiet_sgais(model, replicates = 2)
+  c <- lean(replicates = 2)
   expect_false(identical(b$replicate_log_evidence, c$replicate_log_evidence))
 })
 
@@ -171,15 +175,16 @@ test_that("replicates leave the session's random number generator as it was", {
   # future.apply switches the session to L'Ecuyer-CMRG; every later set.seed() would then give
   # other streams
   model <- small_model(600)
+  lean <- function(...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
   kind <- RNGkind()
   set.seed(11); x <- runif(1)
-  quiet_sgais(model, replicates = 2, seed = 1)
+  lean(replicates = 2, seed = 1)
   expect_identical(RNGkind(), kind)
   set.seed(11)
   expect_identical(runif(1), x)
   # an unseeded call advances the caller's stream, deterministically
-  set.seed(12); quiet_sgais(model, replicates = 2); y1 <- runif(1)
-  set.seed(12); quiet_sgais(model, replicates = 2); y2 <- runif(1)
+  set.seed(12); lean(replicates = 2); y1 <- runif(1)
+  set.seed(12); lean(replicates = 2); y2 <- runif(1)
   expect_identical(y1, y2)
 })
 

@@ -48,11 +48,13 @@ test_that("continuing works for the paper's preset and for replicates", {
                         progress = FALSE))
   same_run(whole, quietly(sgais(part, d[1251:1800, ], progress = FALSE)))
 
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
-                                           noise_sd = 1), replicates = 3, seed = 2, progress = FALSE))
+  # (20 particles: the pieces make the whole at any number)
+  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1),
+                         replicates = 3, particles = 20, early_particles = 20, seed = 2,
+                         progress = FALSE))
   part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:700, ],
-                                          noise_sd = 1), replicates = 3, seed = 2,
-                        progress = FALSE))
+                                          noise_sd = 1), replicates = 3, particles = 20,
+                        early_particles = 20, seed = 2, progress = FALSE))
   cont <- quietly(sgais(part, d[701:1800, ], progress = FALSE))
   same_run(whole, cont)
   expect_identical(cont$log_evidence_se, whole$log_evidence_se)
@@ -68,9 +70,10 @@ test_that("continuing works for the paper's preset and for replicates", {
 test_that("a continued fit uses its own random streams, under any plan", {
   skip_on_cran()
   d <- online_data(1500)
+  # (20 particles: the streams do not depend on their number)
   part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:600, ],
-                                          noise_sd = 1), replicates = 2, seed = 4,
-                        progress = FALSE))
+                                          noise_sd = 1), replicates = 2, particles = 20,
+                        early_particles = 20, seed = 4, progress = FALSE))
   set.seed(1)
   before <- .Random.seed
   kind <- RNGkind()
@@ -112,9 +115,10 @@ test_that("continuing works for every model", {
   same_run(whole, quietly(sgais(part, iris2[71:150, ], progress = FALSE)))
 
   y <- simulate_gaussian_mixture(300, components = 2, seed = 3)
-  mixture <- function(rows) {
-    quietly(sgais(gaussian_mixture(y[rows, ], components = 2), seed = 3, chunk_size = 100,
-                  first_chunk_size = 100, progress = FALSE))
+  mixture <- function(rows) { # (20 particles: the pieces make the whole at any number)
+    quietly(sgais(gaussian_mixture(y[rows, ], components = 2), particles = 20,
+                  early_particles = 20, seed = 3, chunk_size = 100, first_chunk_size = 100,
+                  progress = FALSE))
   }
   same_run(mixture(1:300), quietly(sgais(mixture(1:120), y[121:300, ], progress = FALSE)))
 
@@ -170,7 +174,8 @@ test_that("continuing checks its arguments and the fit", {
 
 test_that("with a bounded reservoir a fit continued in pieces is still the fit of all at once", {
   d <- online_data(3400)
-  for (control in list(sgais_control(reservoir_size = 2000),
+  # (20 particles: that the pieces make the whole does not depend on their number)
+  for (control in list(sgais_control(reservoir_size = 2000, particles = 20, early_particles = 20),
                        sgais_control("paper", reservoir_size = 700))) {
     whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
                                              noise_sd = 1), control = control, replicates = 2,

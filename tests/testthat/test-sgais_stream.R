@@ -12,22 +12,27 @@ same_fit <- function(a, b) {
 }
 
 test_that("every source gives the fit of all the rows at once", {
+  # (20 particles: the identities do not depend on their number)
+  fit <- function(model, ...) {
+    quietly(sgais(model, particles = 20, early_particles = 20, seed = 3, progress = FALSE, ...))
+  }
+  stream <- function(spec, source, ...) {
+    quietly(sgais_stream(spec, source, particles = 20, early_particles = 20, seed = 3,
+                         progress = FALSE, ...))
+  }
   d <- stream_data()
-  whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
-                                           noise_sd = 1), seed = 3, progress = FALSE))
+  whole <- fit(linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1))
   spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   # in memory, in blocks that split chunks
-  same_fit(whole, quietly(sgais_stream(spec, d, block_size = 777, seed = 3, progress = FALSE)))
+  same_fit(whole, stream(spec, d, block_size = 777))
   # a CSV file read through a connection
   file <- withr::local_tempfile(fileext = ".csv")
   utils::write.csv(d, file, row.names = FALSE)
-  same_fit(whole, quietly(sgais_stream(spec, file, block_size = 1000, seed = 3, progress = FALSE)))
+  same_fit(whole, stream(spec, file, block_size = 1000))
   # with a bounded reservoir too, whose fit holds less than a chunk of rows
-  bounded <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
-                                             noise_sd = 1), seed = 3, reservoir_size = 2000,
-                           progress = FALSE))
-  streamed <- quietly(sgais_stream(spec, file, block_size = 700, seed = 3, reservoir_size = 2000,
-                                   progress = FALSE))
+  bounded <- fit(linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1),
+                 reservoir_size = 2000)
+  streamed <- stream(spec, file, block_size = 700, reservoir_size = 2000)
   same_fit(bounded, streamed)
   expect_identical(ncol(streamed$model$data$xt), 100L)
   # a function
@@ -38,20 +43,15 @@ test_that("every source gives the fit of all the rows at once", {
     at <<- at + nrow(rows)
     rows
   }
-  same_fit(whole, quietly(sgais_stream(spec, next_rows, block_size = 600, seed = 3,
-                                       progress = FALSE)))
+  same_fit(whole, stream(spec, next_rows, block_size = 600))
   # the matrix interface: a list of x (matrix or vector) and y
   x <- as.matrix(d[1:5])
-  whole <- quietly(sgais(linear_regression(x = x, y = d$y, prior = "paper",
-                                           noise_sd = 1), seed = 3, progress = FALSE))
+  whole <- fit(linear_regression(x = x, y = d$y, prior = "paper", noise_sd = 1))
   spec <- linear_regression(x = x[1:10, ], y = d$y[1:10], prior = "paper", noise_sd = 1)
-  same_fit(whole, quietly(sgais_stream(spec, list(x = x, y = d$y), block_size = 900, seed = 3,
-                                       progress = FALSE)))
-  whole <- quietly(sgais(linear_regression(x = d$x1, y = d$y, prior = "paper",
-                                           noise_sd = 1), seed = 3, progress = FALSE))
+  same_fit(whole, stream(spec, list(x = x, y = d$y), block_size = 900))
+  whole <- fit(linear_regression(x = d$x1, y = d$y, prior = "paper", noise_sd = 1))
   spec <- linear_regression(x = d$x1[1:10], y = d$y[1:10], prior = "paper", noise_sd = 1)
-  same_fit(whole, quietly(sgais_stream(spec, list(x = d$x1, y = d$y), block_size = 900, seed = 3,
-                                       progress = FALSE)))
+  same_fit(whole, stream(spec, list(x = d$x1, y = d$y), block_size = 900))
 })
 
 test_that("a database query is read with dbFetch() and gives the same fit", {
