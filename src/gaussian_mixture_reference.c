@@ -16,7 +16,7 @@
  * cluster c, so d/dz_j = sum_c P_jc a_c - beta_j sum_c a_c (sum_k P_kc = 1), and per dimension
  * d/dmu = -kappa (mu - m) / sigma2, d/ds = -a - 1/2 + (b + kappa (mu - m)^2 / 2) / sigma2.
  *
- * With fewer clusters than components (where gm_ref_ok finds q0 usable) q0 is the equal
+ * With fewer clusters than components q0 is the equal
  * mixture of such sums for each of several sets of clusters (gm_ref_sets: from k* (the chosen
  * number) to K k-means clusters, or the bridge sets of gm_bridge), and its gradient the mixture
  * of theirs weighted by each one's share of q0 at theta. */
@@ -159,19 +159,17 @@ double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *the
  * SGAIS stay there; nested sampling, whose likelihood becomes L prior / q0, climbs out of q0's
  * tails over many iterations of capped walks: inst/design.md, Mixtures).
  * Complete when the data show as many clusters as the mixture has components: q0 is then one
- * set of clusters. Usable with fewer when a component without a cluster would claim next to no
- * observations (gm_empty_claim): q0 then mixes the sets from k* to K k-means clusters, each
- * leaving the components beyond its clusters at the prior, where their posterior is. With fewer
- * clusters and a prior on the data's scale such a q0 misses the bridge component that the
- * posterior puts between clusters, and the path from the prior crosses late to it (both biased:
- * inst/design.md, Mixtures); there q0 is usable when gm_bridge found the bridge, and mixes the
- * bridge sets. */
+ * set of clusters. Usable with fewer (gm_ref_sets): where gm_bridge found the bridge component
+ * that a prior on the data's scale puts between clusters, q0 mixes the bridge sets; else it
+ * mixes the sets from k* to K k-means clusters, each leaving the components beyond its clusters
+ * at the prior (where their posterior is when they would claim next to no observations) or
+ * splitting the clusters among them. From the prior the path to such a posterior crosses late
+ * to the configurations it splits between, at many times the cost (inst/design.md, Mixtures). */
 int gm_ref_ok(const sg_model *m, const double *aux) {
   const gm_data *d = m->data;
   const double *head = gm_head(d, aux);
   if (head[GM_HEAD_MORE] != 0.0 || head[GM_HEAD_OVERLAP] > GM_OVERLAP_MAX) return 0;
-  if ((int) aux[0] == d->K) return SG_REF_COMPLETE;
-  return head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM || gm_first_bridge(d, aux) ? SG_REF_USABLE : 0;
+  return (int) aux[0] == d->K ? SG_REF_COMPLETE : SG_REF_USABLE;
 }
 
 /* model.h, ref_draw: theta from q0, from one of its sets of clusters drawn uniformly. */

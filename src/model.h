@@ -186,13 +186,11 @@ struct sg_model {
                             const double *aux, double n, double *grad);
   /* Whether aux supports a reference worth starting from (NULL: always, and complete): 0 not,
    * SG_REF_USABLE, or SG_REF_COMPLETE when the data also show every part of the model (a
-   * mixture: a cluster for each component), which a stream's restarts wait for (sgais.c,
-   * restart_due). A mixture has none when the data show more clusters than components (q0
-   * would pick one merge of them), is complete when the data show as many clusters as it has
-   * components, and usable with fewer when the components left over would stay empty, or
-   * when EM finds where they go (gaussian_mixture_reference.c, gm_ref_ok; gm_bridge): a q0
-   * whose left-over components are at the prior misses the mass of a posterior that bridges
-   * two clusters (inst/design.md, "Measurements behind the defaults"). */
+   * mixture: a cluster for each component), which a stream's restart waits for (restart.c,
+   * sg_restart_due). A mixture has none when the data show more clusters than components (q0
+   * would pick one merge of them) or clusters that overlap, is complete when the data show as
+   * many clusters as it has components, and usable with fewer (gaussian_mixture_reference.c,
+   * gm_ref_ok). */
   int (*ref_ok)(const sg_model *m, const double *aux);
   void (*ref_draw)(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
 };
