@@ -714,7 +714,9 @@ test_that("an overfitted mixture with a prior on the data's scale starts from a 
   expect_false(identical(do.call(ais, c(list(model), lean))$log_evidence,
                          do.call(ais, c(list(model, reference = FALSE), lean))$log_evidence))
   chunks <- c(lean, list(early_particles = 20, chunk_size = 100, restart_every = Inf))
-  first <- function(...) quietly(do.call(sgais, c(list(model), chunks, ...)))$trajectory$log_evidence[1]
+  first <- function(...) {
+    quietly(do.call(sgais, c(list(model), chunks, ...)))$trajectory$log_evidence[1]
+  }
   expect_false(identical(first(), first(list(reference = FALSE))))
 })
 
