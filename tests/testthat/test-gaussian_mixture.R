@@ -727,8 +727,9 @@ test_that("from the bridge reference an overfitted mixture's evidence is right",
     # references.csv: Stan + bridge sampling (K = 3), an SMC over the allocations (K = 4)
     exact <- c(-450.1903, -453.0105)[K - 2]
     # the whole data from the bridge sets; in chunks of 100, the first from the k-means sets
-    for (fit in list(ais(model, seed = 1, progress = FALSE), sgais(model, seed = 1, progress = FALSE),
-                     sgais(model, chunk_size = 100, seed = 1, progress = FALSE))) {
+    fits <- list(ais(model, seed = 1, progress = FALSE), sgais(model, seed = 1, progress = FALSE),
+                 sgais(model, chunk_size = 100, seed = 1, progress = FALSE))
+    for (fit in fits) {
       expect_lt(abs(fit$log_evidence - exact), max(0.6, 3 * fit$log_evidence_se))
     }
   }
