@@ -141,8 +141,8 @@ static inline double *gm_bridge_set(const gm_data *d, const double *aux, int k) 
 }
 
 /* A component without a cluster claims next to no observations when E (gm_empty_claim) is at
- * most this: no bridge sets are then fitted (gm_jump_prepare), and the reference leaves such
- * components at the prior (gm_ref_sets). */
+ * most this: no bridge sets are then fitted (gm_jump_prepare), and the reference mixes the
+ * k-means sets, whose spare components stay at the prior (gm_ref_sets). */
 #define GM_EMPTY_CLAIM 0.1
 
 /* The chosen clusters overlap when the share of the observations a classification by them
