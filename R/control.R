@@ -91,10 +91,12 @@ control_maker <- function(method) {
 #'     clusters than components, and clusters that barely overlap): AIS, SGAIS's first chunk and its restarts anneal from it,
 #'     nested sampling takes it as its prior with the likelihood reweighted to leave the
 #'     evidence unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
-#'   \item{`restart_threshold`, `restart_every`}{when an online run starts again from all the
-#'     data so far: after a chunk predicted worse than the last by over this many SEs (SGAIS; 5 /
-#'     `Inf`), and on a grid of this ratio (`NULL`: 2 for mixtures, else `Inf` / `Inf`); see
-#'     [restarts];}
+#'   \item{`restart_threshold`, `restart_every`, `restart_ess`}{when an online run starts
+#'     again from all the data so far: after a chunk predicted worse than the last by over this
+#'     many SEs (SGAIS; 5 / `Inf`), on a grid of this ratio (`NULL`: 2 for mixtures, else `Inf` /
+#'     `Inf`), and (SIR, the sequential estimator) where a chunk's one step would leave an ESS
+#'     below this fraction of the particles within the exact phase (0; 0.5 in
+#'     [sequential_control()]'s robust preset); see [restarts];}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up
@@ -187,14 +189,16 @@ new_control <- function(method, preset, given, call) {
   )
 }
 
-# A fraction in [0, 1); 0 only for SGAIS ("annealed" update), whose annealing steps keep the ESS.
-check_split_ess <- function(x, update, call) {
+# `split_ess` or `restart_ess`: a fraction in [0, 1); 0 only for SGAIS ("annealed" update), whose
+# annealing steps keep the ESS (only SIR and the sequential estimator take chunks in one step).
+check_step_ess <- function(x, name, update, call) {
   if (!is_number(x) || !(x >= 0 && x < 1)) {
-    abort(sprintf("`split_ess` must be a number in [0, 1), not %s.", describe(x)), call)
+    abort(sprintf("`%s` must be a number in [0, 1), not %s.", name, describe(x)), call)
   }
   if (update == "annealed" && x > 0) {
-    abort(paste("`split_ess` must be 0 with `update = \"annealed\"`: SGAIS's annealing steps",
-                "keep the ESS; only SIR and the sequential estimator split chunks."), call)
+    abort(sprintf(paste("`%s` must be 0 with `update = \"annealed\"`: SGAIS's annealing steps",
+                        "keep the ESS; only SIR and the sequential estimator take a chunk in one",
+                        "step."), name), call)
   }
   x
 }

@@ -20,6 +20,11 @@
 #'     mixtures, and for `sir()` on a model of groups, else `Inf`; `Inf` in the `"paper"`
 #'     presets). Every online estimator takes it, online nested sampling (from `chunk_size`)
 #'     only it;}
+#'   \item{after a poor step (`restart_ess`, SIR and the sequential estimator)}{a chunk whose
+#'     one importance step would leave an ESS below this fraction of the particles, while the data
+#'     so far are within the exact phase (`exact_until`), restarts the run: data in an order
+#'     that moves the posterior far (sorted by an outcome), which particles that are never
+#'     resampled cannot follow (0.5 in the sequential estimator's robust preset, else 0: never);}
 #'   \item{once the reference applies}{for a mixture, as soon as the data show as many clusters
 #'     as it has components: the restart anneals from the reference distribution built on them
 #'     (`reference` in [sgais_control()]).}
@@ -96,6 +101,7 @@ restart_policy <- function(model, settings) {
   if (sir_of_groups(model, settings)) base <- settings$first_chunk_size %||% settings$chunk_size
   list(every = every, base = base, threshold = settings$restart_threshold %||% Inf, whole = whole,
        on_reference = whole && (settings$update == "annealed" || is.finite(every)),
+       ess_until = settings$exact_until,
        settings = again, cs = c_settings(again))
 }
 
@@ -127,18 +133,19 @@ periodic_restart_due <- function(every, last, base) {
 
 # The C settings `cs` with the triggers of `policy` for a run in `state` (src/restart.c,
 # sg_restart_due()): a shift only once the data have grown by half since the last shift restart
-# (a drift flagged in every chunk must not restart every chunk), the grid's next point, and the
-# reference until a restart has started from it. restart_never(): none (a restart's own run).
+# (a drift flagged in every chunk must not restart every chunk), the grid's next point, the
+# reference until a restart has started from it, and a low one-step ESS in the exact phase. restart_never(): none (a restart's own run).
 restart_triggers <- function(cs, policy, state) {
   cs$restart_threshold <- policy$threshold
   cs$restart_after <- 1.5 * state$shift_restart_n
   cs$restart_on_reference <- policy$on_reference && !isTRUE(state$reference_restart)
   cs$restart_due <- periodic_restart_due(policy$every, state$restart_n, policy$base)
+  cs$restart_ess_until <- policy$ess_until
   cs
 }
 restart_never <- function(cs) {
-  cs[c("restart_threshold", "restart_after", "restart_due", "restart_on_reference")] <-
-    list(Inf, 0, Inf, FALSE)
+  cs[c("restart_threshold", "restart_after", "restart_due", "restart_on_reference",
+       "restart_ess", "restart_ess_until")] <- list(Inf, 0, Inf, FALSE, 0, 0)
   cs
 }
 
@@ -315,7 +322,9 @@ restart_unscored <- function(tr, steps, lp) {
 
 # The rows of the restart settings in the settings schema (R/settings.R, whose table ends with
 # them; a function, as that file is collated after this one). `restart_threshold`: the shift
-# trigger; `restart_every`: the grid's ratio, NULL by the model (restart_ratio()).
+# trigger; `restart_every`: the grid's ratio, NULL by the model (restart_ratio());
+# `restart_ess`: the one-step ESS trigger of SIR and the sequential estimator (set in the
+# sequential estimator's robust preset, R/settings.R).
 restart_settings <- function() {
   list(
     restart_threshold = setting("custom", sgais_methods, preset(Inf, 5),
@@ -324,7 +333,10 @@ restart_settings <- function() {
     }),
     restart_every = setting("custom", c(sgais_methods, "online_nested_sampling"),
                             preset(Inf, NULL), nullable = TRUE,
-                            check = function(x, s, call) check_restart_ratio(x, call))
+                            check = function(x, s, call) check_restart_ratio(x, call)),
+    restart_ess = setting("custom", sgais_methods, preset(0, 0), check = function(x, s, call) {
+      check_step_ess(x, "restart_ess", s$update, call)
+    })
   )
 }
 

@@ -171,7 +171,7 @@ settings_schema <- c(list(
   # fraction of the particles is taken in blocks of observations (src/sgais.c, split_step());
   # 0: never, as published
   split_ess = setting("custom", sgais_methods, preset(0, 0), check = function(x, s, call) {
-    check_split_ess(x, s$update, call)
+    check_step_ess(x, "split_ess", s$update, call)
   }),
   control_variates = setting("flag", sgais_methods, preset(FALSE, TRUE)),
   reference = setting("flag", all_methods, preset(FALSE, TRUE)),
@@ -244,7 +244,7 @@ control_presets$sequential <- list(
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
     update = "averaged", resample = FALSE, first_chunk_size = 1, restart_threshold = Inf,
-    reference = FALSE
+    reference = FALSE, restart_ess = 0.5
   ))
 )
 

@@ -46,8 +46,9 @@ upgrade_settings <- function(settings) {
       update = "annealed", first_chunk_size = settings$chunk_size, exact_until = 0L,
       reservoir_size = Inf
     ))
-    # before chunks were split: never
+    # before chunks were split, and before a poor step restarted the run: never
     old$split_ess <- 0
+    old$restart_ess <- 0
     # before restarts: none (a current fit's NULL `restart_every` chooses by the model)
     if (is.null(settings$restart_threshold)) {
       old <- c(old, list(restart_threshold = Inf, restart_every = Inf))

@@ -44,7 +44,8 @@ static double shift_score(const sg_model *m, sg_workspace *ws, const double *the
 void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, int all_held,
                            int chunk_size, int *jump_pts, double *jump_aux, sg_restart_stop *stop) {
   w->t = t;
-  w->on = (R_FINITE(t->threshold) || R_FINITE(t->due) || t->on_reference) && all_held;
+  w->on = (R_FINITE(t->threshold) || R_FINITE(t->due) || t->on_reference || t->ess > 0) &&
+          all_held;
   w->lp = w->on && R_FINITE(t->threshold)
               ? (double *) R_alloc((size_t) SHIFT_PARTICLES * 2 * chunk_size, sizeof(double))
               : NULL;
@@ -77,5 +78,19 @@ int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, con
   stop->shift = shift;
   if (!(periodic || reference || shift)) return 0;
   stop->at = n_now;
+  return 1;
+}
+
+/* Due at a chunk, within the first ess_until observations, whose one importance step would leave
+ * too few particles that matter: data in an order that moves the posterior far within a chunk
+ * (sorted by an outcome). The sequential estimator's particles, never resampled, cannot follow
+ * it by their moves; its estimate of the chunk, the mean of p(C | theta_i) over particles that
+ * lag the posterior, is then low by more than the weights show (thesis Section 4.1). While the
+ * data are few (the exact phase) a restart, which anneals them, costs little. Not a shift:
+ * that trigger is SGAIS's. */
+int sg_restart_step_ess(const sg_restart_watch *w, double n_now, double ess, int M,
+                        sg_restart_stop *stop) {
+  if (!w->on || !(n_now <= w->t->ess_until) || !(ess < w->t->ess * M)) return 0;
+  *stop = (sg_restart_stop){n_now, 0};
   return 1;
 }

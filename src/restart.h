@@ -7,9 +7,11 @@
 
 /* The triggers (R/restart.R, restart_triggers()): the surprise above which a chunk calls for a
  * restart (Inf: never), the fewest observations at the end of a chunk that may, the grid's next
- * point (Inf: none), and whether the model's reference becoming complete calls for one. */
+ * point (Inf: none), whether the model's reference becoming complete calls for one, and the ESS
+ * fraction below which a chunk's one importance step calls for one (0: never) while the data
+ * are at most `ess_until`. */
 typedef struct {
-  double threshold, after, due;
+  double threshold, after, due, ess, ess_until;
   int on_reference;
 } sg_restart_triggers;
 
@@ -38,5 +40,10 @@ void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, in
 int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, const double *theta,
                    const double *logw, int M, double n_now, int base, int cn,
                    sg_restart_stop *stop);
+
+/* Whether the run stops for a restart before the chunk ending at n_now whose one importance step
+ * (SIR, the sequential estimator) would leave an ESS of `ess` among M particles; fills *stop. */
+int sg_restart_step_ess(const sg_restart_watch *w, double n_now, double ess, int M,
+                        sg_restart_stop *stop);
 
 #endif

@@ -160,9 +160,9 @@ test_that("the sequential estimator restarts too; without restarts both warn bef
   # without the nested-sampling start (slow on a mixture): its accuracy with restarts is
   # measured in inst/validation/mixture-clusters.R
   y <- d$y[1:400, ]
-  # (chunks unsplit: their split is tested below, on a linear regression)
-  fast <- list(particles = 10, sghmc_steps = 2, min_sghmc_steps = 1, split_ess = 0, seed = 1,
-               progress = FALSE)
+  # (chunks unsplit, no restarts on a poor step: both are tested below, on a linear regression)
+  fast <- list(particles = 10, sghmc_steps = 2, min_sghmc_steps = 1, split_ess = 0,
+               restart_ess = 0, seed = 1, progress = FALSE)
   seq_plain <- function(...) sequential_sgmcmc(..., hybrid = FALSE)
   on <- collect_warnings(do.call(seq_plain, c(list(gaussian_mixture(y, components = 3)), fast)))
   expect_false(any(grepl("change of mode", on$warnings)))
@@ -212,11 +212,13 @@ test_that("a chunk whose one step would leave too few particles is split, also w
 
 test_that("a step whose weights collapse onto one particle leaves the SE NA and warns", {
   # a response sorted by its value moves the posterior faster than the sequential estimator's
-  # unresampled particles follow: a step's ESS falls below 2 (weights_collapsed())
+  # unresampled particles follow: a step's ESS falls below 2 (weights_collapsed()); without the
+  # robust preset's restarts (restart_ess)
   d <- simulate_linear_regression(150, dim = 1, seed = 3)
   sorted <- linear_regression(y ~ ., d[order(d$y), ], noise_sd = NULL)
   expect_warning(fit <- sequential_sgmcmc(sorted, hybrid = 50, particles = 20,
-                                          early_particles = 20, seed = 1, progress = FALSE),
+                                          early_particles = 20, restart_ess = 0, seed = 1,
+                                          progress = FALSE),
                  "collapsed onto one particle", class = "sgais_warning_unreliable")
   expect_lt(min(fit$trajectory$min_ess), 2)
   expect_true(is.na(fit$log_evidence_se))
@@ -227,4 +229,39 @@ test_that("a step whose weights collapse onto one particle leaves the SE NA and 
   # a restart's row replaces the estimate so far, and with it the collapse
   tr <- data.frame(min_ess = c(50, 1.5, 40, 30, 1), restarts = c(0, 0, 0, 1, 0))
   expect_identical(sgais:::weights_collapsed(tr), c(FALSE, TRUE, TRUE, FALSE, TRUE))
+})
+
+test_that("the robust preset restarts where a chunk's one step would leave half the ESS", {
+  # the data sorted as above (the paper's prior: the default one depends on the data's scale,
+  # and the run is continued below)
+  d <- simulate_linear_regression(150, dim = 1, seed = 3)
+  d <- d[order(d$y), ]
+  sorted <- function(rows) linear_regression(y ~ ., d[rows, ], noise_sd = NULL, prior = "paper")
+  exact <- exact_log_evidence(sorted(1:150))
+  fast <- list(hybrid = 50, particles = 20, early_particles = 20, seed = 1, progress = FALSE)
+  run <- collect_warnings(do.call(sequential_sgmcmc, c(list(sorted(1:150)), fast)))
+  expect_false(any(grepl("collapsed", run$warnings)))
+  fit <- run$value
+  tr <- fit$trajectory
+  # each restart anneals the data so far; the chunks that did not restart kept half the ESS
+  expect_gt(sum(tr$restarts), 2)
+  expect_true(all(tr$min_ess[tr$restarts == 0] >= 10))
+  expect_lt(abs(fit$log_evidence - exact), max(1, 3 * fit$log_evidence_se))
+  # in the exact phase only: beyond it such a chunk collapses, as without restarts
+  late <- collect_warnings(do.call(sequential_sgmcmc, c(list(sorted(1:150)), fast,
+                                                       exact_until = 60)))
+  expect_true(all(late$value$trajectory$n[late$value$trajectory$restarts > 0] <= 60))
+  expect_true(any(grepl("collapsed", late$warnings)))
+  # a run continued restarts where the run at once did
+  part <- quietly(do.call(sequential_sgmcmc, c(list(sorted(1:100)), fast)))
+  more <- quietly(sgais(part, d[101:150, ], progress = FALSE))
+  expect_identical(more$trajectory$restarts, tr$restarts)
+  expect_identical(more$log_evidence, fit$log_evidence)
+  expect_identical(sequential_control()$settings$restart_ess, 0.5)
+  expect_identical(sequential_control("paper")$settings$restart_ess, 0)
+  expect_identical(sir_control()$settings$restart_ess, 0)
+  expect_error(sgais(sorted(1:150), restart_ess = 0.5), "`restart_ess` must be 0",
+               class = "sgais_error")
+  expect_error(sequential_sgmcmc(sorted(1:150), restart_ess = 1),
+               "`restart_ess` must be a number in", class = "sgais_error")
 })
