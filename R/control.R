@@ -95,7 +95,7 @@ control_maker <- function(method) {
 #'     again from all the data so far: after a chunk predicted worse than the last by over this
 #'     many SEs (SGAIS; 5 / `Inf`), on a grid of this ratio (`NULL`: 2 for mixtures, else `Inf` /
 #'     `Inf`), and (SIR, the sequential estimator) where a chunk's one step would leave an ESS
-#'     below this fraction of the particles within the exact phase (0; 0.5 in
+#'     below this fraction of the particles while the data fit in one mini-batch (0; 0.5 in
 #'     [sequential_control()]'s robust preset); see [restarts];}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])

@@ -169,19 +169,19 @@ log_mean_exp_se <- function(x) {
 # log-weights (a degenerate final particle set); and the fraction of chunks or steps needing
 # many annealing steps (where the target moved far). The predicted variance is the larger of
 # two estimates: the chi-square divergences of the incremental weights over M, summed over the
-# steps since the last restart (the trace's `predicted_var`: Var log Z ~ sum_t (M / ESS_t - 1) / M, right for weights
-# resampled at every step and moves that draw afresh from each target), and the run's
-# genealogy's (`genealogy_var`, src/anneal.h: the squared influences of the particles'
-# ancestors, which also counts weights accumulated between resamplings and moves that leave
-# the particles correlated from step to step); the first is the floor where the genealogy has
-# few ancestors left to measure with. NA where a step's weights collapsed (`collapsed`, see
-# weights_collapsed()): the run cannot predict its error.
+# steps of the estimate (estimate_cumsum(); the trace's `predicted_var`: Var log Z ~ sum_t (M /
+# ESS_t - 1) / M, right for weights resampled at every step and moves that draw afresh from
+# each target), and the run's genealogy's (`genealogy_var`, src/anneal.h: the squared
+# influences of the particles' ancestors, which also counts weights accumulated between
+# resamplings and moves that leave the particles correlated from step to step); the first is
+# the floor where the genealogy has few ancestors left to measure with. NA where a step's
+# weights collapsed (`collapsed`, see weights_collapsed()): the run cannot predict its error.
 anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps,
                                genealogy_var = NULL, collapsed = FALSE) {
   genealogy_var <- genealogy_var[is.finite(genealogy_var)]
   data.frame(
     predicted_sd = if (collapsed) NA_real_ else
-      sqrt(max(since_restart(trace$predicted_var, trace)[nrow(trace)], genealogy_var)),
+      sqrt(max(estimate_cumsum(trace$predicted_var, trace)[nrow(trace)], genealogy_var)),
     lowest_ess = min(trace$min_ess),
     final_log_weight_var = if (length(unique(logw)) > 1L) stats::var(logw) else 0,
     many_steps_fraction = if (is.null(steps)) NA_real_ else mean(steps > 10)
@@ -189,32 +189,30 @@ anneal_diagnostics <- function(trace, logw, steps = trace$annealing_steps,
 }
 
 # The predicted variance of log Z-hat at the end of each chunk of an SGAIS sampler's trace (SGAIS,
-# SIR, the sequential estimator): the larger of the chunks' `predicted_var` summed since the last
-# restart (whose row holds its run's) and the genealogy's estimate there (`genealogy_var`; see anneal_diagnostics()), which traces made
-# before genealogies were kept lack (NA); NA from a collapsed step on (weights_collapsed()).
+# SIR, the sequential estimator): the larger of the chunks' `predicted_var` summed over the
+# estimate's steps (estimate_cumsum()) and the genealogy's estimate there (`genealogy_var`; see
+# anneal_diagnostics()), which traces made before genealogies were kept lack (NA); NA from a
+# collapsed step on (weights_collapsed()).
 predicted_var_path <- function(trace) {
-  summed <- since_restart(trace$predicted_var, trace)
+  summed <- estimate_cumsum(trace$predicted_var, trace)
   genealogy <- trace$genealogy_var
   v <- if (is.null(genealogy)) summed else pmax(summed, genealogy, na.rm = TRUE)
   v[weights_collapsed(trace)] <- NA_real_
   v
 }
 
-# Whether, at the end of each chunk of an SGAIS sampler's trace, a step since the start or the
-# last restart (whose row replaces the estimate so far) left an ESS below 2, so that one particle
-# held more than half the weight: the chunk's estimate then rests on that particle, and the
-# particles cannot estimate its error, since the sample chi-square divergence of the weights,
-# M / ESS - 1, cannot exceed M - 1 however far the step moved the target (a one-step update of
-# data in an order that moves the posterior, or of a chunk drawn from the prior). SGAIS's annealing
-# steps hold their ESS at the target; SIR's robust preset splits such a chunk.
+# Whether, at the end of each chunk of an SGAIS sampler's trace, a step of the estimate there
+# (estimate_cumsum()) left an ESS below 2, so that one particle held more than half the weight:
+# the chunk's estimate then rests on that particle, and the particles cannot estimate its error,
+# since the sample chi-square divergence of the weights, M / ESS - 1, cannot exceed M - 1
+# however far the step moved the target (a one-step update of data in an order that moves the
+# posterior, or of a chunk drawn from the prior). SGAIS's annealing steps hold their ESS at the
+# target; SIR's robust preset splits such a chunk.
 weights_collapsed <- function(trace) {
   if (is.null(trace$min_ess)) return(logical(nrow(trace)))
-  since_restart(as.numeric(trace$min_ess < collapsed_ess), trace) > 0
+  estimate_cumsum(as.numeric(trace$min_ess < collapsed_ess), trace) > 0
 }
 
-# The cumulative sums of x (a value per row of `trace`) since the start or the last restart: a
-# restart's row, whose run replaced the estimate so far, starts the sum again from its own value.
-since_restart <- function(x, trace) stats::ave(x, cumsum(restarted(trace)), FUN = cumsum)
 collapsed_ess <- 2
 
 # A classed warning when the diagnostics say the estimate is unreliable. For the annealing

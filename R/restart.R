@@ -22,9 +22,10 @@
 #'     only it;}
 #'   \item{after a poor step (`restart_ess`, SIR and the sequential estimator)}{a chunk whose
 #'     one importance step would leave an ESS below this fraction of the particles, while the data
-#'     so far are within the exact phase (`exact_until`), restarts the run: data in an order
-#'     that moves the posterior far (sorted by an outcome), which particles that are never
-#'     resampled cannot follow (0.5 in the sequential estimator's robust preset, else 0: never);}
+#'     so far fit in one mini-batch (`batch_size`, within `exact_until`), restarts the run: data
+#'     in an order that moves the posterior far (sorted by an outcome), which particles that are
+#'     never resampled cannot follow (0.5 in the sequential estimator's robust preset, else 0:
+#'     never);}
 #'   \item{once the reference applies}{for a mixture, as soon as the data show as many clusters
 #'     as it has components: the restart anneals from the reference distribution built on them
 #'     (`reference` in [sgais_control()]).}
@@ -101,7 +102,7 @@ restart_policy <- function(model, settings) {
   if (sir_of_groups(model, settings)) base <- settings$first_chunk_size %||% settings$chunk_size
   list(every = every, base = base, threshold = settings$restart_threshold %||% Inf, whole = whole,
        on_reference = whole && (settings$update == "annealed" || is.finite(every)),
-       ess_until = settings$exact_until,
+       ess_until = min(settings$exact_until, settings$batch_size),
        settings = again, cs = c_settings(again))
 }
 
@@ -134,7 +135,9 @@ periodic_restart_due <- function(every, last, base) {
 # The C settings `cs` with the triggers of `policy` for a run in `state` (src/restart.c,
 # sg_restart_due()): a shift only once the data have grown by half since the last shift restart
 # (a drift flagged in every chunk must not restart every chunk), the grid's next point, the
-# reference until a restart has started from it, and a low one-step ESS in the exact phase. restart_never(): none (a restart's own run).
+# reference until a restart has started from it, and a low one-step ESS while the data so far
+# fit in one mini-batch, in the exact phase (sg_restart_step_ess()). restart_never(): none (a
+# restart's own run).
 restart_triggers <- function(cs, policy, state) {
   cs$restart_threshold <- policy$threshold
   cs$restart_after <- 1.5 * state$shift_restart_n
@@ -245,6 +248,10 @@ restart_columns <- function(value) {
 
 # Whether each row of trace `tr` is a restart's (none without the column).
 restarted <- function(tr) if (is.null(tr$restarts)) logical(nrow(tr)) else tr$restarts > 0
+
+# The cumulative sums of x (a value per row of `trace`) over the rows the estimate at each row
+# rests on: a restart's row, whose run replaced the estimate so far, starts them again.
+estimate_cumsum <- function(x, trace) stats::ave(x, cumsum(restarted(trace)), FUN = cumsum)
 
 # SIR's particles in its exact early phase under the robust preset, when `given` (the settings
 # given) has none: sir_early_particles (at least `particles`) where the run never restarts, as

@@ -54,8 +54,8 @@
 #' posterior by moves alone and stay behind it, so split it is a nat or two low without the
 #' warning its one-step version gives. The `"paper"` presets never split (`split_ess = 0`).
 #' Its robust preset instead restarts where a chunk's one step would leave an ESS below half
-#' the particles, while the data so far are within the exact phase (`restart_ess`, [restarts]):
-#' it anneals them as [sgais()] does and goes on from there.
+#' the particles, while the data so far fit in one mini-batch (`restart_ess`, [restarts]): it
+#' anneals them as [sgais()] does and goes on from there.
 #' A step that leaves an ESS below 2 (more than half the weight on one particle) leaves the run
 #' without a standard error from there on (`NA`, also in the trajectory) and warns
 #' (`sgais_warning_unreliable`): its estimate rests on one particle, and the weights cannot

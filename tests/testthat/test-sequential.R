@@ -229,6 +229,13 @@ test_that("a step whose weights collapse onto one particle leaves the SE NA and 
   # a restart's row replaces the estimate so far, and with it the collapse
   tr <- data.frame(min_ess = c(50, 1.5, 40, 30, 1), restarts = c(0, 0, 0, 1, 0))
   expect_identical(sgais:::weights_collapsed(tr), c(FALSE, TRUE, TRUE, FALSE, TRUE))
+  # and its predicted variance, its run's, that of the chunks before it
+  tr$predicted_var <- c(0.1, 0.2, 0.3, 0.5, 0.1)
+  tr$genealogy_var <- NA_real_
+  expect_equal(sgais:::predicted_var_path(tr), c(0.1, NA, NA, 0.5, NA))
+  tr$min_ess <- 50
+  expect_equal(sgais:::predicted_var_path(tr), c(0.1, 0.3, 0.6, 0.5, 0.6))
+  expect_equal(sgais:::anneal_diagnostics(tr, 0)$predicted_sd, sqrt(0.6))
 })
 
 test_that("the robust preset restarts where a chunk's one step would leave half the ESS", {
@@ -247,9 +254,10 @@ test_that("the robust preset restarts where a chunk's one step would leave half 
   expect_gt(sum(tr$restarts), 2)
   expect_true(all(tr$min_ess[tr$restarts == 0] >= 10))
   expect_lt(abs(fit$log_evidence - exact), max(1, 3 * fit$log_evidence_se))
-  # in the exact phase only: beyond it such a chunk collapses, as without restarts
+  # while the data fit in one mini-batch only: beyond it such a chunk collapses, as without
+  # restarts
   late <- collect_warnings(do.call(sequential_sgmcmc, c(list(sorted(1:150)), fast,
-                                                       exact_until = 60)))
+                                                       batch_size = 60)))
   expect_true(all(late$value$trajectory$n[late$value$trajectory$restarts > 0] <= 60))
   expect_true(any(grepl("collapsed", late$warnings)))
   # a run continued restarts where the run at once did
