@@ -198,15 +198,7 @@ run_one <- function(estimator, preset, model) {
 # Known failures: robust-preset runs that fail for a reason understood and left to an open issue.
 # Such a run is "known" (printed with its reason, not counted as a failure) while it fails, and
 # "PASS?" (counted as a failure, so that the entry is removed) once it passes.
-known_failures <- list(
-  list(family = "softmax_regression", estimator = "sequential_sgmcmc",
-       reason = paste("iris is sorted by species: the third class first appears at row 101, and",
-                      "the sequential estimator brings a chunk in by one importance step, so its",
-                      "weights collapse (ESS 1) and log Z is 130-180 nats low on every seed",
-                      "tried, with a warning; on shuffled iris seeds 1-3 are within 0.9 nats.",
-                      "SIR splits such chunks (split_ess); the sequential estimator's particles",
-                      "would lag behind the posterior even split (inst/design.md)"))
-)
+known_failures <- list()
 known_failure <- function(family, estimator, preset) {
   for (k in known_failures) {
     if (preset == "robust" && family == k$family && estimator %in% k$estimator) return(k$reason)
