@@ -212,7 +212,6 @@ weights_collapsed <- function(trace) {
   if (is.null(trace$min_ess)) return(logical(nrow(trace)))
   estimate_cumsum(as.numeric(trace$min_ess < collapsed_ess), trace) > 0
 }
-
 collapsed_ess <- 2
 
 # A classed warning when the diagnostics say the estimate is unreliable. For the annealing
