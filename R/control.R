@@ -92,11 +92,9 @@ control_maker <- function(method) {
 #'     nested sampling takes it as its prior with the likelihood reweighted to leave the
 #'     evidence unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
 #'   \item{`restart_threshold`, `restart_every`, `restart_ess`}{when an online run starts
-#'     again from all the data so far: after a chunk predicted worse than the last by over this
-#'     many SEs (SGAIS; 5 / `Inf`), on a grid of this ratio (`NULL`: 2 for mixtures, else `Inf` /
-#'     `Inf`), and (SIR, the sequential estimator) where a chunk's one step would leave an ESS
-#'     below this fraction of the particles while the data fit in one mini-batch (0; 0.5 in
-#'     [sequential_control()]'s robust preset); see [restarts];}
+#'     again from all the data so far ([restarts]): after a shift (SGAIS; 5 / `Inf`), on a grid
+#'     (`NULL`: 2 for mixtures, else `Inf` / `Inf`), after a poor step (0 / 0; 0.5 in
+#'     [sequential_control()]'s robust preset);}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up
