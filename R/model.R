@@ -491,7 +491,7 @@ model_has_reference <- function(model) model_capabilities(model)[["reference"]]
 # What the model's reference built on all its observations is worth (src/anneal.h,
 # sg_reference_level): "none"; "usable", which a run may start from (a mixture whose data show
 # fewer clusters than components), and from which a restart run anneals all its observations
-# as one chunk (restart_execute()); or "complete" (the data show as many clusters as the
+# as one chunk (sgais_restart()); or "complete" (the data show as many clusters as the
 # mixture has components), which a stream's restarts also wait for.
 model_reference_level <- function(model) {
   c("none", "usable", "complete")[with_model_errors(.Call(C_ffi_model_reference_level, model)) + 1L]
