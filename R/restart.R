@@ -102,7 +102,6 @@ restart_policy <- function(model, settings) {
   if (sir_of_groups(model, settings)) base <- settings$first_chunk_size %||% settings$chunk_size
   list(every = every, base = base, threshold = settings$restart_threshold %||% Inf, whole = whole,
        on_reference = whole && (settings$update == "annealed" || is.finite(every)),
-       ess_until = min(settings$exact_until, settings$batch_size),
        settings = again, cs = c_settings(again))
 }
 
@@ -143,12 +142,11 @@ restart_triggers <- function(cs, policy, state) {
   cs$restart_after <- 1.5 * state$shift_restart_n
   cs$restart_on_reference <- policy$on_reference && !isTRUE(state$reference_restart)
   cs$restart_due <- periodic_restart_due(policy$every, state$restart_n, policy$base)
-  cs$restart_ess_until <- policy$ess_until
   cs
 }
 restart_never <- function(cs) {
   cs[c("restart_threshold", "restart_after", "restart_due", "restart_on_reference",
-       "restart_ess", "restart_ess_until")] <- list(Inf, 0, Inf, FALSE, 0, 0)
+       "restart_ess")] <- list(Inf, 0, Inf, FALSE, 0)
   cs
 }
 

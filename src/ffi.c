@@ -233,7 +233,6 @@ const sg_setting sg_sgais_table[] = {
     {"restart_after", 'd', SGAIS(trigger.after), 0, INFINITY, 0, 0},
     {"restart_due", 'd', SGAIS(trigger.due), 0, INFINITY, 0, 0},
     {"restart_ess", 'd', SGAIS(trigger.ess), 0, 1, 0, 1},
-    {"restart_ess_until", 'd', SGAIS(trigger.ess_until), 0, INFINITY, 0, 0},
     {"restart_on_reference", 'c', SGAIS(trigger.on_reference), 0, 1, 0, 0}};
 const int sg_sgais_table_rows = sizeof sg_sgais_table / sizeof sg_sgais_table[0];
 #undef SGAIS

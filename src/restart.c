@@ -81,16 +81,16 @@ int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, con
   return 1;
 }
 
-/* Due at a chunk, within the first ess_until observations, whose one importance step would leave
- * too few particles that matter: data in an order that moves the posterior far within a chunk
- * (sorted by an outcome). The sequential estimator's particles, never resampled, cannot follow
- * it by their moves; its estimate of the chunk, the mean of p(C | theta_i) over particles that
- * lag the posterior, is then low by more than the weights show (thesis Section 4.1). While the
- * data are few (one mini-batch, R/restart.R) a restart, which anneals them, costs little. Not a
- * shift: that trigger is SGAIS's. */
+/* Due at a chunk whose one importance step would leave too few particles that matter: data in
+ * an order that moves the posterior far within a chunk (sorted by an outcome). The sequential
+ * estimator's particles, never resampled, cannot follow it by their moves; its estimate of the
+ * chunk, the mean of p(C | theta_i) over particles that lag the posterior, is then low by more
+ * than the weights show (thesis Section 4.1). The caller asks only while the data are few (one
+ * mini-batch, in the exact phase: chunk_begin() in sgais.c), where a restart, which anneals
+ * them, costs little. Not a shift: that trigger is SGAIS's. */
 int sg_restart_step_ess(const sg_restart_watch *w, double n_now, double ess, int M,
                         sg_restart_stop *stop) {
-  if (!w->on || !(n_now <= w->t->ess_until) || !(ess < w->t->ess * M)) return 0;
+  if (!w->on || !(ess < w->t->ess * M)) return 0;
   *stop = (sg_restart_stop){n_now, 0};
   return 1;
 }

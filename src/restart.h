@@ -8,10 +8,9 @@
 /* The triggers (R/restart.R, restart_triggers()): the surprise above which a chunk calls for a
  * restart (Inf: never), the fewest observations at the end of a chunk that may, the grid's next
  * point (Inf: none), whether the model's reference becoming complete calls for one, and the ESS
- * fraction below which a chunk's one importance step calls for one (0: never) while the data
- * are at most `ess_until`. */
+ * fraction below which a chunk's one importance step calls for one (0: never). */
 typedef struct {
-  double threshold, after, due, ess, ess_until;
+  double threshold, after, due, ess;
   int on_reference;
 } sg_restart_triggers;
 

@@ -650,13 +650,14 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   c->cv_chunk = r->score && n_done >= SGAIS_SCORE_CV_HISTORY * c->cn;
   c->fixed = c->cv_chunk ? NULL : schedule_for(r->schedule, c->n_now);
   if (s->update != SGAIS_UPDATE_ANNEALED) {
-    /* the ESS of the chunk's one step: too low, it may call for a restart (restart.h), in the
-     * exact phase, where nothing above has changed the particles yet (also in the last, partial
-     * chunk, run on a copy: sgais_replicate()); else for a split */
+    /* the ESS of the chunk's one step: too low, it may call for a restart (restart.h) while the
+     * data so far fit in one mini-batch, in the exact phase, where nothing above has changed the
+     * particles yet (also in the last, partial chunk, run on a copy: sgais_replicate()); else
+     * for a split */
     double ess;
     sg_annealing_step(r->loglik, s->a.conditional_ess ? r->logw : NULL, M, 1.0, 0.0, &ess,
                       r->work);
-    if (n_done > 0 && t->exact &&
+    if (n_done > 0 && t->exact && c->n_now <= s->batch_size &&
         sg_restart_step_ess(&r->watch, c->n_now, ess, M, &r->tr->stop))
       return 1;
     c->split = s->split_ess > 0.0 && c->cn > 1 && ess < s->split_ess * M;
