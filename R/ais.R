@@ -95,7 +95,8 @@ ais <- function(model, ..., control = ais_control(), replicates = 1, schedule = 
   call <- sys.call()
   check_all_rows(model, call)
   check_prior_conflict(model, call)
-  settings <- check_kernel_model(control_settings(control, list(...), "ais", call), model, call)
+  settings <- check_kernel_model(control_settings(control, list(...), "ais", call, model), model,
+                                 call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_run_size(replicates, settings, model, "ais", call)
   check_metric_size(settings, model, call)

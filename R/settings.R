@@ -115,7 +115,7 @@ settings_schema <- c(list(
   max_iterations = setting("count", ns_methods, preset(1e6, 1e6), lower = 1),
 
   max_rounds = setting("count", annealing_methods, preset(1, 4), lower = 1),
-  max_correlation = setting("fraction", annealing_methods, preset(1, 0.5), lower = 0, upper = 1),
+  max_correlation = setting("fraction", annealing_methods, preset(1, 0.2), lower = 0, upper = 1),
   kernel = setting("choice", annealing_methods, preset("sghmc", "sghmc"),
                    codes = c(sghmc = 0L, sgld = 1L, austerity = 2L, confidence = 3L, flymc = 4L)),
   mh_tolerance = setting("open", annealing_methods, preset(0.05, 0.05), lower = 0, upper = 1),

@@ -192,11 +192,11 @@ test_that("a chunk whose one step would leave too few particles is split, also w
   exact <- exact_log_evidence(model)
   split <- quietly(sir(model, seed = 1, progress = FALSE))
   whole <- quietly(sir(model, split_ess = 0, seed = 1, progress = FALSE))
-  # split chunks take several steps; unsplit, one step a chunk, over 20 nats off
+  # split chunks take several steps; unsplit, one step a chunk, over 10 nats off
   expect_gt(sum(split$trajectory$annealing_steps), nrow(split$trajectory))
   expect_identical(unique(whole$trajectory$annealing_steps), 1L)
   expect_lt(abs(split$log_evidence - exact), 3)
-  expect_gt(abs(whole$log_evidence - exact), 15)
+  expect_gt(abs(whole$log_evidence - exact), 10)
   # the sequential estimator when asked (its robust preset does not split)
   averaged <- quietly(sequential_sgmcmc(model, hybrid = FALSE, split_ess = 0.5, seed = 1,
                                         progress = FALSE))

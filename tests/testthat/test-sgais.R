@@ -355,12 +355,13 @@ test_that("mini-batch moves that spread the particles are redone exactly, or wit
   # (the spread guard, anneal.h) on a regression, in the chunk to 1,250 (after the exact phase).
   # The moves are undone and, every earlier observation being held, that chunk moves
   # Metropolis-adjusted on all of them (src/sgais.c, chunk_go_exact), without a warning; the next
-  # chunk tries mini-batches again (periodic restarts off, so that it is not a restart).
+  # chunk tries mini-batches again (periodic restarts off, so that it is not a restart;
+  # `max_correlation = 0.5`, the exact phase's particles that make the chunk to 1,250 spread).
   d <- simulate_linear_regression(2000, seed = 1)
   model <- function(rows) linear_regression(y ~ ., d[rows, ], noise_sd = 1, prior = "paper")
   run <- function(m, ...) {
     sgais(m, seed = 2, exact_until = 500, restart_every = Inf, batch_size = 10, chunk_size = 250,
-          first_chunk_size = 250, step_size = 1, progress = FALSE, ...)
+          first_chunk_size = 250, step_size = 1, max_correlation = 0.5, progress = FALSE, ...)
   }
   expect_no_warning(fit <- run(model(1:1500)))
   tr <- fit$trajectory
