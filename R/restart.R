@@ -28,7 +28,8 @@
 #'     never);}
 #'   \item{once the reference applies}{for a mixture, as soon as the data show as many clusters
 #'     as it has components: the restart anneals from the reference distribution built on them
-#'     (`reference` in [sgais_control()]).}
+#'     (`reference` in [sgais_control()]), unless a restart has already started from a complete
+#'     reference (one from a reference of fewer clusters, on an earlier trigger, does not count).}
 #' }
 #'
 #' @section How:
@@ -152,7 +153,7 @@ restart_never <- function(cs) {
 
 # The fields of SGAIS's run state that restarts keep: the observations at the last restart and
 # at the last after a shift (restart_triggers(), restart_slices()), and whether one has started
-# from the reference (sgais_restart()). Rows of run_state_fields (R/sgais_state.R), which
+# from a complete reference (sgais_restart()). Rows of run_state_fields (R/sgais_state.R), which
 # evaluates this call where run_state_field() is defined (that file is collated after this one).
 restart_state_fields <- quote(list(
   restart_n = run_state_field(at, state$restart_n, 0),
@@ -188,7 +189,8 @@ restart_slices <- function(model, settings, cs, n_end, schedule, run) {
     out$trace$restarts <- out$trace$shift_restarts <- integer(nrow(out$trace))
     at <- out$stop[1]
     if (at > 0) {
-      again <- sgais_restart(model, out$state, at, policy$cs, run, policy$whole)
+      again <- sgais_restart(model, out$state, at, policy$cs, run, policy$whole,
+                             complete = out$stop[3] == 1)
       again$state$shift_restart_n <- if (at < cs$restart_due) at else state$shift_restart_n
       # whether the restart's chunk was a shift, whatever called for the restart (?detect_shifts)
       again$trace$shift_restarts <- as.integer(out$stop[2] == 1)
@@ -204,10 +206,11 @@ restart_slices <- function(model, settings, cs, n_end, schedule, run) {
 # run goes on from, with the data in order (nothing in a state holding every observation depends
 # on their order). With `whole` and a usable reference (model_reference_level()) it is one chunk
 # annealed from it (src/anneal.h): a mixture's changes of mode cannot be crossed between chunks.
-sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
+sgais_restart <- function(model, state, at, cs, run, whole = FALSE, complete = FALSE) {
   restart_execute(model, state$key, at, cs$early_particles, function(shuffled, drawn) {
     again <- restart_never(cs)
-    whole <- whole && model_reference_level(shuffled) != "none"
+    level <- if (whole) model_reference_level(shuffled) else "none"
+    whole <- level != "none"
     if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
     # every observation is held, from the first (the C side allows restarts only then)
     start <- sgais_initial_state(drawn$theta, drawn$key, at)
@@ -217,7 +220,11 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE) {
     stopifnot(out$state$n == at)
     # the shuffled run's lambdas are not a schedule for this chunk (pilot_schedule() skips it)
     out$state$lambdas <- state$lambdas
-    out$state$reference_restart <- whole
+    # only a complete reference ends its trigger: one merely usable (clusters yet to show) leaves
+    # the completion to come, which no other trigger may catch (SIR between grid points). The
+    # core judges completeness on a subsample of the data in order (`complete`), this on the
+    # shuffled data: either ends it, so that a borderline cluster cannot restart every chunk.
+    out$state$reference_restart <- complete || level == "complete"
     out$trace <- restart_row(out$trace)
     out
   })

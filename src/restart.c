@@ -51,7 +51,7 @@ void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, in
               : NULL;
   w->jump_pts = jump_pts;
   w->jump_aux = jump_aux;
-  *stop = (sg_restart_stop){0.0, 0};
+  *stop = (sg_restart_stop){0.0, 0, 0};
 }
 
 /* Due at a chunk the particles predict far worse than the one before (a shift they may not
@@ -76,6 +76,7 @@ int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, con
                     nx >= 2 && cn >= 2 &&
                     shift_score(m, ws, theta, logw, M, base, nx, cn, w->lp) > t->threshold;
   stop->shift = shift;
+  stop->reference = reference;
   if (!(periodic || reference || shift)) return 0;
   stop->at = n_now;
   return 1;
@@ -91,6 +92,6 @@ int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, con
 int sg_restart_step_ess(const sg_restart_watch *w, double n_now, double ess, int M,
                         sg_restart_stop *stop) {
   if (!w->on || !(ess < w->t->ess * M)) return 0;
-  *stop = (sg_restart_stop){n_now, 0};
+  *stop = (sg_restart_stop){n_now, 0, 0};
   return 1;
 }

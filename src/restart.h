@@ -14,11 +14,12 @@ typedef struct {
   int on_reference;
 } sg_restart_triggers;
 
-/* Where a run stopped: the end of the chunk that called for a restart (0: none), and whether
- * the particles predicted that chunk far worse than the one before (whatever called). */
+/* Where a run stopped: the end of the chunk that called for a restart (0: none), whether the
+ * particles predicted that chunk far worse than the one before (whatever called), and whether
+ * the model's reference had become complete there (the trigger on_reference). */
 typedef struct {
   double at;
-  int shift;
+  int shift, reference;
 } sg_restart_stop;
 
 /* A run's watch: its triggers, whether any can fire, scratch for the surprise, and the model's

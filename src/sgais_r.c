@@ -310,10 +310,12 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
   int chunks = sgais_process(&m, &s, &x, to, budget, &sched, &tr, &st);
   if (chunks < 0) sg_raise(&st);
   SET_VECTOR_ELT(out, GENEALOGY, sg_genealogy_to_r(&gen));
-  /* where the run stopped for a restart (0: it did not) and whether that chunk was a shift */
-  SEXP stop = PROTECT(Rf_allocVector(REALSXP, 2)); nprot++;
+  /* where the run stopped for a restart (0: it did not), whether that chunk was a shift and
+   * whether the model's reference was complete there */
+  SEXP stop = PROTECT(Rf_allocVector(REALSXP, 3)); nprot++;
   REAL(stop)[0] = tr.stop.at;
   REAL(stop)[1] = tr.stop.shift;
+  REAL(stop)[2] = tr.stop.reference;
   Rf_setAttrib(out, Rf_install("restart"), stop);
   result_finish(out, dim, x.M, M_in, x.score, &x.res, &x.taken, x.step_size, pcp, acc_len,
                 &x.anchor);

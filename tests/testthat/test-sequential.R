@@ -154,6 +154,21 @@ test_that("SIR restarts on a mixture whose third cluster appears, also when cont
   expect_identical(more$log_evidence, fit$value$log_evidence)
 })
 
+test_that("a restart from a reference that is not yet complete leaves its completion a restart", {
+  # a grid restart at 105 (chunks of 50 from an exact phase of 100) starts from the reference of
+  # two clusters shown; the third shows from 301, where only the completion calls for a restart
+  # (SIR has no shift trigger): without it, the one-step chunks were over 200 nats low
+  d <- appearing_clusters()
+  y <- d$y[1:400, ]
+  fit <- quietly(sir(gaussian_mixture(y, components = 3), chunk_size = 50, exact_until = 100,
+                     seed = 1, progress = FALSE))
+  at <- fit$trajectory$n[fit$trajectory$restarts > 0]
+  expect_equal(at[1], 105)
+  expect_true(any(at > 300 & at < 400))
+  expect_lt(abs(fit$log_evidence - separated_log_evidence(y, d$z[1:400])),
+            max(3, 3 * fit$log_evidence_se))
+})
+
 test_that("the sequential estimator restarts too; without restarts both warn before 3 components", {
   d <- appearing_clusters()
   # the first 400 points (a restart once the third cluster shows), with few particles and
