@@ -245,8 +245,9 @@ warn_if_unreliable <- function(fit, what = "particles") {
       "%s estimate is unreliable: the weights of a step collapsed onto one particle (lowest",
       "ESS %.2g), so the estimate rests on it, is probably many nats low, and cannot say by how",
       "much (standard error NA). Data in an order that moves the posterior (sorted by an",
-      "outcome) do this to one-step updates: use `sir()` or `sgais()`, or check with",
-      "`audit_evidence()`."), fit$method, min(fit$diagnostics$lowest_ess))
+      "outcome) do this to one-step updates: use %s, or check with `audit_evidence()`."),
+      fit$method, min(fit$diagnostics$lowest_ess),
+      if (identical(fit$method, "SIR")) "`sgais()`" else "`sir()` or `sgais()`")
   } else if (is.finite(sd) && sd > 1) {
     message <- if (inherits(fit, c("sgais_ns_fit", "sgais_online_ns_fit"))) {
       sprintf(paste(
