@@ -52,8 +52,10 @@ test_that("replicates combine by log-mean-exp with a jackknife standard error", 
 
 test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk", {
   model <- small_model(1300)
-  # (20 particles: the schedules' sharing does not depend on their number)
-  lean <- function(model, ...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
+  # (20 particles, one move a step: the schedules' sharing depends on neither)
+  lean <- function(model, ...) {
+    quiet_sgais(model, particles = 20, early_particles = 20, max_rounds = 1, ...)
+  }
   fit <- lean(model, replicates = 3, seed = 4)
   expect_identical(fit$annealing, "pilot")
   # the pilot is the plain run with this seed; its steps, chunk by chunk, the replicates'
