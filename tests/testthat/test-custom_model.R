@@ -170,17 +170,17 @@ test_that("errors in the user's functions are classed, name the function and lea
     if (nrow(data) == 500L) stop("late failure")
     crossprod(data, data[, 7] - data %*% c(theta, 0))[1:6]
   }
-  # (20 particles and mini-batches from 500 observations on: where the run fails does not
-  # depend on them)
-  expect_error(sgais(big, particles = 20, early_particles = 20, exact_until = 500, seed = 1,
-                     progress = FALSE),
+  # (20 particles, one move a step and mini-batches from 500 observations on: where the run
+  # fails does not depend on them)
+  expect_error(sgais(big, particles = 20, early_particles = 20, exact_until = 500, max_rounds = 1,
+                     seed = 1, progress = FALSE),
                "`gradient` failed: late failure", class = "sgais_error_model")
   nan_later <- big
   nan_later$functions$gradient <- function(theta, data) {
     if (nrow(data) == 500L) rep(NaN, 6) else crossprod(data, data[, 7] - data %*% c(theta, 0))[1:6]
   }
-  expect_error(sgais(nan_later, particles = 20, early_particles = 20, exact_until = 500, seed = 1,
-                     progress = FALSE),
+  expect_error(sgais(nan_later, particles = 20, early_particles = 20, exact_until = 500,
+                     max_rounds = 1, seed = 1, progress = FALSE),
                "`gradient` returned NA or NaN", class = "sgais_error_model")
   # R is usable afterwards, and the next error that is not the user's is not blamed on them
   expect_equal(1 + 1, 2)
