@@ -43,12 +43,13 @@ test_that("every estimator gives the built-in model's fit, up to rounding, with 
 test_that("continuation, streams, comparison, plots and saveRDS work with a model in R", {
   d <- simulate_linear_regression(300, seed = 5)
   custom <- r_linear_regression(d[1:200, ])
-  # (20 particles: a model in R is slow, and none of this depends on their number)
-  fit <- quietly(sgais(custom, particles = 20, early_particles = 20, seed = 1, progress = FALSE))
+  # (20 particles, one move a step: a model in R is slow, and none of this depends on them)
+  fit <- quietly(sgais(custom, particles = 20, early_particles = 20, max_rounds = 1, seed = 1,
+                       progress = FALSE))
   rows <- cbind(`(Intercept)` = 1, as.matrix(d[201:300, 1:5]), y = d$y[201:300])
   more <- quietly(sgais(fit, new_data = rows, progress = FALSE))
-  whole <- quietly(sgais(r_linear_regression(d), particles = 20, early_particles = 20, seed = 1,
-                         progress = FALSE))
+  whole <- quietly(sgais(r_linear_regression(d), particles = 20, early_particles = 20,
+                         max_rounds = 1, seed = 1, progress = FALSE))
   expect_identical(log_evidence(more), log_evidence(whole))
   expect_equal(nobs(more$model), 300L)
   # new rows are matched by column name, whatever their order
@@ -65,7 +66,8 @@ test_that("continuation, streams, comparison, plots and saveRDS work with a mode
   )
   cmp <- quietly(compare_models(list(regression = r_linear_regression(d[1:20, ]),
                                      mean = mean_only), all_rows, seed = 1, progress = FALSE,
-                                method = "sgais", particles = 20, early_particles = 20))
+                                method = "sgais", particles = 20, early_particles = 20,
+                                max_rounds = 1))
   expect_s3_class(cmp, "sgais_comparison")
   expect_gt(as.data.frame(cmp)$log_evidence[1], -Inf)
   expect_s3_class(autoplot(whole), "ggplot")
