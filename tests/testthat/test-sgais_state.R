@@ -70,10 +70,10 @@ test_that("continuing works for the paper's preset and for replicates", {
 test_that("a continued fit uses its own random streams, under any plan", {
   skip_on_cran()
   d <- online_data(1500)
-  # (20 particles: the streams do not depend on their number)
+  # (20 particles, one move a step: the streams depend on neither)
   part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:600, ],
                                           noise_sd = 1), replicates = 2, particles = 20,
-                        early_particles = 20, seed = 4, progress = FALSE))
+                        early_particles = 20, max_rounds = 1, seed = 4, progress = FALSE))
   set.seed(1)
   before <- .Random.seed
   kind <- RNGkind()
@@ -174,8 +174,9 @@ test_that("continuing checks its arguments and the fit", {
 
 test_that("with a bounded reservoir a fit continued in pieces is still the fit of all at once", {
   d <- online_data(3400)
-  # (20 particles: that the pieces make the whole does not depend on their number)
-  for (control in list(sgais_control(reservoir_size = 2000, particles = 20, early_particles = 20),
+  # (20 particles, one move a step: that the pieces make the whole depends on neither)
+  for (control in list(sgais_control(reservoir_size = 2000, particles = 20, early_particles = 20,
+                                     max_rounds = 1),
                        sgais_control("paper", reservoir_size = 700))) {
     whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
                                              noise_sd = 1), control = control, replicates = 2,
