@@ -48,13 +48,13 @@ test_that("continuing works for the paper's preset and for replicates", {
                         progress = FALSE))
   same_run(whole, quietly(sgais(part, d[1251:1800, ], progress = FALSE)))
 
-  # (20 particles: the pieces make the whole at any number)
+  # (20 particles, one move a step: the pieces make the whole at any number of either)
   whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1),
-                         replicates = 3, particles = 20, early_particles = 20, seed = 2,
-                         progress = FALSE))
+                         replicates = 3, particles = 20, early_particles = 20, max_rounds = 1,
+                         seed = 2, progress = FALSE))
   part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:700, ],
                                           noise_sd = 1), replicates = 3, particles = 20,
-                        early_particles = 20, seed = 2, progress = FALSE))
+                        early_particles = 20, max_rounds = 1, seed = 2, progress = FALSE))
   cont <- quietly(sgais(part, d[701:1800, ], progress = FALSE))
   same_run(whole, cont)
   expect_identical(cont$log_evidence_se, whole$log_evidence_se)
