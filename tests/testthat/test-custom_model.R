@@ -89,7 +89,9 @@ test_that("functions stored in a saved fit are not run until the model is given 
                  function(theta, data) sum(data[, "y"] - theta),
                  data = data, parameter_names = "mu", prior = normal_prior(sd = 5))
   }
-  fit <- sgais(honest(d[1:40, , drop = FALSE]), seed = 1, particles = 50, progress = FALSE)
+  # (20 particles, one move a step: which functions run depends on neither)
+  fit <- sgais(honest(d[1:40, , drop = FALSE]), seed = 1, particles = 20, early_particles = 20,
+               max_rounds = 1, progress = FALSE)
   # the stored likelihood is replaced by one that writes a file, as a crafted .rds could
   crafted <- fit
   crafted$model$functions$log_likelihood <- function(theta, data) {
@@ -122,8 +124,9 @@ test_that("functions stored in a saved fit are not run until the model is given 
                                          data = d, parameter_names = "m", prior = normal_prior(sd = 5)))
   expect_error(reattach_functions(back, other), class = "sgais_error_data_mismatch")
   expect_error(reattach_functions(back, readRDS(path)$model), "this session")
-  expect_error(reattach_functions(sgais(linear_regression(y ~ 1, d,
-                                                          noise_sd = 1), seed = 1, progress = FALSE),
+  expect_error(reattach_functions(sgais(linear_regression(y ~ 1, d, noise_sd = 1), particles = 20,
+                                        early_particles = 20, max_rounds = 1, seed = 1,
+                                        progress = FALSE),
                                   honest(d)), "holds no R functions")
 })
 
@@ -187,8 +190,8 @@ test_that("errors in the user's functions are classed, name the function and lea
   # R is usable afterwards, and the next error that is not the user's is not blamed on them
   expect_equal(1 + 1, 2)
   expect_error(sgais:::model_evaluate(good, numeric(3)), "`theta` must be a numeric vector")
-  expect_no_error(quietly(sgais(good, particles = 20, early_particles = 20, seed = 1,
-                                progress = FALSE)))
+  expect_no_error(quietly(sgais(good, particles = 20, early_particles = 20, max_rounds = 1,
+                                seed = 1, progress = FALSE)))
 })
 
 test_that("without a gradient, numerical gradients are used, with a warning", {
