@@ -13,10 +13,12 @@ online_data <- function(n = 2534) simulate_linear_regression(n, seed = 11)
 test_that("a fit continued in pieces, split inside chunks, is the fit of all the data at once", {
   test_tags("memcheck")
   d <- online_data()
-  # (20 particles: continuation does not depend on their number)
+  # (20 particles, one move a step: continuation depends on neither; "continuing works for
+  # every model" below splits chunks of runs that repeat their moves)
   lean <- function(rows) {
     quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[rows, ], noise_sd = 1),
-                  particles = 20, early_particles = 20, seed = 5, progress = FALSE))
+                  particles = 20, early_particles = 20, max_rounds = 1, seed = 5,
+                  progress = FALSE))
   }
   whole <- lean(seq_len(nrow(d)))
   first <- lean(1:734)
@@ -93,10 +95,11 @@ test_that("a continued fit uses its own random streams, under any plan", {
 test_that("a fit saved with saveRDS() continues as if it had never stopped", {
   test_tags("memcheck")
   d <- online_data(1700)
-  # (20 particles: continuation does not depend on their number)
+  # (20 particles, one move a step: continuation depends on neither)
   lean <- function(rows) {
     quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[rows, ], noise_sd = 1),
-                  particles = 20, early_particles = 20, seed = 8, progress = FALSE))
+                  particles = 20, early_particles = 20, max_rounds = 1, seed = 8,
+                  progress = FALSE))
   }
   whole <- lean(1:1700)
   part <- lean(1:1100)
