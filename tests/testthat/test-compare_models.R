@@ -8,6 +8,13 @@ comparison_models <- function(d) {
   )
 }
 
+# The comparisons and fits of the tests of mechanics (identities between runs, continuation,
+# sources, arguments): 20 particles, one move a step, as none of them depends on either
+lean_compare <- function(...) {
+  compare_models(..., particles = 20, early_particles = 20, max_rounds = 1)
+}
+lean_sgais <- function(...) sgais(..., particles = 20, early_particles = 20, max_rounds = 1)
+
 test_that("compare_models() gives evidence, Bayes factors and probabilities along n", {
   test_tags("memcheck")
   d <- comparison_data(1600)
@@ -42,8 +49,8 @@ test_that("compare_models() gives evidence, Bayes factors and probabilities alon
 test_that("adding or removing a model does not change another model's fit", {
   d <- comparison_data(1200)
   m <- comparison_models(d[1:20, ])
-  three <- quietly(compare_models(m, d, seed = 9, progress = FALSE, method = "sgais"))
-  two <- quietly(compare_models(m[c("none", "two")], d, seed = 9, progress = FALSE, method = "sgais"))
+  three <- quietly(lean_compare(m, d, seed = 9, progress = FALSE, method = "sgais"))
+  two <- quietly(lean_compare(m[c("none", "two")], d, seed = 9, progress = FALSE, method = "sgais"))
   expect_identical(two$fits$two$trajectory$log_evidence, three$fits$two$trajectory$log_evidence)
   expect_identical(two$fits$none$state$particles, three$fits$none$state$particles)
 })
@@ -51,8 +58,8 @@ test_that("adding or removing a model does not change another model's fit", {
 test_that("a comparison continues on new data as if run on all of it", {
   d <- comparison_data(1500)
   m <- comparison_models(d[1:20, ])
-  whole <- quietly(compare_models(m, d, seed = 4, progress = FALSE, method = "sgais"))
-  part <- quietly(compare_models(m, d[1:900, ], seed = 4, progress = FALSE, method = "sgais"))
+  whole <- quietly(lean_compare(m, d, seed = 4, progress = FALSE, method = "sgais"))
+  part <- quietly(lean_compare(m, d[1:900, ], seed = 4, progress = FALSE, method = "sgais"))
   cont <- quietly(update(part, d[901:1500, ], progress = FALSE))
   expect_identical(cont$trajectory, whole$trajectory)
 })
@@ -61,16 +68,16 @@ test_that("a comparison read from a file, a function or in blocks is the compari
   d <- comparison_data(1500)
   d[] <- lapply(d, function(x) round(x * 1024) / 1024) # exact in a CSV file
   m <- comparison_models(d[1:20, ])[c("all", "none")]
-  whole <- quietly(compare_models(m, d, seed = 4, progress = FALSE, method = "sgais"))
+  whole <- quietly(lean_compare(m, d, seed = 4, progress = FALSE, method = "sgais"))
   file <- withr::local_tempfile(fileext = ".csv")
   utils::write.csv(d, file, row.names = FALSE)
-  from_file <- quietly(compare_models(m, file, block_size = 400, seed = 4, progress = FALSE, method = "sgais"))
+  from_file <- quietly(lean_compare(m, file, block_size = 400, seed = 4, progress = FALSE, method = "sgais"))
   expect_identical(from_file$trajectory, whole$trajectory)
-  blocks <- quietly(compare_models(m, d, block_size = 333, seed = 4, progress = FALSE, method = "sgais"))
+  blocks <- quietly(lean_compare(m, d, block_size = 333, seed = 4, progress = FALSE, method = "sgais"))
   expect_identical(blocks$trajectory, whole$trajectory)
   # an error of the source keeps the comparison of the blocks done, which continues
   failing <- failing_source(d, 1000, function() stop("connection lost"))
-  e <- tryCatch(compare_models(m, failing, block_size = 500, seed = 4, progress = FALSE, method = "sgais"),
+  e <- tryCatch(lean_compare(m, failing, block_size = 500, seed = 4, progress = FALSE, method = "sgais"),
                 sgais_error_stream = identity)
   expect_s3_class(e, "sgais_error_stream")
   expect_match(conditionMessage(e), "connection lost")
@@ -84,12 +91,12 @@ test_that("an interrupt keeps the comparison of the blocks done", {
   m <- comparison_models(d[1:20, ])[c("all", "two")]
   interrupted <- failing_source(d, 1000, interrupt_now)
   expect_warning(
-    cmp <- compare_models(m, interrupted, block_size = 500, seed = 2, progress = FALSE, method = "sgais"),
+    cmp <- lean_compare(m, interrupted, block_size = 500, seed = 2, progress = FALSE, method = "sgais"),
     "after the first 1,000", class = "sgais_warning_interrupted"
   )
   expect_s3_class(cmp, "sgais_comparison")
   expect_identical(cmp$fits$two$n, 1000L)
-  whole <- quietly(compare_models(m, d, seed = 2, progress = FALSE, method = "sgais"))
+  whole <- quietly(lean_compare(m, d, seed = 2, progress = FALSE, method = "sgais"))
   expect_identical(quietly(update(cmp, d[1001:1500, ], progress = FALSE))$trajectory,
                    whole$trajectory)
 })
@@ -97,12 +104,12 @@ test_that("an interrupt keeps the comparison of the blocks done", {
 test_that("fits made separately compare when they are fits of the same observations", {
   d <- comparison_data(1200)
   m <- comparison_models(d[1:20, ])
-  cmp <- quietly(compare_models(m, d, seed = 6, progress = FALSE, method = "sgais"))
-  fits <- lapply(comparison_models(d), function(model) quietly(sgais(model, seed = 6, progress = FALSE)))
+  cmp <- quietly(lean_compare(m, d, seed = 6, progress = FALSE, method = "sgais"))
+  fits <- lapply(comparison_models(d), function(model) quietly(lean_sgais(model, seed = 6, progress = FALSE)))
   same <- c("model", "n", "log_evidence", "log_evidence_se", "probability", "method")
   expect_identical(quietly(compare_models(fits))$trajectory[same], cmp$trajectory[same])
   # the digest identifies the responses, whatever pieces they came in
-  piece <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:777, ],
+  piece <- quietly(lean_sgais(linear_regression(y ~ ., prior = "paper", data = d[1:777, ],
                                            noise_sd = 1), seed = 6, progress = FALSE))
   piece <- quietly(sgais(piece, d[778:1200, ], progress = FALSE))
   expect_identical(piece$data_digest, fits$all$data_digest)
@@ -114,7 +121,7 @@ test_that("fits made separately compare when they are fits of the same observati
   # same number of observations, other responses: refused
   other <- d
   other$y[5] <- other$y[5] + 1
-  fits$none <- quietly(sgais(linear_regression(y ~ 1, prior = "paper", data = other,
+  fits$none <- quietly(lean_sgais(linear_regression(y ~ 1, prior = "paper", data = other,
                                                noise_sd = 1), seed = 6, progress = FALSE))
   expect_error(compare_models(fits), "not of the same observations",
                class = "sgais_error_data_mismatch")
@@ -126,8 +133,8 @@ test_that("fits made separately compare when they are fits of the same observati
 test_that("the prior shifts the posterior model probabilities", {
   d <- comparison_data(600)
   m <- comparison_models(d[1:20, ])[c("all", "two")]
-  flat <- quietly(compare_models(m, d, seed = 1, progress = FALSE, method = "sgais"))
-  tilted <- quietly(compare_models(m, d, seed = 1, prior = c(two = 3, all = 1), progress = FALSE, method = "sgais"))
+  flat <- quietly(lean_compare(m, d, seed = 1, progress = FALSE, method = "sgais"))
+  tilted <- quietly(lean_compare(m, d, seed = 1, prior = c(two = 3, all = 1), progress = FALSE, method = "sgais"))
   lp <- function(x) {
     p <- x$trajectory$probability[x$trajectory$model == "two"]
     log(p / (1 - p))
@@ -165,7 +172,7 @@ test_that("compare_models() checks its arguments", {
   expect_error(compare_models(m, d, prior = c(a = 1, b = 1, c = 1), method = "sgais"), "names of `prior`",
                class = "sgais_error")
   expect_error(compare_models(m, d[, -2], method = "sgais"), class = "sgais_error_missing_column")
-  cmp <- quietly(compare_models(m[1:2], d, seed = 1, progress = FALSE, method = "sgais"))
+  cmp <- quietly(lean_compare(m[1:2], d, seed = 1, progress = FALSE, method = "sgais"))
   cmp$fits$two <- quietly(sgais(cmp$fits$two, d[1:10, ], progress = FALSE))
   expect_error(sgais:::validate_sgais_comparison(cmp), "different numbers of observations",
                class = "sgais_error")
@@ -173,22 +180,22 @@ test_that("compare_models() checks its arguments", {
 
 test_that("formulas with a family are built on the data and compared", {
   d <- comparison_data(600)
-  cmp <- quietly(compare_models(list(two = y ~ x1 + x2, all = y ~ .), d, family = "gaussian",
+  cmp <- quietly(lean_compare(list(two = y ~ x1 + x2, all = y ~ .), d, family = "gaussian",
                                 seed = 2, progress = FALSE, method = "sgais"))
   built <- list(two = linear_regression(y ~ x1 + x2, d, noise_sd = NULL),
                 all = linear_regression(y ~ ., d, noise_sd = NULL))
   expect_identical(cmp$trajectory,
-                   quietly(compare_models(built, d, seed = 2, progress = FALSE, method = "sgais"))$trajectory)
+                   quietly(lean_compare(built, d, seed = 2, progress = FALSE, method = "sgais"))$trajectory)
   # a stats family object and a function give the same models
-  glm_family <- quietly(compare_models(list(two = y ~ x1 + x2, all = y ~ .), d,
+  glm_family <- quietly(lean_compare(list(two = y ~ x1 + x2, all = y ~ .), d,
                                        family = stats::gaussian(), seed = 2, progress = FALSE, method = "sgais"))
   expect_identical(glm_family$trajectory, cmp$trajectory)
-  own <- quietly(compare_models(list(two = y ~ x1 + x2, all = y ~ .), d, seed = 2, progress = FALSE,
+  own <- quietly(lean_compare(list(two = y ~ x1 + x2, all = y ~ .), d, seed = 2, progress = FALSE,
                                 family = function(formula, data) linear_regression(formula, data,
                                                                                    noise_sd = 1), method = "sgais"))
   expect_identical(own$fits$all$model$family, "linear_regression")
   # formulas and models mix
-  mixed <- quietly(compare_models(list(two = y ~ x1 + x2, all = built$all), d, family = "gaussian",
+  mixed <- quietly(lean_compare(list(two = y ~ x1 + x2, all = built$all), d, family = "gaussian",
                                   seed = 2, progress = FALSE, method = "sgais"))
   expect_identical(mixed$trajectory, cmp$trajectory)
 })
@@ -196,14 +203,13 @@ test_that("formulas with a family are built on the data and compared", {
 test_that("models compare on the observations they hold, those written in R too", {
   d <- comparison_data(600)
   m <- comparison_models(d)[1:2]
-  held <- quietly(compare_models(m, seed = 5, progress = FALSE, method = "sgais"))
-  expect_identical(held$trajectory, quietly(compare_models(m, d, seed = 5, progress = FALSE, method = "sgais"))$trajectory)
+  held <- quietly(lean_compare(m, seed = 5, progress = FALSE, method = "sgais"))
+  expect_identical(held$trajectory, quietly(lean_compare(m, d, seed = 5, progress = FALSE, method = "sgais"))$trajectory)
   # two models written in R on the data they hold, the paper's regression with two priors: the
-  # comparison of the same models built in, to rounding (test-custom_model.R; 20 particles and
-  # 300 rows, as a model in R is slow and none of this depends on them)
+  # comparison of the same models built in, to rounding (test-custom_model.R; 20 particles, one
+  # move a step and 300 rows, as a model in R is slow and none of this depends on them)
   lean <- function(models) {
-    quietly(compare_models(models, seed = 11, progress = FALSE, method = "sgais",
-                           particles = 20, early_particles = 20))
+    quietly(lean_compare(models, seed = 11, progress = FALSE, method = "sgais"))
   }
   d <- d[1:300, ]
   cmp <- lean(list(wide = r_linear_regression(d, prior = normal_prior(sd = 10)),
@@ -220,8 +226,9 @@ test_that("models compare on the observations they hold, those written in R too"
 test_that("with standard errors, a comparison prints intervals and warns of a close call", {
   d <- comparison_data(300)
   m <- comparison_models(d)
-  # (20 particles: none of this depends on their number)
-  lean <- list(particles = 20, early_particles = 20, seed = 1, progress = FALSE, method = "sgais")
+  # (20 particles, one move a step: none of this depends on either)
+  lean <- list(particles = 20, early_particles = 20, max_rounds = 1, seed = 1, progress = FALSE,
+               method = "sgais")
   cmp <- quietly(do.call(compare_models, c(list(m, d, replicates = 3), lean)))
   expect_output(print(cmp), "interval")
   last <- sgais:::comparison_final(cmp)

@@ -43,12 +43,13 @@ test_that("every estimator gives the built-in model's fit, up to rounding, with 
 test_that("continuation, streams, comparison, plots and saveRDS work with a model in R", {
   d <- simulate_linear_regression(300, seed = 5)
   custom <- r_linear_regression(d[1:200, ])
-  # (20 particles: a model in R is slow, and none of this depends on their number)
-  fit <- quietly(sgais(custom, particles = 20, early_particles = 20, seed = 1, progress = FALSE))
+  # (20 particles, one move a step: a model in R is slow, and none of this depends on them)
+  fit <- quietly(sgais(custom, particles = 20, early_particles = 20, max_rounds = 1, seed = 1,
+                       progress = FALSE))
   rows <- cbind(`(Intercept)` = 1, as.matrix(d[201:300, 1:5]), y = d$y[201:300])
   more <- quietly(sgais(fit, new_data = rows, progress = FALSE))
-  whole <- quietly(sgais(r_linear_regression(d), particles = 20, early_particles = 20, seed = 1,
-                         progress = FALSE))
+  whole <- quietly(sgais(r_linear_regression(d), particles = 20, early_particles = 20,
+                         max_rounds = 1, seed = 1, progress = FALSE))
   expect_identical(log_evidence(more), log_evidence(whole))
   expect_equal(nobs(more$model), 300L)
   # new rows are matched by column name, whatever their order
@@ -65,7 +66,8 @@ test_that("continuation, streams, comparison, plots and saveRDS work with a mode
   )
   cmp <- quietly(compare_models(list(regression = r_linear_regression(d[1:20, ]),
                                      mean = mean_only), all_rows, seed = 1, progress = FALSE,
-                                method = "sgais", particles = 20, early_particles = 20))
+                                method = "sgais", particles = 20, early_particles = 20,
+                                max_rounds = 1))
   expect_s3_class(cmp, "sgais_comparison")
   expect_gt(as.data.frame(cmp)$log_evidence[1], -Inf)
   expect_s3_class(autoplot(whole), "ggplot")
@@ -87,7 +89,9 @@ test_that("functions stored in a saved fit are not run until the model is given 
                  function(theta, data) sum(data[, "y"] - theta),
                  data = data, parameter_names = "mu", prior = normal_prior(sd = 5))
   }
-  fit <- sgais(honest(d[1:40, , drop = FALSE]), seed = 1, particles = 50, progress = FALSE)
+  # (20 particles, one move a step: which functions run depends on neither)
+  fit <- sgais(honest(d[1:40, , drop = FALSE]), seed = 1, particles = 20, early_particles = 20,
+               max_rounds = 1, progress = FALSE)
   # the stored likelihood is replaced by one that writes a file, as a crafted .rds could
   crafted <- fit
   crafted$model$functions$log_likelihood <- function(theta, data) {
@@ -120,8 +124,9 @@ test_that("functions stored in a saved fit are not run until the model is given 
                                          data = d, parameter_names = "m", prior = normal_prior(sd = 5)))
   expect_error(reattach_functions(back, other), class = "sgais_error_data_mismatch")
   expect_error(reattach_functions(back, readRDS(path)$model), "this session")
-  expect_error(reattach_functions(sgais(linear_regression(y ~ 1, d,
-                                                          noise_sd = 1), seed = 1, progress = FALSE),
+  expect_error(reattach_functions(sgais(linear_regression(y ~ 1, d, noise_sd = 1), particles = 20,
+                                        early_particles = 20, max_rounds = 1, seed = 1,
+                                        progress = FALSE),
                                   honest(d)), "holds no R functions")
 })
 
@@ -185,8 +190,8 @@ test_that("errors in the user's functions are classed, name the function and lea
   # R is usable afterwards, and the next error that is not the user's is not blamed on them
   expect_equal(1 + 1, 2)
   expect_error(sgais:::model_evaluate(good, numeric(3)), "`theta` must be a numeric vector")
-  expect_no_error(quietly(sgais(good, particles = 20, early_particles = 20, seed = 1,
-                                progress = FALSE)))
+  expect_no_error(quietly(sgais(good, particles = 20, early_particles = 20, max_rounds = 1,
+                                seed = 1, progress = FALSE)))
 })
 
 test_that("without a gradient, numerical gradients are used, with a warning", {

@@ -68,7 +68,9 @@ test_that("detect_shifts() scores each model of a comparison and checks its argu
   expect_identical(nrow(s$shifts), 0L)
   fit <- cmp$fits$all
   expect_error(detect_shifts(fit, threshold = -1), "`threshold` must be a positive", class = "sgais_error")
-  expect_error(detect_shifts(ais(cmp$fits$all$model, seed = 1, progress = FALSE)),
+  # (an AIS fit of 20 particles moving once a step: the error is for any AIS fit)
+  expect_error(detect_shifts(ais(cmp$fits$all$model, particles = 20, max_rounds = 1, seed = 1,
+                                 progress = FALSE)),
                "only SGAIS makes", class = "sgais_error_argument")
   expect_error(detect_shifts(1), "a comparison from compare_models", class = "sgais_error")
   bad <- detect_shifts(fit)

@@ -111,7 +111,7 @@ test_that("a fit streams, continues and predicts rows of known and new groups", 
   m <- logistic_regression(y ~ x + (1 | g), d[1:60, ], group_sd = 0.8, prior = "paper")
   expect_equal(m$parameter_names, c("(Intercept)", "x"))
   fit <- sgais(m, seed = 1, progress = FALSE, particles = 20, sghmc_steps = 5,
-               min_sghmc_steps = 2)
+               min_sghmc_steps = 2, max_rounds = 1)
   expect_true(is.finite(log_evidence(fit)))
   more <- sgais(fit, d[61:90, ], progress = FALSE)
   expect_equal(more$n, fit$n + length(unique(d$g[61:90])))
@@ -251,7 +251,7 @@ test_that("compare_models() sets models with and without the random intercept si
   models <- list(plain = logistic_regression(y ~ x, d, prior = "paper"),
                  patient = logistic_regression(y ~ x + (1 | g), d, prior = "paper"))
   cmp <- compare_models(models, d[1:100, ], seed = 1, progress = FALSE, particles = 20,
-                        sghmc_steps = 5, min_sghmc_steps = 2, method = "sgais")
+                        sghmc_steps = 5, min_sghmc_steps = 2, max_rounds = 1, method = "sgais")
   expect_equal(cmp$fits$patient$n, 8L)
   expect_equal(max(cmp$trajectory$n), 100)
   more <- update(cmp, d[101:130, ], progress = FALSE)

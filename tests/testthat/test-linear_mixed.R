@@ -117,9 +117,10 @@ test_that("a fit continued on new rows is the fit of all of them, bit for bit", 
     do.call(linear_regression, c(list(y ~ x + (1 | g), d[rows, ], noise_sd = NULL,
                                       variance_scale = 1), priors))
   }
-  # (20 particles: continuation does not depend on their number)
+  # (20 particles, one move a step: continuation depends on neither)
   lean <- function(model) {
-    quietly(sgais(model, particles = 20, early_particles = 20, seed = 2, progress = FALSE))
+    quietly(sgais(model, particles = 20, early_particles = 20, max_rounds = 1, seed = 2,
+                  progress = FALSE))
   }
   whole <- lean(build(1:1500))
   part <- quietly(sgais(lean(build(1:600)), d[601:1500, ]))
@@ -236,8 +237,8 @@ test_that("random slopes: exact evidence with known sds, continuation", {
   # unknown sds: no closed form
   mu <- linear_regression(y ~ x + (1 + x || g), d, noise_sd = NULL)
   expect_error(exact_log_evidence(mu), class = "sgais_error_no_closed_form")
-  # a continued fit is the fit of all the rows (20 particles: continuation does not depend on
-  # their number)
+  # a continued fit is the fit of all the rows (20 particles, one move a step: continuation
+  # depends on neither)
   priors <- list(prior = normal_prior(0, 1), prior_intercept = normal_prior(0, 2),
                  group_sd = half_normal_prior(1))
   build <- function(rows) {
@@ -245,7 +246,8 @@ test_that("random slopes: exact evidence with known sds, continuation", {
                                       variance_scale = 1), priors))
   }
   lean <- function(model) {
-    quietly(sgais(model, particles = 20, early_particles = 20, seed = 2, progress = FALSE))
+    quietly(sgais(model, particles = 20, early_particles = 20, max_rounds = 1, seed = 2,
+                  progress = FALSE))
   }
   whole <- lean(build(1:800))
   part <- quietly(sgais(lean(build(1:300)), d[301:800, ]))
@@ -367,7 +369,8 @@ test_that("correlated random effects continue on new rows as one run, and predic
                       group_sd = half_normal_prior(1), group_cor = lkj_prior(1.5))
   }
   lean <- function(model) {
-    quietly(sgais(model, particles = 20, early_particles = 20, seed = 2, progress = FALSE))
+    quietly(sgais(model, particles = 20, early_particles = 20, max_rounds = 1, seed = 2,
+                  progress = FALSE))
   }
   whole <- lean(build(1:400))
   part <- quietly(sgais(lean(build(1:150)), d[151:400, ]))

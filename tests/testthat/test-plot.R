@@ -16,8 +16,10 @@ plot_fixtures <- local({
       model <- linear_regression(y ~ ., data, noise_sd = 1)
       cache <<- list(
         data = data, model = model,
-        sgais = quiet_sgais(model, replicates = 2, particles = 20, early_particles = 20, seed = 1),
-        ais = quietly(ais(model, particles = 20, seed = 1, progress = FALSE)),
+        # (20 particles, one move a step: the plots show the fits' tables, whatever their values)
+        sgais = quiet_sgais(model, replicates = 2, particles = 20, early_particles = 20,
+                            max_rounds = 1, seed = 1),
+        ais = quietly(ais(model, particles = 20, max_rounds = 1, seed = 1, progress = FALSE)),
         ns = quietly(nested_sampling(model, live_points = 20, seed = 1, progress = FALSE))
       )
     }
@@ -173,8 +175,10 @@ test_that("comparisons with standard errors draw bands; one n draws a dot and in
   d <- simulate_linear_regression(1200, seed = 3)
   m <- list(all = linear_regression(y ~ ., d,
                                     noise_sd = 1), two = linear_regression(y ~ x1 + x2, d, noise_sd = 1))
+  # (20 particles, one move a step: the bands are drawn from the comparison's SEs, whatever
+  # their size)
   cmp <- quietly(compare_models(m, d, replicates = 2, particles = 20, early_particles = 20,
-                                seed = 1, progress = FALSE, method = "sgais"))
+                                max_rounds = 1, seed = 1, progress = FALSE, method = "sgais"))
   p <- plot_data(cmp, which = "bayes_factor")
   expect_true(all(p$lower <= p$value & p$value <= p$upper))
   expect_equal(p$upper[p$model == "all"], p$value[p$model == "all"]) # the best: 0, no band
@@ -182,7 +186,7 @@ test_that("comparisons with standard errors draw bands; one n draws a dot and in
   renders(autoplot(cmp))
   # data shorter than two chunks: the models on the x axis, a dot and a +/- 2 SE bar each
   short <- quietly(compare_models(lapply(m, function(x) x), d[1:300, ], replicates = 2,
-                                  particles = 20, early_particles = 20, seed = 1,
+                                  particles = 20, early_particles = 20, max_rounds = 1, seed = 1,
                                   progress = FALSE, method = "sgais"))
   plot <- autoplot(short, which = "bayes_factor")
   expect_true(all(c("GeomPoint", "GeomErrorbar") %in% geoms(plot)))

@@ -81,8 +81,9 @@ test_that("too few effective particles warn, and unscalable priors are errors", 
   expect_warning(s <- prior_sensitivity(fit, scales = 0.01), "too few to say at scale 0.01",
                  class = "sgais_warning_low_ess")
   expect_false(s$reliable[s$scale == 0.01])
+  # (20 particles, one move a step: a mixture has no scale to vary, however it was fitted)
   mixture <- quiet_sgais(gaussian_mixture(simulate_gaussian_mixture(300, seed = 1), components = 2),
-                         seed = 1)
+                         particles = 20, early_particles = 20, max_rounds = 1, seed = 1)
   expect_error(prior_sensitivity(mixture), "no scale to vary", class = "sgais_error_prior_sensitivity")
   expect_error(prior_sensitivity(fit, scales = -1), "`scales`", class = "sgais_error")
   expect_error(prior_sensitivity(fit, min_ess = 0), "`min_ess`", class = "sgais_error")

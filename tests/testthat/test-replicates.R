@@ -102,7 +102,9 @@ test_that("SGAIS replicates take a pilot run's annealing steps, chunk by chunk",
 
 test_that("confint() uses the t quantile of the replicates' standard error", {
   model <- small_model(800)
-  fit <- quiet_sgais(model, replicates = 4, seed = 3)
+  # (20 particles, one move a step: the interval is a function of the estimate and its SE)
+  fit <- quiet_sgais(model, replicates = 4, particles = 20, early_particles = 20, max_rounds = 1,
+                     seed = 3)
   ci <- confint(fit)
   expect_identical(dim(ci), c(1L, 2L))
   expect_equal(unname(ci[1, ]), fit$log_evidence + c(-1, 1) * qt(0.975, 3) * fit$log_evidence_se)
@@ -152,15 +154,21 @@ test_that("replicates give identical results under sequential and multisession p
   skip_on_cran()
   skip_if_not_installed("future")
   model <- small_model(800)
-  # (20 particles: the random streams do not depend on their number)
-  lean <- function(...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
+  # (20 particles, one move a step: the random streams depend on neither)
+  lean <- function(...) {
+    quiet_sgais(model, particles = 20, early_particles = 20, max_rounds = 1, ...)
+  }
+  lean_ais <- function() {
+    quietly(ais(model, replicates = 2, particles = 20, max_rounds = 1, seed = 8,
+                progress = FALSE))
+  }
   withr::defer(future::plan(future::sequential))
   future::plan(future::sequential)
   seq_fit <- lean(replicates = 3, seed = 7)
-  seq_ais <- quietly(ais(model, replicates = 2, particles = 20, seed = 8, progress = FALSE))
+  seq_ais <- lean_ais()
   future::plan(future::multisession, workers = 2)
   par_fit <- lean(replicates = 3, seed = 7)
-  par_ais <- quietly(ais(model, replicates = 2, particles = 20, seed = 8, progress = FALSE))
+  par_ais <- lean_ais()
   expect_identical(par_fit$replicate_log_evidence, seq_fit$replicate_log_evidence)
   expect_identical(state_without_time(par_fit$state), state_without_time(seq_fit$state))
   expect_identical(par_ais$replicate_log_evidence, seq_ais$replicate_log_evidence)
@@ -178,7 +186,10 @@ test_that("replicates leave the session's random number generator as it was", {
   # future.apply switches the session to L'Ecuyer-CMRG; every later set.seed() would then give
   # other streams
   model <- small_model(600)
-  lean <- function(...) quiet_sgais(model, particles = 20, early_particles = 20, ...)
+  # (20 particles, one move a step: what the session's generator is left at depends on neither)
+  lean <- function(...) {
+    quiet_sgais(model, particles = 20, early_particles = 20, max_rounds = 1, ...)
+  }
   kind <- RNGkind()
   set.seed(11); x <- runif(1)
   lean(replicates = 2, seed = 1)
@@ -308,9 +319,11 @@ test_that("steps too small to move the particles and degenerate resume states ar
 test_that("replicates predicted to take long say so at once, with progress bars only", {
   m <- linear_regression(y ~ ., simulate_linear_regression(300, seed = 1), noise_sd = 1)
   withr::local_options(sgais.long_run = 0) # every run is "long"
+  # (20 particles, one move a step: the message depends on neither)
+  lean <- list(particles = 20, early_particles = 20, max_rounds = 1)
   said <- NULL
   fit <- suppressMessages(withCallingHandlers(
-    sgais(m, replicates = 3, seed = 1, progress = TRUE),
+    do.call(sgais, c(list(m, replicates = 3, seed = 1, progress = TRUE), lean)),
     sgais_message_long_run = function(m) {
       said <<- m
       invokeRestart("muffleMessage")
@@ -320,11 +333,13 @@ test_that("replicates predicted to take long say so at once, with progress bars 
   expect_match(conditionMessage(said), "The 3 replicates will take about")
   expect_gt(said$seconds, 0)
   # progress = FALSE asks for silence; and the fit is the same either way
-  quiet <- expect_silent(sgais(m, replicates = 3, seed = 1, progress = FALSE))
+  quiet <- expect_silent(do.call(sgais, c(list(m, replicates = 3, seed = 1, progress = FALSE),
+                                           lean)))
   expect_identical(quiet$log_evidence, fit$log_evidence)
-  suppressMessages(expect_message(ais(m, replicates = 2, seed = 1, progress = TRUE),
+  suppressMessages(expect_message(do.call(ais, c(list(m, replicates = 2, seed = 1,
+                                                      progress = TRUE), lean[-2])),
                                   class = "sgais_message_long_run"))
   withr::local_options(sgais.long_run = Inf)
-  expect_no_condition(sgais(m, replicates = 2, seed = 1, progress = TRUE),
+  expect_no_condition(do.call(sgais, c(list(m, replicates = 2, seed = 1, progress = TRUE), lean)),
                       class = "sgais_message_long_run")
 })

@@ -25,7 +25,9 @@ test_that("SIR and the sequential estimators find the exact evidence", {
 
 test_that("the chunk schedule grows as documented, in R and in C alike", {
   model <- seq_model()
-  f <- quietly(sir(model, seed = 1, progress = FALSE, first_chunk_size = 10, chunk_size = 100))
+  # (20 particles, one move a step: the chunk ends depend on neither)
+  f <- quietly(sir(model, seed = 1, progress = FALSE, first_chunk_size = 10, chunk_size = 100,
+                   particles = 20, early_particles = 20, max_rounds = 1))
   n <- f$trajectory$n
   expect_equal(n, c(cumsum(seq(10, 90, by = 10)), seq(550, 1000, by = 100), 1000)[seq_along(n)])
   settings <- list(chunk_size = 100, first_chunk_size = 10)
@@ -37,11 +39,13 @@ test_that("the chunk schedule grows as documented, in R and in C alike", {
 test_that("SIR and sequential fits continue on new data as if run at once", {
   test_tags("memcheck")
   d <- simulate_linear_regression(1000, seed = 3)
-  # (20 particles: continuation does not depend on their number)
+  # (20 particles, one move a step: continuation depends on neither)
   whole <- quietly(sir(linear_regression(y ~ ., d, prior = "paper", noise_sd = 1),
-                       particles = 20, early_particles = 20, seed = 4, progress = FALSE))
+                       particles = 20, early_particles = 20, max_rounds = 1, seed = 4,
+                       progress = FALSE))
   part <- quietly(sir(linear_regression(y ~ ., d[1:400, ], prior = "paper", noise_sd = 1),
-                      particles = 20, early_particles = 20, seed = 4, progress = FALSE))
+                      particles = 20, early_particles = 20, max_rounds = 1, seed = 4,
+                      progress = FALSE))
   more <- quietly(sgais(part, d[401:1000, ], progress = FALSE))
   expect_identical(more$log_evidence, whole$log_evidence)
   # the particles' genealogy goes on too: the same standard error

@@ -13,10 +13,12 @@ online_data <- function(n = 2534) simulate_linear_regression(n, seed = 11)
 test_that("a fit continued in pieces, split inside chunks, is the fit of all the data at once", {
   test_tags("memcheck")
   d <- online_data()
-  # (20 particles: continuation does not depend on their number)
+  # (20 particles, one move a step: continuation depends on neither; "continuing works for
+  # every model" below splits chunks of runs that repeat their moves)
   lean <- function(rows) {
     quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[rows, ], noise_sd = 1),
-                  particles = 20, early_particles = 20, seed = 5, progress = FALSE))
+                  particles = 20, early_particles = 20, max_rounds = 1, seed = 5,
+                  progress = FALSE))
   }
   whole <- lean(seq_len(nrow(d)))
   first <- lean(1:734)
@@ -48,13 +50,13 @@ test_that("continuing works for the paper's preset and for replicates", {
                         progress = FALSE))
   same_run(whole, quietly(sgais(part, d[1251:1800, ], progress = FALSE)))
 
-  # (20 particles: the pieces make the whole at any number)
+  # (20 particles, one move a step: the pieces make the whole at any number of either)
   whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1),
-                         replicates = 3, particles = 20, early_particles = 20, seed = 2,
-                         progress = FALSE))
+                         replicates = 3, particles = 20, early_particles = 20, max_rounds = 1,
+                         seed = 2, progress = FALSE))
   part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:700, ],
                                           noise_sd = 1), replicates = 3, particles = 20,
-                        early_particles = 20, seed = 2, progress = FALSE))
+                        early_particles = 20, max_rounds = 1, seed = 2, progress = FALSE))
   cont <- quietly(sgais(part, d[701:1800, ], progress = FALSE))
   same_run(whole, cont)
   expect_identical(cont$log_evidence_se, whole$log_evidence_se)
@@ -70,10 +72,10 @@ test_that("continuing works for the paper's preset and for replicates", {
 test_that("a continued fit uses its own random streams, under any plan", {
   skip_on_cran()
   d <- online_data(1500)
-  # (20 particles: the streams do not depend on their number)
+  # (20 particles, one move a step: the streams depend on neither)
   part <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[1:600, ],
                                           noise_sd = 1), replicates = 2, particles = 20,
-                        early_particles = 20, seed = 4, progress = FALSE))
+                        early_particles = 20, max_rounds = 1, seed = 4, progress = FALSE))
   set.seed(1)
   before <- .Random.seed
   kind <- RNGkind()
@@ -93,10 +95,11 @@ test_that("a continued fit uses its own random streams, under any plan", {
 test_that("a fit saved with saveRDS() continues as if it had never stopped", {
   test_tags("memcheck")
   d <- online_data(1700)
-  # (20 particles: continuation does not depend on their number)
+  # (20 particles, one move a step: continuation depends on neither)
   lean <- function(rows) {
     quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d[rows, ], noise_sd = 1),
-                  particles = 20, early_particles = 20, seed = 8, progress = FALSE))
+                  particles = 20, early_particles = 20, max_rounds = 1, seed = 8,
+                  progress = FALSE))
   }
   whole <- lean(1:1700)
   part <- lean(1:1100)
@@ -108,10 +111,13 @@ test_that("a fit saved with saveRDS() continues as if it had never stopped", {
 
 test_that("continuing works for every model", {
   iris2 <- iris[c(rbind(1:50, 51:100, 101:150)), ] # the classes interleaved
-  whole <- quietly(sgais(softmax_regression(Species ~ ., prior = "paper", data = iris2), seed = 3, chunk_size = 40,
-                         progress = FALSE))
-  part <- quietly(sgais(softmax_regression(Species ~ ., prior = "paper", data = iris2[1:70, ]), seed = 3, chunk_size = 40,
-                        progress = FALSE))
+  # (20 particles: the pieces make the whole at any number; the moves repeat as by default)
+  lean <- function(model, ...) {
+    quietly(sgais(model, particles = 20, early_particles = 20, seed = 3, progress = FALSE, ...))
+  }
+  whole <- lean(softmax_regression(Species ~ ., prior = "paper", data = iris2), chunk_size = 40)
+  part <- lean(softmax_regression(Species ~ ., prior = "paper", data = iris2[1:70, ]),
+               chunk_size = 40)
   same_run(whole, quietly(sgais(part, iris2[71:150, ], progress = FALSE)))
 
   y <- simulate_gaussian_mixture(300, components = 2, seed = 3)
@@ -124,11 +130,8 @@ test_that("continuing works for every model", {
 
   d <- online_data(900)
   x <- as.matrix(d[1:5])
-  whole <- quietly(sgais(linear_regression(x = x, y = d$y, prior = "paper",
-                                           noise_sd = 1), seed = 3, progress = FALSE))
-  part <- quietly(sgais(linear_regression(x = x[1:450, ], y = d$y[1:450], prior = "paper",
-                                          noise_sd = 1), seed = 3,
-                        progress = FALSE))
+  whole <- lean(linear_regression(x = x, y = d$y, prior = "paper", noise_sd = 1))
+  part <- lean(linear_regression(x = x[1:450, ], y = d$y[1:450], prior = "paper", noise_sd = 1))
   same_run(whole, quietly(sgais(part, list(x = x[451:900, ], y = d$y[451:900]), progress = FALSE)))
 })
 
@@ -174,8 +177,9 @@ test_that("continuing checks its arguments and the fit", {
 
 test_that("with a bounded reservoir a fit continued in pieces is still the fit of all at once", {
   d <- online_data(3400)
-  # (20 particles: that the pieces make the whole does not depend on their number)
-  for (control in list(sgais_control(reservoir_size = 2000, particles = 20, early_particles = 20),
+  # (20 particles, one move a step: that the pieces make the whole depends on neither)
+  for (control in list(sgais_control(reservoir_size = 2000, particles = 20, early_particles = 20,
+                                     max_rounds = 1),
                        sgais_control("paper", reservoir_size = 700))) {
     whole <- quietly(sgais(linear_regression(y ~ ., prior = "paper", data = d,
                                              noise_sd = 1), control = control, replicates = 2,

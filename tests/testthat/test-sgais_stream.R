@@ -12,13 +12,14 @@ same_fit <- function(a, b) {
 }
 
 test_that("every source gives the fit of all the rows at once", {
-  # (20 particles: the identities do not depend on their number)
+  # (20 particles, one move a step: the identities depend on neither)
   fit <- function(model, ...) {
-    quietly(sgais(model, particles = 20, early_particles = 20, seed = 3, progress = FALSE, ...))
+    quietly(sgais(model, particles = 20, early_particles = 20, max_rounds = 1, seed = 3,
+                  progress = FALSE, ...))
   }
   stream <- function(spec, source, ...) {
-    quietly(sgais_stream(spec, source, particles = 20, early_particles = 20, seed = 3,
-                         progress = FALSE, ...))
+    quietly(sgais_stream(spec, source, particles = 20, early_particles = 20, max_rounds = 1,
+                         seed = 3, progress = FALSE, ...))
   }
   d <- stream_data()
   whole <- fit(linear_regression(y ~ ., prior = "paper", data = d, noise_sd = 1))
@@ -113,9 +114,11 @@ test_that("checkpoints are written whole and hold a continuable fit", {
   test_tags("memcheck")
   d <- stream_data(1200)
   file <- withr::local_tempfile(fileext = ".rds")
+  # (20 particles, one move a step: what is written depends on neither)
   fit <- quietly(sgais_stream(linear_regression(y ~ ., prior = "paper", data = head(d),
                                                 noise_sd = 1), d, block_size = 400,
-                              checkpoint = file, checkpoint_every = 1e-9, seed = 2,
+                              checkpoint = file, checkpoint_every = 1e-9, particles = 20,
+                              early_particles = 20, max_rounds = 1, seed = 2,
                               progress = FALSE))
   expect_true(file.exists(file))
   expect_identical(list.files(dirname(file), pattern = "\\.tmp$", all.files = TRUE), character(0))
@@ -279,11 +282,12 @@ test_that("a CSV file read by fread() gives the fit read.csv() gives, to the las
   file <- withr::local_tempfile(fileext = ".csv")
   utils::write.csv(d, file, row.names = FALSE)
   spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
-  # (values are multiples of 1/1024, which every parser reads exactly)
+  # (values are multiples of 1/1024, which every parser reads exactly; 20 particles, one move a
+  # step: the identity depends on neither)
   fit <- function(reader) {
     withr::local_options(sgais.csv_reader = reader)
     quietly(sgais_stream(spec, file, block_size = 300, particles = 20, early_particles = 20,
-                         seed = 6, progress = FALSE))
+                         max_rounds = 1, seed = 6, progress = FALSE))
   }
   same_fit(fit("read.csv"), fit("fread"))
   # each block is the rows of the file, with the types of a data frame read whole
