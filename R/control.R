@@ -70,8 +70,9 @@ control_maker <- function(method) {
 #'   \item{`sghmc_steps`, `min_sghmc_steps`}{most and fewest steps per move (20; 5 for robust
 #'     SGAIS, else `NULL`: always `sghmc_steps`);}
 #'   \item{`max_rounds`, `max_correlation`}{exact moves are repeated, up to `max_rounds`, while
-#'     the particles correlate with their start by more than `max_correlation` (4, or 1 for a
-#'     model with jump proposals, and 0.2 / 1, 1);}
+#'     the particles correlate with their start by more than `max_correlation` (4, 0.2, or 0.5
+#'     for a model with jump proposals / 1, 1); SGAIS's sampler moves a mixture once while its
+#'     data show fewer clusters than it has components;}
 #'   \item{`step_scale`, `step_size`, `learning_rate`}{`"width"`, steps of `step_size` (0.3)
 #'     target widths / `"per_observation"`, the paper's `learning_rate` / n (0.1; nested
 #'     sampling `learning_rate`, 1e-3);}
@@ -307,7 +308,7 @@ control_settings <- function(control, overrides, method, call, model = NULL) {
   check_setting_names(overrides, call)
   given <- c(names(control$given), names(overrides))
   overrides <- c(overrides, model_batch_size(model, method, given),
-                 model_max_rounds(model, method, control$preset, given))
+                 model_max_correlation(model, method, control$preset, given))
   if (length(overrides)) {
     control <- new_control(method, control$preset, utils::modifyList(control$given, overrides,
                                                                       keep.null = TRUE), call)
@@ -337,18 +338,18 @@ model_batch_size <- function(model, method, given) {
   list(batch_size = as.integer(max(2, min(500, round(500 / rows)))))
 }
 
-# The robust presets' `max_rounds` for a model with jump proposals (a mixture), when `given`
-# (the settings given) has neither it nor `max_correlation`, as list(max_rounds =), else NULL
-# (the preset's 4). Its whitened correlation is largest along the directions between modes,
-# which repeated local moves do not decorrelate (the jumps do): where the first round leaves it
-# high (spare components while the data show fewer clusters than components) more rounds cost
-# up to 4 times as much and buy nothing (inst/design.md, "Repeated moves").
-model_max_rounds <- function(model, method, preset, given) {
+# The robust presets' `max_correlation` for a model with jump proposals (a mixture), when `given`
+# (the settings given) has none, as list(max_correlation =), else NULL (the preset's 0.2). Its
+# whitened correlation is largest along the directions between modes, which repeated local
+# moves do not decorrelate (the jumps do): 0.5 bounds the rounds that buy little there, and
+# 0.2, where the statistic is mostly noise, repeats the moves a single run's SE needs
+# (inst/design.md, "Repeated moves").
+model_max_correlation <- function(model, method, preset, given) {
   if (is.null(model) || !method %in% annealing_methods || !identical(preset, "robust") ||
-      any(c("max_rounds", "max_correlation") %in% given) || !model_has_jumps(model)) {
+      "max_correlation" %in% given || !model_has_jumps(model)) {
     return(NULL)
   }
-  list(max_rounds = 1L)
+  list(max_correlation = 0.5)
 }
 
 # The kernels whose moves are random-walk Metropolis-Hastings with a subsampled test, and all

@@ -39,7 +39,7 @@ test_that("the default presets reproduce their reference runs, bit for bit", {
   }
   q <- function(x) suppressWarnings(x)
   # re-pinned in issue 65: the robust presets' exact moves decorrelate to max_correlation = 0.2
-  # (a mixture's are not repeated, model_max_rounds())
+  # (a mixture's stay at 0.5, model_max_correlation())
   same(q(sgais(lin, seed = 1, progress = FALSE)), "-3521.0034266716889", "-327.97032063089608",
        54252000)
   same(q(sgais(logi, seed = 2, progress = FALSE)), "-11.99116345368739", "-645.72558004741268",

@@ -662,6 +662,26 @@ test_that("an overfitted mixture of data outside the prior's scale starts from t
   expect_lt(from_reference$gradient_evaluations, off$gradient_evaluations / 2)
 })
 
+# While a mixture's data show fewer clusters than components (its reference usable, not
+# complete), SGAIS's sampler moves it once per annealing step whatever `max_rounds`
+# (src/sgais.c, anneal_move): the spare component keeps the particles correlated with their
+# start along directions that more local rounds do not decorrelate. With as many clusters as
+# components the moves repeat as told.
+test_that("SGAIS moves a mixture with a spare component once per step, whatever max_rounds", {
+  set.seed(4)
+  z <- rep(1:2, each = 80)
+  y <- cbind(c(2, 4)[z], c(55, 80)[z]) + matrix(rnorm(320, sd = c(0.3, 6)), ncol = 2, byrow = TRUE)
+  run <- function(components, rounds) {
+    quietly(sgais(gaussian_mixture(y, components = components), particles = 20,
+                  early_particles = 20, max_rounds = rounds, max_correlation = 1e-9, seed = 1,
+                  progress = FALSE))
+  }
+  spare <- run(3, 3)
+  expect_identical(spare$trajectory$sghmc_steps, run(3, 1)$trajectory$sghmc_steps)
+  expect_identical(spare$log_evidence, run(3, 1)$log_evidence)
+  expect_gt(sum(run(2, 3)$trajectory$sghmc_steps), 1.5 * sum(run(2, 1)$trajectory$sghmc_steps))
+})
+
 # A restart (sgais_restart()) anneals all the observations so far as one chunk from a usable
 # reference, not only a complete one: on the paper's shifting stream in order (7 components, 5
 # clusters by 6,000 points) the restart run in chunks from the prior went 6,600 nats low, and

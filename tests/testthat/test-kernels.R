@@ -407,19 +407,17 @@ test_that("Metropolis-adjusted moves repeat while the particles correlate with t
   expect_identical(ais_control()$settings[c("max_rounds", "max_correlation")],
                    list(max_rounds = 4L, max_correlation = 0.2))
   expect_identical(sgais_control("paper")$settings$max_rounds, 1L)
-  # a mixture's moves are not repeated unless told (model_max_rounds()); the paper presets never
+  # a mixture's moves stop at 0.5 unless told (model_max_correlation()); the paper presets never
   # repeat
   mix <- gaussian_mixture(simulate_gaussian_mixture(30, components = 2, seed = 1), components = 2)
-  rounds <- function(fit) fit$settings$max_rounds
-  expect_identical(rounds(ais(mix, particles = 10, seed = 1, progress = FALSE)), 1L)
-  expect_identical(rounds(ais(mix, particles = 10, max_correlation = 0.3, seed = 1,
-                              progress = FALSE)), 4L)
-  expect_identical(rounds(ais(mix, particles = 10, max_rounds = 2, seed = 1, progress = FALSE)),
-                   2L)
-  expect_identical(rounds(ais(mix, control = ais_control("paper"), particles = 10, seed = 1,
-                              progress = FALSE)), 1L)
-  expect_identical(rounds(quiet_sgais(mix, seed = 1)), 1L)
-  expect_identical(rounds(ais(model, particles = 10, seed = 1, progress = FALSE)), 4L)
+  bound <- function(fit) fit$settings$max_correlation
+  expect_identical(bound(ais(mix, particles = 10, seed = 1, progress = FALSE)), 0.5)
+  expect_identical(bound(ais(mix, particles = 10, max_correlation = 0.3, seed = 1,
+                             progress = FALSE)), 0.3)
+  expect_identical(bound(ais(mix, control = ais_control("paper"), particles = 10, seed = 1,
+                             progress = FALSE)), 1)
+  expect_identical(bound(quiet_sgais(mix, seed = 1)), 0.5)
+  expect_identical(bound(ais(model, particles = 10, seed = 1, progress = FALSE)), 0.2)
   expect_error(ais_control(max_rounds = 0), "`max_rounds` must be a whole number >= 1")
   expect_error(sgais_control(max_correlation = 0), "`max_correlation` must be a number in \\(0, 1\\]")
   expect_error(nested_control(max_rounds = 2), "Unknown setting `max_rounds`")
