@@ -4,8 +4,9 @@
 # shuffled (the same rows, as mixture-clusters.R shuffles them), side by side in one run. Prints
 # for each estimator and size the seconds in order and shuffled, their ratio, and each run's error
 # against the exact separated-cluster evidence with the bound max(3, 3 predicted sd), and the
-# trajectory's worst chunk (its error and SE against the evidence of the points so far) in either
-# order: an online estimate is of every prefix, not only of the whole stream. Times are
+# trajectory's worst chunk from 1,000 points on (its error and SE against the evidence of the
+# points so far) in either order: an online estimate is of every prefix, not only of the whole
+# stream. Times are
 # CPU seconds (the machine may be shared). A run stopped by the limit (--limit, CPU seconds) is
 # reported as capped (its ratio then a lower bound).
 #
@@ -107,6 +108,9 @@ for (r in runs) {
     worst <- lapply(names(out), function(order) {
       tr <- out[[order]]$fit$trajectory
       if (is.null(tr)) return(NULL)
+      # from 1,000 points: on fewer the posterior puts mass where the closed form does not look
+      # (against AIS on the shuffled stream's first points it is 10 nats low at 300, 2 at 500)
+      tr <- tr[tr$n >= 1000, ]
       e <- tr$log_evidence - vapply(tr$n, function(k) prefix_ref(order, k), 0)
       b <- pmax(3, 3 * tr$log_evidence_se)
       i <- which.max(abs(e) / b)
