@@ -67,12 +67,11 @@ control_maker <- function(method) {
 #'   \item{`annealing_ess`}{`"conditional"` (Zhou, Johansen and Aston 2016) / `"incremental"`;}
 #'   \item{`resample`}{`FALSE`, `TRUE` (always) or a fraction of `particles` the weight ESS
 #'     must fall below (0.5 / `FALSE`);}
-#'   \item{`sghmc_steps`, `min_sghmc_steps`}{most and fewest steps per move (20; 5 for robust
-#'     SGAIS, else `NULL`: always `sghmc_steps`);}
+#'   \item{`sghmc_steps`, `min_sghmc_steps`}{most and fewest steps per move (20; 5 in robust
+#'     SGAIS, else `NULL`: the most);}
 #'   \item{`max_rounds`, `max_correlation`}{exact moves are repeated, up to `max_rounds`, while
-#'     the particles correlate with their start by more than `max_correlation` (4, 0.2, or 0.5
-#'     for a model with jump proposals / 1, 1); SGAIS's sampler moves a mixture once while its
-#'     data show fewer clusters than it has components;}
+#'     the particles correlate with their start by more than `max_correlation` (4, 0.2 / 1, 1; a
+#'     mixture 0.5, in SGAIS once with more components than clusters);}
 #'   \item{`step_scale`, `step_size`, `learning_rate`}{`"width"`, steps of `step_size` (0.3)
 #'     target widths / `"per_observation"`, the paper's `learning_rate` / n (0.1; nested
 #'     sampling `learning_rate`, 1e-3);}
