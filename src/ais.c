@@ -213,11 +213,11 @@ static int ais_move_round(ais_run *r, ais_step *p, const double *start) {
 }
 
 /* A step's moves, leaving the target at the new lambda invariant: Metropolis-adjusted gradient
- * moves repeated while the particles still correlate with where they began (sg_move_again; the
- * random-walk kernels' steps and reads are tuned on their own), the start kept for that and
- * for each particle's metric (sg_precond_leave_out); moves without a Metropolis test (the
- * paper's kernel, SGLD with the Euler setting) checked by the spread guard and redone with half
- * the step (anneal.h). Returns -1 after a failure, else 0. */
+ * moves repeated while the particles still correlate with where they began
+ * (sg_moves_decorrelate; the random-walk kernels' steps and reads are tuned on their own), the
+ * start kept for that and for each particle's metric (sg_precond_leave_out); moves without a
+ * Metropolis test (the paper's kernel, SGLD with the Euler setting) checked by the spread guard
+ * and redone with half the step (anneal.h). Returns -1 after a failure, else 0. */
 static int ais_move(ais_run *r, ais_step *p) {
   const sg_move_settings *mv = r->mv;
   const int M = r->M, dim = r->dim;
@@ -237,8 +237,8 @@ static int ais_move(ais_run *r, ais_step *p) {
   if (check_spread)
     sg_spread_guard_begin(&guard, r->pcp, r->theta, r->logw, r->loglik, M, dim, r->scratch.copy,
                           r->scratch.work);
-  const int decorrelate = p->metropolis && r->pcp && p->k > 0 && mv->max_rounds > 1 &&
-                          !sg_kernel_random_walk(mv->kernel);
+  const int decorrelate =
+      p->k > 0 && sg_moves_decorrelate(mv, p->metropolis, r->pcp != NULL, r->m, r->pot.jump.aux);
   const double *start = decorrelate ? r->scratch.copy : r->theta;
   if (decorrelate) memcpy(r->scratch.copy, r->theta, (size_t) M * dim * sizeof(double));
   int diverged_all;

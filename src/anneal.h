@@ -47,6 +47,14 @@ sg_reference sg_reference_for(const sg_model *m, int reference, const double *au
 int sg_reference_level(const sg_model *m, const double *aux);
 /* Whether it is complete: what a stream's restarts wait for. */
 int sg_reference_complete(const sg_model *m, const double *aux);
+/* Whether an annealing step's Metropolis-adjusted moves (gradient kernels, preconditioned) are
+ * repeated while the particles still correlate with where they began (sg_move_again). Not while
+ * a mixture's data show fewer clusters than it has components (its reference on jump_aux usable,
+ * not complete): the spare components keep the correlation high along directions between modes,
+ * which more local rounds do not decorrelate (the jumps cross them), at up to max_rounds times
+ * the cost. */
+int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int preconditioned,
+                         const sg_model *m, const double *jump_aux);
 /* Point i of a run's start drawn from q0 into theta, from the stream (key, SG_REF_START_STREAM,
  * i), which no iteration of any method uses (AIS and nested sampling: ais_start, ns_start). */
 #define SG_REF_START_STREAM UINT64_C(0xffffffff00000000)

@@ -848,14 +848,9 @@ static int anneal_move(sgais_run *r, sgais_chunk *c, double ess, int resampled) 
     sg_spread_guard_begin(&guard, pcp, theta, r->logw, r->loglik, M, dim, r->scratch.copy,
                           r->work);
   /* Metropolis-adjusted moves are repeated while the particles still correlate with where they
-   * began (sg_move_again), from the particles' streams where they left off; the start is kept
-   * for that and for each particle's metric (sg_precond_leave_out). Not while a mixture's data
-   * show fewer clusters than it has components (its reference usable, not complete): the spare
-   * components keep the correlation high along directions between modes, which more local
-   * rounds do not decorrelate (the jumps cross them), at up to max_rounds times the cost. */
-  const int decorrelate =
-      metropolis && pcp && mv->max_rounds > 1 && !sg_kernel_random_walk(mv->kernel) &&
-      !(r->pot.jump.aux && sg_reference_level(r->m, r->pot.jump.aux) == SG_REF_USABLE);
+   * began (sg_moves_decorrelate), from the particles' streams where they left off; the start is
+   * kept for that and for each particle's metric (sg_precond_leave_out). */
+  const int decorrelate = sg_moves_decorrelate(mv, metropolis, pcp != NULL, r->m, r->pot.jump.aux);
   const double *start = decorrelate ? r->scratch.copy : theta;
   if (decorrelate) memcpy(r->scratch.copy, theta, (size_t) M * dim * sizeof(double));
   if (metropolis) memset(r->acc, 0, M * sizeof(double));

@@ -663,23 +663,27 @@ test_that("an overfitted mixture of data outside the prior's scale starts from t
 })
 
 # While a mixture's data show fewer clusters than components (its reference usable, not
-# complete), SGAIS's sampler moves it once per annealing step whatever `max_rounds`
-# (src/sgais.c, anneal_move): the spare component keeps the particles correlated with their
-# start along directions that more local rounds do not decorrelate. With as many clusters as
+# complete), SGAIS and AIS move it once per annealing step whatever `max_rounds` (src/anneal.c,
+# sg_moves_decorrelate): the spare component keeps the particles correlated with their start
+# along directions that more local rounds do not decorrelate. With as many clusters as
 # components the moves repeat as told.
-test_that("SGAIS moves a mixture with a spare component once per step, whatever max_rounds", {
+test_that("SGAIS and AIS move a mixture with a spare component once per step, whatever max_rounds", {
   set.seed(4)
   z <- rep(1:2, each = 80)
   y <- cbind(c(2, 4)[z], c(55, 80)[z]) + matrix(rnorm(320, sd = c(0.3, 6)), ncol = 2, byrow = TRUE)
-  run <- function(components, rounds) {
-    quietly(sgais(gaussian_mixture(y, components = components), particles = 20,
-                  early_particles = 20, max_rounds = rounds, max_correlation = 1e-9, seed = 1,
-                  progress = FALSE))
+  for (method in c("sgais", "ais")) {
+    run <- function(components, rounds) {
+      quietly(do.call(method, c(
+        list(gaussian_mixture(y, components = components), particles = 20, max_rounds = rounds,
+             max_correlation = 1e-9, seed = 1, progress = FALSE),
+        if (method == "sgais") list(early_particles = 20))))
+    }
+    spare <- run(3, 3)
+    once <- run(3, 1)
+    expect_identical(spare$gradient_evaluations, once$gradient_evaluations)
+    expect_identical(spare$log_evidence, once$log_evidence)
+    expect_gt(run(2, 3)$gradient_evaluations, 1.5 * run(2, 1)$gradient_evaluations)
   }
-  spare <- run(3, 3)
-  expect_identical(spare$trajectory$sghmc_steps, run(3, 1)$trajectory$sghmc_steps)
-  expect_identical(spare$log_evidence, run(3, 1)$log_evidence)
-  expect_gt(sum(run(2, 3)$trajectory$sghmc_steps), 1.5 * sum(run(2, 1)$trajectory$sghmc_steps))
 })
 
 # A restart (sgais_restart()) anneals all the observations so far as one chunk from a usable
