@@ -93,8 +93,8 @@ control_maker <- function(method) {
 #'     nested sampling takes it as its prior with the likelihood reweighted to leave the
 #'     evidence unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
 #'   \item{`restart_threshold`, `restart_every`, `restart_ess`}{when an online run starts
-#'     again from all the data so far ([restarts]): after a shift (SGAIS; 5 / `Inf`), on a grid
-#'     (`NULL`: 2 for mixtures, else `Inf` / `Inf`), after a poor step (0 / 0; 0.5 in
+#'     again from all the data so far ([restarts]): after a shift (5 / `Inf`; sequential: `Inf`),
+#'     on a grid (`NULL`: 2 for mixtures, else `Inf` / `Inf`), after a poor step (0 / 0; 0.5 in
 #'     [sequential_control()]'s robust preset);}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])

@@ -11,10 +11,11 @@
 #'
 #' @section When:
 #' \describe{
-#'   \item{after a shift (`restart_threshold`, SGAIS)}{before each chunk the particles predict
-#'     it; a chunk predicted worse than the one before by over `restart_threshold` standard
-#'     errors (the surprise of [detect_shifts()], computed online; 5 in the robust preset, `Inf`
-#'     never) restarts the run, once the data have grown by half since the last such restart;}
+#'   \item{after a shift (`restart_threshold`)}{before each chunk the particles predict it; a
+#'     chunk predicted worse than the one before by over `restart_threshold` standard errors (the
+#'     surprise of [detect_shifts()], computed online; 5 in the robust presets of SGAIS and SIR,
+#'     else `Inf`: never) restarts the run, once the data have grown by half since the last such
+#'     restart;}
 #'   \item{on a grid (`restart_every`)}{each time the data have grown by the ratio
 #'     `restart_every` since the last restart (`NULL`: 2 for models with jump proposals, that is
 #'     mixtures, and for `sir()` on a model of groups, else `Inf`; `Inf` in the `"paper"`
@@ -340,9 +341,7 @@ restart_unscored <- function(tr, steps, lp) {
 restart_settings <- function() {
   list(
     restart_threshold = setting("custom", sgais_methods, preset(Inf, 5),
-                                check = function(x, s, call) {
-      check_restart_threshold(x, s$update, call)
-    }),
+                                check = function(x, s, call) check_restart_threshold(x, call)),
     restart_every = setting("custom", c(sgais_methods, "online_nested_sampling"),
                             preset(Inf, NULL), nullable = TRUE,
                             check = function(x, s, call) check_restart_ratio(x, call)),
@@ -364,16 +363,8 @@ check_restart_ratio <- function(x, call) {
   as.double(x)
 }
 
-# A positive number or Inf (never); finite only for SGAIS ("annealed" update): SIR and the
-# sequential estimator restart on the grid of `restart_every` only.
-check_restart_threshold <- function(x, update, call) {
+# A positive number or Inf (never).
+check_restart_threshold <- function(x, call) {
   if (is_number(x) && x == Inf) return(Inf)
-  x <- check_positive(x, "restart_threshold", call)
-  if (update != "annealed") {
-    abort(sprintf(paste(
-      "`restart_threshold` must be Inf with `update = \"%s\"`: only SGAIS restarts after a",
-      "shift (SIR and the sequential estimator restart on the grid of `restart_every`)."),
-      update), call)
-  }
-  x
+  check_positive(x, "restart_threshold", call)
 }

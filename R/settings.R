@@ -234,7 +234,7 @@ control_presets$sir <- list(
     reference = FALSE
   )),
   robust = utils::modifyList(control_presets$sgais$robust, list(
-    update = "importance", first_chunk_size = 1, restart_threshold = Inf, reference = FALSE,
+    update = "importance", first_chunk_size = 1, reference = FALSE,
     split_ess = 0.5
   ))
 )

@@ -88,7 +88,7 @@ int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, con
  * chunk, the mean of p(C | theta_i) over particles that lag the posterior, is then low by more
  * than the weights show (thesis Section 4.1). The caller asks only while the data are few (one
  * mini-batch, in the exact phase: chunk_begin() in sgais.c), where a restart, which anneals
- * them, costs little. Not a shift: that trigger is SGAIS's. */
+ * them, costs little. Not a shift (sg_restart_due). */
 int sg_restart_step_ess(const sg_restart_watch *w, double n_now, double ess, int M,
                         sg_restart_stop *stop) {
   if (!w->on || !(ess < w->t->ess * M)) return 0;

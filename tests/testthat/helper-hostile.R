@@ -172,7 +172,8 @@ hostile_table <- function() {
   add(hostile_values(sir(m, particles = .bad, progress = FALSE), "particles", bad_wholes))
   add(hostile_values(sequential_sgmcmc(m, restart_every = .bad, progress = FALSE),
                      "restart_every", list(1, 0.5, -Inf, NA, NaN, "2", c(2, 3), TRUE)))
-  one(sir(m, restart_threshold = 5, progress = FALSE), "`restart_threshold` must be Inf")
+  add(hostile_values(sir(m, restart_threshold = .bad, progress = FALSE), "restart_threshold",
+                     list(0, -1, NA, NaN, "5", c(5, 6), TRUE)))
   ais_settings <- list(particles = bad_wholes, target_ess = c(list(100, 0.5), bad_numbers),
                        sghmc_steps = bad_wholes, learning_rate = bad_numbers,
                        step_scale = bad_choices, resample = bad_numbers)

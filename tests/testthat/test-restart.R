@@ -32,3 +32,25 @@ test_that("online nested sampling's restart policy is the grid from its chunks",
   expect_identical(sgais:::restart_policy(model, list(chunk_size = 20L, restart_every = Inf))$every,
                    Inf)
 })
+
+# SIR's shift trigger (restart_threshold, 5 in its robust preset): a regression whose intercept
+# moves by 5 noise sds after 600 observations. Its chunk after the change is predicted far worse
+# than the one before, so the run restarts there, from all the observations so far annealed;
+# that estimate is within the regressions' tolerance of the exact one (seeds 2-6: within 0.6).
+test_that("SIR restarts after a shift, from all the data so far", {
+  n <- 1200
+  x <- withr_seed(3, matrix(stats::rnorm(n * 2), n, 2))
+  y <- drop(x %*% c(1, -1)) + 5 * (seq_len(n) > 600) + withr_seed(4, stats::rnorm(n))
+  d <- data.frame(y = y, x)
+  lr <- function(rows) linear_regression(y ~ ., d[rows, ], prior = "paper", noise_sd = 1)
+  run <- function(...) {
+    quietly(sir(lr(1:n), particles = 50, early_particles = 50, max_rounds = 1, seed = 1,
+                progress = FALSE, ...))$trajectory
+  }
+  tr <- run()
+  at <- tr$n[tr$restarts > 0]
+  expect_identical(at, 630L)
+  expect_identical(tr$n[tr$shift_restarts > 0], at)
+  expect_lt(abs(tr$log_evidence[tr$n == at] - exact_log_evidence(lr(seq_len(at)))), 3)
+  expect_true(all(run(restart_threshold = Inf)$restarts == 0))
+})

@@ -469,11 +469,13 @@ test_that("periodic restarts fall on a grid that other restarts do not move", {
 test_that("restart settings are checked", {
   expect_error(sgais_control(restart_threshold = 0), "restart_threshold", class = "sgais_error")
   expect_error(sgais_control(restart_every = 1), "restart_every", class = "sgais_error")
-  expect_error(sir_control(restart_threshold = 5), "restart_threshold", class = "sgais_error")
+  expect_error(sir_control(restart_threshold = -1), "restart_threshold", class = "sgais_error")
   expect_identical(sgais_control(restart_every = Inf)$settings$restart_every, Inf)
-  # the presets of the estimators that do not anneal make none
-  for (control in list(sir_control("paper"), sir_control(), sequential_control("paper"),
-                       sequential_control())) {
+  # a shift restarts SGAIS and SIR in their robust presets; the sequential estimator takes it
+  # when asked
+  expect_identical(sir_control()$settings$restart_threshold, 5)
+  expect_identical(sequential_control(restart_threshold = 4)$settings$restart_threshold, 4)
+  for (control in list(sir_control("paper"), sequential_control("paper"), sequential_control())) {
     expect_identical(control$settings$restart_threshold, Inf)
   }
 })
