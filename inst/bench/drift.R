@@ -1,7 +1,8 @@
-# The cost of drift: SGAIS, SIR and online nested sampling at their defaults on a stream whose
-# clusters appear over time (a 2-D mixture of 6 separated clusters, K = 6: first 2 clusters, then
-# 4, then 6; inst/validation/mixture-reference.R's separated_clusters(), seed 60), in order and
-# shuffled (the same rows, as mixture-clusters.R shuffles them), side by side in one run. Prints
+# The cost of drift: SGAIS, SIR, the sequential estimator and online nested sampling at their
+# defaults on a stream whose clusters appear over time (a 2-D mixture of 6 separated clusters,
+# K = 6: first 2 clusters, then 4, then 6; inst/validation/mixture-reference.R's
+# separated_clusters(), seed 60), in order and shuffled (the same rows, as mixture-clusters.R
+# shuffles them), side by side in one run. Prints
 # for each estimator and size the seconds in order and shuffled, their ratio, and each run's error
 # against the exact separated-cluster evidence with the bound max(3, 3 predicted sd), and the
 # trajectory's worst chunk from 1,000 points on (its error and SE against the evidence of the
@@ -12,7 +13,7 @@
 #
 # Usage (from the package's root, with the package installed):
 #   Rscript inst/bench/drift.R [--quick] [--large] [--lib=path] [--limit=seconds]
-#     [--estimators=sgais,sir,online_ns] [--out=file]
+#     [--estimators=sgais,sir,sequential,online_ns] [--out=file]
 # --quick: 2,000 points, SGAIS and SIR only (a few minutes); default: 6,000 points; --large adds
 # the 40,000-point stream for SGAIS (long). --lib: the library to load sgais from (to compare an
 # installed copy of main). A full run overwrites inst/bench/drift.txt with what it prints.
@@ -23,8 +24,8 @@ source(file.path(validation_dir, "mixture-reference.R"))
 quick <- "--quick" %in% commandArgs(TRUE)
 large <- "--large" %in% commandArgs(TRUE)
 limit <- as.numeric(opt("limit", "3600"))
-which_estimators <- strsplit(opt("estimators", if (quick) "sgais,sir" else "sgais,sir,online_ns"),
-                             ",")[[1]]
+which_estimators <- strsplit(
+  opt("estimators", if (quick) "sgais,sir" else "sgais,sir,sequential,online_ns"), ",")[[1]]
 full <- !quick && !any(grepl("^--(estimators|out)=", commandArgs(TRUE)))
 record_output(opt("out", if (full) file.path("inst", "bench", "drift.txt") else ""))
 sgais_threads(1)
@@ -33,7 +34,8 @@ cat(sprintf("sgais %s (%s), %s, single-threaded, CPU seconds, a limit of %g CPU 
             utils::packageVersion("sgais"), find.package("sgais"), format(Sys.time(), "%F %H:%M"),
             limit))
 
-estimators <- list(sgais = sgais, sir = sir, online_ns = online_nested_sampling)[which_estimators]
+estimators <- list(sgais = sgais, sir = sir, sequential = sequential_sgmcmc,
+                   online_ns = online_nested_sampling)[which_estimators]
 sizes <- if (quick) 2000 else 6000
 runs <- c(lapply(sizes, function(n) list(n = n, estimators = names(estimators))),
           if (large) list(list(n = 40000, estimators = "sgais")))
