@@ -1,14 +1,14 @@
 #!/bin/sh
 # Installs what sgais needs to build, test and check, skipping what is already there:
 #   R packages cli, future, future.apply, ggplot2 (imported), testthat, withr, knitr, rmarkdown, DBI, RSQLite,
-#   bit64, MASS, nlme
-#   (suggested: tests, vignette, database streams),
+#   bit64, MASS, nlme, data.table
+#   (suggested: tests, vignette, database streams, the fast CSV reader of sgais_stream()),
 #   and pandoc (to build the vignette).
 # As root on Debian/Ubuntu they come prebuilt from the distribution (r-cran-*, pandoc); anything
 # still missing is installed from CRAN, through the repository R is configured with
 # (getOption("repos")).
 set -eu
-PKGS="cli future future.apply ggplot2 testthat withr knitr rmarkdown DBI RSQLite bit64 MASS nlme"
+PKGS="cli future future.apply ggplot2 testthat withr knitr rmarkdown DBI RSQLite bit64 MASS nlme data.table"
 missing_r() {
   Rscript -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' $PKGS
 }
