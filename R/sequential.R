@@ -65,8 +65,9 @@
 #' (a mixture's clusters showing one by one) these estimators cannot follow it, and their
 #' standard errors do not show it: with the `"robust"` presets both start again from all the data
 #' so far, annealed as [sgais()] does, on mixtures, and `sir()` also on models of groups and
-#' after a chunk it predicts far worse than the one before (a shift); see [restarts]. With that preset `sir()` takes 400 particles in its exact early phase
-#' (`early_particles`, unless given) on models where it never does: its first importance steps,
+#' after a chunk it predicts far worse than the one before (a shift); see [restarts]. With that
+#' preset `sir()` takes 400 particles in its exact early phase (`early_particles`, unless given)
+#' on models where it never does: its first importance steps,
 #' each observation a large share of what little the data say so far, make most of its error,
 #' which with SGAIS's 100 grew with the number of parameters beyond what its standard error
 #' showed (`vignette("validation")`, "Standard-error coverage on small data").

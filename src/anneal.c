@@ -250,6 +250,7 @@ int sg_reference_complete(const sg_model *m, const double *aux) {
 
 int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int preconditioned,
                          const sg_model *m, const double *jump_aux) {
-  return metropolis && preconditioned && mv->max_rounds > 1 && !sg_kernel_random_walk(mv->kernel) &&
+  return metropolis && preconditioned && mv->max_rounds > 1 &&
+         !sg_kernel_random_walk(mv->kernel) &&
          !(jump_aux && sg_reference_level(m, jump_aux) == SG_REF_USABLE);
 }

@@ -850,7 +850,8 @@ static int anneal_move(sgais_run *r, sgais_chunk *c, double ess, int resampled) 
   /* Metropolis-adjusted moves are repeated while the particles still correlate with where they
    * began (sg_moves_decorrelate), from the particles' streams where they left off; the start is
    * kept for that and for each particle's metric (sg_precond_leave_out). */
-  const int decorrelate = sg_moves_decorrelate(mv, metropolis, pcp != NULL, r->m, r->pot.jump.aux);
+  const int decorrelate =
+      sg_moves_decorrelate(mv, metropolis, pcp != NULL, r->m, r->pot.jump.aux);
   const double *start = decorrelate ? r->scratch.copy : theta;
   if (decorrelate) memcpy(r->scratch.copy, theta, (size_t) M * dim * sizeof(double));
   if (metropolis) memset(r->acc, 0, M * sizeof(double));

@@ -667,7 +667,7 @@ test_that("an overfitted mixture of data outside the prior's scale starts from t
 # sg_moves_decorrelate): the spare component keeps the particles correlated with their start
 # along directions that more local rounds do not decorrelate. With as many clusters as
 # components the moves repeat as told.
-test_that("SGAIS and AIS move a mixture with a spare component once per step, whatever max_rounds", {
+test_that("SGAIS and AIS move a spare-component mixture once per step, whatever max_rounds", {
   set.seed(4)
   z <- rep(1:2, each = 80)
   y <- cbind(c(2, 4)[z], c(55, 80)[z]) + matrix(rnorm(320, sd = c(0.3, 6)), ncol = 2, byrow = TRUE)
