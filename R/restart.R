@@ -365,6 +365,9 @@ check_restart_ratio <- function(x, call) {
 
 # A positive number or Inf (never).
 check_restart_threshold <- function(x, call) {
-  if (is_number(x) && x == Inf) return(Inf)
-  check_positive(x, "restart_threshold", call)
+  if (!is_number(x) || x <= 0) {
+    abort(sprintf("`restart_threshold` must be a positive number or Inf (never), not %s.",
+                  describe(x)), call)
+  }
+  as.double(x)
 }
