@@ -1,7 +1,7 @@
 /* The data's clusters behind the Gaussian mixture's jump proposals and reference distribution
  * (model.h, jump_prepare). gm_jump_prepare clusters the points by k-means into k = 1, ..., K
- * clusters (standardised dimensions; k-means++ starts from a fixed stream, the best of
- * GM_KMEANS_STARTS by the within-cluster sum of squares), refines each clustering by
+ * clusters (standardised dimensions; GM_KMEANS_STARTS k-means++ starts from a fixed stream and
+ * one from the k - 1 clusters, the best by the within-cluster sum of squares), refines each by
  * classification EM under the model's own family (gm_cem), keeps each cluster's share f_c,
  * mean m_c and variance v_c, and of these K clusterings the one whose allocation the model
  * itself finds most probable (gm_clusters_log_marginal): a guess at where the posterior puts
@@ -36,11 +36,63 @@ static void gm_label_means(const double *x, int n_pts, int D, int C, const int *
       if (count[c] > 0) mean[(size_t) c * D + j] /= count[c];
 }
 
+/* Lloyd's iterations of k-means from the C centres (C x D) to convergence: labels in label,
+ * the final centres in centre; returns the within-cluster sum of squares. count: C. */
+static double gm_lloyd(const double *x, int n_pts, int D, int C, double *centre, int *label,
+                       int *count) {
+  double sse = 0.0;
+  for (int it = 0; it < GM_KMEANS_ITERATIONS; it++) {
+    int changed = 0;
+    sse = 0.0;
+    for (int p = 0; p < n_pts; p++) {
+      int lab = 0;
+      double dmin = R_PosInf;
+      for (int c = 0; c < C; c++) {
+        double q = 0.0;
+        for (int j = 0; j < D; j++) {
+          const double e = x[(size_t) p * D + j] - centre[(size_t) c * D + j];
+          q += e * e;
+        }
+        if (q < dmin) {
+          dmin = q;
+          lab = c;
+        }
+      }
+      changed |= it == 0 || label[p] != lab;
+      label[p] = lab;
+      sse += dmin;
+    }
+    if (!changed) break;
+    gm_label_means(x, n_pts, D, C, label, centre, count);
+  }
+  return sse;
+}
+
+/* The squared distance of each point to the centres 0..c-1 (dist; c = 0: +Inf) lowered by
+ * centre c. */
+static void gm_nearest_update(const double *x, int n_pts, int D, const double *centre, int c,
+                              double *dist) {
+  for (int p = 0; p < n_pts; p++) {
+    double q = 0.0;
+    for (int j = 0; j < D; j++) {
+      const double e = x[(size_t) p * D + j] - centre[(size_t) c * D + j];
+      q += e * e;
+    }
+    if (c == 0 || q < dist[p]) dist[p] = q;
+  }
+}
+
 /* k-means of the n_pts standardised points x (n_pts x D) into C clusters: the labels of the
- * best of GM_KMEANS_STARTS k-means++ starts in best_label. centre: C x D; dist: n_pts; label:
- * n_pts; count: C. */
+ * best of GM_KMEANS_STARTS k-means++ starts in best_label and, with `split` (the labels of C - 1
+ * clusters on entry, in best_label; copied to split), of one more start from those clusters'
+ * means and the point farthest from them. k-means++ can miss a small cluster far from the others
+ * (a cluster that has just appeared in a stream, a few per cent of the points): its one more centre
+ * then often lands in a large cluster, in every start, and the clustering merges the small one
+ * with its neighbour; from the C - 1 clusters, the farthest point is in it. That start wins only
+ * with a smaller sum of squares. centre: C x D; dist: n_pts; label: n_pts; count: C. */
 static void gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, double *centre,
-                      double *dist, int *label, int *count, int *best_label) {
+                      double *dist, int *label, int *count, int *best_label, int *split) {
+  if (split) memcpy(split, best_label, (size_t) n_pts * sizeof(int));
   double best_sse = R_PosInf;
   for (int start = 0; start < GM_KMEANS_STARTS; start++) {
     /* k-means++: each new centre a point drawn with probability proportional to its squared
@@ -59,45 +111,32 @@ static void gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, dou
         }
       }
       memcpy(centre + (size_t) c * D, x + (size_t) pick * D, D * sizeof(double));
-      for (int p = 0; p < n_pts; p++) {
-        double q = 0.0;
-        for (int j = 0; j < D; j++) {
-          const double e = x[(size_t) p * D + j] - centre[(size_t) c * D + j];
-          q += e * e;
-        }
-        if (c == 0 || q < dist[p]) dist[p] = q;
-      }
+      gm_nearest_update(x, n_pts, D, centre, c, dist);
     }
-    double sse = 0.0;
-    for (int it = 0; it < GM_KMEANS_ITERATIONS; it++) {
-      int changed = 0;
-      sse = 0.0;
-      for (int p = 0; p < n_pts; p++) {
-        int lab = 0;
-        double dmin = R_PosInf;
-        for (int c = 0; c < C; c++) {
-          double q = 0.0;
-          for (int j = 0; j < D; j++) {
-            const double e = x[(size_t) p * D + j] - centre[(size_t) c * D + j];
-            q += e * e;
-          }
-          if (q < dmin) {
-            dmin = q;
-            lab = c;
-          }
-        }
-        changed |= it == 0 || label[p] != lab;
-        label[p] = lab;
-        sse += dmin;
-      }
-      if (!changed) break;
-      gm_label_means(x, n_pts, D, C, label, centre, count);
-    }
+    const double sse = gm_lloyd(x, n_pts, D, C, centre, label, count);
     if (sse < best_sse) {
       best_sse = sse;
       memcpy(best_label, label, (size_t) n_pts * sizeof(int));
     }
   }
+  if (!split) return;
+  /* the C - 1 clusters' means (those left with points), then farthest points to C centres */
+  gm_label_means(x, n_pts, D, C - 1, split, centre, count);
+  int c = 0;
+  for (int k = 0; k < C - 1; k++)
+    if (count[k] > 0) {
+      memmove(centre + (size_t) c * D, centre + (size_t) k * D, D * sizeof(double));
+      gm_nearest_update(x, n_pts, D, centre, c++, dist);
+    }
+  for (; c < C; c++) {
+    int far = 0;
+    for (int p = 1; c > 0 && p < n_pts; p++)
+      if (dist[p] > dist[far]) far = p;
+    memcpy(centre + (size_t) c * D, x + (size_t) far * D, D * sizeof(double));
+    gm_nearest_update(x, n_pts, D, centre, c, dist);
+  }
+  const double sse = gm_lloyd(x, n_pts, D, C, centre, label, count);
+  if (sse < best_sse) memcpy(best_label, label, (size_t) n_pts * sizeof(int));
 }
 
 /* Refines the labels (0..C-1) of the n_pts standardised points x by classification EM under
@@ -398,11 +437,11 @@ static void gm_bridge(const gm_data *d, const int *pts, int n_pts, const double 
 /* The doubles of aux (gaussian_mixture.h): the chosen clusters (C, then 1 + 2 d each), the head
  * (k*, E, the flag of more clusters and U), the K sets of k-means clusters and K - 1 bridge sets,
  * then gm_jump_prepare's scratch: trial clusters (K + 1 of them), the standardised points,
- * centres, variances and log-shares, distances, sd and mean, and three int arrays. */
+ * centres, variances and log-shares, distances, sd and mean, and four int arrays. */
 size_t gm_aux_size(const gm_data *d) {
   const size_t K = d->K, D = d->d, cl = gm_set_len(d);
   return (2 * K + 1) * cl + GM_HEAD_LEN + (2 * D + 1) + (size_t) SG_JUMP_POINTS * (D + 1) +
-         (K + 1) * (2 * D + 1) + 2 * D + ((size_t) 2 * SG_JUMP_POINTS + K + 2) / 2 + 1;
+         (K + 1) * (2 * D + 1) + 2 * D + ((size_t) 3 * SG_JUMP_POINTS + K + 2) / 2 + 1;
 }
 
 /* model.h, jump_prepare: the clusters of the points pts[0..n_pts-1] into aux, as described at
@@ -417,7 +456,8 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
   double *centre = x + (size_t) n_pts * D, *var = centre + (size_t) (K + 1) * D,
          *lf = var + (size_t) (K + 1) * D;
   double *dist = lf + K + 1, *sd = dist + n_pts, *mean = sd + D;
-  int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts;
+  int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts,
+      *split = count + K + 2;
   for (int j = 0; j < D; j++) {
     double mu = 0.0, ss = 0.0;
     for (int p = 0; p < n_pts; p++) mu += d->yt[(sg_index) pts[p] * D + j];
@@ -441,7 +481,7 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
   head[GM_HEAD_KSTAR] = 1.0;
   for (int k = 1; k <= K; k++) gm_clusters_set(d, aux, k)[0] = 0.0;
   for (int k = 1; k <= C; k++) {
-    gm_kmeans(x, n_pts, D, k, &rng, centre, dist, label, count, best_label);
+    gm_kmeans(x, n_pts, D, k, &rng, centre, dist, label, count, best_label, k > 1 ? split : NULL);
     gm_cem(x, n_pts, D, k, best_label, centre, var, lf, count);
     gm_cluster_summary(d, pts, n_pts, best_label, k, sd, trial);
     memcpy(gm_clusters_set(d, aux, k), trial, cl * sizeof(double));
@@ -459,7 +499,7 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
    * score alike: see gm_ref_ok.) */
   head[GM_HEAD_MORE] = 0.0;
   if (K + 1 <= n_pts) {
-    gm_kmeans(x, n_pts, D, K + 1, &rng, centre, dist, label, count, best_label);
+    gm_kmeans(x, n_pts, D, K + 1, &rng, centre, dist, label, count, best_label, split);
     gm_cem(x, n_pts, D, K + 1, best_label, centre, var, lf, count);
     gm_cluster_summary(d, pts, n_pts, best_label, K + 1, sd, trial);
     if ((int) trial[0] == K + 1 && gm_clusters_log_marginal(d, trial, n_obs, K + 1) > best)
