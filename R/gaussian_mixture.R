@@ -33,6 +33,14 @@
 #' [nested_sampling()] makes the same proposals within the contour. Standardise the data
 #' (`scale()`) unless the prior is meant; replicates that disagree give a warning.
 #'
+#' A mixture with more components than its data show clusters has spare components, whose
+#' posterior rests on the few observations they could claim; mini-batch moves mostly miss
+#' those. So while a run of [sgais()] (or [sir()], [sequential_sgmcmc()]) watches for the
+#' data to show every cluster (its reference trigger, see [restarts]), each chunk whose data
+#' show fewer clusters than components moves on all the observations so far, as the first
+#' `exact_until` do: accurate, at a cost per chunk that grows with the data until the missing
+#' clusters appear.
+#'
 #' With one component the model is a normal-inverse-gamma model in each dimension, whose
 #' evidence has a closed form: [exact_log_evidence()] gives it, which checks the mixture code
 #' path of every estimator.

@@ -244,10 +244,6 @@ int sg_reference_level(const sg_model *m, const double *aux) {
   return m->ref_ok ? m->ref_ok(m, aux) : SG_REF_COMPLETE;
 }
 
-int sg_reference_complete(const sg_model *m, const double *aux) {
-  return sg_reference_level(m, aux) == SG_REF_COMPLETE;
-}
-
 int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int preconditioned,
                          const sg_model *m, const double *jump_aux) {
   return metropolis && preconditioned && mv->max_rounds > 1 &&

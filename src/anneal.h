@@ -45,8 +45,6 @@ sg_reference sg_reference_for(const sg_model *m, int reference, const double *au
 /* What the model's reference is worth with aux (its jump summary): 0 none (no reference, or
  * ref_ok refuses it), SG_REF_USABLE or SG_REF_COMPLETE (model.h, ref_ok). */
 int sg_reference_level(const sg_model *m, const double *aux);
-/* Whether it is complete: what a stream's restarts wait for. */
-int sg_reference_complete(const sg_model *m, const double *aux);
 /* Whether an annealing step's Metropolis-adjusted moves (gradient kernels, preconditioned) are
  * repeated while the particles still correlate with where they began (sg_move_again). Not while
  * a mixture's data show fewer clusters than it has components (its reference on jump_aux usable,

@@ -51,7 +51,16 @@ void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, in
               : NULL;
   w->jump_pts = jump_pts;
   w->jump_aux = jump_aux;
+  w->level = 0;
   *stop = (sg_restart_stop){0.0, 0, 0};
+}
+
+int sg_restart_watch_level(sg_restart_watch *w, const sg_model *m, double n_now) {
+  w->level = w->on && w->t->on_reference && w->jump_aux
+                 ? sg_reference_level(m, sg_jump_set(m, (int) n_now, NULL, 0, (int) n_now, 0,
+                                                     w->jump_pts, w->jump_aux))
+                 : 0;
+  return w->level;
 }
 
 /* Due at a chunk the particles predict far worse than the one before (a shift they may not
@@ -64,10 +73,7 @@ int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, con
   const sg_restart_triggers *t = w->t;
   if (!w->on) return 0;
   const int periodic = n_now >= t->due;
-  const int reference =
-      !periodic && t->on_reference && w->jump_aux &&
-      sg_reference_complete(m, sg_jump_set(m, (int) n_now, NULL, 0, (int) n_now, 0, w->jump_pts,
-                                           w->jump_aux));
+  const int reference = !periodic && w->level == SG_REF_COMPLETE;
   /* a shift calls for one only `after` (1.5 times the data at the last shift's); it is also
    * checked for the others, to record whether their chunk was one (detect_shifts() scores the
    * surprise of such a chunk only then: the others' log predictive is mostly the correction) */

@@ -22,11 +22,12 @@ typedef struct {
   int shift, reference;
 } sg_restart_stop;
 
-/* A run's watch: its triggers, whether any can fire, scratch for the surprise, and the model's
- * jump summary (NULL: none) on which its reference is judged. */
+/* A run's watch: its triggers, whether any can fire, scratch for the surprise, the model's jump
+ * summary (NULL: none) on which its reference is judged, and that reference's level (model.h,
+ * ref_ok) as sg_restart_watch_level last judged it. */
 typedef struct {
   const sg_restart_triggers *t;
-  int on;
+  int on, level;
   double *lp;
   int *jump_pts;
   double *jump_aux;
@@ -35,8 +36,14 @@ typedef struct {
 void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, int all_held,
                            int chunk_size, int *jump_pts, double *jump_aux, sg_restart_stop *stop);
 
+/* The model's reference level (0, SG_REF_USABLE or SG_REF_COMPLETE) on the first n_now
+ * observations, judged while the reference trigger is armed (else 0), and kept in w->level. */
+int sg_restart_watch_level(sg_restart_watch *w, const sg_model *m, double n_now);
+
 /* Whether the run stops for a restart before the chunk of cn observations at buffer position
- * base, ending at n_now, with the particles (theta, logw, M) before it; fills *stop. */
+ * base, ending at n_now, with the particles (theta, logw, M) before it; fills *stop. The
+ * reference trigger reads w->level, judged on the n_now observations first
+ * (sg_restart_watch_level). */
 int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, const double *theta,
                    const double *logw, int M, double n_now, int base, int cn,
                    sg_restart_stop *stop);

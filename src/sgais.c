@@ -592,6 +592,13 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
    * observations in the current target; in units of the width the step is the adapted one */
   c->width = r->mv->scale == SG_STEP_WIDTH;
   r->ws.count.likelihood = r->ws.count.gradient = 0.0;
+  /* Mini-batch moves cannot sample a mixture whose data show fewer clusters than it has
+   * components (its reference usable, not complete; model.h, ref_ok): the posterior of a spare
+   * component rests on the few observations it could claim, which a mini-batch mostly misses,
+   * and the trajectory goes wrong by tens to hundreds of nats with no guard seeing it
+   * (inst/design.md). Its chunks move exactly, as the first exact_until observations do. */
+  const int overfitted =
+      n_done > 0 && sg_restart_watch_level(&r->watch, r->m, c->n_now) == SG_REF_USABLE;
   if (n_done > 0 && c->n_now == end &&
       sg_restart_due(&r->watch, r->m, &r->ws, r->theta, r->logw, r->M, c->n_now, c->base, c->cn,
                      &r->tr->stop))
@@ -603,7 +610,7 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   t->past = r->res->cap ? r->res->size : (int) n_done;
   t->slot = r->res->cap ? r->res->slot : NULL;
   /* exact while every earlier observation is held (the settings make exact_until <= cap) */
-  target_set_phase(r, c, n_done <= s->exact_until && t->past == n_done);
+  target_set_phase(r, c, (n_done <= s->exact_until || overfitted) && t->past == n_done);
   if (!t->exact && r->M > s->a.particles) {
     resample_down(r->theta, r->logw, r->M, s->a.particles, dim, &r->scratch);
     r->M = *r->M_io = s->a.particles;

@@ -1,12 +1,13 @@
 # Mixtures with a closed-form evidence, shared by test-gaussian_mixture.R and test-sequential.R.
 
-# The evidence of data in well-separated clusters z (one component each, Dirichlet(alpha)
-# weights): log K! + the Dirichlet-multinomial of the allocation + each cluster's one-component
+# The evidence of data in well-separated clusters z under a mixture of `components` (one
+# component for each cluster, the others spare; Dirichlet(alpha) weights): the K! / (K - k)!
+# labellings + the Dirichlet-multinomial of the allocation + each cluster's one-component
 # evidence, up to a negligible error (inst/validation/mixture-reference.R).
-separated_log_evidence <- function(y, z, alpha = 1) {
-  K <- length(unique(z))
-  lfactorial(K) + lgamma(K * alpha) - lgamma(K * alpha + length(z)) +
-    sum(lgamma(alpha + table(z)) - lgamma(alpha)) +
+separated_log_evidence <- function(y, z, alpha = 1, components = length(unique(z))) {
+  K <- components
+  lfactorial(K) - lfactorial(K - length(unique(z))) + lgamma(K * alpha) -
+    lgamma(K * alpha + length(z)) + sum(lgamma(alpha + table(z)) - lgamma(alpha)) +
     sum(vapply(sort(unique(z)), function(k) {
       exact_log_evidence(gaussian_mixture(y[z == k, , drop = FALSE], components = 1))
     }, 0))
