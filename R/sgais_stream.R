@@ -38,6 +38,12 @@
 #' parsers may read a decimal number of more than 15 significant digits to doubles a bit apart,
 #' and `fread()` does not take fields that hold line breaks.
 #'
+#' @section Reading a Parquet file:
+#' sgais has no Parquet reader of its own. A file whose rows fit in memory is read whole first:
+#' `sgais_stream(model, nanoparquet::read_parquet("data.parquet"))`. To read one a block at a
+#' time, give the `DBIResult` of a query on a database that reads Parquet files, or a function
+#' that returns the next rows from a reader of row groups.
+#'
 #' @param model A model built on a first block of the data (its specification and prior are
 #'   used, not its rows: e.g. `linear_regression(y ~ ., data[1:1000, ])`), or a fit from [sgais()]
 #'   or `sgais_stream()` to continue. The default prior of the regressions (`prior =

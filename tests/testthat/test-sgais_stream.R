@@ -26,6 +26,8 @@ test_that("every source gives the fit of all the rows at once", {
   spec <- linear_regression(y ~ ., prior = "paper", data = head(d), noise_sd = 1)
   # in memory, in blocks that split chunks
   same_fit(whole, stream(spec, d, block_size = 777))
+  # a data frame of another class, as nanoparquet::read_parquet() returns
+  same_fit(whole, stream(spec, structure(d, class = c("tbl", "data.frame")), block_size = 777))
   # a CSV file read through a connection
   file <- withr::local_tempfile(fileext = ".csv")
   utils::write.csv(d, file, row.names = FALSE)
