@@ -241,6 +241,7 @@ static int ais_move(ais_run *r, ais_step *p) {
       p->k > 0 && sg_moves_decorrelate(mv, p->metropolis, r->pcp != NULL, r->m, r->pot.jump.aux);
   const double *start = decorrelate ? r->scratch.copy : r->theta;
   if (decorrelate) memcpy(r->scratch.copy, r->theta, (size_t) M * dim * sizeof(double));
+  r->kernel.jumps = sg_move_jumps(mv, r->m, r->pot.jump.aux);
   int diverged_all;
 redo_moves:
   p->rounds = diverged_all = 0;

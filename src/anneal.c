@@ -250,3 +250,8 @@ int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int precond
          !sg_kernel_random_walk(mv->kernel) &&
          !(jump_aux && sg_reference_level(m, jump_aux) == SG_REF_USABLE);
 }
+
+int sg_move_jumps(const sg_move_settings *mv, const sg_model *m, const double *jump_aux) {
+  const int spare = jump_aux && sg_reference_level(m, jump_aux) == SG_REF_USABLE;
+  return spare ? mv->jumps * mv->max_rounds : mv->jumps;
+}

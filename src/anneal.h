@@ -53,6 +53,11 @@ int sg_reference_level(const sg_model *m, const double *aux);
  * the cost. */
 int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int preconditioned,
                          const sg_model *m, const double *jump_aux);
+/* The jump proposals after each move (model.h, jump_propose): the setting `jumps`, and
+ * max_rounds times as many where the moves are not repeated because a mixture's data show
+ * fewer clusters than it has components (above): there the jumps, not the local moves, carry
+ * the spare components between the places they may be, and they get the rounds' budget. */
+int sg_move_jumps(const sg_move_settings *mv, const sg_model *m, const double *jump_aux);
 /* Point i of a run's start drawn from q0 into theta, from the stream (key, SG_REF_START_STREAM,
  * i), which no iteration of any method uses (AIS and nested sampling: ais_start, ns_start). */
 #define SG_REF_START_STREAM UINT64_C(0xffffffff00000000)

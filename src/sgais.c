@@ -861,6 +861,8 @@ static int anneal_move(sgais_run *r, sgais_chunk *c, double ess, int resampled) 
       sg_moves_decorrelate(mv, metropolis, pcp != NULL, r->m, r->pot.jump.aux);
   const double *start = decorrelate ? r->scratch.copy : theta;
   if (decorrelate) memcpy(r->scratch.copy, theta, (size_t) M * dim * sizeof(double));
+  const int jumps = sg_move_jumps(mv, r->m, r->pot.jump.aux);
+  for (int i = 0; i < r->threads; i++) r->movers[i].kernel.jumps = jumps;
   if (metropolis) memset(r->acc, 0, M * sizeof(double));
   int diverged = 0, halvings = 0, rounds = 0;
 redo_moves:

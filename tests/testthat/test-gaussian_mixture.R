@@ -683,19 +683,19 @@ test_that("an overfitted mixture of data outside the prior's scale starts from t
 # sg_moves_decorrelate): the spare component keeps the particles correlated with their start
 # along directions that more local rounds do not decorrelate. With as many clusters as
 # components the moves repeat as told.
-test_that("SGAIS and AIS move a spare-component mixture once per step, whatever max_rounds", {
+test_that("SGAIS and AIS move a spare-component mixture once per step, with max_rounds times the jumps", {
   set.seed(4)
   z <- rep(1:2, each = 80)
   y <- cbind(c(2, 4)[z], c(55, 80)[z]) + matrix(rnorm(320, sd = c(0.3, 6)), ncol = 2, byrow = TRUE)
   for (method in c("sgais", "ais")) {
-    run <- function(components, rounds) {
+    run <- function(components, rounds, jumps = 10) {
       quietly(do.call(method, c(
         list(gaussian_mixture(y, components = components), particles = 20, max_rounds = rounds,
-             max_correlation = 1e-9, seed = 1, progress = FALSE),
+             max_correlation = 1e-9, jumps = jumps, seed = 1, progress = FALSE),
         if (method == "sgais") list(early_particles = 20))))
     }
     spare <- run(3, 3)
-    once <- run(3, 1)
+    once <- run(3, 1, jumps = 30)
     expect_identical(spare$gradient_evaluations, once$gradient_evaluations)
     expect_identical(spare$log_evidence, once$log_evidence)
     expect_gt(run(2, 3)$gradient_evaluations, 1.5 * run(2, 1)$gradient_evaluations)
