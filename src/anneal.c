@@ -4,6 +4,7 @@
  * preconditioner from the reweighted particles, and resample the particles systematically when
  * their weights have degenerated, setting the weights to their mean. */
 #include "anneal.h"
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -253,5 +254,6 @@ int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int precond
 
 int sg_move_jumps(const sg_move_settings *mv, const sg_model *m, const double *jump_aux) {
   const int spare = jump_aux && sg_reference_level(m, jump_aux) == SG_REF_USABLE;
-  return spare ? mv->jumps * mv->max_rounds : mv->jumps;
+  const double jumps = spare ? (double) mv->jumps * mv->max_rounds : mv->jumps;
+  return jumps < INT_MAX ? (int) jumps : INT_MAX;
 }

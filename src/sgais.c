@@ -595,8 +595,8 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   /* Mini-batch moves cannot sample a mixture whose data show fewer clusters than it has
    * components (its reference usable, not complete; model.h, ref_ok): the posterior of a spare
    * component rests on the few observations it could claim, which a mini-batch mostly misses,
-   * and the trajectory goes wrong by tens to hundreds of nats with no guard seeing it
-   * (inst/design.md). Its chunks move exactly, as the first exact_until observations do. */
+   * and the trajectory goes wrong with no guard seeing it (inst/design.md). Its chunks move
+   * exactly, as the first exact_until observations do. */
   const int overfitted =
       n_done > 0 && sg_restart_watch_level(&r->watch, r->m, c->n_now) == SG_REF_USABLE;
   if (n_done > 0 && c->n_now == end &&
