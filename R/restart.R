@@ -355,8 +355,7 @@ restart_settings <- function() {
 # sequential estimator (whose restarts anneal too: restart_policy()) and online nested sampling.
 check_restart_ratio <- function(x, call) {
   if (is.null(x)) return(NULL)
-  if (is_number(x) && x == Inf) return(Inf)
-  if (!is_number(x) || !is.finite(x) || x <= 1) {
+  if (!is_number(x) || x <= 1) {
     abort(sprintf("`restart_every` must be NULL, a number above 1 or Inf, not %s.", describe(x)),
           call)
   }
