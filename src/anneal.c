@@ -245,15 +245,20 @@ int sg_reference_level(const sg_model *m, const double *aux) {
   return m->ref_ok ? m->ref_ok(m, aux) : SG_REF_COMPLETE;
 }
 
+/* Whether a mixture's data, summarised in jump_aux, show fewer clusters than it has components
+ * (its reference usable, not complete): the moves' rule below and sg_move_jumps'. */
+static int spare_components(const sg_model *m, const double *jump_aux) {
+  return jump_aux && sg_reference_level(m, jump_aux) == SG_REF_USABLE;
+}
+
 int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int preconditioned,
                          const sg_model *m, const double *jump_aux) {
   return metropolis && preconditioned && mv->max_rounds > 1 &&
-         !sg_kernel_random_walk(mv->kernel) &&
-         !(jump_aux && sg_reference_level(m, jump_aux) == SG_REF_USABLE);
+         !sg_kernel_random_walk(mv->kernel) && !spare_components(m, jump_aux);
 }
 
 int sg_move_jumps(const sg_move_settings *mv, const sg_model *m, const double *jump_aux) {
-  const int spare = jump_aux && sg_reference_level(m, jump_aux) == SG_REF_USABLE;
-  const double jumps = spare ? (double) mv->jumps * mv->max_rounds : mv->jumps;
+  const double jumps =
+      spare_components(m, jump_aux) ? (double) mv->jumps * mv->max_rounds : mv->jumps;
   return jumps < INT_MAX ? (int) jumps : INT_MAX;
 }
