@@ -90,13 +90,13 @@ control_maker <- function(method) {
 #'     for models that have them, such as mixtures (10, nested sampling 80 / 0);}
 #'   \item{`reference`}{start from a reference distribution built from the data instead of the
 #'     prior, for models that have one (mixtures of 2 to 12 components whose data show no more
-#'     clusters than components, and clusters that barely overlap): AIS, SGAIS's first chunk and its restarts anneal from it,
+#'     clusters than components, and clusters that barely overlap): AIS and SGAIS anneal from it
+#'     where they would from the prior,
 #'     nested sampling takes it as its prior with the likelihood reweighted to leave the
 #'     evidence unchanged (`TRUE` / `FALSE`; `inst/design.md`, "Mixtures");}
 #'   \item{`restart_threshold`, `restart_every`, `restart_ess`}{when an online run starts
-#'     again from all the data so far ([restarts]): after a shift (5 / `Inf`; sequential: `Inf`),
-#'     on a grid (`NULL`: 2 for mixtures, else `Inf` / `Inf`), after a poor step (0 / 0; 0.5 in
-#'     [sequential_control()]'s robust preset);}
+#'     again from all the data so far: after a shift, on a grid, after a poor step; their
+#'     defaults by preset, estimator and model are on [restarts];}
 #'   \item{`reservoir_size`}{(SGAIS) mini-batches from a sample of this many (`Inf`; [sgais()]);}
 #'   \item{`update`, `first_chunk_size`}{(set by [sir_control()], [sequential_control()])
 #'     `"annealed"`, `"importance"` or `"averaged"`; chunks of 1, 2, ... `first_chunk_size` up

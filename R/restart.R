@@ -246,12 +246,6 @@ restart_row <- function(tr) {
   as.data.frame(row)
 }
 
-# The trace's restart columns, each value(column): where a run restarted, and where that chunk
-# was a shift (restart_slices()); 0 in a row the core made, summed over a fit's replicates.
-restart_columns <- function(value) {
-  list(restarts = value("restarts"), shift_restarts = value("shift_restarts"))
-}
-
 # Whether each row of trace `tr` is a restart's (none without the column).
 restarted <- function(tr) if (is.null(tr$restarts)) logical(nrow(tr)) else tr$restarts > 0
 
@@ -349,6 +343,14 @@ restart_settings <- function() {
       check_step_ess(x, "restart_ess", s$update, call)
     })
   )
+}
+
+# The restart settings of a fit of SGAIS's sampler saved before they existed (upgrade_settings(),
+# R/upgrade.R), as its runs did: no restart after a poor step, and none at all before
+# `restart_threshold` (filled with it only: a current fit's NULL `restart_every` is by the model).
+restart_upgrade <- function(settings) {
+  c(list(restart_ess = 0),
+    if (is.null(settings$restart_threshold)) list(restart_threshold = Inf, restart_every = Inf))
 }
 
 # NULL (by the model), a number above 1, or Inf (never): the setting of SGAIS, SIR, the

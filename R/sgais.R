@@ -183,7 +183,7 @@ hybrid_start <- function(model, state, settings) {
     step_size = NA_real_,
     seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
     likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
-    jump_acceptance = NA_real_, exact_fallback = 0L, restart_columns(function(col) 0L),
+    jump_acceptance = NA_real_, exact_fallback = 0L, restarts = 0L, shift_restarts = 0L,
     partial = FALSE
   )
   list(state = state, trace = trace)
@@ -522,7 +522,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     data_fraction = mean_of("data_fraction"),
     jump_acceptance = mean_of("jump_acceptance"),
     exact_fallback = mean_of("exact_fallback"),
-    restart_columns(sum_of),
+    restarts = sum_of("restarts"), shift_restarts = sum_of("shift_restarts"),
     chunk_seconds = sum_of("seconds"),
     chunk_gradient_evaluations = sum_of("gradient_evaluations"),
     seconds = cumsum(sum_of("seconds")),

@@ -46,13 +46,8 @@ upgrade_settings <- function(settings) {
       update = "annealed", first_chunk_size = settings$chunk_size, exact_until = 0L,
       reservoir_size = Inf
     ))
-    # before chunks were split, and before a poor step restarted the run: never
-    old$split_ess <- 0
-    old$restart_ess <- 0
-    # before restarts: none (a current fit's NULL `restart_every` chooses by the model)
-    if (is.null(settings$restart_threshold)) {
-      old <- c(old, list(restart_threshold = Inf, restart_every = Inf))
-    }
+    # before chunks were split: never; and what runs did before restarts (restart_upgrade())
+    old <- c(old, list(split_ess = 0), restart_upgrade(settings))
   }
   missing <- setdiff(names(old), names(settings))
   settings[missing] <- old[missing]
@@ -74,7 +69,7 @@ upgrade_sgais_state <- function(state) {
   trace <- function(t) {
     if (!is.data.frame(t)) return(t)
     fill <- c(list(data_fraction = NA_real_, step_halvings = 0L, jump_acceptance = NA_real_,
-                   exact_fallback = 0L), restart_columns(function(col) 0L),
+                   exact_fallback = 0L, restarts = 0L, shift_restarts = 0L),
               list(genealogy_var = NA_real_))
     for (col in setdiff(names(fill), names(t))) t[[col]] <- rep(fill[[col]], nrow(t))
     t
