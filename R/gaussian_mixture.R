@@ -39,7 +39,8 @@
 #' data to show every cluster (its reference trigger, see [restarts]), each chunk whose data
 #' show fewer clusters than components moves on all the observations so far, as the first
 #' `exact_until` do: accurate, at a cost per chunk that grows with the data until the missing
-#' clusters appear.
+#' clusters appear. A bounded `reservoir_size` holds too few observations for that or for
+#' restarts: [sgais()] then warns (class `sgais_warning_unreliable`) before a mixture's run.
 #'
 #' With one component the model is a normal-inverse-gamma model in each dimension, whose
 #' evidence has a closed form: [exact_log_evidence()] gives it, which checks the mixture code

@@ -267,17 +267,20 @@ model_early_particles <- function(model, method, preset, given, settings) {
   list(early_particles = max(sir_early_particles, settings$particles))
 }
 
-# SIR and the sequential estimator take each chunk in one step from the particles they have
-# (no annealing), which two kinds of model defeat when the run does not restart, with standard
-# errors that do not show it; a classed warning says so before the run. An observation of a
-# model of groups (R/glm_mixed.R) is all a group's rows, and from 20 rows a step is far off; a
-# mixture's posterior changes its mode as observations arrive (inst/design.md, "Mixtures"),
-# which one step per chunk cannot follow. Restarts anneal (restart_policy()), so a run with
-# them does not warn.
-warn_unannealed <- function(model, method, settings, call) {
-  name <- c(sir = "SIR", sequential = "The sequential estimator")[[method]]
+# A run without restarts, of a model that needs them, warns before it starts (class
+# `sgais_warning_unreliable`): its estimates can be far off, with standard errors that do not
+# show it. SIR and the sequential estimator take each chunk in one step from the particles they
+# have: an observation of a model of groups (R/glm_mixed.R) is all a group's rows, and from 20
+# rows a step is far off; a mixture's posterior changes its mode as observations arrive
+# (inst/design.md, "Mixtures"), which one step per chunk cannot follow. SGAIS follows a mixture
+# by its restarts and by exact moves while the data show fewer clusters than components
+# (src/sgais.c, chunk_begin), both of which need every observation held: a bounded reservoir
+# leaves its chunks to mini-batch moves, which cannot sample the spare components.
+warn_unrestarted <- function(model, method, settings, call) {
+  name <- c(sgais = "SGAIS", sir = "SIR", sequential = "The sequential estimator")[[method]]
   rows <- model$data$unit_rows
   restarts <- restart_ratio(model, settings) < Inf
+  components <- if (inherits(model, "sgais_gaussian_mixture")) model$hyper$components else 0
   if (method == "sir" && !is.null(rows) && mean(rows) >= 20 && !restarts) {
     warn(sprintf(paste(
       "SIR without restarts takes each observation of this model, a group of %.0f rows on",
@@ -286,14 +289,22 @@ warn_unannealed <- function(model, method, settings, call) {
       "Keep `restart_every` finite (the robust preset's default), or use `sgais()` or",
       "`importance_sampling()`."), mean(rows)), call, "sgais_warning_unreliable")
   }
-  # with restarts (restart_policy()) the run re-anneals as the clusters show
-  if (inherits(model, "sgais_gaussian_mixture") && model$hyper$components >= 3 && !restarts) {
+  if (method != "sgais" && components >= 3 && !restarts) {
     warn(sprintf(paste(
       "%s without restarts takes each chunk of a mixture in one step, which cannot follow its",
       "posterior's change of mode as clusters show in the data: its estimates can be far low,",
       "with standard errors that do not show it. Keep `restart_every` finite (the robust",
       "preset's default) and every observation (`reservoir_size = Inf`), or use `sgais()`,",
       "`ais()` or `nested_sampling()`."), name), call, "sgais_warning_unreliable")
+  }
+  if (method == "sgais" && components >= 2 && bounded_reservoir(settings)) {
+    warn(paste(
+      "SGAIS with a bounded `reservoir_size` neither restarts nor moves on all the data so far:",
+      "the chunks of a mixture whose data show fewer clusters than components, or whose",
+      "clusters appear over time, move on mini-batches that cannot follow its posterior, and",
+      "its estimates can be far off, with standard errors that do not show it. Keep every",
+      "observation (`reservoir_size = Inf`), or use `ais()` or `nested_sampling()`."),
+      call, "sgais_warning_unreliable")
   }
   invisible()
 }

@@ -38,7 +38,8 @@
 #' With `reservoir_size = r` (at least `exact_until`) mini-batches come from a uniform sample of
 #' r earlier observations, so memory stays bounded on an unbounded stream, at little cost in
 #' accuracy with the robust preset (about \eqn{p (N - r) / (2 r)}{p (N - r) / (2 r)} nats with
-#' the paper's). [ais()] and other methods that need every row refuse such a fit.
+#' the paper's). [ais()] and other methods that need every row refuse such a fit. There are
+#' no [restarts]: a mixture's run warns ([gaussian_mixture()]).
 #'
 #' @section Standard error and how far to trust it:
 #' With `replicates = R > 1` the estimate is the log-mean-exp of the replicates' log evidences,
@@ -143,7 +144,7 @@ sgais_estimate <- function(model, dots, control, method, replicates, progress, s
   check_all_rows(model, call)
   settings <- check_kernel_model(control_settings(control, dots, method, call, model), model,
                                  call)
-  if (method %in% c("sir", "sequential")) warn_unannealed(model, method, settings, call)
+  warn_unrestarted(model, method, settings, call)
   replicates <- check_whole_number(replicates, "replicates", 1, call)
   check_run_size(replicates, settings, model, method, call)
   check_metric_size(settings, model, call)

@@ -109,6 +109,7 @@ sgais_stream <- function(model, source, ..., control = sgais_control(), replicat
     check_all_rows(model, call)
     settings <- check_kernel_model(control_settings(control, list(...), "sgais", call, model),
                                    model, call)
+    warn_unrestarted(model, "sgais", settings, call)
     replicates <- check_whole_number(replicates, "replicates", 1, call)
     check_run_size(replicates, settings, model, "sgais", call)
     seed <- check_seed(seed, call)

@@ -796,3 +796,29 @@ test_that("from the bridge reference an overfitted mixture's evidence is right",
     }
   }
 })
+
+# A bounded reservoir holds too few observations for restarts or for the exact moves of the
+# chunks whose data show fewer clusters than components (warn_unrestarted()): SGAIS warns before
+# a mixture's run, in memory and streamed, and not without the reservoir.
+test_that("SGAIS warns before a mixture's run with a bounded reservoir", {
+  y <- simulate_gaussian_mixture(400, components = 2, seed = 1)
+  model <- gaussian_mixture(y, components = 2)
+  unreliable <- function(code) {
+    said <- character(0)
+    withCallingHandlers(code, sgais_warning_unreliable = function(w) {
+      said <<- c(said, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+    any(grepl("bounded `reservoir_size`", said))
+  }
+  run <- function(...) {
+    sgais(model, chunk_size = 100, exact_until = 100, particles = 10, early_particles = 10,
+          max_rounds = 1, progress = FALSE, seed = 1, ...)
+  }
+  expect_true(unreliable(run(reservoir_size = 200)))
+  expect_false(unreliable(run()))
+  expect_true(unreliable(sgais_stream(gaussian_mixture(y[1:10, ], components = 2), y,
+                                      block_size = 200, chunk_size = 100, exact_until = 100,
+                                      reservoir_size = 200, particles = 10, early_particles = 10,
+                                      max_rounds = 1, progress = FALSE, seed = 1)))
+})
