@@ -293,10 +293,12 @@ format_bytes <- function(bytes) {
 
 # `replicates` runs of `method` (settings_schema's name) with `settings` on `model`. Memory: the
 # particles, the copies a move keeps and the fit's stacked particles, about four copies of M x
-# dim doubles per replicate. Work: what every run must do at least (run_work()).
+# dim doubles per replicate; a restart from a model's reference anneals up to twice
+# `early_particles` (sgais_restart()). Work: what every run must do at least (run_work()).
 check_run_size <- function(replicates, settings, model, method, call) {
   ns <- method %in% ns_methods
-  M <- if (ns) settings$live_points else max(settings$particles, settings$early_particles)
+  early <- settings$early_particles * (if (model_has_reference(model)) 2 else 1)
+  M <- if (ns) settings$live_points else max(settings$particles, early)
   check_request_size(32 * replicates * M * (model$dim + 2),
                      sprintf("%s replicate%s of %s %s in %d dimensions", format_count(replicates),
                              if (replicates == 1) "" else "s",

@@ -36,12 +36,13 @@
 #' @section How:
 #' A restart of SGAIS, SIR or the sequential estimator anneals all the observations so far as
 #' SGAIS's robust preset does, whatever the estimator's own update: in one chunk from the
-#' model's reference distribution where it has one, else in SGAIS's chunks from the prior. The
-#' chunks between restarts are the estimator's own. Online nested sampling's is nested sampling
-#' of all the observations so far from the prior (or the reference, as [nested_sampling()]
-#' starts): its estimate replaces the trajectory's (that chunk's `log_predictive` is the
-#' correction, and `log_evidence_sd` counts the information since) and its posterior is the
-#' next chunk's prior. A restart draws from a stream keyed by the run's and the number of
+#' model's reference distribution where it has one (with twice `early_particles` where the data
+#' show fewer clusters than components, resampled down at the next chunk), else in SGAIS's
+#' chunks from the prior. The chunks between restarts are the estimator's own. Online nested
+#' sampling's is nested sampling of all the observations so far from the prior (or the
+#' reference, as [nested_sampling()] starts): its estimate replaces the trajectory's (that
+#' chunk's `log_predictive` is the correction, and `log_evidence_sd` counts the information
+#' since) and its posterior is the next chunk's prior. A restart draws from a stream keyed by the run's and the number of
 #' observations, so a run continued in pieces restarts where and as the run at once does.
 #' Restarts need every observation held: with a bounded `reservoir_size` there are none.
 #'
@@ -207,14 +208,24 @@ restart_slices <- function(model, settings, cs, n_end, schedule, run) {
 # run goes on from, with the data in order (nothing in a state holding every observation depends
 # on their order). With `whole` and a usable reference (model_reference_level()) it is one chunk
 # annealed from it (src/anneal.h): a mixture's changes of mode cannot be crossed between chunks.
+# From a reference of fewer clusters than components it anneals twice `early_particles`: the
+# spare components' modes, which few particles stand for, made its estimate nats low in one
+# restart of three or four with one (inst/design.md); the run's next chunk resamples them down
+# (src/sgais.c, chunk_begin).
 sgais_restart <- function(model, state, at, cs, run, whole = FALSE, complete = FALSE) {
   restart_execute(model, state$key, at, cs$early_particles, function(shuffled, drawn) {
     again <- restart_never(cs)
     level <- if (whole) model_reference_level(shuffled) else "none"
     whole <- level != "none"
     if (whole) again$chunk_size <- again$first_chunk_size <- as.integer(at)
+    theta <- drawn$theta
+    if (level == "usable") {
+      # the run draws every particle afresh from the reference: only their number counts here
+      again$early_particles <- 2L * again$early_particles
+      theta <- theta[, rep(seq_len(ncol(theta)), 2L), drop = FALSE]
+    }
     # every observation is held, from the first (the C side allows restarts only then)
-    start <- sgais_initial_state(drawn$theta, drawn$key, at)
+    start <- sgais_initial_state(theta, drawn$key, at)
     start$slots <- integer(0)
     start$buffer_start <- 0
     out <- run(shuffled, start, at, again, no_schedule, Inf)

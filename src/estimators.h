@@ -103,6 +103,10 @@ typedef struct {
   sgais_lambdas taken;
 } sgais_state;
 
+/* The most particles a run of settings s holds, starting from M: early_particles, particles, or
+ * more at the start (a restart's population, resampled down at the next chunk, chunk_begin). */
+int sgais_particle_cap(const sgais_settings *s, int M);
+
 /* Processes chunks from state->n until n_end observations or until time_budget seconds have
  * passed, with the chunks in `schedule` on its steps; returns their number, or -1 after a
  * failure described in st. */

@@ -504,10 +504,15 @@ typedef struct {
   int exact_moves; /* mini-batch moves gave way to exact ones (chunk_go_exact) */
 } sgais_chunk;
 
+int sgais_particle_cap(const sgais_settings *s, int M) {
+  const int cap = s->early_particles > s->a.particles ? s->early_particles : s->a.particles;
+  return M > cap ? M : cap;
+}
+
 static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, sgais_state *x,
                      const sgais_schedule *schedule, sgais_trace *tr, sg_status *st) {
   const int dim = m->dim;
-  const int M_cap = (s->early_particles > s->a.particles) ? s->early_particles : s->a.particles;
+  const int M_cap = sgais_particle_cap(s, x->M);
   *r = (sgais_run){.m = m, .s = s, .mv = &s->a.move, .dim = dim, .M = x->M, .M_cap = M_cap,
                    .theta = x->theta, .logw = x->logw, .step_size = &x->step_size,
                    .score = x->score, .M_io = &x->M, .anchor = &x->anchor, .pcp = x->pcp,
@@ -611,9 +616,13 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   t->slot = r->res->cap ? r->res->slot : NULL;
   /* exact while every earlier observation is held (the settings make exact_until <= cap) */
   target_set_phase(r, c, (n_done <= s->exact_until || overfitted) && t->past == n_done);
-  if (!t->exact && r->M > s->a.particles) {
-    resample_down(r->theta, r->logw, r->M, s->a.particles, dim, &r->scratch);
-    r->M = *r->M_io = s->a.particles;
+  /* the phase's particles: early_particles while exact, particles after; more (the mini-batch
+   * phase's first chunk, or a restart's from an incomplete reference, R/restart.R) are
+   * resampled down to them */
+  const int M_phase = t->exact ? s->early_particles : s->a.particles;
+  if (r->M > M_phase) {
+    resample_down(r->theta, r->logw, r->M, M_phase, dim, &r->scratch);
+    r->M = *r->M_io = M_phase;
     sgais_scores_unknown(r->score, r->M, dim);
   }
   const int M = r->M;

@@ -263,9 +263,10 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
     sg_input_error("`n_end` must lie between `state$n` and the number of observations.");
   sgais_reservoir res = reservoir_from_r(state, &s, from, buffer_start);
   SEXP theta = state_get(state, ST_THETA);
-  /* early_particles particles until the mini-batch phase, `particles` after */
+  /* early_particles particles until the mini-batch phase, `particles` after, or more after a
+   * restart (sgais_particle_cap) */
   const int M_in = (TYPEOF(theta) == REALSXP && Rf_isMatrix(theta)) ? Rf_ncols(theta) : -1;
-  if (M_in < 0 || Rf_nrows(theta) != dim || (M_in != s.a.particles && M_in != s.early_particles))
+  if (M_in < 0 || Rf_nrows(theta) != dim || (M_in != s.a.particles && M_in < s.early_particles))
     sg_input_error("`state$theta` must be a %d x %d numeric matrix.", dim,
                    from <= s.exact_until ? s.early_particles : s.a.particles);
   int M = M_in;
@@ -303,9 +304,15 @@ SEXP ffi_sgais_run(SEXP model, SEXP state, SEXP n_end, SEXP settings, SEXP sched
 
   sg_status st = {SG_OK, ""};
   sg_genealogy gen;
-  sg_genealogy_from_r(sg_list_get_optional(state, state_fields[ST_GENEALOGY].name),
-                      s.early_particles > s.a.particles ? s.early_particles : s.a.particles, M,
-                      &gen);
+  /* its lines: one per particle the run may hold, or as many as a genealogy begun with more
+   * particles has (a restart's, resampled down since) */
+  SEXP gen_in = sg_list_get_optional(state, state_fields[ST_GENEALOGY].name);
+  int gen_cap = sgais_particle_cap(&s, M);
+  if (TYPEOF(gen_in) == VECSXP) {
+    SEXP eve = sg_list_get(gen_in, "eve");
+    if (Rf_length(eve) > gen_cap) gen_cap = Rf_length(eve);
+  }
+  sg_genealogy_from_r(gen_in, gen_cap, M, &gen);
   x.genealogy = &gen;
   int chunks = sgais_process(&m, &s, &x, to, budget, &sched, &tr, &st);
   if (chunks < 0) sg_raise(&st);

@@ -724,40 +724,68 @@ test_that("an overfitted mixture moves exactly in every chunk and its trajectory
   expect_lt(max(abs(tr$log_evidence - closed) - pmax(1, 3 * tr$log_evidence_se)), 0)
 })
 
+# The grid's restart at 120 anneals twice the particles from the reference of 3 clusters for 4
+# components, and the next chunk resamples them down (src/sgais.c, chunk_begin): a run that ends
+# at the restart continues as the run at once.
+test_that("a run that ends at a restart from an incomplete reference continues exactly", {
+  set.seed(3)
+  z <- sample(rep(1:3, 80))
+  y <- rbind(c(0, 0), c(12, 0), c(0, 12))[z, ] + matrix(rnorm(480), ncol = 2)
+  run <- function(y) {
+    quietly(sgais(gaussian_mixture(y, components = 4), exact_until = 60, chunk_size = 60,
+                  first_chunk_size = 60, particles = 10, early_particles = 10, seed = 2,
+                  progress = FALSE))
+  }
+  fit <- run(y)
+  half <- run(y[1:120, ])
+  expect_equal(half$trajectory$restarts, c(0, 1))
+  expect_identical(ncol(half$state$resume[[1]]$theta), 20L)
+  whole <- quietly(sgais(half, y[121:240, ], progress = FALSE))
+  expect_equal(whole$trajectory$restarts, c(0, 1, 0, 1))
+  expect_identical(state_without_time(whole$state), state_without_time(fit$state))
+  expect_identical(whole$log_evidence, fit$log_evidence)
+})
+
 # A restart (sgais_restart()) anneals all the observations so far as one chunk from a usable
 # reference, not only a complete one: on the paper's shifting stream in order (7 components, 5
 # clusters by 6,000 points) the restart run in chunks from the prior went 6,600 nats low, and
 # the trajectory stayed low until the next restart; in one chunk from the reference its
-# estimate was 2 nats from AIS (inst/design.md, "Experiments behind decisions").
+# estimate was 2 nats from AIS (inst/design.md, "Experiments behind decisions"). From a reference
+# of fewer clusters than components it anneals twice the particles.
 test_that("a restart anneals in one chunk from a usable reference, in chunks without one", {
   set.seed(4)
   z <- rep(1:2, each = 80)
   y <- cbind(c(2, 4)[z], c(55, 80)[z]) + matrix(rnorm(320, sd = c(0.3, 6)), ncol = 2, byrow = TRUE)
   cs <- list(early_particles = 10L, chunk_size = 40L, first_chunk_size = 40L,
              restart_threshold = 5, restart_due = 160, restart_on_reference = TRUE)
-  chunks_of <- function(model, whole = TRUE) {
+  # the restart run's chunk and particles, and the particles it is given
+  run_of <- function(model, whole = TRUE) {
     seen <- NULL
     run <- function(model, state, n_end, cs, schedule, budget) {
-      seen <<- cs
+      seen <<- c(list(drawn = ncol(state$theta)), cs)
       stop("the restart's run")
     }
     state <- list(key = c(1L, 2L), lambdas = numeric(0))
     expect_error(sgais:::sgais_restart(model, state, 120, cs, run, whole), "the restart's run")
     # a restart run does not restart itself
     expect_identical(c(seen$restart_threshold, seen$restart_due), c(Inf, Inf))
-    seen$chunk_size
+    c(chunk = seen$chunk_size, particles = seen$early_particles, drawn = seen$drawn)
   }
+  # fewer clusters than components: one chunk, twice the particles
   usable <- gaussian_mixture(y, components = 3)
   expect_identical(sgais:::model_reference_level(usable), "usable")
-  expect_identical(chunks_of(usable), 120L)
+  expect_identical(run_of(usable), c(chunk = 120L, particles = 20L, drawn = 20L))
+  complete <- gaussian_mixture(y, components = 2)
+  expect_identical(sgais:::model_reference_level(complete), "complete")
+  expect_identical(run_of(complete), c(chunk = 120L, particles = 10L, drawn = 10L))
   # reference off (restart_policy()), or none for the data: chunks
-  expect_identical(chunks_of(usable, whole = FALSE), 40L)
+  expect_identical(run_of(usable, whole = FALSE), c(chunk = 40L, particles = 10L, drawn = 10L))
   set.seed(5)
   centres <- rbind(c(0, 0), c(12, 0), c(0, 12), c(12, 12))
   four <- centres[rep(1:4, 30), ] + matrix(rnorm(240), ncol = 2)
   none <- gaussian_mixture(four, components = 2)
   expect_identical(sgais:::model_reference_level(none), "none")
-  expect_identical(chunks_of(none), 40L)
+  expect_identical(run_of(none), c(chunk = 40L, particles = 10L, drawn = 10L))
 })
 
 # A prior on the data's scale with fewer clusters than components (scale(faithful), 3
