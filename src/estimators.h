@@ -104,7 +104,7 @@ typedef struct {
 } sgais_state;
 
 /* The most particles a run of settings s holds, starting from M: early_particles, particles, or
- * more at the start (a restart's population, resampled down at the next chunk, chunk_begin). */
+ * M if more (resampled down to the phase's count at the next chunk). */
 int sgais_particle_cap(const sgais_settings *s, int M);
 
 /* Processes chunks from state->n until n_end observations or until time_budget seconds have
