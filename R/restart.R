@@ -42,8 +42,9 @@
 #' sampling's is nested sampling of all the observations so far from the prior (or the
 #' reference, as [nested_sampling()] starts): its estimate replaces the trajectory's (that
 #' chunk's `log_predictive` is the correction, and `log_evidence_sd` counts the information
-#' since) and its posterior is the next chunk's prior. A restart draws from a stream keyed by the run's and the number of
-#' observations, so a run continued in pieces restarts where and as the run at once does.
+#' since) and its posterior is the next chunk's prior. A restart draws from a stream keyed by
+#' the run's and the number of observations, so a run continued in pieces restarts where and as
+#' the run at once does.
 #' Restarts need every observation held: with a bounded `reservoir_size` there are none.
 #'
 #' `sir()`'s robust preset restarts on a model whose observations are groups (the random effects
