@@ -1,6 +1,9 @@
 # Issue 42: the estimators on mixtures of well-separated 2-D clusters, against the reference of
 # mixture-reference.R (checked here first against enumeration and exact_log_evidence()):
 #   - stationary: K = 2, 4, 6, 8, 10 components and clusters, `n` rows in random order;
+#   - an overfitted mixture: 4 clusters for K = 6 components, 3 x `n` rows in random order, so
+#     that SGAIS's chunks past `exact_until` move while the data show fewer clusters than
+#     components, and its restarts start from a reference of 4 clusters;
 #   - a stream whose clusters appear over time: 2, then 4, then 6 clusters (K = 6), in order and
 #     shuffled (the same rows), so that the paper's trust check (Section 7.2: the estimate on the
 #     data in order agrees with the estimate on the data shuffled) can be read off too.
@@ -33,6 +36,7 @@ cases <- c(
   lapply(c(2, 4, 6, 8, 10), function(K) {
     list(id = sprintf("stat_k%d", K), K = K, data = separated_clusters(n, K, seed = K))
   }),
+  list(list(id = "stat_k6_of4", K = 6, data = separated_clusters(3 * n, 4, seed = 60))),
   local({
     d <- separated_clusters(n, 6, phases = c(2, 4, 6), seed = 60)
     shuffled <- sgais:::with_seed(61, sample(nrow(d)))
