@@ -16,8 +16,10 @@
 # observation (the same data shuffled): whether it warned, and the shuffled estimate.
 #   Rscript inst/validation/mixture-clusters.R [--n=2000] [--limit=1800]
 #     [--estimators=sgais,ais,ns,sir,sequential,is] [--cases=stat_k2,...] [--out=file.txt]
-# At the defaults it overwrites mixture-clusters.txt with what it prints (about 40 minutes, most
-# of it the sequential estimator's); a run of some cases or estimators writes only to --out.
+# At the defaults it overwrites mixture-clusters.txt with what it prints (about 2 hours: 40
+# minutes for the 2,000-point cases, most of it the sequential estimator's, and the rest for the
+# overfitted case, where nested sampling and the sequential estimator may reach the limit); a
+# run of some cases or estimators writes only to --out.
 suppressMessages(library(sgais))
 source(file.path("inst", "validation", "suite.R"))
 source(file.path(validation_dir, "mixture-reference.R"))

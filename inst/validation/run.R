@@ -44,7 +44,7 @@
 #                                                                     glmm.csv        80 min
 #   random-effects.R  every estimator on linear random effects       random-effects.csv  11 min
 #   mixture-clusters.R  estimators on separated clusters against a closed form
-#                                                                     mixture-clusters.txt  40 min
+#                                                                     mixture-clusters.txt  2 h
 #   shift-stream.R    the paper's shifting stream in order and shuffled  shift-stream.txt  75 min
 #   model-search.R    model_search() against BAS, BayesFactor and enumeration
 #                                                                     model-search.txt  2 min
