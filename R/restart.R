@@ -289,7 +289,6 @@ model_early_particles <- function(model, method, preset, given, settings) {
 # (src/sgais.c, chunk_begin), both of which need every observation held: a bounded reservoir
 # leaves its chunks to mini-batch moves, which cannot sample the spare components.
 warn_unrestarted <- function(model, method, settings, call) {
-  name <- c(sgais = "SGAIS", sir = "SIR", sequential = "The sequential estimator")[[method]]
   rows <- model$data$unit_rows
   restarts <- restart_ratio(model, settings) < Inf
   components <- if (inherits(model, "sgais_gaussian_mixture")) model$hyper$components else 0
@@ -302,6 +301,7 @@ warn_unrestarted <- function(model, method, settings, call) {
       "`importance_sampling()`."), mean(rows)), call, "sgais_warning_unreliable")
   }
   if (method != "sgais" && components >= 3 && !restarts) {
+    name <- c(sir = "SIR", sequential = "The sequential estimator")[[method]]
     warn(sprintf(paste(
       "%s without restarts takes each chunk of a mixture in one step, which cannot follow its",
       "posterior's change of mode as clusters show in the data: its estimates can be far low,",
