@@ -71,8 +71,8 @@ control_maker <- function(method) {
 #'     SGAIS, else `NULL`: the most);}
 #'   \item{`max_rounds`, `max_correlation`}{exact moves are repeated, up to `max_rounds`, while
 #'     the particles correlate with their start by more than `max_correlation` (4, 0.2 / 1, 1; a
-#'     mixture 0.5, and once, with `max_rounds` times the `jumps`, while it has more
-#'     components than clusters);}
+#'     mixture 0.5, and once, with `max_rounds` times the `jumps` or data augmentation as
+#'     [gaussian_mixture()] says, while it has more components than clusters);}
 #'   \item{`step_scale`, `step_size`, `learning_rate`}{`"width"`, steps of `step_size` (0.3)
 #'     target widths / `"per_observation"`, the paper's `learning_rate` / n (0.1; nested
 #'     sampling `learning_rate`, 1e-3);}

@@ -38,9 +38,14 @@
 #' those. So while a run of [sgais()] (or [sir()], [sequential_sgmcmc()]) watches for the
 #' data to show every cluster (its reference trigger, see [restarts]), each chunk whose data
 #' show fewer clusters than components moves on all the observations so far, as the first
-#' `exact_until` do: accurate, at a cost per chunk that grows with the data until the missing
-#' clusters appear. A bounded `reservoir_size` holds too few observations for that or for
-#' restarts: [sgais()] then warns (class `sgais_warning_unreliable`) before a mixture's run.
+#' `exact_until` do. In the robust presets (`jumps` above 0) those chunks move by data
+#' augmentation instead of the jumps and all but one exact step: every observation is allocated
+#' to a component drawn from its responsibilities, and the parameters are drawn from their
+#' conjugate posterior given the allocations (a spare component from its prior), the chunk's
+#' observations at the annealing temperature and a Metropolis-Hastings test for the rest; the
+#' trace's `jump_acceptance` counts these moves with the jumps. A bounded `reservoir_size`
+#' holds too few observations for that or for restarts: [sgais()] then warns (class
+#' `sgais_warning_unreliable`) before a mixture's run.
 #'
 #' With one component the model is a normal-inverse-gamma model in each dimension, whose
 #' evidence has a closed form: [exact_log_evidence()] gives it, which checks the mixture code

@@ -246,7 +246,8 @@ int sg_reference_level(const sg_model *m, const double *aux) {
 }
 
 /* Whether a mixture's data, summarised in jump_aux, show fewer clusters than it has components
- * (its reference usable, not complete): the moves' rule below and sg_move_jumps'. */
+ * (its reference usable, not complete): the moves' rule below, sg_move_augment's and
+ * sg_move_jumps'. */
 static int spare_components(const sg_model *m, const double *jump_aux) {
   return jump_aux && sg_reference_level(m, jump_aux) == SG_REF_USABLE;
 }
@@ -255,6 +256,13 @@ int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int precond
                          const sg_model *m, const double *jump_aux) {
   return metropolis && preconditioned && mv->max_rounds > 1 &&
          !sg_kernel_random_walk(mv->kernel) && !spare_components(m, jump_aux);
+}
+
+int sg_move_augment(const sg_move_settings *mv, const sg_model *m, const double *jump_aux,
+                    int held) {
+  return mv->jumps > 0 && held > 0 && m->gibbs_propose && spare_components(m, jump_aux)
+             ? SG_AUGMENT_MOVES
+             : 0;
 }
 
 int sg_move_jumps(const sg_move_settings *mv, const sg_model *m, const double *jump_aux) {

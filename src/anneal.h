@@ -58,6 +58,18 @@ int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int precond
  * fewer clusters than it has components (above): there the jumps, not the local moves, carry
  * the spare components between the places they may be, and they get the rounds' budget. */
 int sg_move_jumps(const sg_move_settings *mv, const sg_model *m, const double *jump_aux);
+/* The data-augmentation moves after each move (model.h, gibbs_propose; kernel.c, gibbs_run):
+ * SG_AUGMENT_MOVES where the jumps are on (the robust presets), a mixture's data show fewer
+ * clusters than it has components and the target holds `held` > 0 observations at full weight
+ * (every earlier one, in the exact phase: not a restart's anneal of all the data at once), else
+ * 0. Where they are made they replace the jumps and all but one of the Metropolis-adjusted
+ * steps: each draws the spare components from their prior and the rest from their conjugate
+ * posterior given the allocations, which the local moves, whose metric is fitted to particles
+ * that disagree on what the spare components do, can only approach in steps of a few hundredths
+ * of a width (inst/design.md). */
+#define SG_AUGMENT_MOVES 3
+int sg_move_augment(const sg_move_settings *mv, const sg_model *m, const double *jump_aux,
+                    int held);
 /* Point i of a run's start drawn from q0 into theta, from the stream (key, SG_REF_START_STREAM,
  * i), which no iteration of any method uses (AIS and nested sampling: ais_start, ns_start). */
 #define SG_REF_START_STREAM UINT64_C(0xffffffff00000000)

@@ -156,6 +156,21 @@ static inline double gm_sum(const gm_data *d, const gm_scratch *g, const double 
   return ll;
 }
 
+/* A call's constants at theta: log weights, precisions and each component's normalising term. */
+static void gm_constants(const gm_data *d, gm_scratch *g, const double *theta) {
+  const int K = d->K, D = d->d;
+  const double *s = theta + (K - 1) + K * D;
+  gm_log_weights(d, theta, g->log_beta);
+  for (int k = 0; k < K; k++) {
+    double ls = 0.0;
+    for (int j = 0; j < D; j++) {
+      g->inv_var[k * D + j] = exp(-s[k * D + j]);
+      ls += s[k * D + j];
+    }
+    g->norm[k] = g->log_beta[k] - 0.5 * (D * GM_LOG_2PI + ls);
+  }
+}
+
 /* The log-likelihood of the observations idx[0..n-1] (or start..start+n-1 when idx is NULL),
  * and scale times its gradient added to grad (NULL: none). */
 static double gm_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
@@ -163,17 +178,8 @@ static double gm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   const gm_data *d = m->data;
   gm_scratch g = gm_scratch_of(d, ws);
   int K = d->K, D = d->d, Kd = K * D;
-  const double *mu = theta + (K - 1), *s = mu + Kd;
-  /* per-call constants: log weights, precisions and each component's normalising term */
-  gm_log_weights(d, theta, g.log_beta);
-  for (int k = 0; k < K; k++) {
-    double ls = 0.0;
-    for (int j = 0; j < D; j++) {
-      g.inv_var[k * D + j] = exp(-s[k * D + j]);
-      ls += s[k * D + j];
-    }
-    g.norm[k] = g.log_beta[k] - 0.5 * (D * GM_LOG_2PI + ls);
-  }
+  const double *mu = theta + (K - 1);
+  gm_constants(d, &g, theta);
   double *gsum = NULL;
   if (grad) {
     gsum = g.gsum;
@@ -190,6 +196,123 @@ static double gm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
     }
   }
   return ll;
+}
+
+/* c_k = log beta_k + log N(y; mu_k, sigma2_k) of one observation into g->c (gm_constants set),
+ * and their largest. */
+static inline double gm_joint(const gm_scratch *g, const double *mu, const double *y, int K,
+                              int D) {
+  double mx = R_NegInf;
+  for (int k = 0; k < K; k++) {
+    double q = 0.0;
+    for (int j = 0; j < D; j++) {
+      double e = y[j] - mu[k * D + j];
+      q += e * e * g->inv_var[k * D + j];
+    }
+    g->c[k] = g->norm[k] - 0.5 * q;
+    if (g->c[k] > mx) mx = g->c[k];
+  }
+  return mx;
+}
+
+/* Draws observation y's component from its responsibilities (gm_joint's c_k, with mx their
+ * largest; g->ex receives exp(c_k - mx)), using u ~ U(0, 1), and returns it; *lse gets
+ * log sum_k exp(c_k). */
+static inline int gm_draw(const gm_scratch *g, int K, double mx, double u, double *lse) {
+  double tot = 0.0;
+  for (int k = 0; k < K; k++) {
+    const double e = g->c[k] - mx;
+    g->ex[k] = e < GM_EXP_ZERO ? 0.0 : exp(e);
+    tot += g->ex[k];
+  }
+  *lse = mx + log(tot);
+  u *= tot;
+  int a = 0;
+  while (a < K - 1 && u >= g->ex[a]) u -= g->ex[a++];
+  return a;
+}
+
+static inline void gm_add(const double *y, int a, int D, double w, double *cnt, double *sum,
+                          double *sq) {
+  cnt[a] += w;
+  for (int j = 0; j < D; j++) {
+    sum[a * D + j] += w * y[j];
+    sq[a * D + j] += w * y[j] * y[j];
+  }
+}
+
+/* The data-augmentation proposal (model.h, gibbs_propose). Every observation's component a_i is
+ * drawn from its responsibilities at theta; theta' then from the conjugate posteriors given
+ * them, the population's observations at weight 1 and the tempered ones at lambda (p(y, a |
+ * theta)^lambda is conjugate too): beta ~ Dirichlet(alpha + n_k), sigma2_kj ~ InvGamma(a +
+ * n_k / 2, b + (Q_kj - S_kj^2 / kappa_k) / 2), mu_kj | sigma2_kj ~ N(S_kj / kappa_k, sigma2_kj /
+ * kappa_k), kappa_k = 1 / r + n_k, with n, S and Q the weighted counts, sums and sums of
+ * squares. A component allocated nothing is drawn from its prior. Returns F(theta') - F(theta),
+ * F(t) = sum over the tempered observations of (1 - lambda) c_a(t) - log sum_k exp(c_k(t)),
+ * c_k(t) = log p(y, k | t): the tempered observations' part of the Metropolis-Hastings ratio
+ * (kernel.c). The tempered allocations are drawn again from a copy of rng's state to evaluate it
+ * at theta'. */
+static double gm_gibbs_propose(const sg_model *m, sg_workspace *ws, const double *theta,
+                               const int *idx, int start, int n, int t_start, int t_n,
+                               double lambda, double *prop, sg_rng *rng) {
+  const gm_data *d = m->data;
+  gm_scratch g = gm_scratch_of(d, ws);
+  const int K = d->K, D = d->d, Kd = K * D;
+  const double *mu = theta + (K - 1);
+  gm_constants(d, &g, theta);
+  double *cnt = g.gsum, *sum = cnt + K, *sq = sum + Kd, lse;
+  memset(cnt, 0, (size_t) K * (2 * D + 1) * sizeof(double));
+  for (int i = 0; i < n; i++) {
+    const double *y = d->yt + (sg_index) (idx ? idx[i] : start + i) * D;
+    const int a = gm_draw(&g, K, gm_joint(&g, mu, y, K, D), sg_rng_unif(rng), &lse);
+    gm_add(y, a, D, 1.0, cnt, sum, sq);
+  }
+  /* theta's constants kept in `copy` for the replay below */
+  gm_scratch g0 = g;
+  g0.inv_var = g.copy;
+  g0.norm = g.copy + Kd;
+  memcpy(g0.inv_var, g.inv_var, (size_t) Kd * sizeof(double));
+  memcpy(g0.norm, g.norm, (size_t) K * sizeof(double));
+  const sg_rng replay = *rng;
+  double f0 = 0.0;
+  for (int i = 0; i < t_n; i++) {
+    const double *y = d->yt + ((sg_index) t_start + i) * D;
+    const int a = gm_draw(&g, K, gm_joint(&g, mu, y, K, D), sg_rng_unif(rng), &lse);
+    gm_add(y, a, D, lambda, cnt, sum, sq);
+    f0 += (1.0 - lambda) * g.c[a] - lse;
+  }
+  double *z = prop, *pmu = prop + (K - 1), *ps = pmu + Kd;
+  const double last = sg_rng_log_gamma(rng, d->alpha + cnt[K - 1]);
+  for (int k = 0; k < K - 1; k++) z[k] = sg_rng_log_gamma(rng, d->alpha + cnt[k]) - last;
+  for (int k = 0; k < K; k++) {
+    const double kappa = 1.0 / d->ratio + cnt[k];
+    for (int j = 0; j < D; j++) {
+      const int kj = k * D + j;
+      /* at least b: the sum of squares is at least S^2 / n_k > S^2 / kappa (rounding aside) */
+      const double b = fmax(d->scale, d->scale + 0.5 * (sq[kj] - sum[kj] * sum[kj] / kappa));
+      ps[kj] = log(b) - sg_rng_log_gamma(rng, d->shape + 0.5 * cnt[k]);
+      pmu[kj] = sum[kj] / kappa + sqrt(exp(ps[kj]) / kappa) * sg_rng_norm(rng);
+    }
+  }
+  if (t_n == 0) return 0.0;
+  /* F(theta'): the same allocations (the same uniforms at theta's responsibilities) */
+  sg_rng again = replay;
+  gm_scratch g1 = g;
+  g1.c = g.copy + Kd + K; /* theta' 's c_k, beside theta's in g.c */
+  gm_constants(d, &g, prop);
+  double f1 = 0.0;
+  for (int i = 0; i < t_n; i++) {
+    const double *y = d->yt + ((sg_index) t_start + i) * D;
+    const int a = gm_draw(&g0, K, gm_joint(&g0, mu, y, K, D), sg_rng_unif(&again), &lse);
+    const double mx1 = gm_joint(&g1, pmu, y, K, D);
+    double tot = 0.0;
+    for (int k = 0; k < K; k++) {
+      const double e = g1.c[k] - mx1;
+      tot += e < GM_EXP_ZERO ? 0.0 : exp(e);
+    }
+    f1 += (1.0 - lambda) * g1.c[a] - (mx1 + log(tot));
+  }
+  return f1 - f0;
 }
 
 int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K, double alpha,
@@ -219,6 +342,7 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
   m->canonicalize = gm_canonicalize;
   m->to_region = gm_to_region;
   m->region_size = gm_region_size(K, D);
+  m->gibbs_propose = gm_gibbs_propose;
   /* one component has one mode: nothing to jump between; beyond GM_JUMP_MAX_K the sums over
    * relabellings (2^K K) cost too much */
   if (K > 1 && K <= GM_JUMP_MAX_K) {

@@ -92,6 +92,51 @@ static void jump_run(const sg_potential *pot, const sg_model *m, double *theta, 
   }
 }
 
+/* Data-augmentation moves (model.h, gibbs_propose) on a target
+ *   log f = log prior + sum_pop log p(y | theta) + lambda sum_t log p(y | theta) + R(theta)
+ * holding the potential's population at full weight (factor 1: SGAIS's exact phase) and its
+ * tempered observations t at lambda, R the rest (with a reference, (1 - lambda) (log q0 -
+ * log prior)). The target is augmented with every observation's allocation a, distributed as
+ * its responsibilities p(a | y, theta), so drawing them is an exact Gibbs step; a proposal from
+ * q(theta' | a) (the conjugate posterior, the tempered observations at weight lambda) then has
+ * the Metropolis-Hastings ratio exp(G(theta') - G(theta) + F(theta') - F(theta)), G = log_rest -
+ * log prior and F as gibbs_propose returns it. For separated clusters the responsibilities are
+ * about 0 or 1 and the ratio about 1 at every lambda (Tanner & Wong 1987; Robert & Casella
+ * 2004, Section 10.3). A spare component, allocated nothing, is drawn from its prior: a move
+ * that a metric fitted to the whole population cannot make (inst/design.md). */
+static double gibbs_rest(const sg_potential *pot, const sg_model *m, const double *theta) {
+  sg_workspace *ws = pot->data.ws;
+  return pot->log_rest(pot->ctx, theta) - m->log_prior(m, ws, theta, NULL);
+}
+
+static void gibbs_run(const sg_potential *pot, const sg_model *m, double *theta, double *grad,
+                      sg_kernel *k) {
+  sg_workspace *ws = pot->data.ws;
+  double *prop = k->work;
+  double rest = gibbs_rest(pot, m, theta);
+  int moved = 0;
+  for (int t = 0; t < k->gibbs && !sg_interrupt_poll(); t++) {
+    const double f = m->gibbs_propose(m, ws, theta, pot->data.slot, pot->data.start, pot->data.n,
+                                      pot->tempered.start, pot->tempered.n, pot->tempered.lambda,
+                                      prop, k->rng);
+    ws->count.likelihood += pot->data.n + 3.0 * pot->tempered.n;
+    const double log_u = log(sg_rng_unif(k->rng));
+    const double rest_prop = gibbs_rest(pot, m, prop);
+    k->jumps_made++;
+    if (!(log_u < rest_prop - rest + f)) continue;
+    memcpy(theta, prop, (size_t) m->dim * sizeof(double));
+    rest = rest_prop;
+    moved = 1;
+    k->jumps_accepted++;
+  }
+  /* the proposal is equivariant under relabelling, so the accepted point stands for its orbit:
+   * in C it is the point the target restricted to C has (as jump_run) */
+  if (moved) {
+    sg_left_region(pot, theta);
+    pot->log_target(pot->ctx, theta, grad);
+  }
+}
+
 void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
                    int steps, sg_kernel *k) {
   switch (k->kind) {
@@ -114,6 +159,9 @@ void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, d
   const sg_model *m = pot->data.m;
   if (steps > 0 && k->jumps > 0 && pot->log_target && pot->jump.aux)
     jump_run(pot, m, theta, grad, k);
+  if (steps > 0 && k->gibbs > 0 && pot->log_target && pot->log_rest && m && m->gibbs_propose &&
+      (pot->data.n == 0 || pot->data.factor == 1.0))
+    gibbs_run(pot, m, theta, grad, k);
 }
 
 const double *sg_jump_set(const sg_model *m, int n, const int *slot, int start, int n_first,

@@ -45,6 +45,13 @@ typedef struct {
   /* The region C the estimator's canonicalize put the particles in (model.h, to_region; NULL:
    * none), set in the main thread before the moves; the kernels only read it. */
   const double *region;
+  /* The observations the target holds at weight lambda besides the population (SGAIS's chunk:
+   * buffer positions start..start+n-1; n = 0: none), for the data-augmentation moves (model.h,
+   * gibbs_propose), set by the estimator. */
+  struct {
+    int start, n;
+    double lambda;
+  } tempered;
 } sg_potential;
 
 /* 1 if theta has left the potential's region C (theta is then mapped into C: the caller restores
@@ -231,6 +238,9 @@ typedef struct {
    * and accepted since the estimator last reset them (for its trace) */
   int jumps;
   double jumps_made, jumps_accepted;
+  /* data-augmentation moves per run of moves (0: none; model.h, gibbs_propose), counted with
+   * the jumps in jumps_made and jumps_accepted */
+  int gibbs;
 } sg_kernel;
 struct sg_move_settings;
 /* The metric kernel k moves in: its preconditioner, or NULL for the paper's unpreconditioned
@@ -253,8 +263,9 @@ void sg_kernel_init(sg_kernel *k, const struct sg_move_settings *s, const sg_pre
 
 /* `steps` steps of the kernel k->kind from theta (updated in place) on the potential pot, then
  * (steps > 0) k->jumps jump proposals where the model has them, pot->jump holds points and the
- * potential is exact (pot->log_target), each accepted by the Metropolis-Hastings test; v and
- * grad are scratch of length dim. Nested sampling, which needs a constraint, calls sg_sghmc_run()
+ * potential is exact (pot->log_target), each accepted by the Metropolis-Hastings test, then
+ * k->gibbs data-augmentation moves where the model has them and the potential is exact with its
+ * population at full weight (kernel.c, gibbs_run); v and grad are scratch of length dim. Nested sampling, which needs a constraint, calls sg_sghmc_run()
  * itself. */
 void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
                   int steps, sg_kernel *k);

@@ -174,6 +174,18 @@ struct sg_model {
                        const double *aux, double n_obs, int rungs,
                        const struct sg_gaussian *pop);
   size_t jump_aux;
+  /* Optional (NULL if none): a data-augmentation proposal, for a likelihood that is a sum over
+   * latent allocations under a conjugate prior (a mixture). Writes to prop a draw from
+   * q(theta | a), a the allocations of the observations idx[0..n-1] (or start..start+n-1 when
+   * idx is NULL), held at full weight, and of t_start..t_start+t_n-1, held at weight lambda,
+   * each drawn from its responsibilities p(a | y, theta); q(theta | a) is proportional to the
+   * prior times prod_i p(y_i, a_i | theta)^w_i, w_i the observation's weight. Returns
+   * F(prop) - F(theta), F(t) = sum over the tempered observations of
+   * (1 - lambda) log p(y, a | t) - log p(y | t), their part of the Metropolis-Hastings ratio
+   * (kernel.c, gibbs_run). Draws from rng. */
+  double (*gibbs_propose)(const sg_model *m, sg_workspace *ws, const double *theta,
+                          const int *idx, int start, int n, int t_start, int t_n, double lambda,
+                          double *prop, sg_rng *rng);
   /* Optional, with the jump proposals (NULL if none): a reference distribution q0 for the first
    * chunk's annealing (setting `reference`), built from aux (jump_prepare's summary of the
    * data) for a target of n observations: the path q0^(1 - lambda) (prior x likelihood)^lambda

@@ -316,6 +316,10 @@ static void movers_set(sgais_mover *movers, int threads, const sgais_target *t,
     w->pot = *pot;
     w->pot.ctx = &w->target;
     w->pot.data.ws = &w->ws;
+    /* the chunk at lambda, for the data-augmentation moves (kernel.h) */
+    w->pot.tempered.start = t->chunk_start;
+    w->pot.tempered.n = t->chunk_n;
+    w->pot.tempered.lambda = t->lambda;
     w->kernel.eta = eta;
   }
 }
@@ -848,7 +852,9 @@ static int anneal_move(sgais_run *r, sgais_chunk *c, double ess, int resampled) 
   int k = sg_move_steps(mv, ess, c->target_ess, M);
   const double acc_target = sg_kernel_target_acceptance(&r->movers[0].kernel, &r->pot);
   const int metropolis = acc_target > 0.0 && k > 0;
-  if (metropolis) k = sg_move_distance_steps(mv, k, *r->step_size);
+  const int augment =
+      metropolis ? sg_move_augment(mv, r->m, r->pot.jump.aux, r->target.past) : 0;
+  if (metropolis) k = augment ? 1 : sg_move_distance_steps(mv, k, *r->step_size);
   /* Without a Metropolis test (mini-batch phase) the step is the adapted one but at most the
    * configured one: the exact phase may adapt it past that, and larger steps cost accuracy
    * without a Metropolis test; where it adapted it below (a mixture's particles spread over
@@ -870,8 +876,11 @@ static int anneal_move(sgais_run *r, sgais_chunk *c, double ess, int resampled) 
       sg_moves_decorrelate(mv, metropolis, pcp != NULL, r->m, r->pot.jump.aux);
   const double *start = decorrelate ? r->scratch.copy : theta;
   if (decorrelate) memcpy(r->scratch.copy, theta, (size_t) M * dim * sizeof(double));
-  const int jumps = sg_move_jumps(mv, r->m, r->pot.jump.aux);
-  for (int i = 0; i < r->threads; i++) r->movers[i].kernel.jumps = jumps;
+  const int jumps = augment ? 0 : sg_move_jumps(mv, r->m, r->pot.jump.aux);
+  for (int i = 0; i < r->threads; i++) {
+    r->movers[i].kernel.jumps = jumps;
+    r->movers[i].kernel.gibbs = augment;
+  }
   if (metropolis) memset(r->acc, 0, M * sizeof(double));
   int diverged = 0, halvings = 0, rounds = 0;
 redo_moves:
