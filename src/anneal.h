@@ -56,7 +56,8 @@ int sg_moves_decorrelate(const sg_move_settings *mv, int metropolis, int precond
 /* The jump proposals after each move (model.h, jump_propose): the setting `jumps`, and
  * max_rounds times as many where the moves are not repeated because a mixture's data show
  * fewer clusters than it has components (above): there the jumps, not the local moves, carry
- * the spare components between the places they may be, and they get the rounds' budget. */
+ * the spare components between the places they may be, and they get the rounds' budget (AIS,
+ * and SGAIS where sg_move_augment() makes no data-augmentation moves instead). */
 int sg_move_jumps(const sg_move_settings *mv, const sg_model *m, const double *jump_aux);
 /* The data-augmentation moves after each move (model.h, gibbs_propose; kernel.c, gibbs_run):
  * SG_AUGMENT_MOVES where the jumps are on (the robust presets), a mixture's data show fewer

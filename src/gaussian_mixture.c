@@ -298,7 +298,7 @@ static double gm_gibbs_propose(const sg_model *m, sg_workspace *ws, const double
   /* F(theta'): the same allocations (the same uniforms at theta's responsibilities) */
   sg_rng again = replay;
   gm_scratch g1 = g;
-  g1.c = g.copy + Kd + K; /* theta' 's c_k, beside theta's in g.c */
+  g1.c = g.copy + Kd + K; /* prop's c_k, beside theta's in g.c */
   gm_constants(d, &g, prop);
   double f1 = 0.0;
   for (int i = 0; i < t_n; i++) {
