@@ -65,9 +65,8 @@ int sg_move_jumps(const sg_move_settings *mv, const sg_model *m, const double *j
  * (every earlier one, in the exact phase: not a restart's anneal of all the data at once), else
  * 0. Where they are made they replace the jumps and all but one of the Metropolis-adjusted
  * steps: each draws the spare components from their prior and the rest from their conjugate
- * posterior given the allocations, which the local moves, whose metric is fitted to particles
- * that disagree on what the spare components do, can only approach in steps of a few hundredths
- * of a width (inst/design.md). */
+ * posterior given the allocations, where the local moves, in a metric fitted to particles that
+ * disagree on what the spare components do, take many small steps (inst/design.md). */
 #define SG_AUGMENT_MOVES 3
 int sg_move_augment(const sg_move_settings *mv, const sg_model *m, const double *jump_aux,
                     int held);

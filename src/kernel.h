@@ -265,8 +265,8 @@ void sg_kernel_init(sg_kernel *k, const struct sg_move_settings *s, const sg_pre
  * (steps > 0) k->jumps jump proposals where the model has them, pot->jump holds points and the
  * potential is exact (pot->log_target), each accepted by the Metropolis-Hastings test, then
  * k->gibbs data-augmentation moves where the model has them and the potential is exact with its
- * population at full weight (kernel.c, gibbs_run); v and grad are scratch of length dim. Nested sampling, which needs a constraint, calls sg_sghmc_run()
- * itself. */
+ * population at full weight (kernel.c, gibbs_run); v and grad are scratch of length dim.
+ * Nested sampling, which needs a constraint, calls sg_sghmc_run() itself. */
 void sg_kernel_run(const sg_potential *pot, int dim, double *theta, double *v, double *grad,
                   int steps, sg_kernel *k);
 /* The kernel's name for messages ("SGHMC", "SGLD", ...). */
