@@ -198,34 +198,14 @@ static double gm_log_lik(const sg_model *m, sg_workspace *ws, const double *thet
   return ll;
 }
 
-/* c_k = log beta_k + log N(y; mu_k, sigma2_k) of one observation into g->c (gm_constants set),
- * and their largest. */
-static inline double gm_joint(const gm_scratch *g, const double *mu, const double *y, int K,
-                              int D) {
-  double mx = R_NegInf;
-  for (int k = 0; k < K; k++) {
-    double q = 0.0;
-    for (int j = 0; j < D; j++) {
-      double e = y[j] - mu[k * D + j];
-      q += e * e * g->inv_var[k * D + j];
-    }
-    g->c[k] = g->norm[k] - 0.5 * q;
-    if (g->c[k] > mx) mx = g->c[k];
-  }
-  return mx;
-}
-
-/* Draws observation y's component from its responsibilities (gm_joint's c_k, with mx their
- * largest; g->ex receives exp(c_k - mx)), using u ~ U(0, 1), and returns it; *lse gets
- * log sum_k exp(c_k). */
-static inline int gm_draw(const gm_scratch *g, int K, double mx, double u, double *lse) {
+/* Draws observation y's component from its responsibilities at the constants in g (gm_obs,
+ * which leaves c_k = log p(y, k | theta) in g->c and exp(c_k - max) in g->ex), using
+ * u ~ U(0, 1), and returns it; *lse gets log p(y | theta). */
+static inline int gm_draw(const gm_scratch *g, const double *mu, const double *y, int K, int D,
+                          double u, double *lse) {
+  *lse = gm_obs(g, mu, y, K, D, NULL);
   double tot = 0.0;
-  for (int k = 0; k < K; k++) {
-    const double e = g->c[k] - mx;
-    g->ex[k] = e < GM_EXP_ZERO ? 0.0 : exp(e);
-    tot += g->ex[k];
-  }
-  *lse = mx + log(tot);
+  for (int k = 0; k < K; k++) tot += g->ex[k];
   u *= tot;
   int a = 0;
   while (a < K - 1 && u >= g->ex[a]) u -= g->ex[a++];
@@ -264,7 +244,7 @@ static double gm_gibbs_propose(const sg_model *m, sg_workspace *ws, const double
   memset(cnt, 0, (size_t) K * (2 * D + 1) * sizeof(double));
   for (int i = 0; i < n; i++) {
     const double *y = d->yt + (sg_index) (idx ? idx[i] : start + i) * D;
-    const int a = gm_draw(&g, K, gm_joint(&g, mu, y, K, D), sg_rng_unif(rng), &lse);
+    const int a = gm_draw(&g, mu, y, K, D, sg_rng_unif(rng), &lse);
     gm_add(y, a, D, 1.0, cnt, sum, sq);
   }
   /* theta's constants kept in `copy` for the replay below */
@@ -277,7 +257,7 @@ static double gm_gibbs_propose(const sg_model *m, sg_workspace *ws, const double
   double f0 = 0.0;
   for (int i = 0; i < t_n; i++) {
     const double *y = d->yt + ((sg_index) t_start + i) * D;
-    const int a = gm_draw(&g, K, gm_joint(&g, mu, y, K, D), sg_rng_unif(rng), &lse);
+    const int a = gm_draw(&g, mu, y, K, D, sg_rng_unif(rng), &lse);
     gm_add(y, a, D, lambda, cnt, sum, sq);
     f0 += (1.0 - lambda) * g.c[a] - lse;
   }
@@ -295,22 +275,16 @@ static double gm_gibbs_propose(const sg_model *m, sg_workspace *ws, const double
     }
   }
   if (t_n == 0) return 0.0;
-  /* F(theta'): the same allocations (the same uniforms at theta's responsibilities) */
+  /* F(theta'): the same allocations (the same uniforms at theta's responsibilities, from its
+   * constants in g0), with g's now prop's */
   sg_rng again = replay;
-  gm_scratch g1 = g;
-  g1.c = g.copy + Kd + K; /* prop's c_k, beside theta's in g.c */
   gm_constants(d, &g, prop);
   double f1 = 0.0;
   for (int i = 0; i < t_n; i++) {
     const double *y = d->yt + ((sg_index) t_start + i) * D;
-    const int a = gm_draw(&g0, K, gm_joint(&g0, mu, y, K, D), sg_rng_unif(&again), &lse);
-    const double mx1 = gm_joint(&g1, pmu, y, K, D);
-    double tot = 0.0;
-    for (int k = 0; k < K; k++) {
-      const double e = g1.c[k] - mx1;
-      tot += e < GM_EXP_ZERO ? 0.0 : exp(e);
-    }
-    f1 += (1.0 - lambda) * g1.c[a] - (mx1 + log(tot));
+    const int a = gm_draw(&g0, mu, y, K, D, sg_rng_unif(&again), &lse);
+    lse = gm_obs(&g, pmu, y, K, D, NULL);
+    f1 += (1.0 - lambda) * g.c[a] - lse;
   }
   return f1 - f0;
 }
