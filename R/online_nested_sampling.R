@@ -150,41 +150,41 @@ chunk_ends <- function(n, chunk_size) {
 # The state of an online run at the start of chunk c (0-based) of `ends`, from the live points
 # `theta` (dim x M: prior draws for the first chunk and for a restart, the previous chunk's
 # reservoir after): `ns`, the nested-sampling state of the chunk (nested_slice()), with a
-# reservoir of M points; `tally`, the chunk's running cost and weight sums; `run`, the
-# trajectory's log Z and information at the chunk's start and the observations at the last
-# restart; `restart`, whether the chunk is a restart (ons_next_state()): nested sampling of all
-# the observations to its end from the model's prior, as the first chunk is. walk_scale and
+# reservoir of M points, its prior the model's (`from_prior`: all the observations to the
+# chunk's end) or the earlier chunks' posterior; `tally`, the chunk's running cost and weight
+# sums; `run`, the trajectory's ledger at the chunk's start (restart_ledger()). walk_scale and
 # walk_jump, adapted by the previous chunk, carry over (0: the C core's start values).
 ons_chunk_state <- function(model, settings, ends, c, theta, key, walk = c(0, 0),
-                            run = list(log_z = 0, information = 0, restart_n = 0),
-                            restart = FALSE) {
+                            run = restart_ledger(), from_prior = c == 0L) {
   M <- settings$live_points
   ns <- c(
     list(theta = theta, loglik = numeric(0), iteration = 0, log_z = -Inf, information = 0,
          status = 0L, walk_scale = walk[1], walk_jump = walk[2], key = key),
-    ns_chunk_fields(model, prior_n = if (c == 0L || restart) 0 else ends[c],
-                    n_end = ends[c + 1L],
+    ns_chunk_fields(model, prior_n = if (from_prior) 0 else ends[c], n_end = ends[c + 1L],
                     batch_size = settings$batch_size, chunk = c, reservoir_size = M)
   )
-  list(ns = ns, chunk = c, restart = restart, run = run,
+  list(ns = ns, chunk = c, run = run,
        tally = list(seconds = 0, gradient_evaluations = 0, likelihood_evaluations = 0,
                     steps = 0, rejected_steps = 0, log_w = -Inf, log_w2 = -Inf, dead = NULL))
 }
 
+# Whether the current chunk of `state` is a restart: a chunk after the first whose prior is the
+# model's.
+ons_restarted <- function(state) state$chunk > 0L && state$ns$prior_n == 0
+
 # The state for chunk c after the previous chunk's nested-sampling state `ns`: from its
-# reservoir, or a restart (nested sampling of all the observations so far from the model's
-# prior, restart_execute()) when the chunk ends on or after the next point of the grid of
-# `policy` (restart_policy()).
+# reservoir, or where the grid of `policy` calls for it, a restart (restart_on_grid()): nested
+# sampling of all the observations so far from the model's prior.
 ons_next_state <- function(model, settings, policy, ends, c, ns, run) {
-  at <- ends[c + 1L]
-  if (at >= periodic_restart_due(policy$every, run$restart_n, policy$base)) {
-    return(restart_execute(model, ns$key, at, settings$live_points, shuffle = FALSE,
-                           function(model, drawn) {
-      ons_chunk_state(model, settings, ends, c, drawn$theta, drawn$key, run = run, restart = TRUE)
-    }))
-  }
-  ons_chunk_state(model, settings, ends, c, ns$reservoir, ns$key, c(ns$walk_scale, ns$walk_jump),
-                  run)
+  restart_on_grid(model, policy, run, ends[c + 1L], ns$key, settings$live_points,
+    carry_on = function() {
+      ons_chunk_state(model, settings, ends, c, ns$reservoir, ns$key,
+                      c(ns$walk_scale, ns$walk_jump), run)
+    },
+    rerun = function(model, drawn) {
+      ons_chunk_state(model, settings, ends, c, drawn$theta, drawn$key, run = run,
+                      from_prior = TRUE)
+    })
 }
 
 # One slice of an online run: continues the current chunk's nested sampling (nested_slice());
@@ -217,16 +217,12 @@ online_slice <- function(model, state, cs, settings, ends, budget,
     return(list(state = state, trace = NULL))
   }
   was <- state$run
-  run <- if (state$restart) {
-    list(log_z = ns$log_z, information = ns$information, restart_n = ends[c + 1L])
-  } else {
-    list(log_z = was$log_z + ns$log_z, information = was$information + ns$information,
-         restart_n = was$restart_n)
-  }
+  restarted <- ons_restarted(state)
+  run <- restart_ledger_add(was, ns$log_z, ns$information, ends[c + 1L], restarted)
   row <- data.frame(
     chunk = c + 1L, n = ends[c + 1L], log_evidence = run$log_z,
     log_predictive = run$log_z - was$log_z, information = ns$information,
-    information_total = run$information, restarts = as.integer(state$restart),
+    information_total = run$information, restarts = as.integer(restarted),
     iterations = ns$iteration, converged = ns$status == 1L,
     ess = if (t$log_w > -Inf) exp(2 * t$log_w - t$log_w2) else 0,
     steps = t$steps, rejected_steps = t$rejected_steps, seconds = t$seconds,
@@ -251,8 +247,8 @@ ons_progress <- function(state, settings, ends, dim) {
 ons_status <- function(state, ends) {
   if (is.null(state$ns)) return(sprintf("%d chunks done", length(ends)))
   sprintf("chunk %d/%d (observations %s to %s%s), iteration %s", state$chunk + 1L, length(ends),
-          if (state$restart) "1" else format_count(state$ns$prior_n + 1),
-          format_count(ends[state$chunk + 1L]), if (state$restart) ", a restart" else "",
+          format_count(state$ns$prior_n + 1), format_count(ends[state$chunk + 1L]),
+          if (ons_restarted(state)) ", a restart" else "",
           format_count(state$ns$iteration))
 }
 

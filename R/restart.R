@@ -78,8 +78,9 @@ NULL
 # triggers once per run; for SGAIS's sampler restart_triggers() passes them to the C core, whose
 # sg_restart_due() (src/restart.c) stops the run before a chunk whose end calls for a restart,
 # and restart_slices() runs it; online nested sampling restarts on the grid only
-# (ons_next_state()). Both run it through restart_execute(). The settings (restart_settings())
-# and the run-state fields (restart_state_fields) of restarts are declared here too.
+# (restart_on_grid(), its estimate kept by restart_ledger()). Both run it through
+# restart_execute(). The settings (restart_settings()) and the run-state fields
+# (restart_state_fields) of restarts are declared here too.
 
 # The restart policy of a run of `model` with `settings`: the grid's ratio `every` and `base`
 # (`exact_until` or `chunk_size`, as restarts do not run in one chunk or do; SIR on groups: its
@@ -178,6 +179,25 @@ restart_execute <- function(model, key, at, M, rerun, shuffle = TRUE) {
     model$n <- as_count(at)
   }
   rerun(model, drawn)
+}
+
+# The ledger of an online nested-sampling run (online_slice()): log Z and information so far,
+# and the observations at the last restart. A chunk adds its log Z and information at `at`
+# observations; a restart's (`restarted`: its run on every observation so far) replace them.
+restart_ledger <- function() list(log_z = 0, information = 0, restart_n = 0)
+restart_ledger_add <- function(ledger, log_z, information, at, restarted) {
+  if (restarted) return(list(log_z = log_z, information = information, restart_n = at))
+  list(log_z = ledger$log_z + log_z, information = ledger$information + information,
+       restart_n = ledger$restart_n)
+}
+
+# The next chunk, ending at `at`, of an online nested-sampling run with `ledger`: `carry_on()`,
+# or where the grid of `policy` calls for a restart there, `rerun(model, drawn)` from M prior
+# draws through restart_execute(), on the observations in order (nested sampling's estimate
+# does not depend on it).
+restart_on_grid <- function(model, policy, ledger, at, key, M, carry_on, rerun) {
+  if (at < periodic_restart_due(policy$every, ledger$restart_n, policy$base)) return(carry_on())
+  restart_execute(model, key, at, M, rerun, shuffle = FALSE)
 }
 
 # The slices of a run of SGAIS's sampler to n_end: `run(model, state, n_end, cs, schedule,
