@@ -35,16 +35,17 @@
 #'
 #' A mixture with more components than its data show clusters has spare components, whose
 #' posterior rests on the few observations they could claim; mini-batch moves mostly miss
-#' those. So while a run of [sgais()] (or [sir()], [sequential_sgmcmc()]) watches for the
-#' data to show every cluster (its reference trigger, see [restarts]), each chunk whose data
+#' those. So in a run of [sgais()] (or [sir()], [sequential_sgmcmc()]) with jump proposals
+#' (`jumps` above 0, the robust presets) that holds every observation, each chunk whose data
 #' show fewer clusters than components moves on all the observations so far, as the first
-#' `exact_until` do. In the robust presets (`jumps` above 0) those chunks move by data
-#' augmentation instead of the jumps and all but one exact step: every observation is allocated
-#' to a component drawn from its responsibilities, and the parameters are drawn from their
-#' conjugate posterior given the allocations (a spare component from its prior), the chunk's
-#' observations at the annealing temperature and a Metropolis-Hastings test for the rest; the
-#' trace's `jump_acceptance` counts these moves with the jumps. A bounded `reservoir_size`
-#' holds too few observations for that or for restarts: [sgais()] then warns (class
+#' `exact_until` do: by data augmentation, instead of the jumps and all but one exact step.
+#' Every observation is allocated to a component drawn from its responsibilities, and the
+#' parameters are drawn from their conjugate posterior given the allocations (a spare component
+#' from its prior), the chunk's observations at the annealing temperature and a
+#' Metropolis-Hastings test for the rest; the trace's `jump_acceptance` counts these moves with
+#' the jumps. A spare component so drawn follows a cluster that appears, and SGAIS's restarts
+#' on the grid wait meanwhile (see [restarts]). A bounded `reservoir_size` holds too few
+#' observations for that or for restarts: [sgais()] then warns (class
 #' `sgais_warning_unreliable`) before a mixture's run.
 #'
 #' With one component the model is a normal-inverse-gamma model in each dimension, whose

@@ -42,38 +42,31 @@ static double shift_score(const sg_model *m, sg_workspace *ws, const double *the
 
 /* A restart re-runs every observation so far, so it needs all of them held from the first. */
 void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, int all_held,
-                           int chunk_size, int *jump_pts, double *jump_aux, sg_restart_stop *stop) {
+                           int augments, int chunk_size, sg_restart_stop *stop) {
   w->t = t;
   w->on = (R_FINITE(t->threshold) || R_FINITE(t->due) || t->on_reference || t->ess > 0) &&
           all_held;
+  w->augments = augments;
   w->lp = w->on && R_FINITE(t->threshold)
               ? (double *) R_alloc((size_t) SHIFT_PARTICLES * 2 * chunk_size, sizeof(double))
               : NULL;
-  w->jump_pts = jump_pts;
-  w->jump_aux = jump_aux;
-  w->level = 0;
   *stop = (sg_restart_stop){0.0, 0, 0};
-}
-
-int sg_restart_watch_level(sg_restart_watch *w, const sg_model *m, double n_now) {
-  w->level = w->on && w->t->on_reference && w->jump_aux
-                 ? sg_reference_level(m, sg_jump_set(m, (int) n_now, NULL, 0, (int) n_now, 0,
-                                                     w->jump_pts, w->jump_aux))
-                 : 0;
-  return w->level;
 }
 
 /* Due at a chunk the particles predict far worse than the one before (a shift they may not
  * follow: clusters where no component is, which local moves cannot reach), at the grid's next
  * point, or once the model's reference is complete (for a mixture, clusters that were merged
- * are told apart, and a restart from the reference built on them puts a component on each). */
-int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, const double *theta,
-                   const double *logw, int M, double n_now, int base, int cn,
-                   sg_restart_stop *stop) {
+ * are told apart, and a restart from the reference built on them puts a component on each).
+ * The grid waits while the data show fewer clusters than components and the moves augment: a
+ * spare component, drawn to the observations it claims, follows a cluster that appears within
+ * the chunk that shows it, where a restart would anneal the whole past again (inst/design.md). */
+int sg_restart_due(const sg_restart_watch *w, const sg_model *m, sg_workspace *ws,
+                   const double *theta, const double *logw, int M, double n_now, int base, int cn,
+                   int level, sg_restart_stop *stop) {
   const sg_restart_triggers *t = w->t;
   if (!w->on) return 0;
-  const int periodic = n_now >= t->due;
-  const int reference = !periodic && w->level == SG_REF_COMPLETE;
+  const int periodic = n_now >= t->due && !(w->augments && level == SG_REF_USABLE);
+  const int reference = !periodic && t->on_reference && level == SG_REF_COMPLETE;
   /* a shift calls for one only `after` (1.5 times the data at the last shift's); it is also
    * checked for the others, to record whether their chunk was one (detect_shifts() scores the
    * surprise of such a chunk only then: the others' log predictive is mostly the correction) */

@@ -22,31 +22,25 @@ typedef struct {
   int shift, reference;
 } sg_restart_stop;
 
-/* A run's watch: its triggers, whether any can fire, scratch for the surprise, the model's jump
- * summary (NULL: none) on which its reference is judged, and that reference's level (model.h,
- * ref_ok) as sg_restart_watch_level last judged it. */
+/* A run's watch: its triggers, whether any can fire, whether its moves augment a mixture's
+ * spare components (anneal.h, sg_move_augment: SGAIS's annealed update), and scratch for the
+ * surprise. */
 typedef struct {
   const sg_restart_triggers *t;
-  int on, level;
+  int on, augments;
   double *lp;
-  int *jump_pts;
-  double *jump_aux;
 } sg_restart_watch;
 
 void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, int all_held,
-                           int chunk_size, int *jump_pts, double *jump_aux, sg_restart_stop *stop);
-
-/* The model's reference level (0, SG_REF_USABLE or SG_REF_COMPLETE) on the first n_now
- * observations, judged while the reference trigger is armed (else 0), and kept in w->level. */
-int sg_restart_watch_level(sg_restart_watch *w, const sg_model *m, double n_now);
+                           int augments, int chunk_size, sg_restart_stop *stop);
 
 /* Whether the run stops for a restart before the chunk of cn observations at buffer position
- * base, ending at n_now, with the particles (theta, logw, M) before it; fills *stop. The
- * reference trigger reads w->level, judged on the n_now observations first
- * (sg_restart_watch_level). */
-int sg_restart_due(sg_restart_watch *w, const sg_model *m, sg_workspace *ws, const double *theta,
-                   const double *logw, int M, double n_now, int base, int cn,
-                   sg_restart_stop *stop);
+ * base, ending at n_now, with the particles (theta, logw, M) before it; fills *stop. `level`:
+ * the model's reference level on the n_now observations (0, SG_REF_USABLE or SG_REF_COMPLETE;
+ * 0 where not judged). */
+int sg_restart_due(const sg_restart_watch *w, const sg_model *m, sg_workspace *ws,
+                   const double *theta, const double *logw, int M, double n_now, int base, int cn,
+                   int level, sg_restart_stop *stop);
 
 /* Whether the run stops for a restart before the chunk ending at n_now whose one importance step
  * (SIR, the sequential estimator) would leave an ESS of `ess` among M particles; fills *stop. */

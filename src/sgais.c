@@ -489,7 +489,7 @@ typedef struct {
   sg_potential pot;
   sgais_mover *movers;
   sg_flymc_bound bound;
-  int flymc, jumps;
+  int flymc, jumps, all_held; /* all_held: every observation held from the first */
   int *jump_pts;
   double *jump_aux;
   sg_restart_watch watch;
@@ -562,8 +562,10 @@ static void run_init(sgais_run *r, const sg_model *m, const sgais_settings *s, s
   r->jumps = r->mv->jumps > 0 && m->jump_propose;
   r->jump_pts = r->jumps ? (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)) : NULL;
   r->jump_aux = r->jumps ? (double *) R_alloc(m->jump_aux, sizeof(double)) : NULL;
-  sg_restart_watch_init(&r->watch, &s->trigger, x->buffer_start == 0.0 && !x->res.cap,
-                        s->chunk_size, r->jump_pts, r->jump_aux, &tr->stop);
+  r->all_held = x->buffer_start == 0.0 && !x->res.cap;
+  sg_restart_watch_init(&r->watch, &s->trigger, r->all_held,
+                        s->update == SGAIS_UPDATE_ANNEALED && r->jumps && m->gibbs_propose,
+                        s->chunk_size, &tr->stop);
 }
 
 /* The target's phase for the rest of chunk c, set at its start (chunk_begin) and when the
@@ -580,6 +582,15 @@ static void target_set_phase(sgais_run *r, const sgais_chunk *c, int exact) {
       sg_jump_set(r->m, t->past + c->cn, t->slot, 0, t->past, c->base, r->jump_pts, r->jump_aux) :
       NULL;
   if (r->pcp) r->pcp->smoothing = exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
+}
+
+/* The model's reference level (anneal.h) on the n_now observations so far, judged where the
+ * run has jump proposals and holds every observation from the first (else 0): the moves' rule
+ * for spare components (chunk_begin) and the triggers (restart.h) read it. */
+static int reference_level(sgais_run *r, double n_now) {
+  if (!r->jumps || !r->all_held) return 0;
+  const int n = (int) n_now;
+  return sg_reference_level(r->m, sg_jump_set(r->m, n, NULL, 0, n, 0, r->jump_pts, r->jump_aux));
 }
 
 /* A chunk's start (paper Algorithm 1, lines 2-4): its streams, the target over it and the
@@ -606,11 +617,11 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
    * component rests on the few observations it could claim, which a mini-batch mostly misses,
    * and the trajectory goes wrong with no guard seeing it (inst/design.md). Its chunks move
    * exactly, as the first exact_until observations do. */
-  const int overfitted =
-      n_done > 0 && sg_restart_watch_level(&r->watch, r->m, c->n_now) == SG_REF_USABLE;
+  const int level = reference_level(r, c->n_now);
+  const int overfitted = n_done > 0 && level == SG_REF_USABLE;
   if (n_done > 0 && c->n_now == end &&
       sg_restart_due(&r->watch, r->m, &r->ws, r->theta, r->logw, r->M, c->n_now, c->base, c->cn,
-                     &r->tr->stop))
+                     level, &r->tr->stop))
     return 1;
   sgais_target *t = &r->target;
   t->chunk_start = c->base;

@@ -726,37 +726,46 @@ test_that("SGAIS and AIS move a spare-component mixture once per step, with max_
 # Four separated clusters for six components, shuffled: past exact_until the mini-batch moves
 # left the spare components where no posterior puts them, and a chunk came out tens of nats low
 # with nothing in the trace to say so. While the data show fewer clusters than components every
-# chunk moves exactly (with jumps, which only exact moves make).
+# chunk moves exactly (with jumps, which only exact moves make), whatever restarts the run may
+# make (none here: its grid waits meanwhile).
 test_that("an overfitted mixture moves exactly in every chunk and its trajectory stays right", {
   set.seed(24)
   n <- 1200
   centres <- rbind(c(0, 0), c(12, 0), c(0, 12), c(12, 12))
   z <- sample(rep(1:4, length.out = n))
   y <- scale(centres[z, ] + matrix(rnorm(2 * n), ncol = 2))
-  fit <- quietly(sgais(gaussian_mixture(y, components = 6), exact_until = 300, chunk_size = 300,
-                       first_chunk_size = 300, particles = 40, early_particles = 40, seed = 4,
-                       progress = FALSE))
+  run <- function(...) {
+    quietly(sgais(gaussian_mixture(y, components = 6), exact_until = 300, chunk_size = 300,
+                  first_chunk_size = 300, particles = 40, early_particles = 40, seed = 4,
+                  progress = FALSE, ...))
+  }
+  fit <- run()
   tr <- fit$trajectory
   expect_equal(tr$n, c(300, 600, 900, 1200))
   expect_false(anyNA(tr$jump_acceptance))
+  expect_equal(tr$restarts, c(0, 0, 0, 0))
+  never <- run(restart_every = Inf, restart_threshold = Inf, reference = FALSE)
+  expect_false(anyNA(never$trajectory$jump_acceptance))
   closed <- vapply(tr$n, function(k) {
     separated_log_evidence(y[seq_len(k), ], z[seq_len(k)], components = 6)
   }, 0)
   expect_lt(max(abs(tr$log_evidence - closed) - pmax(1, 3 * tr$log_evidence_se)), 0)
 })
 
-# The grid's restart at 120 anneals twice the particles from the reference of 3 clusters for 4
-# components, and the next chunk resamples them down (src/sgais.c, chunk_begin): a run that ends
-# at the restart continues as the run at once.
+# Without jumps (so without the moves that augment) the grid's restart at 120 anneals twice the
+# particles from the reference of 3 clusters for 4 components, and the next chunk resamples them
+# down (src/sgais.c, chunk_begin): a run that ends at the restart continues as the run at once.
+# With them the grid waits while the data show fewer clusters than components (src/restart.c).
 test_that("a run that ends at a restart from an incomplete reference continues exactly", {
   set.seed(3)
   z <- sample(rep(1:3, 80))
   y <- rbind(c(0, 0), c(12, 0), c(0, 12))[z, ] + matrix(rnorm(480), ncol = 2)
-  run <- function(y) {
+  run <- function(y, jumps = 0) {
     quietly(sgais(gaussian_mixture(y, components = 4), exact_until = 60, chunk_size = 60,
-                  first_chunk_size = 60, particles = 10, early_particles = 10, seed = 2,
-                  progress = FALSE))
+                  first_chunk_size = 60, particles = 10, early_particles = 10, jumps = jumps,
+                  seed = 2, progress = FALSE))
   }
+  expect_equal(run(y, jumps = 10)$trajectory$restarts, c(0, 0, 0, 0))
   fit <- run(y)
   half <- run(y[1:120, ])
   expect_equal(half$trajectory$restarts, c(0, 1))
