@@ -292,9 +292,10 @@ test_that("AIS with jump proposals matches the enumerated evidence of a small mi
 # chunks after the first of a mixture whose data show fewer clusters than components, and must
 # leave each tempered target invariant. On the 11 points above sorted by eruption (so that a
 # chunk's clusters differ from the earlier ones'), 3 components in chunks of 3, SGAIS at its
-# defaults was measured -0.076 nats off the enumerated evidence, sd 0.172 (seeds 1-40; -0.069
-# with the jumps instead). The test: the mean of seeds 41-46 within 4 of its sds of that, and
-# one step per annealing step where the moves augment.
+# defaults was measured -0.048 nats off the enumerated evidence, sd 0.244 (seeds 1-40; the
+# restart grid waits throughout). The test: the mean of seeds 41-46 within 4 of its sds of
+# that, and one step per annealing step where the moves augment, not in the first chunk, which
+# has no earlier observations to hold at full weight (nor has a restart's run).
 test_that("SGAIS's data-augmentation moves match the enumerated evidence of a small mixture", {
   test_tags("slow")
   y <- scale(faithful)[seq(1, 272, length.out = 11), ]
@@ -303,10 +304,11 @@ test_that("SGAIS's data-augmentation moves match the enumerated evidence of a sm
   model <- gaussian_mixture(y, components = 3)
   fits <- lapply(41:46, function(s) sgais(model, seed = s, chunk_size = 3, progress = FALSE))
   err <- vapply(fits, `[[`, 0, "log_evidence") - exact
-  expect_lt(abs(mean(err) + 0.076), 4 * 0.172 / sqrt(6))
+  expect_lt(abs(mean(err) + 0.048), 4 * 0.244 / sqrt(6))
   tr <- fits[[1]]$trajectory
-  expect_equal(tr$sghmc_steps[3:4], tr$annealing_steps[3:4])
-  expect_gt(tr$sghmc_steps[2], tr$annealing_steps[2])
+  expect_equal(tr$restarts, c(0, 0, 0, 0))
+  expect_equal(tr$sghmc_steps[2:4], tr$annealing_steps[2:4])
+  expect_gt(tr$sghmc_steps[1], tr$annealing_steps[1])
 })
 
 # faithful in its raw units with 2 components: tempering from the prior leaves one component
