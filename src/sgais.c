@@ -617,8 +617,8 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
    * component rests on the few observations it could claim, which a mini-batch mostly misses,
    * and the trajectory goes wrong with no guard seeing it (inst/design.md). Its chunks move
    * exactly, as the first exact_until observations do. */
-  const int level = reference_level(r, c->n_now);
-  const int overfitted = n_done > 0 && level == SG_REF_USABLE;
+  const int level = n_done > 0 ? reference_level(r, c->n_now) : 0;
+  const int overfitted = level == SG_REF_USABLE;
   if (n_done > 0 && c->n_now == end &&
       sg_restart_due(&r->watch, r->m, &r->ws, r->theta, r->logw, r->M, c->n_now, c->base, c->cn,
                      level, &r->tr->stop))
