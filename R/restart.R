@@ -20,9 +20,10 @@
 #'     `restart_every` since the last restart (`NULL`: 2 for models with jump proposals, that is
 #'     mixtures, and for `sir()` on a model of groups, else `Inf`; `Inf` in the `"paper"`
 #'     presets). Every online estimator takes it, online nested sampling (from `chunk_size`)
-#'     only it. SGAIS's grid waits while a mixture's data show fewer clusters than components:
-#'     its moves then draw the spare components to the observations they could claim (see
-#'     [gaussian_mixture()]), so that the chunk where a cluster appears follows it;}
+#'     only it. SGAIS's grid waits while a mixture's data show fewer clusters than components
+#'     and it has jump proposals (`jumps` above 0): its moves then draw the spare components to
+#'     the observations they could claim (see [gaussian_mixture()]), so that the chunk where a
+#'     cluster appears follows it;}
 #'   \item{after a poor step (`restart_ess`, SIR and the sequential estimator)}{a chunk whose
 #'     one importance step would leave an ESS below this fraction of the particles, while the data
 #'     so far fit in one mini-batch (`batch_size`, within `exact_until`), restarts the run: data
