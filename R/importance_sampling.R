@@ -32,9 +32,8 @@
 #' so it covers every mode (`df` and `inflation` do not apply). On well-separated clusters it is
 #' close to the posterior; where the clusters overlap the Pareto \eqn{\hat k}{k-hat} says how
 #' far it is. A mixture whose data have no such reference (more clusters than components, or
-#' fewer, with no room for the rest), or of more than 2,048 observations (the most the reference
-#' is built on: with more, the posterior is narrower than the error of its centre), is refused,
-#' with an error of class `sgais_error_multimodal`.
+#' fewer, with no room for the rest) is refused, with an error of class
+#' `sgais_error_multimodal`.
 #'
 #' @inheritParams ais
 #' @param draws The number of draws from the proposal (at least 10).
@@ -151,8 +150,7 @@ importance_sampling <- function(model, draws = 500, df = 10, inflation = 1.1, se
 # the reference distribution built on its data (the q0 AIS anneals from; `reference` in
 # ?sgais_control), which sums over the relabellings and so covers every mode, and their log
 # densities (src/model_r.c, ffi_reference_draws). An error where the model has none for these
-# data (more clusters than components, or a component with no cluster inside the prior's scale),
-# or more observations than the reference is built on (SG_JUMP_POINTS, src/model.h: 2,048).
+# data (more clusters than components, or a component with no cluster inside the prior's scale).
 reference_proposal <- function(model, draws, seed, call) {
   key <- with_seed(seed, rng_key())
   out <- if (model_has_reference(model)) {
@@ -162,9 +160,8 @@ reference_proposal <- function(model, draws, seed, call) {
     abort(sprintf(paste(
       "`model` (%s) has a posterior with several modes, and no reference distribution for",
       "these data to propose from (its data show more clusters than it has components, or",
-      "fewer, with no room for the rest, or it has more than 2,048 observations, the most the",
-      "reference is built on): importance sampling from one mode would miss the others. Use",
-      "`sgais()` or `ais()`."), model$label), call, "sgais_error_multimodal")
+      "fewer, with no room for the rest): importance sampling from one mode would miss the",
+      "others. Use `sgais()` or `ais()`."), model$label), call, "sgais_error_multimodal")
   }
   list(theta = t(out$theta), log_q = out$log_q)
 }

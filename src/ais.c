@@ -138,12 +138,15 @@ static void ais_run_init(ais_run *r, const sg_model *m, const ais_settings *s, d
   if (r->pcp && m->canonicalize)
     r->pot.region = (const double *) (r->region = (double *) R_alloc(m->region_size, sizeof(double)));
   /* the jump proposals (kernel.h), built from all the data or an evenly spread subset, and
-   * the reference the path may start from (anneal.h), built from the same summary */
-  if (mv->jumps > 0 && m->jump_propose)
+   * the reference the path may start from (anneal.h), built from the same summary refitted on
+   * all the data */
+  double *aux = NULL;
+  if (mv->jumps > 0 && m->jump_propose) {
+    aux = (double *) R_alloc(m->jump_aux, sizeof(double));
     r->pot.jump.aux = sg_jump_set(m, N, NULL, 0, N, 0,
-                                  (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
-                                  (double *) R_alloc(m->jump_aux, sizeof(double)));
-  r->target.ref = sg_reference_for(m, s->reference, r->pot.jump.aux, N);
+                                  (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+  }
+  r->target.ref = sg_reference_for(m, s->reference, aux, 0, N);
 }
 
 int ais_start(const sg_model *m, const ais_settings *s, double *theta, int M, double lambda,

@@ -222,15 +222,17 @@ double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *
   return ll;
 }
 
-/* q0 is built for at most SG_JUMP_POINTS observations: its summary of the data comes from that
- * many (sg_jump_set), so that a q0 for more would be narrower than the error of its own centre
- * (for a mixture, of the clusters' means), and the path from it would have to travel many of
- * its widths. */
-sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n) {
-  sg_reference r = {NULL, 0.0};
-  if (reference && sg_reference_level(m, aux) > 0)
-    r = (sg_reference){aux, n < SG_JUMP_POINTS ? n : SG_JUMP_POINTS};
-  return r;
+/* aux summarises at most SG_JUMP_POINTS observations (sg_jump_set): a q0 built from it for more
+ * would be narrower than the error of its own centre (for a mixture, of the clusters' means),
+ * and the path from it would have to travel many of its widths. So q0 is built for that many,
+ * wider than the posterior of n, unless the model refits the summary on all n (ref_refit): a q0
+ * centred on their posterior and as narrow, from which the path is short. */
+sg_reference sg_reference_for(const sg_model *m, int reference, double *aux, int start, double n) {
+  if (!reference || sg_reference_level(m, aux) == 0) return (sg_reference){NULL, 0.0};
+  if (n <= SG_JUMP_POINTS) return (sg_reference){aux, n};
+  if (!m->ref_refit) return (sg_reference){aux, SG_JUMP_POINTS};
+  m->ref_refit(m, start, (int) n, aux);
+  return (sg_reference){aux, n};
 }
 
 void sg_reference_start_draw(const sg_model *m, const sg_reference *ref, uint64_t key, int i,

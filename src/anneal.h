@@ -40,8 +40,9 @@ double sg_path_log_base(const sg_model *m, sg_workspace *ws, const sg_reference 
 double sg_path_log_lik(const sg_model *m, sg_workspace *ws, const sg_reference *ref,
                        const double *theta, int start, int n, double *grad, double *work);
 /* The reference for a run whose setting `reference` is on, if the model has one and aux (its
- * jump summary) is set; else none. */
-sg_reference sg_reference_for(const sg_model *m, int reference, const double *aux, double n);
+ * jump summary) is set; else none. Its target: the n observations at buffer positions
+ * start..start+n-1, from which aux may be refitted in place (model.h, ref_refit). */
+sg_reference sg_reference_for(const sg_model *m, int reference, double *aux, int start, double n);
 /* What the model's reference is worth with aux (its jump summary): 0 none (no reference, or
  * ref_ok refuses it), SG_REF_USABLE or SG_REF_COMPLETE (model.h, ref_ok). */
 int sg_reference_level(const sg_model *m, const double *aux);

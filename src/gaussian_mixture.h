@@ -184,5 +184,6 @@ double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *the
                           const double *aux, double n, double *grad);
 int gm_ref_ok(const sg_model *m, const double *aux);
 void gm_ref_draw(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
+void gm_ref_refit(const sg_model *m, int start, int n, double *aux);
 
 #endif

@@ -172,6 +172,78 @@ int gm_ref_ok(const sg_model *m, const double *aux) {
   return (int) aux[0] == d->K ? SG_REF_COMPLETE : SG_REF_USABLE;
 }
 
+/* One set of clusters (aux's layout) re-estimated from the n observations at buffer positions
+ * start..: each goes to its most probable cluster under the set's clusters as normals (`soft`
+ * 0: as gm_cem labels the k-means sets) or is shared by its responsibilities (as gm_bridge
+ * fits its sets), and each cluster's share, mean and variance become those of its observations.
+ * A cluster left with fewer than 2 observations' worth keeps its summary. The sums are of
+ * deviations from the old means, so that data far from 0 lose no precision. acc: 2 C D + C
+ * doubles of scratch. */
+static void gm_refit_set(const gm_data *d, int start, int n, int soft, double *set, double *acc) {
+  const int D = d->d, C = (int) set[0];
+  const size_t stride = 2 * (size_t) D + 1;
+  double *count = acc, *se = count + C, *see = se + (size_t) C * D;
+  memset(acc, 0, ((size_t) 2 * C * D + C) * sizeof(double));
+  double lc[GM_JUMP_MAX_K + 1];
+  for (int i = 0; i < n; i++) {
+    const double *y = d->yt + (sg_index) (start + i) * D;
+    int top = 0;
+    for (int c = 0; c < C; c++) {
+      const double *cl = set + 1 + c * stride;
+      double v = log(cl[0]);
+      for (int j = 0; j < D; j++) {
+        const double e = y[j] - cl[1 + j];
+        v -= 0.5 * (cl[1 + D + j] + e * e * exp(-cl[1 + D + j]));
+      }
+      lc[c] = v;
+      if (v > lc[top]) top = c;
+    }
+    const double lse = soft ? sg_log_sum_exp(lc, C) : 0.0;
+    for (int c = 0; c < C; c++) {
+      const double r = soft ? exp(lc[c] - lse) : c == top;
+      if (r == 0.0) continue;
+      const double *m = set + 1 + c * stride + 1;
+      count[c] += r;
+      for (int j = 0; j < D; j++) {
+        const double e = y[j] - m[j];
+        se[(size_t) c * D + j] += r * e;
+        see[(size_t) c * D + j] += r * e * e;
+      }
+    }
+  }
+  for (int c = 0; c < C; c++) {
+    const double nc = count[c];
+    if (nc < 2.0) continue;
+    double *cl = set + 1 + c * stride;
+    cl[0] = nc / n;
+    for (int j = 0; j < D; j++) {
+      const double shift = se[(size_t) c * D + j] / nc;
+      /* gm_cluster_summary's (n_c - 1) for the labelled, gm_bridge's n_c for the shared */
+      const double v = (see[(size_t) c * D + j] - nc * shift * shift) / (soft ? nc : nc - 1.0);
+      cl[1 + j] += shift;
+      if (v > 0.0 && R_FINITE(v)) cl[1 + D + j] = log(v);
+    }
+  }
+}
+
+/* model.h, ref_refit: the chosen clusters and the sets q0 mixes (gm_ref_sets), re-estimated
+ * from all n observations (gm_refit_set): summarised from at most SG_JUMP_POINTS of them, a
+ * cluster's mean is off by its sd over the root of its share of those, while its posterior
+ * given all n is as narrow as its sd over the root of its share of n. The scratch is
+ * gm_jump_prepare's standardised points (SG_JUMP_POINTS x D doubles, free between calls). */
+void gm_ref_refit(const sg_model *m, int start, int n, double *aux) {
+  const gm_data *d = m->data;
+  const int K = d->K;
+  double *acc = gm_clusters_set(d, aux, 2 * K) + gm_set_len(d) + 2 * d->d + 1;
+  const double *set[GM_JUMP_MAX_K];
+  double scale;
+  const int J = gm_ref_sets(d, aux, set, &scale);
+  const int soft = gm_first_bridge(d, aux) != NULL;
+  gm_refit_set(d, start, n, 0, aux, acc);
+  for (int j = 0; j < J; j++)
+    if (set[j] != aux) gm_refit_set(d, start, n, soft, (double *) set[j], acc);
+}
+
 /* model.h, ref_draw: theta from q0, from one of its sets of clusters drawn uniformly. */
 void gm_ref_draw(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng) {
   const double *set[GM_JUMP_MAX_K];

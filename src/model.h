@@ -205,6 +205,10 @@ struct sg_model {
    * gm_ref_ok). */
   int (*ref_ok)(const sg_model *m, const double *aux);
   void (*ref_draw)(const sg_model *m, const double *aux, double n, double *theta, sg_rng *rng);
+  /* Optional (NULL: none): re-estimates in aux the summary q0 is built from, with all n
+   * observations at buffer positions start..start+n-1 (one pass over them), so that q0 may be
+   * as narrow as their posterior (anneal.h, sg_reference_for). */
+  void (*ref_refit)(const sg_model *m, int start, int n, double *aux);
 };
 #define SG_REF_USABLE 1
 #define SG_REF_COMPLETE 2

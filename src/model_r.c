@@ -391,8 +391,7 @@ SEXP ffi_model_log_density(SEXP model, SEXP theta) {
 /* `draws` points from the model's reference distribution built on all its observations (the
  * q0 AIS and nested sampling start from: anneal.h, sg_reference_for), each from its own stream
  * (key, SG_REF_START_STREAM, i), and their log densities log q0: list(theta = dim x draws,
- * log_q), or NULL where the model has no reference usable for these data (or more than
- * SG_JUMP_POINTS observations, below). The proposal of
+ * log_q), or NULL where the model has no reference usable for these data. The proposal of
  * importance_sampling() for a mixture (R/importance_sampling.R): q0 sums over the relabellings,
  * so it covers all the posterior's K! modes. Interruptible between draws. */
 SEXP ffi_reference_draws(SEXP model, SEXP draws, SEXP key) {
@@ -400,16 +399,11 @@ SEXP ffi_reference_draws(SEXP model, SEXP draws, SEXP key) {
   sg_model_from_r(model, &m);
   const int M = sg_scalar_int(draws, "draws", 1);
   const uint64_t k = sg_rng_key_from_state(key, "key");
-  /* built on at most SG_JUMP_POINTS observations, q0 is centred on those: with more, the
-   * posterior of all of them is narrower than the error of that centre (4 separated clusters,
-   * 5,000 points: Pareto k 2.3) */
-  if (!m.jump_propose || !m.ref_log_density || !m.ref_draw || m.n_obs > SG_JUMP_POINTS)
-    return R_NilValue;
+  if (!m.jump_propose || !m.ref_log_density || !m.ref_draw) return R_NilValue;
   const int N = m.n_obs;
-  const double *aux = sg_jump_set(&m, N, NULL, 0, N, 0,
-                                  (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
-                                  (double *) R_alloc(m.jump_aux, sizeof(double)));
-  const sg_reference ref = sg_reference_for(&m, 1, aux, N);
+  double *aux = (double *) R_alloc(m.jump_aux, sizeof(double));
+  sg_jump_set(&m, N, NULL, 0, N, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+  const sg_reference ref = sg_reference_for(&m, 1, aux, 0, N);
   if (!ref.aux) return R_NilValue;
   sg_status st = {SG_OK, ""};
   sg_workspace ws;

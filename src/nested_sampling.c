@@ -331,7 +331,7 @@ typedef struct {
   ns_ctx ctx;
   sg_potential pot;
   sg_constraint con;
-  const double *jump_aux;
+  double *jump_aux;
 } ns_run;
 
 /* One iteration: the point removed (worst), the live point its replacement copies (from), the
@@ -376,12 +376,12 @@ static void ns_run_init(ns_run *r, const sg_model *m, const ns_settings *s, cons
   /* jump proposals (sg_jump_chain()), built from the observations up to the chunk's end */
   r->rungs = jump_rungs(chunk);
   if (mv->jumps > 0 && m->jump_propose)
-    r->jump_aux = sg_jump_set(m, chunk->n_end, NULL, 0, chunk->n_end, 0,
-                              (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
-                              (double *) R_alloc(m->jump_aux, sizeof(double)));
+    r->jump_aux = (double *) sg_jump_set(m, chunk->n_end, NULL, 0, chunk->n_end, 0,
+                                         (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)),
+                                         (double *) R_alloc(m->jump_aux, sizeof(double)));
   /* plain nested sampling may repartition its prior (ns_ctx), from the same summary */
   if (chunk->prior_n == 0)
-    r->ctx.ref = sg_reference_for(m, s->reference, r->jump_aux, chunk->n_end);
+    r->ctx.ref = sg_reference_for(m, s->reference, r->jump_aux, 0, chunk->n_end);
 }
 
 int ns_start(const sg_model *m, const ns_settings *s, const ns_chunk *chunk, double *theta,

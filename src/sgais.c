@@ -661,8 +661,8 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   /* The first chunk of an annealed run from the reference (anneal.h): the particles, still
    * prior draws of equal weight, are drawn again from q0 (each from its own stream) */
   t->ref = sg_reference_for(r->m, s->a.reference && n_done == 0 &&
-                                      s->update == SGAIS_UPDATE_ANNEALED,
-                            r->pot.jump.aux, c->cn);
+                                      s->update == SGAIS_UPDATE_ANNEALED && r->pot.jump.aux,
+                            r->jump_aux, c->base, c->cn);
   if (t->ref.aux)
     for (int i = 0; i < M; i++) {
       r->m->ref_draw(r->m, t->ref.aux, t->ref.n, r->theta + (size_t) i * dim, &r->rngs[i]);

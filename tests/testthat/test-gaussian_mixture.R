@@ -636,6 +636,19 @@ test_that("every estimator from the reference distribution recovers the evidence
             max(1, 3 * sqrt(fit$log_evidence_se^2 + prior$log_evidence_se^2)))
 })
 
+# Beyond the SG_JUMP_POINTS observations a mixture's clusters are found on, the reference is
+# refitted on all of them (model.h, ref_refit; gaussian_mixture_reference.c): centred on their
+# posterior and as narrow, AIS goes from it to the posterior in a step or two.
+test_that("a mixture's reference is refitted on all the observations its clusters were not found on", {
+  set.seed(8)
+  z <- rep(1:3, length.out = 6000)
+  y <- cbind(c(0, 12, 0)[z], c(0, 0, 12)[z]) + matrix(rnorm(12000), ncol = 2)
+  fit <- ais(gaussian_mixture(y, components = 3), seed = 1, progress = FALSE)
+  expect_lt(abs(fit$log_evidence - separated_log_evidence(y, z)),
+            max(0.5, 3 * fit$log_evidence_se))
+  expect_lte(nrow(fit$schedule), 2)
+})
+
 # With more clusters than components the posterior chooses which clusters to merge, and a
 # reference on k-means' merge held the particles in a worse one (the paper's shifting stream,
 # 3 components: 87 nats low at 2,000 points): such a mixture anneals from the prior.
