@@ -44,7 +44,8 @@
 #'   left as it was). The mode and Hessian do not depend on it.
 #' @return An object of class `c("sgais_is_fit", "sgais_evidence")`, a list with
 #'   `log_evidence`, `log_evidence_se`, `ess` (the weights' effective sample size), `pareto_k`
-#'   (`NA` with fewer than 25 draws, too few for a tail),
+#'   (`NA` with fewer than 25 draws, too few for a tail; `-Inf` when the largest weights are
+#'   equal to rounding, as from a proposal that is the posterior),
 #'   `mode` and `hessian` (of the log posterior at the mode), `state` (the draws as `particles`,
 #'   and their `log_weights`: weighted posterior draws), and the fields every fit has ([sgais()]:
 #'   `method`, `n`, `model`, `settings`, `call`, `seed`, `seconds`, `gradient_evaluations`,
@@ -244,7 +245,8 @@ evaluate_draws <- function(model, theta, progress) {
 # k(b) = mean(log(1 - b x)) (x the exceedances), b's posterior over a grid of m points is
 # proportional to exp(n (log(-b / k(b)) - k(b) - 1)), and k is k at b's posterior mean; then
 # shrunk towards 0.5 with a prior worth 10 observations (Vehtari et al. 2024, Appendix). NA when
-# the tail is too short or all equal.
+# the tail is too short; -Inf when its weights are equal to rounding (no tail: a proposal that is
+# the posterior, such as a mixture's reference on separated clusters).
 pareto_shape <- function(log_w) {
   log_w <- sort(log_w[is.finite(log_w)])
   M <- length(log_w)
@@ -253,8 +255,8 @@ pareto_shape <- function(log_w) {
   top <- max(log_w)
   cut <- exp(log_w[M - tail] - top)
   x <- exp(log_w[(M - tail + 1L):M] - top) - cut
-  if (!any(x > 0)) return(NA_real_)
   n <- length(x)
+  if (!(x[n] > 1e-8)) return(-Inf)
   m <- 30L + floor(sqrt(n))
   quartile <- x[max(1L, floor(n / 4 + 0.5))]
   b <- 1 / x[n] + (1 - sqrt(m / (seq_len(m) - 0.5))) / (3 * quartile)

@@ -172,64 +172,75 @@ int gm_ref_ok(const sg_model *m, const double *aux) {
   return (int) aux[0] == d->K ? SG_REF_COMPLETE : SG_REF_USABLE;
 }
 
+#define GM_REFIT_ITERATIONS 100
+
 /* One set of clusters (aux's layout) re-estimated from the n observations at buffer positions
- * start..: each goes to its most probable cluster under the set's clusters as normals (`soft`
- * 0: as gm_cem labels the k-means sets) or is shared by its responsibilities (as gm_bridge
- * fits its sets), and each cluster's share, mean and variance become those of its observations.
- * A cluster left with fewer than 2 observations' worth keeps its summary. The sums are of
- * deviations from the old means, so that data far from 0 lose no precision. acc: 2 C D + C
- * doubles of scratch. */
+ * start..: each goes to its most probable cluster under the set's clusters as normals and each
+ * cluster's share, mean and variance become those of its observations, once (`soft` 0: as
+ * gm_cem labels the k-means sets); or, `soft`, EM to convergence, each observation shared by its
+ * responsibilities (the maximum-likelihood fit of the clusters as normals, near which the
+ * posterior of all n puts its mass however the clusters meet). A cluster left with fewer than 2
+ * observations' worth keeps its summary. The sums are of deviations from the current means, so
+ * that data far from 0 lose no precision. acc: 2 C D + C doubles of scratch. */
 static void gm_refit_set(const gm_data *d, int start, int n, int soft, double *set, double *acc) {
   const int D = d->d, C = (int) set[0];
   const size_t stride = 2 * (size_t) D + 1;
   double *count = acc, *se = count + C, *see = se + (size_t) C * D;
-  memset(acc, 0, ((size_t) 2 * C * D + C) * sizeof(double));
-  double lc[GM_JUMP_MAX_K + 1];
-  for (int i = 0; i < n; i++) {
-    const double *y = d->yt + (sg_index) (start + i) * D;
-    int top = 0;
-    for (int c = 0; c < C; c++) {
-      const double *cl = set + 1 + c * stride;
-      double v = log(cl[0]);
-      for (int j = 0; j < D; j++) {
-        const double e = y[j] - cl[1 + j];
-        v -= 0.5 * (cl[1 + D + j] + e * e * exp(-cl[1 + D + j]));
+  double lc[GM_JUMP_MAX_K + 1], last = R_NegInf;
+  for (int it = 0; it < (soft ? GM_REFIT_ITERATIONS : 1); it++) {
+    memset(acc, 0, ((size_t) 2 * C * D + C) * sizeof(double));
+    double ll = 0.0;
+    for (int i = 0; i < n; i++) {
+      const double *y = d->yt + (sg_index) (start + i) * D;
+      int top = 0;
+      for (int c = 0; c < C; c++) {
+        const double *cl = set + 1 + c * stride;
+        double v = log(cl[0]);
+        for (int j = 0; j < D; j++) {
+          const double e = y[j] - cl[1 + j];
+          v -= 0.5 * (cl[1 + D + j] + e * e * exp(-cl[1 + D + j]));
+        }
+        lc[c] = v;
+        if (v > lc[top]) top = c;
       }
-      lc[c] = v;
-      if (v > lc[top]) top = c;
-    }
-    const double lse = soft ? sg_log_sum_exp(lc, C) : 0.0;
-    for (int c = 0; c < C; c++) {
-      const double r = soft ? exp(lc[c] - lse) : c == top;
-      if (r == 0.0) continue;
-      const double *m = set + 1 + c * stride + 1;
-      count[c] += r;
-      for (int j = 0; j < D; j++) {
-        const double e = y[j] - m[j];
-        se[(size_t) c * D + j] += r * e;
-        see[(size_t) c * D + j] += r * e * e;
+      const double lse = soft ? sg_log_sum_exp(lc, C) : 0.0;
+      ll += lse;
+      for (int c = 0; c < C; c++) {
+        const double r = soft ? exp(lc[c] - lse) : c == top;
+        if (r == 0.0) continue;
+        const double *mc = set + 1 + c * stride + 1;
+        count[c] += r;
+        for (int j = 0; j < D; j++) {
+          const double e = y[j] - mc[j];
+          se[(size_t) c * D + j] += r * e;
+          see[(size_t) c * D + j] += r * e * e;
+        }
       }
     }
-  }
-  for (int c = 0; c < C; c++) {
-    const double nc = count[c];
-    if (nc < 2.0) continue;
-    double *cl = set + 1 + c * stride;
-    cl[0] = nc / n;
-    for (int j = 0; j < D; j++) {
-      const double shift = se[(size_t) c * D + j] / nc;
-      /* gm_cluster_summary's (n_c - 1) for the labelled, gm_bridge's n_c for the shared */
-      const double v = (see[(size_t) c * D + j] - nc * shift * shift) / (soft ? nc : nc - 1.0);
-      cl[1 + j] += shift;
-      if (v > 0.0 && R_FINITE(v)) cl[1 + D + j] = log(v);
+    for (int c = 0; c < C; c++) {
+      const double nc = count[c];
+      if (nc < 2.0) continue;
+      double *cl = set + 1 + c * stride;
+      cl[0] = nc / n;
+      for (int j = 0; j < D; j++) {
+        const double shift = se[(size_t) c * D + j] / nc;
+        /* gm_cluster_summary's (n_c - 1) for the labelled, gm_bridge's n_c for the shared */
+        const double v = (see[(size_t) c * D + j] - nc * shift * shift) / (soft ? nc : nc - 1.0);
+        cl[1 + j] += shift;
+        if (v > 0.0 && R_FINITE(v)) cl[1 + D + j] = log(v);
+      }
     }
+    if (fabs(ll - last) <= 1e-9 * n) break;
+    last = ll;
   }
 }
 
 /* model.h, ref_refit: the chosen clusters and the sets q0 mixes (gm_ref_sets), re-estimated
  * from all n observations (gm_refit_set): summarised from at most SG_JUMP_POINTS of them, a
  * cluster's mean is off by its sd over the root of its share of those, while its posterior
- * given all n is as narrow as its sd over the root of its share of n. The scratch is
+ * given all n is as narrow as its sd over the root of its share of n. By EM where q0 is one set
+ * of K clusters (complete) or the bridge sets (fitted by EM); once, labelled, for the k-means
+ * sets of fewer clusters than components, which EM would merge or spread. The scratch is
  * gm_jump_prepare's standardised points (SG_JUMP_POINTS x D doubles, free between calls). */
 void gm_ref_refit(const sg_model *m, int start, int n, double *aux) {
   const gm_data *d = m->data;
@@ -238,8 +249,8 @@ void gm_ref_refit(const sg_model *m, int start, int n, double *aux) {
   const double *set[GM_JUMP_MAX_K];
   double scale;
   const int J = gm_ref_sets(d, aux, set, &scale);
-  const int soft = gm_first_bridge(d, aux) != NULL;
-  gm_refit_set(d, start, n, 0, aux, acc);
+  const int soft = gm_first_bridge(d, aux) != NULL || (int) aux[0] == K;
+  gm_refit_set(d, start, n, (int) aux[0] == K, aux, acc);
   for (int j = 0; j < J; j++)
     if (set[j] != aux) gm_refit_set(d, start, n, soft, (double *) set[j], acc);
 }
