@@ -219,7 +219,7 @@ static void gm_refit_set(const gm_data *d, int start, int n, int soft, double *s
     }
     for (int c = 0; c < C; c++) {
       const double nc = count[c];
-      if (nc < 2.0) continue;
+      if (!(nc >= 2.0)) continue; /* also NaN */
       double *cl = set + 1 + c * stride;
       cl[0] = nc / n;
       for (int j = 0; j < D; j++) {
