@@ -217,7 +217,7 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
   M <- settings$live_points
   last <- vapply(runs, function(r) r$state$log_z, numeric(1))
   info <- vapply(runs, function(r) r$state$information, numeric(1))
-  combined <- replicate_summary(last, unbiased = "log", predicted_sd = sqrt(info / M))
+  combined <- replicate_summary(last, unbiased = "log", predicted_sd = information_sd(info, M))
   # one replicate's trace; all replicates' dead points, each replicate's weights rescaled to sum
   # to the combined Z-hat, so that each replicate's posterior has the same share (their Z-hat_r
   # differ by the noise of the volumes, not by what they say about the posterior)
@@ -239,7 +239,7 @@ new_sgais_ns_fit <- function(model, runs, settings, call, seed) {
   })
   new_sgais_evidence("Nested sampling", model, combine_runs(runs), settings, call, seed, c(
     list(
-      log_evidence_sd = sqrt(mean(info) / (M * length(runs))),
+      log_evidence_sd = information_sd(mean(info), M * length(runs)),
       information = mean(info),
       iterations = sum(vapply(runs, function(r) r$state$iteration, numeric(1))),
       converged = all(vapply(runs, function(r) r$state$status == 1L, logical(1))),
@@ -262,8 +262,14 @@ fit_fields.sgais_ns_fit <- function(x) {
 # evidence and information: the standard error sqrt(H / M) each predicts (warn_if_unreliable()).
 ns_diagnostics <- function(log_evidence, information, M) {
   data.frame(replicate = seq_along(log_evidence), log_evidence = log_evidence,
-             predicted_sd = sqrt(information / M), information = information)
+             predicted_sd = information_sd(information, M), information = information)
 }
+
+# The standard error sqrt(H / M) of log Z-hat from the information H and M live points. H is a
+# Kullback-Leibler divergence, so at least 0; Skilling's update can round it below 0 where the
+# likelihood is flat over the prior (a mixture's reference on separated clusters, which the
+# likelihood reweighted by prior / q0 makes nearly constant).
+information_sd <- function(information, M) sqrt(pmax(information, 0) / M)
 
 # The field of print() on a nested-sampling fit's iterations and information (plain or online).
 format_ns_sampling <- function(x, unconverged) {

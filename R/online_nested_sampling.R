@@ -265,7 +265,7 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   # each run's sqrt(H / M), H its information so far (since its last restart), and that of the
   # mean of R runs (se_floor()); the SE from the replicates, by the whole fit's rule
   # (replicate_se()), is never below it
-  run_sd <- sqrt(each("information_total") / M)
+  run_sd <- information_sd(each("information_total"), M)
   sd_h <- if (R > 1L) apply(run_sd, 1, se_floor, r = R) else run_sd[, 1]
   se <- vapply(seq_along(n), function(i) replicate_se(log_z[i, ], "log", run_sd[i, ]), numeric(1))
   trajectory <- data.frame(
@@ -290,7 +290,7 @@ new_sgais_online_ns_fit <- function(model, runs, settings, call, seed) {
   )
   last <- log_z[length(n), ]
   total_info <- each("information_total")[length(n), ]
-  combined <- replicate_summary(last, unbiased = "log", predicted_sd = sqrt(total_info / M))
+  combined <- replicate_summary(last, unbiased = "log", predicted_sd = information_sd(total_info, M))
   # every replicate's last-chunk points, each replicate's weights rescaled to the combined
   # estimate of the last chunk's log Z_c (as new_sgais_ns_fit() does)
   last_z <- vapply(runs, function(r) r$state$last$log_z, numeric(1))

@@ -40,6 +40,12 @@ test_that("AIS and nested sampling agree on linear regression (paper Appendix A.
 # The Gaussian-mixture version of this test (the paper's own, Appendix A.2) is in
 # test-gaussian_mixture.R, with SGAIS as the third method.
 
+# sd(log Z) = sqrt(H / M): H, a Kullback-Leibler divergence, rounds below 0 where the likelihood
+# is flat over the prior (a mixture's reference on separated clusters), which gave NaN
+test_that("the information's standard error is 0, not NaN, when H rounds below 0", {
+  expect_identical(sgais:::information_sd(c(-1e-9, 0, 4), 4), c(0, 0, 1))
+})
+
 test_that("nested sampling is reproducible with a seed and differs between seeds", {
   model <- reference_model(200)
   a <- quietly(nested_sampling(model, live_points = 3, seed = 3, progress = FALSE))
