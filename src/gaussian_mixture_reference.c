@@ -181,14 +181,17 @@ int gm_ref_ok(const sg_model *m, const double *aux) {
  * responsibilities (the maximum-likelihood fit of the clusters as normals, near which the
  * posterior of all n puts its mass however the clusters meet). A cluster left with fewer than 2
  * observations' worth keeps its summary. The sums are of deviations from the current means, so
- * that data far from 0 lose no precision. acc: 2 C D + C doubles of scratch. */
+ * that data far from 0 lose no precision. acc: 3 C D + C doubles of scratch. */
 static void gm_refit_set(const gm_data *d, int start, int n, int soft, double *set, double *acc) {
   const int D = d->d, C = (int) set[0];
   const size_t stride = 2 * (size_t) D + 1;
-  double *count = acc, *se = count + C, *see = se + (size_t) C * D;
+  double *count = acc, *se = count + C, *see = se + (size_t) C * D, *iv = see + (size_t) C * D;
   double lc[GM_JUMP_MAX_K + 1], last = R_NegInf;
   for (int it = 0; it < (soft ? GM_REFIT_ITERATIONS : 1); it++) {
     memset(acc, 0, ((size_t) 2 * C * D + C) * sizeof(double));
+    /* the precisions, once per pass rather than per point (as gm_bridge) */
+    for (size_t cj = 0; cj < (size_t) C * D; cj++)
+      iv[cj] = exp(-set[1 + (cj / D) * stride + 1 + D + cj % D]);
     double ll = 0.0;
     for (int i = 0; i < n; i++) {
       const double *y = d->yt + (sg_index) (start + i) * D;
@@ -198,7 +201,7 @@ static void gm_refit_set(const gm_data *d, int start, int n, int soft, double *s
         double v = log(cl[0]);
         for (int j = 0; j < D; j++) {
           const double e = y[j] - cl[1 + j];
-          v -= 0.5 * (cl[1 + D + j] + e * e * exp(-cl[1 + D + j]));
+          v -= 0.5 * (cl[1 + D + j] + e * e * iv[(size_t) c * D + j]);
         }
         lc[c] = v;
         if (v > lc[top]) top = c;
@@ -240,8 +243,10 @@ static void gm_refit_set(const gm_data *d, int start, int n, int soft, double *s
  * cluster's mean is off by its sd over the root of its share of those, while its posterior
  * given all n is as narrow as its sd over the root of its share of n. By EM where q0 is one set
  * of K clusters (complete) or the bridge sets (fitted by EM); once, labelled, for the k-means
- * sets of fewer clusters than components, which EM would merge or spread. The scratch is
- * gm_jump_prepare's standardised points (SG_JUMP_POINTS x D doubles, free between calls). */
+ * sets of fewer clusters than components, which EM would merge or spread. The chosen clusters
+ * are a copy of the k*-cluster k-means set (gm_jump_prepare): where q0 mixes that set, they are
+ * copied from it again rather than refitted twice. The scratch is gm_jump_prepare's
+ * standardised points (SG_JUMP_POINTS x D doubles, free between calls). */
 void gm_ref_refit(const sg_model *m, int start, int n, double *aux) {
   const gm_data *d = m->data;
   const int K = d->K;
@@ -250,9 +255,17 @@ void gm_ref_refit(const sg_model *m, int start, int n, double *aux) {
   double scale;
   const int J = gm_ref_sets(d, aux, set, &scale);
   const int soft = gm_first_bridge(d, aux) != NULL || (int) aux[0] == K;
-  gm_refit_set(d, start, n, (int) aux[0] == K, aux, acc);
-  for (int j = 0; j < J; j++)
-    if (set[j] != aux) gm_refit_set(d, start, n, soft, (double *) set[j], acc);
+  const double *chosen = gm_clusters_set(d, aux, (int) gm_head(d, aux)[GM_HEAD_KSTAR]);
+  int copied = 0;
+  for (int j = 0; j < J; j++) {
+    if (set[j] == aux) continue;
+    gm_refit_set(d, start, n, soft, (double *) set[j], acc);
+    if (set[j] == chosen) {
+      memcpy(aux, chosen, gm_set_len(d) * sizeof(double));
+      copied = 1;
+    }
+  }
+  if (!copied) gm_refit_set(d, start, n, (int) aux[0] == K, aux, acc);
 }
 
 /* model.h, ref_draw: theta from q0, from one of its sets of clusters drawn uniformly. */
