@@ -116,17 +116,18 @@ static inline void gm_lse_add(double v, double *mx, double *acc) {
 
 /* aux (m->jump_aux doubles, filled by gm_jump_prepare) = the chosen clusters (C, then for each
  * cluster: f_c, m_c (d), log v_c (d)); then the head: k*, the number of k-means clusters they
- * came from, E (gm_empty_claim), whether the data show more clusters than components and U
- * (gm_overlap); then the clusters from k = 1..K k-means clusters (C = 0 where k-means did not
+ * came from, E (gm_empty_claim), whether the data show more clusters than components, U
+ * (gm_overlap) and whether the components beyond the chosen clusters are left at their prior
+ * (gm_ref_sets); then the clusters from k = 1..K k-means clusters (C = 0 where k-means did not
  * run: k > n_pts) and the
  * bridge sets of 2..K components (gm_bridge; C = 0 where there is none), for the reference of
  * an overfitted mixture (gm_ref_log_density); then gm_jump_prepare's scratch. */
-enum { GM_HEAD_KSTAR, GM_HEAD_CLAIM, GM_HEAD_MORE, GM_HEAD_OVERLAP, GM_HEAD_LEN };
+enum { GM_HEAD_KSTAR, GM_HEAD_CLAIM, GM_HEAD_MORE, GM_HEAD_OVERLAP, GM_HEAD_SPARE, GM_HEAD_LEN };
 /* The doubles of one set of clusters. */
 static inline size_t gm_set_len(const gm_data *d) {
   return 1 + (size_t) d->K * (2 * d->d + 1);
 }
-/* k*, E, the flag and U, after the chosen clusters */
+/* k*, E, the flag, U and the spare flag, after the chosen clusters */
 static inline double *gm_head(const gm_data *d, const double *aux) {
   return (double *) aux + gm_set_len(d);
 }

@@ -507,14 +507,18 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
   }
   head[GM_HEAD_CLAIM] = gm_empty_claim(d, pts, n_pts, x, aux, n_obs);
   head[GM_HEAD_OVERLAP] = gm_overlap(d, pts, n_pts, x, aux);
-  /* Bridge sets only for a target of all the model's observations: for the first chunk of a
-   * longer run, components left at the prior stay free for clusters that later observations
-   * show (bridge sets fitted to a stream's first points use up the components a cluster
-   * appearing later needs: inst/design.md, Mixtures). */
+  /* The components beyond the chosen clusters are left at their prior where one drawn from it
+   * would claim next to none of the observations, or where EM empties the first of them (no
+   * bridge): q0 is then the chosen clusters alone (gm_ref_sets). Bridge sets are kept only for
+   * a target of all the model's observations: for the first chunk of a longer run, components
+   * left at the prior stay free for clusters that later observations show (bridge sets fitted to
+   * a stream's first points use up the components a cluster appearing later needs:
+   * inst/design.md, Mixtures). */
   const double *from = aux;
   for (int k = 2; k <= K; k++) gm_bridge_set(d, aux, k)[0] = 0.0;
-  if (n_obs >= m->n_obs && aux[0] >= 1 && head[GM_HEAD_MORE] == 0.0 &&
-      head[GM_HEAD_CLAIM] > GM_EMPTY_CLAIM)
+  head[GM_HEAD_SPARE] = head[GM_HEAD_CLAIM] <= GM_EMPTY_CLAIM;
+  if (aux[0] >= 1 && aux[0] < K && head[GM_HEAD_MORE] == 0.0 && !head[GM_HEAD_SPARE]) {
+    const int all = n_obs >= m->n_obs;
     for (int k = (int) aux[0] + 1; k <= K; k++) {
       double *to = gm_bridge_set(d, aux, k);
       /* x (the standardised points, n_pts x D) is free after gm_empty_claim, and C' + 1 <=
@@ -522,7 +526,11 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
       gm_bridge(d, pts, n_pts, from, mean, sd, centre, var, lf, x, to);
       if (to[0] == 0.0) break;
       from = to;
+      if (!all) break;
     }
+    head[GM_HEAD_SPARE] = from == aux;
+    if (!all) gm_bridge_set(d, aux, (int) aux[0] + 1)[0] = 0.0;
+  }
 }
 
 /* Probe for the tests (model.h; hooks_r.c): the chosen clusters of aux. */

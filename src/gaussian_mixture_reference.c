@@ -16,9 +16,9 @@
  * cluster c, so d/dz_j = sum_c P_jc a_c - beta_j sum_c a_c (sum_k P_kc = 1), and per dimension
  * d/dmu = -kappa (mu - m) / sigma2, d/ds = -a - 1/2 + (b + kappa (mu - m)^2 / 2) / sigma2.
  *
- * With fewer clusters than components q0 is the equal
- * mixture of such sums for each of several sets of clusters (gm_ref_sets: from k* (the chosen
- * number) to K k-means clusters, or the bridge sets of gm_bridge), and its gradient the mixture
+ * With fewer clusters than components q0 is the sum for the chosen clusters, or the equal
+ * mixture of such sums for each of several sets of clusters (gm_ref_sets: the bridge sets of
+ * gm_bridge, or from k* (the chosen number) to K k-means clusters), and its gradient the mixture
  * of theirs weighted by each one's share of q0 at theta. */
 #include "gaussian_mixture.h"
 #include <math.h>
@@ -102,9 +102,15 @@ static const double *gm_first_bridge(const gm_data *d, const double *aux) {
 }
 
 /* The sets of clusters q0 mixes (gm_jump_prepare's layout): the bridge sets of C + 1 to K
- * components where there are any (a prior on the data's scale), else the k-means sets from k*
- * clusters to K. Returns their number J; set[0..J-1] point at them, and *count_scale is the
- * share of the observations their Q is built on. */
+ * components where there are any (a prior on the data's scale); the chosen clusters alone where
+ * there are fewer than K and the others are left at their prior (a component drawn from it would
+ * claim next to none of the observations, or EM emptied it: GM_HEAD_SPARE), as the posterior
+ * leaves them: the sets that split clusters among them drew most particles where the posterior
+ * has next to no mass, and the metric fitted to particles spread over those modes refused every
+ * move (inst/design.md, Mixtures); else (a stream's first chunk, where no bridge is fitted) the
+ * k-means sets from k* clusters to K. Returns their
+ * number J; set[0..J-1] point at them, and *count_scale is the share of the observations their
+ * Q is built on. */
 static int gm_ref_sets(const gm_data *d, const double *aux, const double **set,
                        double *count_scale) {
   int J = 0;
@@ -115,6 +121,10 @@ static int gm_ref_sets(const gm_data *d, const double *aux, const double **set,
     return J;
   }
   *count_scale = 1.0;
+  if ((int) aux[0] < d->K && gm_head(d, aux)[GM_HEAD_SPARE] != 0.0) {
+    set[0] = aux;
+    return 1;
+  }
   for (int k = (int) gm_head(d, aux)[GM_HEAD_KSTAR]; k <= d->K; k++) {
     const double *x = gm_clusters_set(d, aux, k);
     if (x[0] > 0) set[J++] = x;
@@ -160,10 +170,11 @@ double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *the
  * tails over many iterations of capped walks: inst/design.md, Mixtures).
  * Complete when the data show as many clusters as the mixture has components: q0 is then one
  * set of clusters. Usable with fewer (gm_ref_sets): where gm_bridge found the bridge component
- * that a prior on the data's scale puts between clusters, q0 mixes the bridge sets; else it
- * mixes the sets from k* to K k-means clusters, each leaving the components beyond its clusters
- * at the prior (where their posterior is when they would claim next to no observations) or
- * splitting the clusters among them. From the prior the path to such a posterior crosses late
+ * that a prior on the data's scale puts between clusters, q0 mixes the bridge sets; where the
+ * spare components would claim next to no observations, or EM empties them, it is the chosen
+ * clusters with the others at the prior (where their posterior is then); else it mixes the sets from k* to K
+ * k-means clusters, each leaving the components beyond its clusters at the prior or splitting
+ * the clusters among them. From the prior the path to such a posterior crosses late
  * to the configurations it splits between, at many times the cost (inst/design.md, Mixtures). */
 int gm_ref_ok(const sg_model *m, const double *aux) {
   const gm_data *d = m->data;

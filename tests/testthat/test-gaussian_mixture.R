@@ -625,8 +625,8 @@ test_that("every estimator from the reference distribution recovers the evidence
   one <- gaussian_mixture(y, components = 1)
   expect_identical(sgais(one, seed = 1, progress = FALSE)$log_evidence,
                    sgais(one, reference = FALSE, seed = 1, progress = FALSE)$log_evidence)
-  # with fewer clusters than components, from the k-means sets (EM finds no bridge here): as
-  # from the prior, which AIS crosses at several times the cost
+  # with fewer clusters than components, from the chosen clusters alone (EM finds no bridge
+  # here): as from the prior, which AIS crosses at several times the cost
   expect_identical(sgais:::model_reference_level(model), "complete")
   three <- gaussian_mixture(y, components = 3)
   expect_identical(sgais:::model_reference_level(three), "usable")
@@ -647,6 +647,26 @@ test_that("a mixture's reference is refitted on all the observations its cluster
   expect_lt(abs(fit$log_evidence - separated_log_evidence(y, z)),
             max(0.5, 3 * fit$log_evidence_se))
   expect_lte(nrow(fit$schedule), 2)
+})
+
+# With fewer clusters than components, spare components that would claim next to no
+# observations, or that EM empties, stay at their prior in the posterior, and the reference is
+# the chosen clusters alone with them there (gaussian_mixture_reference.c, gm_ref_sets): AIS
+# goes from it in one step, to within a tenth of a nat or so of the separated clusters' closed
+# form (which leaves out the allocations that give a spare component a few points). It used to
+# mix in partitions that split clusters among the spare components, where the posterior has
+# next to no mass: 4 or 5 steps whose local moves were nearly all refused. The jumps move the
+# particles, so the run does not warn that they barely moved.
+test_that("an overfitted mixture whose spare components stay at the prior starts from its clusters", {
+  set.seed(2)
+  z <- rep(1:4, length.out = 1000)
+  y <- scale(cbind(c(0, 12, 0, 12)[z], c(0, 0, 12, 12)[z]) + matrix(rnorm(2000), ncol = 2))
+  model <- gaussian_mixture(y, components = 6)
+  expect_identical(sgais:::model_reference_level(model), "usable")
+  expect_silent(fit <- ais(model, seed = 1, progress = FALSE))
+  expect_identical(nrow(fit$schedule), 1L)
+  expect_lt(abs(fit$log_evidence - separated_log_evidence(y, z, components = 6)),
+            max(0.5, 3 * fit$log_evidence_se))
 })
 
 # With more clusters than components the posterior chooses which clusters to merge, and a
