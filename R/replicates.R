@@ -295,16 +295,20 @@ check_plausible <- function(fit) {
 
 # A warning when the moves were almost all rejected, so the particles (or live points) barely
 # moved from where they were drawn or copied: the Metropolis-adjusted moves' median acceptance
-# over the steps (SGAIS chunks, AIS steps), or nested sampling's accepted fraction of walk
-# proposals, below 5%. The unadjusted moves of the paper presets report no acceptance.
+# over the steps (SGAIS chunks, AIS steps), or the jump proposals' where they were made and
+# accepted more often (a mixture whose spare components sit in their prior's funnel, where the
+# local moves are refused and the jumps carry the particles), or nested sampling's accepted
+# fraction of walk proposals, below 5%. The unadjusted moves of the paper presets report no
+# acceptance.
 warn_if_stuck <- function(fit) {
+  median_of <- function(x) if (is.null(x) || all(is.na(x))) NA else stats::median(x, na.rm = TRUE)
   acceptance <- if (inherits(fit, c("sgais_ns_fit", "sgais_online_ns_fit"))) {
     tr <- if (inherits(fit, "sgais_ns_fit")) fit$trace else fit$trajectory
     if (sum(tr$steps) > 0) 1 - sum(tr$rejected_steps) / sum(tr$steps) else NA
   } else {
     rows <- if (inherits(fit, "sgais_fit")) fit$trajectory else fit$schedule
-    if (is.null(rows$acceptance) || all(is.na(rows$acceptance))) NA else
-      stats::median(rows$acceptance, na.rm = TRUE)
+    both <- c(median_of(rows$acceptance), median_of(rows$jump_acceptance))
+    if (all(is.na(both))) NA else max(both, na.rm = TRUE)
   }
   if (is.finite(acceptance) && acceptance < 0.05) {
     warn(sprintf(paste(

@@ -270,6 +270,11 @@ test_that("runs whose moves were almost all rejected warn that the points barely
   expect_silent(sgais:::warn_if_stuck(a))
   a$schedule$acceptance <- 0.01
   expect_warning(sgais:::warn_if_stuck(a), "acceptance 1.0%", class = "sgais_warning_unreliable")
+  # a mixture's jump proposals move the points where its local moves are refused
+  a$schedule$jump_acceptance <- 0.5
+  expect_silent(sgais:::warn_if_stuck(a))
+  a$schedule$jump_acceptance <- 0.02
+  expect_warning(sgais:::warn_if_stuck(a), "acceptance 2.0%", class = "sgais_warning_unreliable")
   ns <- nested_sampling(model, seed = 1, progress = FALSE)
   expect_silent(sgais:::warn_if_stuck(ns))
   ns$trace$rejected_steps <- ns$trace$steps
