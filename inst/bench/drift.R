@@ -4,7 +4,10 @@
 # separated_clusters(), seed 60), in order and shuffled (the same rows, as mixture-clusters.R
 # shuffles them), side by side in one run. Prints
 # for each estimator and size the seconds in order and shuffled, their ratio, and each run's error
-# against the exact separated-cluster evidence with the bound max(3, 3 predicted sd), and the
+# against the exact separated-cluster evidence with the bound max(3, 3 predicted sd) (a lower
+# bound on the evidence while a new cluster holds a few dozen points, which the posterior may
+# rather merge with a neighbour: inst/design.md, "Where the separated-cluster reference is not
+# the evidence"), and the
 # trajectory's worst chunk from 1,000 points on (its error and SE against the evidence of the
 # points so far) in either order: an online estimate is of every prefix, not only of the whole
 # stream. Times are
