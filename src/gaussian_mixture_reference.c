@@ -104,13 +104,12 @@ static const double *gm_first_bridge(const gm_data *d, const double *aux) {
 /* The sets of clusters q0 mixes (gm_jump_prepare's layout): the bridge sets of C + 1 to K
  * components where there are any (a prior on the data's scale); the chosen clusters alone where
  * there are fewer than K and the others are left at their prior (a component drawn from it would
- * claim next to none of the observations, or EM emptied it: GM_HEAD_SPARE), as the posterior
- * leaves them: the sets that split clusters among them drew most particles where the posterior
- * has next to no mass, and the metric fitted to particles spread over those modes refused every
- * move (inst/design.md, Mixtures); else (a stream's first chunk, where no bridge is fitted) the
- * k-means sets from k* clusters to K. Returns their
- * number J; set[0..J-1] point at them, and *count_scale is the share of the observations their
- * Q is built on. */
+ * claim next to none of the observations, or EM emptied it: GM_HEAD_SPARE), where the posterior
+ * leaves them (the sets that split clusters among them drew most particles where it has next to
+ * no mass, and AIS and the restarts annealed from there in several steps: inst/design.md,
+ * Mixtures); else (a stream's first chunk, where EM fills a bridge component that is not kept)
+ * the k-means sets from k* clusters to K. Returns their number J; set[0..J-1] point at them,
+ * and *count_scale is the share of the observations their Q is built on. */
 static int gm_ref_sets(const gm_data *d, const double *aux, const double **set,
                        double *count_scale) {
   int J = 0;
@@ -172,9 +171,9 @@ double gm_ref_log_density(const sg_model *m, sg_workspace *ws, const double *the
  * set of clusters. Usable with fewer (gm_ref_sets): where gm_bridge found the bridge component
  * that a prior on the data's scale puts between clusters, q0 mixes the bridge sets; where the
  * spare components would claim next to no observations, or EM empties them, it is the chosen
- * clusters with the others at the prior (where their posterior is then); else it mixes the sets from k* to K
- * k-means clusters, each leaving the components beyond its clusters at the prior or splitting
- * the clusters among them. From the prior the path to such a posterior crosses late
+ * clusters with the others at the prior (where their posterior is then); else it mixes the sets
+ * from k* to K k-means clusters, each leaving the components beyond its clusters at the prior
+ * or splitting the clusters among them. From the prior the path to such a posterior crosses late
  * to the configurations it splits between, at many times the cost (inst/design.md, Mixtures). */
 int gm_ref_ok(const sg_model *m, const double *aux) {
   const gm_data *d = m->data;
