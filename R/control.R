@@ -61,7 +61,7 @@ control_maker <- function(method) {
 #' @param preset `"robust"` (the default) or `"paper"`.
 #' @param ... Settings that replace the preset's, by name. Defaults are given as robust / paper.
 #'   \describe{
-#'   \item{`particles`}{number of particles M, at least 2 (SGAIS 50 / 10; AIS 100 / 10);}
+#'   \item{`particles`}{number of particles M, at least 2 (SGAIS 50 / 10; AIS and SIR 100 / 10);}
 #'   \item{`target_ess`}{the ESS each annealing step keeps, in (1, `particles`) (`NULL`: 0.8
 #'     `particles` / 5);}
 #'   \item{`annealing_ess`}{`"conditional"` (Zhou, Johansen and Aston 2016) / `"incremental"`;}
