@@ -54,7 +54,8 @@
 #' shrinks as 1 / particles: its robust preset takes 100 particles where [sgais()] takes 50. The
 #' sequential estimator splits only when given `split_ess`: its particles, never resampled,
 #' follow a moving posterior by moves alone and stay behind it, so split it is a nat or two low
-#' without the warning its one-step version gives. The `"paper"` presets never split (`split_ess = 0`).
+#' without the warning its one-step version gives. The `"paper"` presets never split
+#' (`split_ess = 0`).
 #' Its robust preset instead restarts where a chunk's one step would leave an ESS below half
 #' the particles, while the data so far fit in one mini-batch (`restart_ess`, [restarts]): it
 #' anneals them as [sgais()] does and goes on from there.
