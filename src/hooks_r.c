@@ -26,6 +26,34 @@ SEXP ffi_flymc_bound(SEXP model, SEXP anchor, SEXP theta) {
   return out;
 }
 
+/* The model's grad_log_lik_diff (model.h) at theta and a over observations idx (1-based), with
+ * scale 1. */
+SEXP ffi_model_grad_diff(SEXP model, SEXP theta, SEXP a, SEXP idx) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (!m.grad_log_lik_diff)
+    sg_input_error("%s models have no one-pass gradient difference.", m.name);
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) != m.dim || TYPEOF(a) != REALSXP ||
+      Rf_length(a) != m.dim)
+    sg_input_error("`theta` and `a` must be numeric vectors of length %d.", m.dim);
+  if (TYPEOF(idx) != INTSXP) sg_input_error("`idx` must be an integer vector.");
+  const int n = Rf_length(idx);
+  int *i0 = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
+  for (int k = 0; k < n; k++) {
+    if (INTEGER(idx)[k] < 1 || INTEGER(idx)[k] > m.n_obs) sg_input_error("`idx` is out of range.");
+    i0[k] = INTEGER(idx)[k] - 1;
+  }
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, m.dim));
+  memset(REAL(out), 0, m.dim * sizeof(double));
+  sg_model_grad_log_lik_diff(&m, &ws, REAL(theta), REAL(a), i0, n, 1.0, REAL(out));
+  if (st.code) sg_raise(&st);
+  UNPROTECT(1);
+  return out;
+}
+
 /* A mixture model with jump proposals (and its K, D), or an input error; theta must hold
  * points of its dimension, a column each: their number is returned. */
 static int mixture_with_jumps(SEXP model, SEXP theta, sg_model *m, int *K, int *D) {

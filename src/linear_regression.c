@@ -129,6 +129,68 @@ static double lr_sum_squares(const lr_data *d, const double *theta, const int *i
 }
 #undef LR_CASE
 
+/* The control variate's difference (model.h, grad_log_lik_diff) over the rows idx[0..n-1], each
+ * read once: adds sum_i (c1 r_i(t1) - c2 r_i(t2)) a_i to grad[0..p-1], r_i(t) = y_i - a_i' t,
+ * and leaves the two residual sums of squares in ss[0] and ss[1]. */
+static inline __attribute__((always_inline)) void
+lr_diff_p(const lr_data *d, const double *t1, const double *t2, const int *idx, int n, double c1,
+          double c2, double *grad, double *ss, const int p) {
+  double u[LR_MAX_FIXED_P], v[LR_MAX_FIXED_P], g[LR_MAX_FIXED_P];
+  const double *rows = d->rows;
+  const sg_index stride = d->stride;
+  for (int j = 0; j < p; j++) {
+    u[j] = t1[j];
+    v[j] = t2[j];
+    g[j] = 0.0;
+  }
+  double s1 = 0.0, s2 = 0.0;
+  sg_rows_prefetch_start(rows, (int) stride, p + 1, idx, n);
+  for (int k = 0; k < n; k++) {
+    sg_rows_prefetch(rows, (int) stride, p + 1, idx, k, n);
+    const double *x = rows + (sg_index) idx[k] * stride;
+    double mu1 = 0.0, mu2 = 0.0;
+    LR_UNROLL
+    for (int j = 0; j < p; j++) {
+      mu1 += x[j] * u[j];
+      mu2 += x[j] * v[j];
+    }
+    const double r1 = x[p] - mu1, r2 = x[p] - mu2, w = c1 * r1 - c2 * r2;
+    s1 += r1 * r1;
+    s2 += r2 * r2;
+    LR_UNROLL
+    for (int j = 0; j < p; j++) g[j] += w * x[j];
+  }
+  for (int j = 0; j < p; j++) grad[j] += g[j];
+  ss[0] = s1;
+  ss[1] = s2;
+}
+
+#define LR_DIFF_CASE(P)                                                                            \
+  case P:                                                                                          \
+    lr_diff_p(d, t1, t2, idx, n, c1, c2, grad, ss, P);                                             \
+    return;
+static void lr_diff(const lr_data *d, const double *t1, const double *t2, const int *idx, int n,
+                    double c1, double c2, double *grad, double *ss) {
+  switch (d->p) {
+    LR_DIFF_CASE(1) LR_DIFF_CASE(2) LR_DIFF_CASE(3) LR_DIFF_CASE(4) LR_DIFF_CASE(5) LR_DIFF_CASE(6)
+    LR_DIFF_CASE(7) LR_DIFF_CASE(8)
+  default: /* wider designs: a pass for each point */
+    ss[0] = lr_sum_squares_any(d, t1, idx, 0, n, c1, grad);
+    ss[1] = lr_sum_squares_any(d, t2, idx, 0, n, -c2, grad);
+  }
+}
+#undef LR_DIFF_CASE
+
+static void lr_grad_log_lik_diff(const sg_model *m, sg_workspace *ws, const double *theta,
+                                 const double *a, const int *idx, int n, double scale,
+                                 double *grad) {
+  (void) ws;
+  const lr_data *d = m->data;
+  const double c = scale * d->inv_var;
+  double ss[2];
+  lr_diff(d, theta, a, idx, n, c, c, grad, ss);
+}
+
 static double lr_log_lik(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
                          int start, int n, double scale, double *grad) {
   (void) ws;
@@ -173,6 +235,7 @@ int sg_linear_regression_init(sg_model *m, const double *rows, int p, int n, dou
 
   sg_model_define(m, p, n, d, sg_coef_model_prior_draw, sg_coef_model_log_prior);
   m->log_lik = lr_log_lik;
+  m->grad_log_lik_diff = lr_grad_log_lik_diff;
   m->log_lik_range = lr_log_lik_range;
   return SG_OK;
 }
@@ -244,6 +307,18 @@ static double nig_log_lik(const sg_model *m, sg_workspace *ws, const double *the
   return -0.5 * n * (LR_LOG_2PI + s) - 0.5 * e * ss;
 }
 
+/* Its difference at theta = (beta, s) and a = (beta_a, s_a), in one pass (lr_diff). */
+static void nig_grad_log_lik_diff(const sg_model *m, sg_workspace *ws, const double *theta,
+                                  const double *a, const int *idx, int n, double scale,
+                                  double *grad) {
+  (void) ws;
+  const lr_data *d = m->data;
+  const double e1 = exp(-theta[d->p]), e2 = exp(-a[d->p]);
+  double ss[2];
+  lr_diff(d, theta, a, idx, n, scale * e1, scale * e2, grad, ss);
+  grad[d->p] += 0.5 * scale * (e1 * ss[0] - e2 * ss[1]);
+}
+
 int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
                                   sg_coef_prior prior, double shape, double scale, sg_status *st) {
   if (p < 1 || n < 0) return sg_fail(st, SG_ERR_INPUT, "`model` data are corrupt: no design columns.");
@@ -286,6 +361,7 @@ int sg_linear_regression_nig_init(sg_model *m, const double *rows, int p, int n,
 
   sg_model_define(m, p + 1, n, d, nig_prior_draw, nig_log_prior);
   m->log_lik = nig_log_lik;
+  m->grad_log_lik_diff = nig_grad_log_lik_diff;
   return SG_OK;
 }
 
@@ -455,5 +531,6 @@ int sg_linear_regression_zellner_init(sg_model *m, const double *rows, int p, in
   sg_model_define(m, p + 1, n, d, lz_prior_draw, lz_log_prior);
   m->scratch_bytes = (size_t) (k > 0 ? k : 1) * sizeof(double);
   m->log_lik = nig_log_lik;
+  m->grad_log_lik_diff = nig_grad_log_lik_diff;
   return SG_OK;
 }

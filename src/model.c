@@ -88,6 +88,13 @@ void sg_model_grad_log_lik(const sg_model *m, sg_workspace *ws, const double *th
   }
 }
 
+void sg_model_grad_log_lik_diff(const sg_model *m, sg_workspace *ws, const double *theta,
+                                const double *a, const int *idx, int n, double scale,
+                                double *grad) {
+  ws->count.gradient += 2.0 * n;
+  m->grad_log_lik_diff(m, ws, theta, a, idx, n, scale, grad);
+}
+
 void sg_model_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const double *theta,
                                 int start, int n, double *out) {
   ws->count.likelihood += n;

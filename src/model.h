@@ -80,6 +80,12 @@ struct sg_model {
   void (*grad_log_lik)(const sg_model *m, sg_workspace *ws, const double *theta, const int *idx,
                        int start, int n, double scale, double *grad);
 
+  /* Optional (NULL: grad_log_lik at each point): adds scale * sum_i [grad log p(y_i | theta) -
+   * grad log p(y_i | a)] over the observations idx[0..n-1] to grad, reading each once: the
+   * difference a control-variate mini-batch gradient needs (sgais.c). */
+  void (*grad_log_lik_diff)(const sg_model *m, sg_workspace *ws, const double *theta,
+                            const double *a, const int *idx, int n, double scale, double *grad);
+
   /* Optional (NULL: log_lik one observation at a time): out[k] = log p(y_{start+k} | theta) for
    * k < n, for predictive densities. */
   void (*log_lik_pointwise)(const sg_model *m, sg_workspace *ws, const double *theta, int start,
@@ -255,6 +261,10 @@ double sg_model_log_lik(const sg_model *m, sg_workspace *ws, const double *theta
 /* Only the gradient (added, times scale, to grad), counted as gradient evaluations. */
 void sg_model_grad_log_lik(const sg_model *m, sg_workspace *ws, const double *theta,
                            const int *idx, int start, int n, double scale, double *grad);
+/* The model's grad_log_lik_diff, counted as 2 n gradient evaluations; the model must have it. */
+void sg_model_grad_log_lik_diff(const sg_model *m, sg_workspace *ws, const double *theta,
+                                const double *a, const int *idx, int n, double scale,
+                                double *grad);
 /* out[k] = log p(y_{start+k} | theta), k < n, counted as likelihood evaluations. */
 void sg_model_log_lik_pointwise(const sg_model *m, sg_workspace *ws, const double *theta,
                                 int start, int n, double *out);

@@ -138,6 +138,13 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
   /* with a bounded reservoir the mini-batch is unbiased for the sum over all n_prev earlier
    * observations given the reservoir, itself a uniform sample of them */
   const double scale = t->n_prev / t->batch_size;
+  if (t->anchor && m->grad_log_lik_diff) {
+    /* both gradients in one pass over the mini-batch's rows (model.h) */
+    sg_model_grad_log_lik_diff(m, t->ws, theta, t->anchor->theta, t->idx, t->batch_size, scale,
+                               grad);
+    for (int j = 0; j < m->dim; j++) grad[j] += t->anchor->grad[j];
+    return;
+  }
   sg_model_grad_log_lik(m, t->ws, theta, t->idx, 0, t->batch_size, scale, grad);
   if (t->anchor) {
     for (int j = 0; j < m->dim; j++) grad[j] += t->anchor->grad[j];

@@ -37,6 +37,25 @@ test_that("the C log-likelihood, prior and gradients match R", {
   expect_equal(ev$grad_log_prior, -theta / 1.5^2)
 })
 
+test_that("the one-pass gradient difference of a mini-batch matches two gradients", {
+  test_tags("memcheck")
+  for (dim in c(3, 10)) { # 4 and 11 design columns: the loop fixed to p, and the general one
+    data <- simulate_linear_regression(60, dim = dim, seed = 21)
+    models <- list(linear_regression(y ~ ., data, noise_sd = 0.7),
+                   linear_regression(y ~ ., data),
+                   linear_regression(y ~ ., data, prior = g_prior()))
+    for (model in models) {
+      theta <- with_seed(3, stats::rnorm(model$dim, sd = 0.5))
+      a <- theta + with_seed(4, stats::rnorm(model$dim, sd = 0.1))
+      idx <- with_seed(5, sample.int(60, 45, replace = TRUE))
+      grad <- function(t, i) sgais:::model_evaluate(model, t, start = i - 1L, n = 1L)$grad_log_lik
+      want <- Reduce(`+`, lapply(idx, function(i) grad(theta, i) - grad(a, i)))
+      got <- .Call(sgais:::C_ffi_model_grad_diff, model, theta, a, as.integer(idx))
+      expect_equal(got, want, tolerance = 1e-10)
+    }
+  }
+})
+
 test_that("gradients pass the finite-difference check, also for large covariates", {
   data <- simulate_linear_regression(300, seed = 16)
   check <- check_gradients(linear_regression(y ~ ., data, noise_sd = 1), n = 3, seed = 1)
