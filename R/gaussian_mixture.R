@@ -46,7 +46,10 @@
 #' the jumps. A spare component so drawn follows a cluster that appears, and SGAIS's restarts
 #' on the grid wait meanwhile (see [restarts]). A bounded `reservoir_size` holds too few
 #' observations for that or for restarts: [sgais()] then warns (class
-#' `sgais_warning_unreliable`) before a mixture's run.
+#' `sgais_warning_unreliable`) before a mixture's run. Where the data show every cluster, the
+#' mini-batches of those estimators are drawn within the clusters (a small cluster, such as one
+#' that has just appeared in a stream, whole; equal draws from the others), and their moves are
+#' repeated while the particles still correlate with where they began, as exact moves are.
 #'
 #' With one component the model is a normal-inverse-gamma model in each dimension, whose
 #' evidence has a closed form: [exact_log_evidence()] gives it, which checks the mixture code

@@ -106,6 +106,9 @@ typedef struct {
 /* The most particles a run of settings s holds, starting from M: early_particles, particles, or
  * M if more (resampled down to the phase's count at the next chunk). */
 int sgais_particle_cap(const sgais_settings *s, int M);
+int sgais_probe_batch_grads(const sg_model *m, sg_workspace *ws, const double *theta,
+                            const double *a, int batch_size, int stratified, int draws,
+                            uint64_t key, double *out);
 
 /* Processes chunks from state->n until n_end observations or until time_budget seconds have
  * passed, with the chunks in `schedule` on its steps; returns their number, or -1 after a

@@ -131,6 +131,8 @@ SEXP ffi_first_non_finite(SEXP x);
 SEXP ffi_precond_metric(SEXP theta, SEXP logw, SEXP kind, SEXP leave_out);
 SEXP ffi_flymc_bound(SEXP model, SEXP anchor, SEXP theta);
 SEXP ffi_model_grad_diff(SEXP model, SEXP theta, SEXP a, SEXP idx);
+SEXP ffi_sgais_batch_grads(SEXP model, SEXP theta, SEXP a, SEXP batch_size, SEXP stratified,
+                           SEXP draws);
 SEXP ffi_gaussian_mixture_jump_clusters(SEXP model);
 SEXP ffi_gaussian_mixture_jump_parts(SEXP model, SEXP theta, SEXP pop_mean, SEXP pop_factor,
                                      SEXP n);

@@ -327,6 +327,7 @@ int sg_gaussian_mixture_init(sg_model *m, const double *yt, int D, int n, int K,
     m->ref_draw = gm_ref_draw;
     m->ref_ok = gm_ref_ok;
     m->ref_refit = gm_ref_refit;
+    m->strata = gm_strata;
     m->jump_aux = gm_aux_size(d);
   }
   return SG_OK;

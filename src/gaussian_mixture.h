@@ -168,6 +168,7 @@ int gm_to_region(const sg_model *m, sg_workspace *ws, const double *region, doub
 /* gaussian_mixture_cluster.c */
 size_t gm_aux_size(const gm_data *d);
 void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs, double *aux);
+int gm_strata(const sg_model *m, const double *aux, const int *rows, int n, int *label);
 gm_nig gm_cluster_nig(const gm_data *d, const double *aux, int c, int j, double n);
 double gm_cluster_alpha(const gm_data *d, const double *aux, int c, double n);
 

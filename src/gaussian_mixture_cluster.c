@@ -1,8 +1,9 @@
 /* The data's clusters behind the Gaussian mixture's jump proposals and reference distribution
  * (model.h, jump_prepare). gm_jump_prepare clusters the points by k-means into k = 1, ..., K
  * clusters (standardised dimensions; GM_KMEANS_STARTS k-means++ starts from a fixed stream and
- * one from the k - 1 clusters, the best by the within-cluster sum of squares), refines each by
- * classification EM under the model's own family (gm_cem), keeps each cluster's share f_c,
+ * one from the k - 1 clusters, the best by the within-cluster sum of squares unless the model
+ * scores it below fewer clusters: gm_partition), refines each by classification EM under the
+ * model's own family (gm_cem), keeps each cluster's share f_c,
  * mean m_c and variance v_c, and of these K clusterings the one whose allocation the model
  * itself finds most probable (gm_clusters_log_marginal): a guess at where the posterior puts
  * its components, the others left empty. Always taking k = K misleads when the data hold
@@ -82,18 +83,16 @@ static void gm_nearest_update(const double *x, int n_pts, int D, const double *c
   }
 }
 
-/* k-means of the n_pts standardised points x (n_pts x D) into C clusters: the labels of the
- * best of GM_KMEANS_STARTS k-means++ starts in best_label and, with `split` (the labels of C - 1
- * clusters on entry, in best_label; copied to split), of one more start from those clusters'
- * means and the point farthest from them. k-means++ can miss a small cluster far from the others
- * (a cluster that has just appeared in a stream, a few per cent of the points): its one more centre
- * then often lands in a large cluster, in every start, and the clustering merges the small one
- * with its neighbour; from the C - 1 clusters, the farthest point is in it. That start wins only
- * with a smaller sum of squares. centre: C x D; dist: n_pts; label: n_pts; count: C. */
-static void gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, double *centre,
-                      double *dist, int *label, int *count, int *best_label, int *split) {
-  if (split) memcpy(split, best_label, (size_t) n_pts * sizeof(int));
-  double best_sse = R_PosInf;
+/* k-means of the n_pts standardised points x (n_pts x D) into C clusters from GM_KMEANS_STARTS
+ * k-means++ starts and, with `split` (the labels of C - 1 clusters), one more from those clusters'
+ * means and the point farthest from them: start s's labels in cand + s n_pts, its within-cluster
+ * sum of squares in sse[s]. Returns the number of starts. k-means++ can miss a small cluster far
+ * from the others (a cluster that has just appeared in a stream, a few per cent of the points):
+ * its one more centre then often lands in a large cluster, in every start, and the clustering
+ * merges the small one with its neighbour; from the C - 1 clusters, the farthest point is in it.
+ * centre: C x D; dist: n_pts; count: C; cand: GM_KMEANS_STARTS + 1 times n_pts. */
+static int gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, double *centre,
+                     double *dist, int *count, const int *split, int *cand, double *sse) {
   for (int start = 0; start < GM_KMEANS_STARTS; start++) {
     /* k-means++: each new centre a point drawn with probability proportional to its squared
      * distance from the nearest centre so far */
@@ -113,13 +112,9 @@ static void gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, dou
       memcpy(centre + (size_t) c * D, x + (size_t) pick * D, D * sizeof(double));
       gm_nearest_update(x, n_pts, D, centre, c, dist);
     }
-    const double sse = gm_lloyd(x, n_pts, D, C, centre, label, count);
-    if (sse < best_sse) {
-      best_sse = sse;
-      memcpy(best_label, label, (size_t) n_pts * sizeof(int));
-    }
+    sse[start] = gm_lloyd(x, n_pts, D, C, centre, cand + (size_t) start * n_pts, count);
   }
-  if (!split) return;
+  if (!split) return GM_KMEANS_STARTS;
   /* the C - 1 clusters' means (those left with points), then farthest points to C centres */
   gm_label_means(x, n_pts, D, C - 1, split, centre, count);
   int c = 0;
@@ -135,8 +130,9 @@ static void gm_kmeans(const double *x, int n_pts, int D, int C, sg_rng *rng, dou
     memcpy(centre + (size_t) c * D, x + (size_t) far * D, D * sizeof(double));
     gm_nearest_update(x, n_pts, D, centre, c, dist);
   }
-  const double sse = gm_lloyd(x, n_pts, D, C, centre, label, count);
-  if (sse < best_sse) memcpy(best_label, label, (size_t) n_pts * sizeof(int));
+  sse[GM_KMEANS_STARTS] =
+      gm_lloyd(x, n_pts, D, C, centre, cand + (size_t) GM_KMEANS_STARTS * n_pts, count);
+  return GM_KMEANS_STARTS + 1;
 }
 
 /* Refines the labels (0..C-1) of the n_pts standardised points x by classification EM under
@@ -434,14 +430,70 @@ static void gm_bridge(const gm_data *d, const int *pts, int n_pts, const double 
   out[0] = C;
 }
 
+/* gm_jump_prepare's scratch for one clustering: x, the n_pts x D standardised points; trial and
+ * alt, room for K + 1 clusters each (aux's layout); label, the chosen partition's labels (the
+ * next k's `split`); cand, each k-means start's; the rest as gm_kmeans and gm_cem take them. */
+typedef struct {
+  double *x, *centre, *var, *lf, *dist, *sd, *trial, *alt;
+  int *label, *count, *cand;
+} gm_cluster_work;
+
+/* Start `start`'s labels refined by gm_cem, as clusters into `out` (aux's layout, data units);
+ * returns their log marginal under `components` components (-Inf without clusters). */
+static double gm_refined(const gm_data *d, const int *pts, int n_pts, int k, int components,
+                         double n_obs, gm_cluster_work *w, int start, double *out) {
+  int *lab = w->cand + (size_t) start * n_pts;
+  gm_cem(w->x, n_pts, d->d, k, lab, w->centre, w->var, w->lf, w->count);
+  gm_cluster_summary(d, pts, n_pts, lab, k, w->sd, out);
+  return out[0] > 0 ? gm_clusters_log_marginal(d, out, n_obs, components) : R_NegInf;
+}
+
+/* The partition of the points pts into k clusters, in w->trial (data units) and w->label; returns
+ * its log marginal under `components` components (gm_clusters_log_marginal; -Inf without
+ * clusters). It is k-means' start of least sum of squares refined by gm_cem, unless gm_cem drops
+ * one of its clusters or the model scores it no higher than `fewer` (the best partition into
+ * fewer clusters): k-means' k-th centre then went where the model puts none. Two small clusters
+ * far apart (a stream's newest, a few dozen points each) cost k-means more merged than a large
+ * cluster split in two does, so every start may split and merge so. The other starts that keep
+ * their k clusters through gm_cem then compete with it by the model's log marginal, as k* is
+ * chosen. Not otherwise: on overlapping clusters the model can score a partition that sets a few
+ * points apart above k-means', and a reference from it misleads nested sampling (inst/design.md,
+ * Mixtures). */
+static double gm_partition(const gm_data *d, const int *pts, int n_pts, int k, int components,
+                           double n_obs, double fewer, sg_rng *rng, gm_cluster_work *w) {
+  double sse[GM_KMEANS_STARTS + 1];
+  const int starts = gm_kmeans(w->x, n_pts, d->d, k, rng, w->centre, w->dist, w->count,
+                               k > 1 ? w->label : NULL, w->cand, sse);
+  int chosen = 0;
+  for (int s = 1; s < starts; s++)
+    if (sse[s] < sse[chosen]) chosen = s;
+  double lm = gm_refined(d, pts, n_pts, k, components, n_obs, w, chosen, w->trial);
+  if ((int) w->trial[0] < k || lm <= fewer) {
+    const int merged = chosen;
+    for (int s = 0; s < starts; s++) {
+      if (s == merged) continue;
+      const double l = gm_refined(d, pts, n_pts, k, components, n_obs, w, s, w->alt);
+      if ((int) w->alt[0] == k && l > lm) {
+        lm = l;
+        chosen = s;
+        memcpy(w->trial, w->alt, (1 + (size_t) k * (2 * d->d + 1)) * sizeof(double));
+      }
+    }
+  }
+  memcpy(w->label, w->cand + (size_t) chosen * n_pts, (size_t) n_pts * sizeof(int));
+  return lm;
+}
+
 /* The doubles of aux (gaussian_mixture.h): the chosen clusters (C, then 1 + 2 d each), the head
  * (k*, E, the flag of more clusters and U), the K sets of k-means clusters and K - 1 bridge sets,
- * then gm_jump_prepare's scratch: trial clusters (K + 1 of them), the standardised points,
- * centres, variances and log-shares, distances, sd and mean, and four int arrays. */
+ * then gm_jump_prepare's scratch (gm_cluster_work): two sets of trial clusters (K + 1 of them),
+ * the standardised points, centres, variances and log-shares, distances, sd and mean, and the
+ * int arrays: labels, counts and each k-means start's labels. */
 size_t gm_aux_size(const gm_data *d) {
   const size_t K = d->K, D = d->d, cl = gm_set_len(d);
-  return (2 * K + 1) * cl + GM_HEAD_LEN + (2 * D + 1) + (size_t) SG_JUMP_POINTS * (D + 1) +
-         (K + 1) * (2 * D + 1) + 2 * D + ((size_t) 3 * SG_JUMP_POINTS + K + 2) / 2 + 1;
+  const size_t ints = (size_t) (GM_KMEANS_STARTS + 2) * SG_JUMP_POINTS + K + 2;
+  return (2 * K + 2) * cl + GM_HEAD_LEN + 2 * (2 * D + 1) + (size_t) SG_JUMP_POINTS * (D + 1) +
+         (K + 1) * (2 * D + 1) + 2 * D + ints / 2 + 1;
 }
 
 /* model.h, jump_prepare: the clusters of the points pts[0..n_pts-1] into aux, as described at
@@ -451,13 +503,19 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
   const int D = d->d, K = d->K;
   const size_t cl = gm_set_len(d); /* one set of clusters */
   double *head = gm_head(d, aux);
-  /* trial clusters (room for K + 1); n_pts x D standardised points */
-  double *trial = gm_clusters_set(d, aux, 2 * K), *x = trial + cl + 2 * D + 1;
-  double *centre = x + (size_t) n_pts * D, *var = centre + (size_t) (K + 1) * D,
-         *lf = var + (size_t) (K + 1) * D;
-  double *dist = lf + K + 1, *sd = dist + n_pts, *mean = sd + D;
-  int *label = (int *) (mean + D), *best_label = label + n_pts, *count = best_label + n_pts,
-      *split = count + K + 2;
+  gm_cluster_work w;
+  w.trial = gm_clusters_set(d, aux, 2 * K);
+  w.alt = w.trial + cl + 2 * D + 1;
+  w.x = w.alt + cl + 2 * D + 1;
+  w.centre = w.x + (size_t) n_pts * D;
+  w.var = w.centre + (size_t) (K + 1) * D;
+  w.lf = w.var + (size_t) (K + 1) * D;
+  w.dist = w.lf + K + 1;
+  w.sd = w.dist + n_pts;
+  double *trial = w.trial, *x = w.x, *sd = w.sd, *mean = sd + D;
+  w.label = (int *) (mean + D);
+  w.count = w.label + n_pts;
+  w.cand = w.count + K + 2;
   for (int j = 0; j < D; j++) {
     double mu = 0.0, ss = 0.0;
     for (int p = 0; p < n_pts; p++) mu += d->yt[(sg_index) pts[p] * D + j];
@@ -481,11 +539,8 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
   head[GM_HEAD_KSTAR] = 1.0;
   for (int k = 1; k <= K; k++) gm_clusters_set(d, aux, k)[0] = 0.0;
   for (int k = 1; k <= C; k++) {
-    gm_kmeans(x, n_pts, D, k, &rng, centre, dist, label, count, best_label, k > 1 ? split : NULL);
-    gm_cem(x, n_pts, D, k, best_label, centre, var, lf, count);
-    gm_cluster_summary(d, pts, n_pts, best_label, k, sd, trial);
+    const double lm = gm_partition(d, pts, n_pts, k, K, n_obs, best, &rng, &w);
     memcpy(gm_clusters_set(d, aux, k), trial, cl * sizeof(double));
-    const double lm = trial[0] > 0 ? gm_clusters_log_marginal(d, trial, n_obs, K) : R_NegInf;
     if (lm > best) {
       best = lm;
       memcpy(aux, trial, cl * sizeof(double));
@@ -499,11 +554,8 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
    * score alike: see gm_ref_ok.) */
   head[GM_HEAD_MORE] = 0.0;
   if (K + 1 <= n_pts) {
-    gm_kmeans(x, n_pts, D, K + 1, &rng, centre, dist, label, count, best_label, split);
-    gm_cem(x, n_pts, D, K + 1, best_label, centre, var, lf, count);
-    gm_cluster_summary(d, pts, n_pts, best_label, K + 1, sd, trial);
-    if ((int) trial[0] == K + 1 && gm_clusters_log_marginal(d, trial, n_obs, K + 1) > best)
-      head[GM_HEAD_MORE] = 1.0;
+    const double lm = gm_partition(d, pts, n_pts, K + 1, K + 1, n_obs, best, &rng, &w);
+    if ((int) trial[0] == K + 1 && lm > best) head[GM_HEAD_MORE] = 1.0;
   }
   head[GM_HEAD_CLAIM] = gm_empty_claim(d, pts, n_pts, x, aux, n_obs);
   head[GM_HEAD_OVERLAP] = gm_overlap(d, pts, n_pts, x, aux);
@@ -523,7 +575,7 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
       double *to = gm_bridge_set(d, aux, k);
       /* x (the standardised points, n_pts x D) is free after gm_empty_claim, and C' + 1 <=
        * n_pts / 2 + 1 <= n_pts (each cluster holds 2 points' worth at least) */
-      gm_bridge(d, pts, n_pts, from, mean, sd, centre, var, lf, x, to);
+      gm_bridge(d, pts, n_pts, from, mean, sd, w.centre, w.var, w.lf, x, to);
       if (to[0] == 0.0) break;
       from = to;
       if (!all) break;
@@ -531,6 +583,42 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
     head[GM_HEAD_SPARE] = from == aux;
     if (!all) gm_bridge_set(d, aux, (int) aux[0] + 1)[0] = 0.0;
   }
+}
+
+/* model.h, strata: each observation's most probable of the chosen clusters of aux, as normals
+ * (gm_cluster_log_densities with the precisions once per call). */
+int gm_strata(const sg_model *m, const double *aux, const int *rows, int n, int *label) {
+  const gm_data *d = m->data;
+  const int D = d->d, C = (int) aux[0];
+  if (C < 2 || C > SG_STRATA_MAX) return 0;
+  double *iv = (double *) R_alloc((size_t) C * (D + 1), sizeof(double)), *lc = iv + (size_t) C * D;
+  for (int c = 0; c < C; c++) {
+    const double *cl = aux + 1 + (size_t) c * (2 * D + 1);
+    lc[c] = log(cl[0]);
+    for (int j = 0; j < D; j++) {
+      iv[(size_t) c * D + j] = exp(-cl[1 + D + j]);
+      lc[c] -= 0.5 * cl[1 + D + j];
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    const double *y = d->yt + (sg_index) (rows ? rows[i] : i) * D;
+    int top = 0;
+    double best = R_NegInf;
+    for (int c = 0; c < C; c++) {
+      const double *mc = aux + 2 + (size_t) c * (2 * D + 1);
+      double v = lc[c];
+      for (int j = 0; j < D; j++) {
+        const double e = y[j] - mc[j];
+        v -= 0.5 * e * e * iv[(size_t) c * D + j];
+      }
+      if (v > best) {
+        best = v;
+        top = c;
+      }
+    }
+    label[i] = top;
+  }
+  return C;
 }
 
 /* Probe for the tests (model.h; hooks_r.c): the chosen clusters of aux. */

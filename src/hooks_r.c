@@ -1,5 +1,6 @@
 /* Glue: entry points for the tests only (tests/testthat), which look inside the core through its
- * probes (model.h, kernel.h, linear_search.h): plain C in and out, the R objects made here. */
+ * probes (model.h, kernel.h, linear_search.h, estimators.h): plain C in and out, the R objects made here. */
+#include "estimators.h"
 #include "ffi.h"
 #include "linear_search.h"
 #include <string.h>
@@ -50,6 +51,30 @@ SEXP ffi_model_grad_diff(SEXP model, SEXP theta, SEXP a, SEXP idx) {
   memset(REAL(out), 0, m.dim * sizeof(double));
   sg_model_grad_log_lik_diff(&m, &ws, REAL(theta), REAL(a), i0, n, 1.0, REAL(out));
   if (st.code) sg_raise(&st);
+  UNPROTECT(1);
+  return out;
+}
+
+/* SGAIS's mini-batch gradient at theta with the anchor a, exactly and in `draws` mini-batches
+ * of batch_size (sgais_probe_batch_grads): a dim x (draws + 1) matrix, the exact one first,
+ * with attribute "strata" (0: drawn uniformly). */
+SEXP ffi_sgais_batch_grads(SEXP model, SEXP theta, SEXP a, SEXP batch_size, SEXP stratified,
+                           SEXP draws) {
+  sg_model m;
+  sg_model_from_r(model, &m);
+  if (TYPEOF(theta) != REALSXP || Rf_length(theta) != m.dim || TYPEOF(a) != REALSXP ||
+      Rf_length(a) != m.dim)
+    sg_input_error("`theta` and `a` must be numeric vectors of length %d.", m.dim);
+  const int b = Rf_asInteger(batch_size), d = Rf_asInteger(draws);
+  if (b < 1 || d < 0 || d == NA_INTEGER) sg_input_error("`batch_size` and `draws` must be counts.");
+  sg_status st = {SG_OK, ""};
+  sg_workspace ws;
+  sg_workspace_init(&ws, &m, &st);
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m.dim, d + 1));
+  const int C = sgais_probe_batch_grads(&m, &ws, REAL(theta), REAL(a), b, Rf_asLogical(stratified),
+                                        d, 0x5354524154554dULL, REAL(out));
+  if (st.code) sg_raise(&st);
+  Rf_setAttrib(out, Rf_install("strata"), Rf_ScalarInteger(C));
   UNPROTECT(1);
   return out;
 }

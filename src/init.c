@@ -30,6 +30,7 @@ static const R_CallMethodDef call_methods[] = {
   {"ffi_precond_metric", (DL_FUNC) &ffi_precond_metric, 4},
   {"ffi_flymc_bound", (DL_FUNC) &ffi_flymc_bound, 3},
   {"ffi_model_grad_diff", (DL_FUNC) &ffi_model_grad_diff, 4},
+  {"ffi_sgais_batch_grads", (DL_FUNC) &ffi_sgais_batch_grads, 6},
   {"ffi_gaussian_mixture_jump_clusters", (DL_FUNC) &ffi_gaussian_mixture_jump_clusters, 1},
   {"ffi_gaussian_mixture_jump_parts", (DL_FUNC) &ffi_gaussian_mixture_jump_parts, 5},
   {"ffi_gaussian_mixture_canonicalize", (DL_FUNC) &ffi_gaussian_mixture_canonicalize, 3},

@@ -215,7 +215,13 @@ struct sg_model {
    * observations at buffer positions start..start+n-1 (one pass over them), so that q0 may be
    * as narrow as their posterior (anneal.h, sg_reference_for). */
   void (*ref_refit)(const sg_model *m, int start, int n, double *aux);
+  /* Optional, with the jump proposals (NULL if none): strata for mini-batches (sgais.c, which
+   * draws each mini-batch within them). Writes to label[i] the stratum, 0..C-1, of the
+   * observation at buffer position rows[i] (rows NULL: i) for i < n, from aux; returns C, 0 for
+   * none (C <= SG_STRATA_MAX). */
+  int (*strata)(const sg_model *m, const double *aux, const int *rows, int n, int *label);
 };
+#define SG_STRATA_MAX 16
 #define SG_REF_USABLE 1
 #define SG_REF_COMPLETE 2
 /* The most observations jump proposals are built from (n_pts): preparing them costs

@@ -15,6 +15,8 @@
  *     whenever n_prev has doubled since, which costs O(N) gradient evaluations in all, or when
  *     the particles have moved more than SGAIS_REANCHOR_DISTANCE target widths from it. The
  *     mini-batch noise then shrinks with the posterior, instead of heating it in proportion to n;
+ *   - for a model with strata (a mixture's clusters), mini-batches drawn within them
+ *     (strata_grad) and moves repeated until the particles decorrelate, as exact moves are;
  *   - the exact potential while n_prev <= exact_until (thesis Section 4.1: the early terms
  *     dominate the error), with early_particles particles, resampled down to `particles` when
  *     the mini-batch phase begins (the early phase is cheap and hardest, annealing away from the
@@ -110,11 +112,59 @@ typedef struct {
   const int *slot;
   int *idx;
   const sgais_anchor *anchor; /* NULL: plain mini-batch gradient (paper eq. 4) */
+  /* 0, or the strata the mini-batch is drawn within (strata_set): stratum c is the positions
+   * strata_rows[strata_start[c] .. strata_start[c + 1] - 1] */
+  int strata;
+  const int *strata_start, *strata_rows;
   /* the first chunk's reference (setting `reference`; anneal.h), or none */
   sg_reference ref;
   sg_workspace *ws;
   sg_rng *rng; /* the stream of the particle being moved: its mini-batches */
 } sgais_target;
+
+/* The mini-batch term drawn within the strata of t: every observation, at scale 1, of a stratum
+ * of no more than batch_size / C, and from each of the others the same number b of the rest of
+ * the batch, drawn with replacement at scale n_c / b; with the anchor, the difference of the control variate (paper eq. 4 with
+ * the anchor's full sum added). Unbiased for any strata, as the uniform draw is. With a mixture's
+ * clusters for strata, a cluster of a few dozen observations among thousands (a stream's newest)
+ * puts b of them in every mini-batch instead of one or none: uniformly drawn, the noise on its
+ * component's parameters is as large as its observations' pull, SGHMC's particles spread wider
+ * than the posterior, and each chunk's predictive comes out low (inst/design.md). */
+static void strata_grad(sgais_target *t, const double *theta, double *grad) {
+  const sg_model *m = t->m;
+  const int fair = t->batch_size / t->strata;
+  int rest = t->batch_size, drawn = 0;
+  for (int c = 0; c < t->strata; c++) {
+    const int nc = t->strata_start[c + 1] - t->strata_start[c];
+    if (nc <= fair) rest -= nc;
+    else drawn++;
+  }
+  const int per = drawn && rest / drawn > 0 ? rest / drawn : 1;
+  sg_rng rng = *t->rng;
+  for (int c = 0; c < t->strata; c++) {
+    const int *rows = t->strata_rows + t->strata_start[c];
+    const int nc = t->strata_start[c + 1] - t->strata_start[c];
+    const int *idx = rows;
+    int n = nc;
+    double scale = 1.0;
+    if (nc > fair && nc > per) {
+      for (int k = 0; k < per; k++) t->idx[k] = rows[sg_rng_index(&rng, (uint32_t) nc)];
+      idx = t->idx;
+      n = per;
+      scale = (double) nc / per;
+    }
+    if (n == 0) continue;
+    if (t->anchor && m->grad_log_lik_diff) {
+      sg_model_grad_log_lik_diff(m, t->ws, theta, t->anchor->theta, idx, n, scale, grad);
+    } else {
+      sg_model_grad_log_lik(m, t->ws, theta, idx, 0, n, scale, grad);
+      if (t->anchor) sg_model_grad_log_lik(m, t->ws, t->anchor->theta, idx, 0, n, -scale, grad);
+    }
+  }
+  *t->rng = rng;
+  if (t->anchor)
+    for (int j = 0; j < m->dim; j++) grad[j] += t->anchor->grad[j];
+}
 
 static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) {
   sgais_target *t = ctx;
@@ -125,6 +175,10 @@ static void sgais_grad_log_target(void *ctx, const double *theta, double *grad) 
   if (t->past == 0) return;
   if (t->exact) {
     sg_model_grad_log_lik(m, t->ws, theta, t->slot, 0, t->past, 1.0, grad);
+    return;
+  }
+  if (t->strata) {
+    strata_grad(t, theta, grad);
     return;
   }
   /* exactly uniform indices from the particle's own stream (rng.h), its state in locals for
@@ -499,6 +553,9 @@ typedef struct {
   int flymc, jumps, all_held; /* all_held: every observation held from the first */
   int *jump_pts;
   double *jump_aux;
+  /* the mini-batches' strata (strata_set): each earlier observation's, and the positions by
+   * stratum (room for strata_cap of each) */
+  int *strata_label, *strata_rows, strata_cap, strata_start[SG_STRATA_MAX + 1];
   sg_restart_watch watch;
   double *region; /* the particles' region (model.h, canonicalize), or NULL */
 } sgais_run;
@@ -591,6 +648,73 @@ static void target_set_phase(sgais_run *r, const sgais_chunk *c, int exact) {
   if (r->pcp) r->pcp->smoothing = exact ? 1.0 : SGAIS_PRECOND_SMOOTHING;
 }
 
+/* The observations at positions slot[0..past-1] (NULL: 0..past-1) grouped by the model's strata
+ * from aux (model.h): stratum c's positions in rows[start[c] .. start[c + 1] - 1], in order;
+ * label: scratch of past. Returns the strata, 0 for none. */
+static int strata_group(const sg_model *m, const double *aux, const int *slot, int past,
+                        int *label, int *rows, int *start) {
+  const int C = m->strata(m, aux, slot, past, label);
+  if (C < 2 || C > SG_STRATA_MAX) return 0;
+  int next[SG_STRATA_MAX];
+  memset(start, 0, (C + 1) * sizeof(int));
+  for (int i = 0; i < past; i++) start[label[i] + 1]++;
+  for (int c = 0; c < C; c++) start[c + 1] += start[c];
+  memcpy(next, start, C * sizeof(int));
+  for (int i = 0; i < past; i++) rows[next[label[i]]++] = slot ? slot[i] : i;
+  return C;
+}
+
+/* The strata of the chunk's mini-batches (strata_grad): in the mini-batch phase of a model
+ * with strata, from the summary of every observation so far that reference_level() has just
+ * made (a mixture: its clusters); else none (uniform draws). */
+static void strata_set(sgais_run *r, sgais_target *t) {
+  t->strata = 0;
+  if (t->exact || !r->m->strata || !r->jumps || !r->all_held || t->past < 2) return;
+  if (t->past > r->strata_cap) {
+    r->strata_cap = t->past > 2 * r->strata_cap ? t->past : 2 * r->strata_cap;
+    r->strata_label = (int *) R_alloc(2 * (size_t) r->strata_cap, sizeof(int));
+    r->strata_rows = r->strata_label + r->strata_cap;
+  }
+  t->strata = strata_group(r->m, r->jump_aux, t->slot, t->past, r->strata_label, r->strata_rows,
+                           r->strata_start);
+  t->strata_start = r->strata_start;
+  t->strata_rows = r->strata_rows;
+}
+
+/* Probe for the tests (hooks_r.c): the gradient of the mini-batch potential (the prior and the
+ * n_obs observations as earlier ones, with the control variate of the anchor a) exactly into
+ * out, then `draws` mini-batch estimates of it into the next columns (dim x (draws + 1)), each
+ * from stream d of `key`, drawn within the model's strata from its summary of the observations
+ * when `stratified` (else uniformly). Returns the strata used, 0 for none. */
+int sgais_probe_batch_grads(const sg_model *m, sg_workspace *ws, const double *theta,
+                            const double *a, int batch_size, int stratified, int draws,
+                            uint64_t key, double *out) {
+  const int n = (int) m->n_obs, dim = m->dim;
+  sgais_anchor anchor = {(double *) a, (double *) R_alloc(dim, sizeof(double)), 0.0, n};
+  memset(anchor.grad, 0, dim * sizeof(double));
+  sg_model_grad_log_lik(m, ws, a, NULL, 0, n, 1.0, anchor.grad);
+  sg_rng rng;
+  int start[SG_STRATA_MAX + 1];
+  sgais_target t = {.m = m, .past = n, .batch_size = batch_size, .exact = 1, .n_prev = n,
+                    .lambda = 1.0, .idx = (int *) R_alloc(batch_size, sizeof(int)),
+                    .anchor = &anchor, .ws = ws, .rng = &rng};
+  sgais_grad_log_target(&t, theta, out);
+  t.exact = 0;
+  if (stratified && m->strata && m->jump_prepare) {
+    double *aux = (double *) R_alloc(m->jump_aux, sizeof(double));
+    sg_jump_set(m, n, NULL, 0, n, 0, (int *) R_alloc(SG_JUMP_POINTS, sizeof(int)), aux);
+    int *label = (int *) R_alloc(2 * (size_t) n, sizeof(int));
+    t.strata = strata_group(m, aux, NULL, n, label, label + n, start);
+    t.strata_start = start;
+    t.strata_rows = label + n;
+  }
+  for (int d = 0; d < draws; d++) {
+    sg_rng_init(&rng, key, (uint64_t) d, 0);
+    sgais_grad_log_target(&t, theta, out + (size_t) (d + 1) * dim);
+  }
+  return t.strata;
+}
+
 /* The model's reference level (anneal.h) on the n_now observations so far, judged where the
  * run has jump proposals and holds every observation from the first (else 0): the moves' rule
  * for spare components (chunk_begin) and the triggers (restart.h) read it. */
@@ -638,6 +762,7 @@ static int chunk_begin(sgais_run *r, sgais_chunk *c, double n_done, double n_end
   t->slot = r->res->cap ? r->res->slot : NULL;
   /* exact while every earlier observation is held (the settings make exact_until <= cap) */
   target_set_phase(r, c, (n_done <= s->exact_until || overfitted) && t->past == n_done);
+  if (n_done > 0) strata_set(r, t);
   /* the phase's particles: early_particles while exact, particles after; more (the mini-batch
    * phase's first chunk, or a restart's from an incomplete reference, R/restart.R) are
    * resampled down to them */
@@ -889,9 +1014,10 @@ static int anneal_move(sgais_run *r, sgais_chunk *c, double ess, int resampled) 
                           r->work);
   /* Metropolis-adjusted moves are repeated while the particles still correlate with where they
    * began (sg_moves_decorrelate), from the particles' streams where they left off; the start is
-   * kept for that and for each particle's metric (sg_precond_leave_out). */
-  const int decorrelate =
-      sg_moves_decorrelate(mv, metropolis, pcp != NULL, r->m, r->pot.jump.aux);
+   * kept for that and for each particle's metric (sg_precond_leave_out). So are a mixture's
+   * stratified mini-batch moves: one round left SIR behind a small cluster (inst/design.md). */
+  const int decorrelate = sg_moves_decorrelate(mv, metropolis || r->target.strata, pcp != NULL,
+                                                r->m, r->pot.jump.aux);
   const double *start = decorrelate ? r->scratch.copy : theta;
   if (decorrelate) memcpy(r->scratch.copy, theta, (size_t) M * dim * sizeof(double));
   const int jumps = augment ? 0 : sg_move_jumps(mv, r->m, r->pot.jump.aux);

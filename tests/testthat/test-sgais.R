@@ -132,6 +132,64 @@ test_that("splitting the run into many C calls does not change it", {
   }
 })
 
+# Mini-batches drawn within a mixture's clusters (src/sgais.c, strata_grad): every observation of
+# a cluster of no more than its share of the batch, and equal draws from the others. Drawn
+# uniformly, a stream's newest cluster (a few dozen points among thousands) puts one point or
+# none in a mini-batch, and the noise on its component biased SIR's trajectory low chunk after
+# chunk (inst/design.md, Mixtures).
+test_that("mini-batches within a mixture's clusters are unbiased and exact on small clusters", {
+  test_tags("memcheck")
+  centres <- cbind(rep(c(0, 12, 24), 2), rep(c(0, 12), each = 3))
+  z <- rep(1:6, c(1550, 1550, 545, 545, 30, 30))
+  y <- withr_seed(1, centres[z, ] + matrix(stats::rnorm(2 * length(z)), ncol = 2))
+  model <- gaussian_mixture(y, components = 6)
+  # a particle and the anchor near the posterior
+  th <- .Call(sgais:::C_ffi_reference_draws, model, 2L, c(1, 2))$theta
+  grads <- function(batch, stratified, draws = 400L) {
+    .Call(sgais:::C_ffi_sgais_batch_grads, model, th[, 2], th[, 1], as.integer(batch),
+          stratified, draws)
+  }
+  uniform <- grads(500, FALSE)
+  strata <- grads(500, TRUE)
+  expect_identical(attr(uniform, "strata"), 0L)
+  expect_identical(attr(strata, "strata"), 6L)
+  expect_identical(strata[, 1], uniform[, 1])
+  for (g in list(uniform, strata)) {
+    draws <- g[, -1]
+    se <- apply(draws, 1, stats::sd) / sqrt(ncol(draws))
+    expect_true(all(abs(rowMeans(draws) - g[, 1]) <= 5 * se + 1e-9 * abs(g[, 1])))
+  }
+  # the small clusters' components (a mean and a variance in each of 2 dimensions) are exact
+  spread <- apply(strata[, -1], 1, stats::sd) / apply(uniform[, -1], 1, stats::sd)
+  expect_gte(sum(spread < 1e-3, na.rm = TRUE), 8)
+  # a batch that holds every cluster whole gives the exact gradient
+  whole <- grads(6 * 1550, TRUE, draws = 2L)
+  expect_equal(whole[, 2], whole[, 1], tolerance = 1e-10)
+  expect_equal(whole[, 3], whole[, 1], tolerance = 1e-10)
+  expect_error(.Call(sgais:::C_ffi_sgais_batch_grads, model, 1, th[, 1], 5L, TRUE, 1L), "`theta`")
+})
+
+# The same mini-batches in a run: a mixture past its exact phase, whole and sliced, on 1 and 2
+# threads.
+test_that("a mixture's stratified mini-batch moves are reproducible over slices and threads", {
+  model <- gaussian_mixture(scale(faithful), components = 2)
+  settings <- sgais:::control_settings(
+    sgais_control(exact_until = 100, batch_size = 40, chunk_size = 50, particles = 20,
+                  early_particles = 20), list(), "sgais", NULL)
+  run <- function(budget, threads) {
+    old <- suppressWarnings(sgais_threads(threads))
+    on.exit(suppressWarnings(sgais_threads(old)))
+    withr::with_seed(9, {
+      state <- initial_sgais_state(model, settings$early_particles)
+      sgais:::sgais_advance(model, state, model$n, settings, progress = FALSE, budget = budget)
+    })
+  }
+  whole <- run(Inf, 1)
+  expect_identical(run(0, 1)$state, whole$state)
+  expect_identical(run(Inf, 2)$trace$log_evidence, whole$trace$log_evidence)
+  expect_true(all(is.finite(whole$trace$log_evidence)))
+})
+
 test_that("a progress bar can be shown without changing the result", {
   model <- small_model(1000)
   withr::local_options(cli.progress_show_after = 0, cli.dynamic = FALSE)
