@@ -4,11 +4,11 @@
 # separated_clusters(), seed 60), in order and shuffled (the same rows, as mixture-clusters.R
 # shuffles them), side by side in one run. Prints
 # for each estimator and size the seconds in order and shuffled, their ratio, and each run's error
-# against the exact separated-cluster evidence with the bound max(3, 3 predicted sd) (a lower
-# bound on the evidence while a new cluster holds a few dozen points, which the posterior may
-# rather merge with a neighbour: inst/design.md, "Where the separated-cluster reference is not
-# the evidence"), and the
-# trajectory's worst chunk from 1,000 points on (its error and SE against the evidence of the
+# against the separated-cluster evidence with the bound max(3, 3 predicted sd): the exact
+# evidence of the true allocation and of those that join two of its clusters
+# (merged_mixture_log_evidence(); while a new cluster holds a few dozen points the posterior may
+# rather merge it with a neighbour: inst/design.md, "Where the separated-cluster reference is not
+# the evidence"), and the trajectory's worst chunk from 1,000 points on (its error and SE against the evidence of the
 # points so far) in either order: an online estimate is of every prefix, not only of the whole
 # stream. Times are
 # CPU seconds (the machine may be shared). A run stopped by the limit (--limit, CPU seconds) is
@@ -86,7 +86,7 @@ for (r in runs) {
   models <- list(order = gaussian_mixture(d, components = 6),
                  shuffled = gaussian_mixture(s, components = 6))
   labels <- list(order = attr(d, "component"), shuffled = attr(d, "component")[shuffled])
-  ref <- separated_mixture_log_evidence(models$order, labels$order)
+  ref <- merged_mixture_log_evidence(models$order, labels$order)
   # the exact evidence of each prefix a trajectory reports, by order
   memoise_prefix <- new.env()
   prefix_ref <- function(order, n) {
@@ -94,7 +94,7 @@ for (r in runs) {
     if (is.null(memoise_prefix[[key]])) {
       rows <- seq_len(n)
       x <- if (order == "order") d[rows, ] else s[rows, ]
-      memoise_prefix[[key]] <- separated_mixture_log_evidence(
+      memoise_prefix[[key]] <- merged_mixture_log_evidence(
         gaussian_mixture(x, components = 6), labels[[order]][rows])
     }
     memoise_prefix[[key]]
