@@ -69,7 +69,8 @@ control_maker <- function(method) {
 #'     must fall below (0.5 / `FALSE`);}
 #'   \item{`sghmc_steps`, `min_sghmc_steps`}{most and fewest steps per move (20; 5 in robust
 #'     SGAIS, else `NULL`: the most);}
-#'   \item{`max_rounds`, `max_correlation`}{exact moves are repeated, up to `max_rounds`, while
+#'   \item{`max_rounds`, `max_correlation`}{exact moves, and a mixture's mini-batch moves within
+#'     its clusters, are repeated, up to `max_rounds`, while
 #'     the particles correlate with their start by more than `max_correlation` (4, 0.2 / 1, 1; a
 #'     mixture 0.5, and once, with `max_rounds` times the `jumps` or data augmentation as
 #'     [gaussian_mixture()] says, while it has more components than clusters);}
