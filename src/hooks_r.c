@@ -1,5 +1,6 @@
 /* Glue: entry points for the tests only (tests/testthat), which look inside the core through its
- * probes (model.h, kernel.h, linear_search.h, estimators.h): plain C in and out, the R objects made here. */
+ * probes (model.h, kernel.h, linear_search.h, estimators.h): plain C in and out, the R objects
+ * made here. */
 #include "estimators.h"
 #include "ffi.h"
 #include "linear_search.h"

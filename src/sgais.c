@@ -124,12 +124,12 @@ typedef struct {
 
 /* The mini-batch term drawn within the strata of t: every observation, at scale 1, of a stratum
  * of no more than batch_size / C, and from each of the others the same number b of the rest of
- * the batch, drawn with replacement at scale n_c / b; with the anchor, the difference of the control variate (paper eq. 4 with
- * the anchor's full sum added). Unbiased for any strata, as the uniform draw is. With a mixture's
- * clusters for strata, a cluster of a few dozen observations among thousands (a stream's newest)
- * puts b of them in every mini-batch instead of one or none: uniformly drawn, the noise on its
- * component's parameters is as large as its observations' pull, SGHMC's particles spread wider
- * than the posterior, and each chunk's predictive comes out low (inst/design.md). */
+ * the batch, drawn with replacement at scale n_c / b; with the anchor, the control variate's
+ * difference (paper eq. 4 with the anchor's full sum added). Unbiased for any strata, as the
+ * uniform draw is. With a mixture's clusters for strata, a cluster of a few dozen observations
+ * among thousands (a stream's newest) is in every mini-batch whole instead of one or none of
+ * its points, and the noise on its component's parameters, otherwise as large as their pull,
+ * vanishes (inst/design.md). */
 static void strata_grad(sgais_target *t, const double *theta, double *grad) {
   const sg_model *m = t->m;
   const int fair = t->batch_size / t->strata;

@@ -8,9 +8,9 @@
 # evidence of the true allocation and of those that join two of its clusters
 # (merged_mixture_log_evidence(); while a new cluster holds a few dozen points the posterior may
 # rather merge it with a neighbour: inst/design.md, "Where the separated-cluster reference is not
-# the evidence"), and the trajectory's worst chunk from 1,000 points on (its error and SE against the evidence of the
-# points so far) in either order: an online estimate is of every prefix, not only of the whole
-# stream. Times are
+# the evidence"), and the trajectory's worst chunk from 1,000 points on (its error and SE
+# against the evidence of the points so far) in either order: an online estimate is of every
+# prefix, not only of the whole stream. Times are
 # CPU seconds (the machine may be shared). A run stopped by the limit (--limit, CPU seconds) is
 # reported as capped (its ratio then a lower bound).
 #
