@@ -171,6 +171,11 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
 int gm_strata(const sg_model *m, const double *aux, const int *rows, int n, int *label);
 gm_nig gm_cluster_nig(const gm_data *d, const double *aux, int c, int j, double n);
 double gm_cluster_alpha(const gm_data *d, const double *aux, int c, double n);
+/* The precisions of the clusters of a set (aux's layout: C, then f_c, m_c, log v_c), C x D into
+ * iv, once per pass over the points; then each cluster's log f_c N(y; m_c, v_c) for a point y, up
+ * to D log(2 pi) / 2, into lc, and the most probable cluster (the first of equals). */
+void gm_cluster_precisions(int D, const double *set, double *iv);
+int gm_cluster_scores(int D, const double *set, const double *iv, const double *y, double *lc);
 
 /* gaussian_mixture_jump.c */
 double gm_log_q_clusters(const gm_data *d, const double *aux, double n, const double *lb,

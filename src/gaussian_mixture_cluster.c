@@ -585,39 +585,36 @@ void gm_jump_prepare(const sg_model *m, const int *pts, int n_pts, double n_obs,
   }
 }
 
-/* model.h, strata: each observation's most probable of the chosen clusters of aux, as normals
- * (gm_cluster_log_densities with the precisions once per call). */
+void gm_cluster_precisions(int D, const double *set, double *iv) {
+  const size_t stride = 2 * (size_t) D + 1, C = (size_t) set[0];
+  for (size_t cj = 0; cj < C * D; cj++) iv[cj] = exp(-set[1 + (cj / D) * stride + 1 + D + cj % D]);
+}
+
+int gm_cluster_scores(int D, const double *set, const double *iv, const double *y, double *lc) {
+  const int C = (int) set[0];
+  int top = 0;
+  for (int c = 0; c < C; c++) {
+    const double *cl = set + 1 + (size_t) c * (2 * D + 1);
+    double v = log(cl[0]);
+    for (int j = 0; j < D; j++) {
+      const double e = y[j] - cl[1 + j];
+      v -= 0.5 * (cl[1 + D + j] + e * e * iv[(size_t) c * D + j]);
+    }
+    lc[c] = v;
+    if (v > lc[top]) top = c;
+  }
+  return top;
+}
+
+/* model.h, strata: each observation's most probable of the chosen clusters of aux, as normals. */
 int gm_strata(const sg_model *m, const double *aux, const int *rows, int n, int *label) {
   const gm_data *d = m->data;
   const int D = d->d, C = (int) aux[0];
   if (C < 2 || C > SG_STRATA_MAX) return 0;
-  double *iv = (double *) R_alloc((size_t) C * (D + 1), sizeof(double)), *lc = iv + (size_t) C * D;
-  for (int c = 0; c < C; c++) {
-    const double *cl = aux + 1 + (size_t) c * (2 * D + 1);
-    lc[c] = log(cl[0]);
-    for (int j = 0; j < D; j++) {
-      iv[(size_t) c * D + j] = exp(-cl[1 + D + j]);
-      lc[c] -= 0.5 * cl[1 + D + j];
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    const double *y = d->yt + (sg_index) (rows ? rows[i] : i) * D;
-    int top = 0;
-    double best = R_NegInf;
-    for (int c = 0; c < C; c++) {
-      const double *mc = aux + 2 + (size_t) c * (2 * D + 1);
-      double v = lc[c];
-      for (int j = 0; j < D; j++) {
-        const double e = y[j] - mc[j];
-        v -= 0.5 * e * e * iv[(size_t) c * D + j];
-      }
-      if (v > best) {
-        best = v;
-        top = c;
-      }
-    }
-    label[i] = top;
-  }
+  double *iv = (double *) R_alloc((size_t) C * D, sizeof(double)), lc[SG_STRATA_MAX];
+  gm_cluster_precisions(D, aux, iv);
+  for (int i = 0; i < n; i++)
+    label[i] = gm_cluster_scores(D, aux, iv, d->yt + (sg_index) (rows ? rows[i] : i) * D, lc);
   return C;
 }
 

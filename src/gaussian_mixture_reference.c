@@ -200,22 +200,11 @@ static void gm_refit_set(const gm_data *d, int start, int n, int soft, double *s
   for (int it = 0; it < (soft ? GM_REFIT_ITERATIONS : 1); it++) {
     memset(acc, 0, ((size_t) 2 * C * D + C) * sizeof(double));
     /* the precisions, once per pass rather than per point (as gm_bridge) */
-    for (size_t cj = 0; cj < (size_t) C * D; cj++)
-      iv[cj] = exp(-set[1 + (cj / D) * stride + 1 + D + cj % D]);
+    gm_cluster_precisions(D, set, iv);
     double ll = 0.0;
     for (int i = 0; i < n; i++) {
       const double *y = d->yt + (sg_index) (start + i) * D;
-      int top = 0;
-      for (int c = 0; c < C; c++) {
-        const double *cl = set + 1 + c * stride;
-        double v = log(cl[0]);
-        for (int j = 0; j < D; j++) {
-          const double e = y[j] - cl[1 + j];
-          v -= 0.5 * (cl[1 + D + j] + e * e * iv[(size_t) c * D + j]);
-        }
-        lc[c] = v;
-        if (v > lc[top]) top = c;
-      }
+      const int top = gm_cluster_scores(D, set, iv, y, lc);
       const double lse = soft ? sg_log_sum_exp(lc, C) : 0.0;
       ll += lse;
       for (int c = 0; c < C; c++) {
