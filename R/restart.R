@@ -147,13 +147,13 @@ periodic_restart_due <- function(every, last, base) {
 # restart's own run).
 restart_triggers <- function(cs, policy, state) {
   cs$restart_threshold <- policy$threshold
-  cs$restart_after <- 1.5 * state$shift_restart_n
-  cs$restart_on_reference <- policy$on_reference && !isTRUE(state$reference_restart)
-  cs$restart_due <- periodic_restart_due(policy$every, state$restart_n, policy$base)
+  cs$trigger_after <- 1.5 * state$shift_restart_n
+  cs$trigger_on_reference <- policy$on_reference && !isTRUE(state$reference_restart)
+  cs$trigger_due <- periodic_restart_due(policy$every, state$restart_n, policy$base)
   cs
 }
 restart_never <- function(cs) {
-  cs[c("restart_threshold", "restart_after", "restart_due", "restart_on_reference",
+  cs[c("restart_threshold", "trigger_after", "trigger_due", "trigger_on_reference",
        "restart_ess")] <- list(Inf, 0, Inf, FALSE, 0)
   cs
 }
@@ -217,7 +217,7 @@ restart_slices <- function(model, settings, cs, n_end, schedule, run) {
     if (at > 0) {
       again <- sgais_restart(model, out$state, at, policy$cs, run, policy$whole,
                              complete = out$stop[3] == 1)
-      again$state$shift_restart_n <- if (at < cs$restart_due) at else state$shift_restart_n
+      again$state$shift_restart_n <- if (at < cs$trigger_due) at else state$shift_restart_n
       # whether the restart's chunk was a shift, whatever called for the restart (?detect_shifts)
       again$trace$shift_restarts <- as.integer(out$stop[2] == 1)
       out$state <- again$state

@@ -230,10 +230,10 @@ const sg_setting sg_sgais_table[] = {
     {"early_particles", 'i', SGAIS(early_particles), 2, INT_MAX, 0, 0},
     {"reservoir_size", 'd', SGAIS(reservoir), 1, INFINITY, 0, 0},
     {"restart_threshold", 'd', SGAIS(trigger.threshold), 0, INFINITY, 1, 0},
-    {"restart_after", 'd', SGAIS(trigger.after), 0, INFINITY, 0, 0},
-    {"restart_due", 'd', SGAIS(trigger.due), 0, INFINITY, 0, 0},
+    {"trigger_after", 'd', SGAIS(trigger.after), 0, INFINITY, 0, 0},
+    {"trigger_due", 'd', SGAIS(trigger.due), 0, INFINITY, 0, 0},
     {"restart_ess", 'd', SGAIS(trigger.ess), 0, 1, 0, 1},
-    {"restart_on_reference", 'c', SGAIS(trigger.on_reference), 0, 1, 0, 0}};
+    {"trigger_on_reference", 'c', SGAIS(trigger.on_reference), 0, 1, 0, 0}};
 const int sg_sgais_table_rows = sizeof sg_sgais_table / sizeof sg_sgais_table[0];
 #undef SGAIS
 #define NS(field) offsetof(ns_settings, field)

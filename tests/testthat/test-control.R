@@ -157,7 +157,7 @@ test_that("the C core's settings table agrees with the R settings schema", {
   # what R resolves itself before C sees it: the walk's lengths (as sghmc_steps) and the grid
   # of periodic restarts (as the triggers of R/restart.R, restart_triggers(), which C reads too)
   r_only <- c("walk_steps", "max_walk_steps", "restart_every")
-  triggers <- c("restart_after", "restart_due", "restart_on_reference")
+  triggers <- c("trigger_after", "trigger_due", "trigger_on_reference")
   expect_setequal(c_table$name, c(c_name[setdiff(names(schema), r_only)], triggers))
   expect_setequal(names(sgais:::restart_never(list())),
                   c("restart_threshold", "restart_ess", triggers))

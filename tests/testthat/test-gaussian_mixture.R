@@ -826,7 +826,7 @@ test_that("a restart anneals in one chunk from a usable reference, in chunks wit
   z <- rep(1:2, each = 80)
   y <- cbind(c(2, 4)[z], c(55, 80)[z]) + matrix(rnorm(320, sd = c(0.3, 6)), ncol = 2, byrow = TRUE)
   cs <- list(early_particles = 10L, chunk_size = 40L, first_chunk_size = 40L,
-             restart_threshold = 5, restart_due = 160, restart_on_reference = TRUE)
+             restart_threshold = 5, trigger_due = 160, trigger_on_reference = TRUE)
   # the restart run's chunk and particles, and the particles it is given
   run_of <- function(model, whole = TRUE) {
     seen <- NULL
@@ -837,7 +837,7 @@ test_that("a restart anneals in one chunk from a usable reference, in chunks wit
     state <- list(key = c(1L, 2L), lambdas = numeric(0))
     expect_error(sgais:::sgais_restart(model, state, 120, cs, run, whole), "the restart's run")
     # a restart run does not restart itself
-    expect_identical(c(seen$restart_threshold, seen$restart_due), c(Inf, Inf))
+    expect_identical(c(seen$restart_threshold, seen$trigger_due), c(Inf, Inf))
     c(chunk = seen$chunk_size, particles = seen$early_particles, drawn = seen$drawn)
   }
   # fewer clusters than components: one chunk, twice the particles
