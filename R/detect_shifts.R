@@ -28,8 +28,8 @@
 #'     reports the steps of that whole run, not its own: its effort is not scored, nor part of
 #'     a baseline. Its log predictive is mostly that run's correction of the estimate, so its
 #'     surprise is scored, and part of a baseline, only where the particles had predicted the
-#'     chunk far worse than the one before (column `shift_restarts`), or where a baseline has
-#'     no other chunk.}
+#'     chunk far worse than the observations before it (column `shift_restarts`), or where a
+#'     baseline has no other chunk.}
 #' }
 #' A chunk is flagged when the larger of the two scores exceeds `threshold`, the one tuning
 #' knob: a larger threshold flags only larger shifts. The change is located to the chunk: it
@@ -46,8 +46,8 @@
 #'
 #' A shift can leave the particles in a mode of the earlier data. SGAIS's robust preset computes
 #' the surprise online, before every chunk, and starts the run again from the data so far
-#' shuffled where a chunk is predicted far worse than the one before ([restarts]). A shift that
-#' both flag without such a run has cost the online
+#' shuffled where a chunk is predicted far worse than the observations before it ([restarts]). A
+#' shift that both flag without such a run has cost the online
 #' estimate its accuracy: refit shuffled (or with [ais()]) for the evidence. Shifts smaller than
 #' the noise of one chunk's log predictive cannot be seen: larger chunks (`chunk_size`) see
 #' smaller ones, and locate them less finely.

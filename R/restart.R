@@ -7,15 +7,15 @@
 #' particles and the estimate of log Z so far by those of a run on every observation so far, in
 #' a random order, and the run goes on from there. The trajectory's column `restarts` marks the
 #' chunks where a run restarted, `shift_restarts` those the particles had predicted far worse
-#' than the chunk before (whatever called for the restart), and `print()` lists them.
+#' than the observations before it (whatever called for the restart), and `print()` lists them.
 #'
 #' @section When:
 #' \describe{
 #'   \item{after a shift (`restart_threshold`)}{before each chunk the particles predict it; a
-#'     chunk predicted worse than the one before by over `restart_threshold` standard errors (the
-#'     surprise of [detect_shifts()], computed online; 5 in the robust presets of SGAIS and SIR,
-#'     else `Inf`: never) restarts the run, once the data have grown by half since the last such
-#'     restart;}
+#'     chunk predicted worse than the observations before it (as many as it holds, and at least
+#'     500 where there are) by over `restart_threshold` standard errors (the surprise of
+#'     [detect_shifts()], computed online; 5 in the robust presets of SGAIS and SIR, else `Inf`:
+#'     never) restarts the run, once the data have grown by half since the last such restart;}
 #'   \item{on a grid (`restart_every`)}{each time the data have grown by the ratio
 #'     `restart_every` since the last restart (`NULL`: 2 for models with jump proposals, that is
 #'     mixtures, and for `sir()` on a model of groups, else `Inf`; `Inf` in the `"paper"`
@@ -364,8 +364,8 @@ format_restarts <- function(tr, grid = NULL) {
 # detect_shifts() leaves a row out (shift_scores()): a restart's row counts the steps of the
 # whole shuffled run it made, not the chunk's effort, and its log predictive is mostly the
 # restart's correction of the estimate (the sampler's, not the data's), scored only where the
-# particles had predicted the chunk far worse than the one before (`shift_restarts`), whatever
-# called for the restart.
+# particles had predicted the chunk far worse than the observations before it
+# (`shift_restarts`), whatever called for the restart.
 restart_unscored <- function(tr, steps, lp) {
   shifted <- if (is.null(tr$shift_restarts)) logical(nrow(tr)) else tr$shift_restarts > 0
   steps[restarted(tr)] <- NA_real_

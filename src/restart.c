@@ -3,17 +3,26 @@
 #include <math.h>
 
 /* The surprise of a chunk (buffer positions base..base+cn-1) after the nx observations just
- * before it: with lp_o = log sum_j w_j p(y_o | theta_j) the log predictive density of each
+ * before it (cn of them, and at least SHIFT_EARLIER where there are: their variance must be
+ * known well): with lp_o = log sum_j w_j p(y_o | theta_j) the log predictive density of each
  * observation under SHIFT_PARTICLES particles spread evenly through the population (their
  * weights normalised among them), the two-sample z statistic
- *   (mean lp over the earlier ones - mean lp over the chunk) / sqrt(var_e / nx + var_c / cn).
+ *   (mean lp over the earlier ones - mean lp over the chunk) / sqrt(var_e (1 / nx + 1 / cn)).
  * Stationary data give about N(0, 1) (the earlier ones, already in the posterior, are predicted
  * a little better: about p / n nats each); a chunk from a distribution the particles do not
- * cover is predicted worse by many sds. This is the surprise of detect_shifts() computed online
- * from the particles, against the chunk just before rather than a running baseline, so that it
- * needs no state; it costs SHIFT_PARTICLES (nx + cn) likelihood evaluations, a few per cent of
- * a chunk's moves. lp: scratch of SHIFT_PARTICLES (nx + cn). */
+ * cover is predicted worse by many sds. Both means' variances are the earlier ones': the chunk's
+ * own would hide the shift that matters most, a fraction f of the chunk predicted d nats worse
+ * (a new cluster's first observations), which moves its mean by f d and its sd to about
+ * d sqrt(f (1 - f)), so that a statistic with var_c stays near sqrt(cn f / (1 - f)) however far
+ * the new cluster is. Below SHIFT_POOLED_MIN observations on either side, or where the earlier
+ * ones show no variance (a discrete outcome, all alike), each sample's own (Welch): a mean of a
+ * few skewed lp is far from normal. This is the surprise of detect_shifts() computed online
+ * from the particles, against the observations just before rather than a running baseline, so
+ * that it needs no state; it costs SHIFT_PARTICLES (nx + cn) likelihood evaluations, a few per
+ * cent of a chunk's moves. lp: scratch of SHIFT_PARTICLES (nx + cn). */
 #define SHIFT_PARTICLES 8
+#define SHIFT_POOLED_MIN 30
+#define SHIFT_EARLIER 500
 static double shift_score(const sg_model *m, sg_workspace *ws, const double *theta,
                           const double *logw, int M, int base, int nx, int cn, double *lp) {
   const int J = M < SHIFT_PARTICLES ? M : SHIFT_PARTICLES, n = nx + cn;
@@ -34,7 +43,9 @@ static double shift_score(const sg_model *m, sg_workspace *ws, const double *the
   const double me = sum[0] / nx, mc = sum[1] / cn;
   const double ve = nx > 1 ? (sum2[0] - nx * me * me) / (nx - 1) : 0.0,
                vc = cn > 1 ? (sum2[1] - cn * mc * mc) / (cn - 1) : 0.0;
-  const double se = sqrt(ve / nx + vc / cn);
+  const double se = nx >= SHIFT_POOLED_MIN && cn >= SHIFT_POOLED_MIN && ve > 0.0
+                        ? sqrt(ve * (1.0 / nx + 1.0 / cn))
+                        : sqrt(ve / nx + vc / cn);
   if (ISNAN(me) || ISNAN(mc)) return 0.0; /* the chunk's check (check_chunk_loglik) says why */
   if (!R_FINITE(me) || !R_FINITE(mc)) return me > mc ? R_PosInf : 0.0;
   return se > 0.0 ? (me - mc) / se : (me > mc ? R_PosInf : 0.0);
@@ -47,13 +58,14 @@ void sg_restart_watch_init(sg_restart_watch *w, const sg_restart_triggers *t, in
   w->on = (R_FINITE(t->threshold) || R_FINITE(t->due) || t->on_reference || t->ess > 0) &&
           all_held;
   w->augments = augments;
+  const int earlier = chunk_size > SHIFT_EARLIER ? chunk_size : SHIFT_EARLIER;
   w->lp = w->on && R_FINITE(t->threshold)
-              ? (double *) R_alloc((size_t) SHIFT_PARTICLES * 2 * chunk_size, sizeof(double))
+              ? (double *) R_alloc((size_t) SHIFT_PARTICLES * (chunk_size + earlier), sizeof(double))
               : NULL;
   *stop = (sg_restart_stop){0.0, 0, 0};
 }
 
-/* Due at a chunk the particles predict far worse than the one before (a shift they may not
+/* Due at a chunk the particles predict far worse than the data before it (a shift they may not
  * follow: clusters where no component is, which local moves cannot reach), at the grid's next
  * point, or once the model's reference is complete (for a mixture, clusters that were merged
  * are told apart, and a restart from the reference built on them puts a component on each).
@@ -70,7 +82,7 @@ int sg_restart_due(const sg_restart_watch *w, const sg_model *m, sg_workspace *w
   /* a shift calls for one only `after` (1.5 times the data at the last shift's); it is also
    * checked for the others, to record whether their chunk was one (detect_shifts() scores the
    * surprise of such a chunk only then: the others' log predictive is mostly the correction) */
-  const int nx = base < cn ? base : cn;
+  const int earlier = cn > SHIFT_EARLIER ? cn : SHIFT_EARLIER, nx = base < earlier ? base : earlier;
   const int shift = (periodic || reference || n_now >= t->after) && R_FINITE(t->threshold) &&
                     nx >= 2 && cn >= 2 &&
                     shift_score(m, ws, theta, logw, M, base, nx, cn, w->lp) > t->threshold;

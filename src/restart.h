@@ -15,8 +15,8 @@ typedef struct {
 } sg_restart_triggers;
 
 /* Where a run stopped: the end of the chunk that called for a restart (0: none), whether the
- * particles predicted that chunk far worse than the one before (whatever called), and whether
- * the model's reference had become complete there (the trigger on_reference). */
+ * particles predicted that chunk far worse than the observations before it (whatever called),
+ * and whether the model's reference had become complete there (the trigger on_reference). */
 typedef struct {
   double at;
   int shift, reference;

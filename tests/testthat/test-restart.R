@@ -54,3 +54,24 @@ test_that("SIR restarts after a shift, from all the data so far", {
   expect_lt(abs(tr$log_evidence[tr$n == at] - exact_log_evidence(lr(seq_len(at)))), 3)
   expect_true(all(run(restart_threshold = Inf)$restarts == 0))
 })
+
+# The shift trigger's surprise (src/restart.c, shift_score) takes both means' variances from the
+# earlier observations: a chunk in which one observation in eight comes from far away (a new
+# cluster's first points) is a shift, which the chunk's own variance, inflated by those very
+# points, would hide (its z statistic stays near sqrt(100 / 7), about 3.8, however far they are).
+test_that("a chunk whose few observations come from far away is a shift", {
+  n <- 600L
+  x <- withr_seed(3, matrix(stats::rnorm(n * 2), n, 2))
+  y <- drop(x %*% c(1, -1)) + withr_seed(4, stats::rnorm(n))
+  far <- seq(505, n, by = 8)
+  d <- data.frame(y = y, x)
+  run <- function(d) {
+    model <- linear_regression(y ~ ., d, prior = "paper", noise_sd = 1)
+    quietly(sgais(model, chunk_size = 100, restart_threshold = 5, seed = 1,
+                  progress = FALSE))$trajectory
+  }
+  expect_true(all(run(d)$shift_restarts == 0))
+  d$y[far] <- d$y[far] + 15
+  tr <- run(d)
+  expect_identical(tr$n[tr$shift_restarts > 0], n)
+})
