@@ -266,20 +266,21 @@ sgais_restart <- function(model, state, at, cs, run, whole = FALSE, complete = F
   })
 }
 
-# A restart's trace row from its run's: costs and annealing steps summed over the run's chunks,
-# estimate and particles the last chunk's.
+# A restart's trace row from its run's (trace_join_chunks()): costs and annealing steps summed
+# over the run's chunks, estimate and particles the last chunk's.
 restart_row <- function(tr) {
-  mean_or_na <- function(x) if (all(is.na(x))) NA_real_ else mean(x, na.rm = TRUE)
-  row <- lapply(stats::setNames(nm = names(tr)), function(col) {
-    x <- tr[[col]]
-    if (col %in% c("n", "log_evidence", "ess", "genealogy_var", "step_size")) x[nrow(tr)] else
-      if (col %in% c("acceptance", "data_fraction", "jump_acceptance")) mean_or_na(x) else
-        if (col == "min_ess") min(x) else sum(x)
-  })
+  row <- trace_join_chunks(tr)
   row$restarts <- 1L
   row$shift_restarts <- 0L
-  as.data.frame(row)
+  row
 }
+
+# The trace columns of restarts (rows of trace_columns, R/sgais_state.R, which evaluates this
+# call): the chunks where a run restarted, and those of them whose chunk was a shift.
+restart_trace_columns <- quote(list(
+  restarts = trace_column(0L, "sum", "sum"),
+  shift_restarts = trace_column(0L, "sum", "sum")
+))
 
 # Whether each row of trace `tr` is a restart's (none without the column).
 restarted <- function(tr) if (is.null(tr$restarts)) logical(nrow(tr)) else tr$restarts > 0

@@ -177,15 +177,11 @@ hybrid_start <- function(model, state, settings) {
   cap <- max(M, settings$particles)
   ns_var <- ns$diagnostics$predicted_sd^2
   state$genealogy <- list(eve = seq_len(cap) - 1L, influence = numeric(cap), closed = ns_var)
-  trace <- data.frame(
-    n = as_count(n0), log_evidence = ns$log_evidence, annealing_steps = 0L, resamples = 0L,
-    sghmc_steps = 0L, divergent = 0L, step_halvings = 0L, reanchors = 0L, min_ess = as.double(M),
-    ess = as.double(M), predicted_var = ns_var, genealogy_var = ns_var, acceptance = NA_real_,
-    step_size = NA_real_,
-    seconds = ns$seconds, gradient_evaluations = ns$gradient_evaluations,
-    likelihood_evaluations = ns$likelihood_evaluations, data_fraction = NA_real_,
-    jump_acceptance = NA_real_, exact_fallback = 0L, restarts = 0L, shift_restarts = 0L,
-    partial = FALSE
+  trace <- trace_row(
+    n = as_count(n0), log_evidence = ns$log_evidence, min_ess = as.double(M), ess = as.double(M),
+    predicted_var = ns_var, genealogy_var = ns_var, seconds = ns$seconds,
+    gradient_evaluations = ns$gradient_evaluations,
+    likelihood_evaluations = ns$likelihood_evaluations
   )
   list(state = state, trace = trace)
 }
@@ -490,7 +486,6 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
   log_z <- vapply(traces, `[[`, numeric(length(n)), "log_evidence")
   log_z <- matrix(log_z, nrow = length(n))
   each_of <- function(col) matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n))
-  mean_of <- function(col) rowMeans(each_of(col))
   sum_of <- function(col) rowSums(each_of(col))
   le <- apply(log_z, 1, log_mean_exp)
   # the SE at every n by the rule of the whole fit's (replicate_se()), with the replicates'
@@ -510,20 +505,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
     log_evidence_per_obs = le / n,
     log_predictive = lp,
     log_predictive_per_obs = lp / diff(c(0L, n)),
-    annealing_steps = mean_of("annealing_steps"),
-    min_ess = do.call(pmin, lapply(traces, `[[`, "min_ess")),
-    ess = mean_of("ess"),
-    resamples = mean_of("resamples"),
-    sghmc_steps = mean_of("sghmc_steps"),
-    acceptance = mean_of("acceptance"),
-    step_size = mean_of("step_size"),
-    divergent = mean_of("divergent"),
-    step_halvings = mean_of("step_halvings"),
-    reanchors = mean_of("reanchors"),
-    data_fraction = mean_of("data_fraction"),
-    jump_acceptance = mean_of("jump_acceptance"),
-    exact_fallback = mean_of("exact_fallback"),
-    restarts = sum_of("restarts"), shift_restarts = sum_of("shift_restarts"),
+    trace_join_replicates(traces),
     chunk_seconds = sum_of("seconds"),
     chunk_gradient_evaluations = sum_of("gradient_evaluations"),
     seconds = cumsum(sum_of("seconds")),

@@ -69,9 +69,66 @@ run_state <- function(when, values) {
   out
 }
 
+# The trace of a run of SGAIS's sampler: a row per chunk, its columns the C core's (trace_columns
+# in src/sgais_r.c, the same names), restart_trace_columns and `partial` (sgais_more()). One row
+# per column: its value in a row of no chunk's work (hybrid_start()'s first row; and in a fit
+# saved before the column existed, upgrade_sgais_state()); how one row stands for several
+# chunks' (`chunks`: "last", "mean" of the known values, "min" or "sum"; trace_join_chunks());
+# and how the trajectory joins the replicates' (`replicates`: "mean", "min" or "sum", in the
+# trajectory's order; NULL: a column new_sgais_fit() makes its own way, or none).
+trace_column <- function(empty, chunks = "sum", replicates = NULL) {
+  list(empty = empty, chunks = chunks, replicates = replicates)
+}
+trace_columns <- c(list(
+  n = trace_column(0, "last"), log_evidence = trace_column(0, "last"),
+  predicted_var = trace_column(0), genealogy_var = trace_column(NA_real_, "last"),
+  annealing_steps = trace_column(0L, "sum", "mean"), min_ess = trace_column(NA_real_, "min", "min"),
+  ess = trace_column(NA_real_, "last", "mean"), resamples = trace_column(0L, "sum", "mean"),
+  sghmc_steps = trace_column(0L, "sum", "mean"),
+  acceptance = trace_column(NA_real_, "mean", "mean"),
+  step_size = trace_column(NA_real_, "last", "mean"), divergent = trace_column(0L, "sum", "mean"),
+  step_halvings = trace_column(0L, "sum", "mean"), reanchors = trace_column(0L, "sum", "mean"),
+  data_fraction = trace_column(NA_real_, "mean", "mean"),
+  jump_acceptance = trace_column(NA_real_, "mean", "mean"),
+  exact_fallback = trace_column(0L, "sum", "mean")
+), eval(restart_trace_columns), list(
+  seconds = trace_column(0), gradient_evaluations = trace_column(0),
+  likelihood_evaluations = trace_column(0), partial = trace_column(FALSE)
+))
+
+# A trace row of no chunk's work (trace_columns' `empty`), with the values in `...`.
+trace_row <- function(...) {
+  row <- lapply(trace_columns, `[[`, "empty")
+  given <- list(...)
+  row[names(given)] <- given
+  as.data.frame(row)
+}
+
+# One row standing for the rows of trace `tr` (trace_columns' `chunks`).
+trace_join_chunks <- function(tr) {
+  join <- list(
+    last = function(x) x[length(x)], min = min, sum = sum,
+    mean = function(x) if (all(is.na(x))) NA_real_ else mean(x, na.rm = TRUE)
+  )
+  as.data.frame(lapply(stats::setNames(nm = names(tr)), function(col) {
+    join[[trace_columns[[col]]$chunks]](tr[[col]])
+  }))
+}
+
+# The trajectory's columns from the replicates' traces (data frames with the same rows): each
+# column with a `replicates` rule of trace_columns, in their order.
+trace_join_replicates <- function(traces) {
+  rows <- nrow(traces[[1]])
+  each <- function(col) matrix(vapply(traces, `[[`, numeric(rows), col), nrow = rows)
+  join <- list(mean = function(col) rowMeans(each(col)), sum = function(col) rowSums(each(col)),
+               min = function(col) do.call(pmin, lapply(traces, `[[`, col)))
+  how <- Filter(Negate(is.null), lapply(trace_columns, `[[`, "replicates"))
+  lapply(stats::setNames(nm = names(how)), function(col) join[[how[[col]]]](col))
+}
+
 # The state of a run before its first observation: particles `theta` (dim x M, prior draws)
 # with equal weights, the run's random-stream `key`, and `at` (the observations it starts
-# again at, R/restart.R); no genealogy yet (src/anneal.h: each particle starts its own line).
+# again at); no genealogy yet (src/anneal.h: each particle starts its own line).
 sgais_initial_state <- function(theta, key, at = 0) {
   run_state("start", list(theta = theta, key = key, at = at))
 }

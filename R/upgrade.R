@@ -68,10 +68,10 @@ upgrade_sgais_state <- function(state) {
   }
   trace <- function(t) {
     if (!is.data.frame(t)) return(t)
-    fill <- c(list(data_fraction = NA_real_, step_halvings = 0L, jump_acceptance = NA_real_,
-                   exact_fallback = 0L, restarts = 0L, shift_restarts = 0L),
-              list(genealogy_var = NA_real_))
-    for (col in setdiff(names(fill), names(t))) t[[col]] <- rep(fill[[col]], nrow(t))
+    # the columns older runs did not have, as those runs were (trace_columns)
+    for (col in setdiff(names(trace_columns), names(t))) {
+      t[[col]] <- rep(trace_columns[[col]]$empty, nrow(t))
+    }
     t
   }
   if (is.list(state$resume)) state$resume <- lapply(state$resume, resume)
