@@ -375,20 +375,23 @@ restart_unscored <- function(tr, steps, lp) {
 }
 
 # The rows of the restart settings in the settings schema (R/settings.R, whose table ends with
-# them; a function, as that file is collated after this one). `restart_threshold`: the shift
-# trigger; `restart_every`: the grid's ratio, NULL by the model (restart_ratio());
-# `restart_ess`: the one-step ESS trigger of SIR and the sequential estimator (set in the
-# sequential estimator's robust preset, R/settings.R).
+# them; a function, as that file is collated after this one), with their defaults for each
+# estimator. `restart_threshold`: the shift trigger (5 SEs under the robust preset; the
+# sequential estimator's particles, never resampled, lag after a restart: inst/design.md);
+# `restart_every`: the grid's ratio, NULL by the model (restart_ratio()); `restart_ess`: the
+# one-step ESS trigger of SIR and the sequential estimator. SIR's paper preset never restarts.
 restart_settings <- function() {
+  threshold <- preset(Inf, 5, sir = list(paper = Inf), sequential = list(robust = Inf))
   list(
-    restart_threshold = setting("custom", sgais_methods, preset(Inf, 5),
+    restart_threshold = setting("custom", sgais_methods, threshold,
                                 check = function(x, s, call) check_restart_threshold(x, call)),
     restart_every = setting("custom", c(sgais_methods, "online_nested_sampling"),
-                            preset(Inf, NULL), nullable = TRUE,
+                            preset(Inf, NULL, sir = list(paper = Inf)), nullable = TRUE,
                             check = function(x, s, call) check_restart_ratio(x, call)),
-    restart_ess = setting("custom", sgais_methods, preset(0, 0), check = function(x, s, call) {
-      check_step_ess(x, "restart_ess", s$update, call)
-    })
+    restart_ess = setting("custom", sgais_methods, preset(0, 0, sequential = list(robust = 0.5)),
+                          check = function(x, s, call) {
+                            check_step_ess(x, "restart_ess", s$update, call)
+                          })
   )
 }
 

@@ -227,25 +227,33 @@ control_presets <- lapply(c(sgais = "sgais", ais = "ais", nested_sampling = "nes
 # data in an order that moves the posterior far within a chunk (inst/design.md, "Related
 # estimators"). Such steps lose more of log Z than annealing steps held at 0.8 of the particles,
 # and the loss shrinks as 1 / particles: hence SIR's 100 (inst/design.md, "SIR's particles").
+# Each is SGAIS's preset `base` with `changes`, then the schema's exceptions for the method
+# (preset()'s `...`).
+sampler_preset <- function(method, which, base, changes) {
+  own <- list()
+  for (name in names(settings_schema)) {
+    d <- settings_schema[[name]]$defaults$by_method[[method]]
+    if (which %in% names(d)) own[name] <- d[which]
+  }
+  utils::modifyList(utils::modifyList(control_presets$sgais[[base]], changes), own)
+}
 control_presets$sir <- list(
-  paper = utils::modifyList(control_presets$sgais$robust, list(
+  paper = sampler_preset("sir", "paper", "robust", list(
     particles = 10, early_particles = NULL, update = "importance", resample = TRUE,
     chunk_size = 1, batch_size = 1, exact_until = .Machine$integer.max, control_variates = FALSE,
-    score_control_variate = FALSE, jumps = 0, restart_threshold = Inf, restart_every = Inf,
-    reference = FALSE
+    score_control_variate = FALSE, jumps = 0, reference = FALSE
   )),
-  robust = utils::modifyList(control_presets$sgais$robust, list(
+  robust = sampler_preset("sir", "robust", "robust", list(
     update = "importance", first_chunk_size = 1, reference = FALSE,
     split_ess = 0.5, particles = 100
   ))
 )
 control_presets$sequential <- list(
-  paper = utils::modifyList(control_presets$sgais$paper, list(
+  paper = sampler_preset("sequential", "paper", "paper", list(
     update = "averaged", chunk_size = 500, first_chunk_size = 20
   )),
-  robust = utils::modifyList(control_presets$sgais$robust, list(
-    update = "averaged", resample = FALSE, first_chunk_size = 1, restart_threshold = Inf,
-    reference = FALSE, restart_ess = 0.5
+  robust = sampler_preset("sequential", "robust", "robust", list(
+    update = "averaged", resample = FALSE, first_chunk_size = 1, reference = FALSE
   ))
 )
 
