@@ -394,6 +394,7 @@ int ns_start(const sg_model *m, const ns_settings *s, const ns_chunk *chunk, dou
     /* drawn from q0 instead, from a stream of its own */
     if (r.ctx.ref.aux && at_start) sg_reference_start_draw(m, &r.ctx.ref, key, i, th);
     loglik[i] = chunk_log_lik(&r.ctx, th, NULL);
+    sg_interrupt_check(); /* many live points on much data take seconds */
   }
   return ws->status->code;
 }
