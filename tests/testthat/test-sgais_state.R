@@ -385,3 +385,25 @@ test_that("the fields the C core reads and returns are those of R's run-state ta
   expect_gt(length(read_back), 10)
   expect_identical(setdiff(read_back, c_fields$written), character(0))
 })
+
+test_that("the trace's columns are those of R's trace table, and a fit's trajectory follows it", {
+  m <- linear_regression(y ~ ., simulate_linear_regression(300, seed = 1), noise_sd = 1)
+  fit <- sgais(m, chunk_size = 100, particles = 20, replicates = 2, seed = 1, progress = FALSE)
+  table <- sgais:::trace_columns
+  for (tr in fit$state$traces) expect_setequal(names(tr), names(table))
+  # the trajectory joins the replicates by each column's rule, in the table's order
+  joined <- Filter(Negate(is.null), lapply(table, `[[`, "replicates"))
+  expect_identical(names(fit$trajectory)[names(fit$trajectory) %in% names(joined)],
+                   names(joined))
+  each <- sapply(fit$state$traces, `[[`, "resamples")
+  expect_identical(fit$trajectory$resamples, rowMeans(each))
+  expect_identical(fit$trajectory$min_ess,
+                   do.call(pmin, lapply(fit$state$traces, `[[`, "min_ess")))
+  # a row standing for several chunks, and an empty row, have every column
+  tr <- fit$state$traces[[1]]
+  one <- sgais:::trace_join_chunks(tr)
+  expect_identical(one$n, tr$n[nrow(tr)])
+  expect_identical(one$sghmc_steps, sum(tr$sghmc_steps))
+  expect_identical(one$min_ess, min(tr$min_ess))
+  expect_setequal(names(sgais:::trace_row(n = 1)), names(table))
+})
