@@ -98,10 +98,7 @@ trace_columns <- c(list(
 
 # A trace row of no chunk's work (trace_columns' `empty`), with the values in `...`.
 trace_row <- function(...) {
-  row <- lapply(trace_columns, `[[`, "empty")
-  given <- list(...)
-  row[names(given)] <- given
-  as.data.frame(row)
+  as.data.frame(utils::modifyList(lapply(trace_columns, `[[`, "empty"), list(...)))
 }
 
 # One row standing for the rows of trace `tr` (trace_columns' `chunks`).
