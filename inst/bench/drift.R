@@ -18,7 +18,7 @@
 #   Rscript inst/bench/drift.R [--quick] [--large] [--lib=path] [--limit=seconds]
 #     [--estimators=sgais,sir,sequential,online_ns] [--seeds=1,2,...] [--out=file]
 # --quick: 2,000 points, SGAIS and SIR only (a few minutes); default: 6,000 points; --large adds
-# the 40,000-point stream for SGAIS (long). --lib: the library to load sgais from (to compare an
+# the 40,000-point stream for SGAIS and SIR, those of them chosen (long). --lib: the library to load sgais from (to compare an
 # installed copy of main). --seeds: the runs' seeds, a row each (default 1 with --quick, else 1 to
 # 4; the 40,000-point stream the first only): one seed can pass where others fail by tens of nats.
 # A full run overwrites inst/bench/drift.txt with what it prints.
@@ -44,7 +44,8 @@ estimators <- list(sgais = sgais, sir = sir, sequential = sequential_sgmcmc,
                    online_ns = online_nested_sampling)[which_estimators]
 sizes <- if (quick) 2000 else 6000
 runs <- c(lapply(sizes, function(n) list(n = n, estimators = names(estimators), seeds = seeds)),
-          if (large) list(list(n = 40000, estimators = "sgais", seeds = seeds[1])))
+          if (large) list(list(n = 40000, estimators = intersect(names(estimators), c("sgais", "sir")),
+                               seeds = seeds[1])))
 
 # The CPU seconds of process `pid` so far (ps's cputime, [dd-]hh:mm:ss)
 cpu_of <- function(pid) {
