@@ -376,8 +376,8 @@ restart_unscored <- function(tr, steps, lp) {
 
 # The rows of the restart settings in the settings schema (R/settings.R, whose table ends with
 # them; a function, as that file is collated after this one), with their defaults for each
-# estimator. `restart_threshold`: the shift trigger (5 SEs under the robust preset; the
-# sequential estimator's particles, never resampled, lag after a restart: inst/design.md);
+# estimator. `restart_threshold`: the shift trigger (5 SEs under the robust preset; none for the
+# sequential estimator, whose particles, never resampled, lag after a restart: inst/design.md);
 # `restart_every`: the grid's ratio, NULL by the model (restart_ratio()); `restart_ess`: the
 # one-step ESS trigger of SIR and the sequential estimator. SIR's paper preset never restarts.
 restart_settings <- function() {

@@ -73,7 +73,7 @@ run_state <- function(when, values) {
 # in src/sgais_r.c, the same names), restart_trace_columns and `partial` (sgais_more()). One row
 # per column: its value in a row of no chunk's work (hybrid_start()'s first row; and in a fit
 # saved before the column existed, upgrade_sgais_state()); how one row stands for several
-# chunks' (`chunks`: "last", "mean" of the known values, "min" or "sum"; trace_join_chunks());
+# chunks (`chunks`: "last", "mean" of the known values, "min" or "sum"; trace_join_chunks());
 # and how the trajectory joins the replicates' (`replicates`: "mean", "min" or "sum", in the
 # trajectory's order; NULL: a column new_sgais_fit() makes its own way, or none).
 trace_column <- function(empty, chunks = "sum", replicates = NULL) {
