@@ -485,8 +485,7 @@ new_sgais_fit <- function(model, runs, settings, call, seed, data_digest) {
   n <- traces[[1]]$n
   log_z <- vapply(traces, `[[`, numeric(length(n)), "log_evidence")
   log_z <- matrix(log_z, nrow = length(n))
-  each_of <- function(col) matrix(vapply(traces, `[[`, numeric(length(n)), col), nrow = length(n))
-  sum_of <- function(col) rowSums(each_of(col))
+  sum_of <- function(col) trace_join(traces, col, "sum")
   le <- apply(log_z, 1, log_mean_exp)
   # the SE at every n by the rule of the whole fit's (replicate_se()), with the replicates'
   # predicted sds there

@@ -112,15 +112,20 @@ trace_join_chunks <- function(tr) {
   }))
 }
 
-# The trajectory's columns from the replicates' traces (data frames with the same rows): each
-# column with a `replicates` rule of trace_columns, in their order.
-trace_join_replicates <- function(traces) {
+# Column `col` of the replicates' traces (data frames with the same rows) joined row by row by
+# `how`: "mean", "min" or "sum".
+trace_join <- function(traces, col, how) {
+  if (how == "min") return(do.call(pmin, lapply(traces, `[[`, col)))
   rows <- nrow(traces[[1]])
-  each <- function(col) matrix(vapply(traces, `[[`, numeric(rows), col), nrow = rows)
-  join <- list(mean = function(col) rowMeans(each(col)), sum = function(col) rowSums(each(col)),
-               min = function(col) do.call(pmin, lapply(traces, `[[`, col)))
+  each <- matrix(vapply(traces, `[[`, numeric(rows), col), nrow = rows)
+  if (how == "sum") rowSums(each) else rowMeans(each)
+}
+
+# The trajectory's columns from the replicates' traces: each column with a `replicates` rule of
+# trace_columns, in their order.
+trace_join_replicates <- function(traces) {
   how <- Filter(Negate(is.null), lapply(trace_columns, `[[`, "replicates"))
-  lapply(stats::setNames(nm = names(how)), function(col) join[[how[[col]]]](col))
+  Map(function(col, h) trace_join(traces, col, h), names(how), how)
 }
 
 # The state of a run before its first observation: particles `theta` (dim x M, prior draws)
